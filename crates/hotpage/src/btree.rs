@@ -1,0 +1,733 @@
+//! The clustered B+tree: unique byte-string keys (memcmp order), rows in the leaves.
+//!
+//! Concurrency (optimistic lock coupling, as in LeanStore):
+//! * An insert descends the inner pages **optimistically**: it reads each page without a
+//!   latch and validates its version before trusting what it read, so the root and upper
+//!   levels are never written by readers (no cache-line ping-pong on the root).
+//! * At level 1 it latches the leaf exclusively, then validates the parent once more: if
+//!   the parent changed (a split), it restarts from the root.
+//! * A full leaf sends the insert down the **pessimistic** path: exclusive latches from the
+//!   root down, releasing every ancestor above a page that has room for one more separator
+//!   (so a split never climbs past it). Latches are always taken top-down and a session
+//!   holding a leaf never waits for another latch, so there is no deadlock.
+//! * Pages never disappear (no deletes yet), and a split moves the upper half of a page into
+//!   a new right sibling, so a scan that follows right links never misses a row that existed
+//!   when it reached the page.
+//!
+//! Splits: in general the page splits in half by bytes. When the rightmost page at its level
+//! receives a key in its last tenth (ascending inserts), the left page keeps records up to
+//! 95 % of its space (PostgreSQL's and SQL Server's rightmost-split rule), leaving a little
+//! room for stragglers of nearly ascending keys from concurrent sessions.
+
+use crate::buffer::{BufferPool, ExclusivePage};
+use crate::error::{Error, Result};
+use crate::keys::KEY_BYTES_MAX;
+use crate::page::{self, HEADER_BYTES, NO_PAGE, Page, PageType, SLOT_BYTES};
+use crate::stats::Counter;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// Bytes of the largest inner record: key-length byte, key, child page number.
+const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
+/// Percent of a page's space the left page keeps in a rightmost (ascending) split.
+const RIGHTMOST_SPLIT_FILL_PCT: usize = 95;
+
+/// The largest row (value) a tree of this page size stores.
+pub fn row_bytes_max(page_size: usize) -> usize {
+    page::record_bytes_max(page_size) - 1 - KEY_BYTES_MAX
+}
+
+/// What an insert did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inserted {
+    /// The row was added.
+    Yes,
+    /// The key exists already; nothing changed.
+    Duplicate,
+}
+
+/// Shape and fill of a tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TreeStats {
+    /// Number of levels (1 for a tree that is one leaf).
+    pub levels: u32,
+    /// Pages per level, leaves first.
+    pub pages_per_level: Vec<u64>,
+    /// Rows in the leaves.
+    pub rows: u64,
+    /// Average fill of the leaves, in percent of the page size.
+    pub leaf_fill_pct: f64,
+}
+
+impl TreeStats {
+    /// All pages of the tree.
+    pub fn pages(&self) -> u64 {
+        self.pages_per_level.iter().sum()
+    }
+}
+
+enum Attempt {
+    Done(Inserted),
+    Restart,
+    Split,
+}
+
+/// A B+tree whose root stays at one page number for life (a root split moves the root's
+/// contents into two new children), so the catalog never has to change.
+pub struct BTree {
+    pool: Arc<BufferPool>,
+    root: u64,
+}
+
+impl std::fmt::Debug for BTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BTree").field("root", &self.root).finish()
+    }
+}
+
+impl BTree {
+    /// Creates an empty tree (one leaf) and returns it.
+    pub fn create(pool: Arc<BufferPool>) -> Result<BTree> {
+        let root = {
+            let page = pool.allocate(PageType::Leaf, 0)?;
+            page.mark_dirty();
+            page.page_id()
+        };
+        Ok(BTree { pool, root })
+    }
+
+    /// Opens the tree rooted at `root`.
+    pub fn open(pool: Arc<BufferPool>, root: u64) -> BTree {
+        BTree { pool, root }
+    }
+
+    /// The root page number.
+    pub fn root(&self) -> u64 {
+        self.root
+    }
+
+    fn check_sizes(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.len() > KEY_BYTES_MAX {
+            return Err(Error::KeyTooLarge {
+                len: key.len(),
+                max: KEY_BYTES_MAX,
+            });
+        }
+        let max = row_bytes_max(self.pool.page_size());
+        if value.len() > max {
+            return Err(Error::RowTooLarge {
+                len: value.len(),
+                max,
+            });
+        }
+        Ok(())
+    }
+
+    /// Inserts a row under a unique key.
+    pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<Inserted> {
+        self.check_sizes(key, value)?;
+        loop {
+            match self.insert_optimistic(key, value)? {
+                Attempt::Done(done) => return Ok(done),
+                Attempt::Restart => self.pool.stats().count(Counter::OptimisticRestarts, 1),
+                Attempt::Split => return self.insert_pessimistic(key, value),
+            }
+        }
+    }
+
+    fn insert_optimistic(&self, key: &[u8], value: &[u8]) -> Result<Attempt> {
+        let mut node = self.pool.fix_optimistic(self.root)?;
+        loop {
+            let page = node.page();
+            let is_inner = page.page_type() == Some(PageType::Inner);
+            let level = page.level();
+            if !is_inner {
+                // Only the root can be reached as a leaf this way (a one-page tree).
+                if !node.validate() {
+                    return Ok(Attempt::Restart);
+                }
+                let Some(leaf) = node.upgrade() else {
+                    return Ok(Attempt::Restart);
+                };
+                return Ok(leaf_insert(&leaf, key, value));
+            }
+            let child = page.child_for(key);
+            if !node.validate() {
+                return Ok(Attempt::Restart);
+            }
+            if level == 1 {
+                let leaf = self.pool.fix_exclusive(child)?;
+                if !node.validate() {
+                    return Ok(Attempt::Restart);
+                }
+                return Ok(leaf_insert(&leaf, key, value));
+            }
+            let next = self.pool.fix_optimistic(child)?;
+            if !node.validate() {
+                return Ok(Attempt::Restart);
+            }
+            node = next;
+        }
+    }
+
+    fn insert_pessimistic(&self, key: &[u8], value: &[u8]) -> Result<Inserted> {
+        let mut path: Vec<ExclusivePage<'_>> = Vec::new();
+        let mut node = self.pool.fix_exclusive(self.root)?;
+        while node.page().page_type() == Some(PageType::Inner) {
+            if node.page().fits(INNER_RECORD_BYTES_MAX) {
+                path.clear(); // a split below cannot climb past this page
+            }
+            let child = node.page().child_for(key);
+            path.push(node);
+            node = self.pool.fix_exclusive(child)?;
+        }
+        let page = node.page();
+        let pos = match page.search(key) {
+            Ok(_) => return Ok(Inserted::Duplicate),
+            Err(pos) => pos,
+        };
+        if page.insert_record(pos, key, value) {
+            node.mark_dirty(); // another session split this leaf while we waited
+            return Ok(Inserted::Yes);
+        }
+        let mut records = copy_records(&page);
+        records.insert(pos, make_record(key, value));
+        if node.page_id() == self.root {
+            self.split_root(&node, records, pos)?;
+            return Ok(Inserted::Yes);
+        }
+        let (separator, right) = self.split(&node, records, pos)?;
+        self.insert_separator(path, separator, right)?;
+        Ok(Inserted::Yes)
+    }
+
+    /// Adds (separator → right) to the parents on `path`, splitting upwards as needed.
+    fn insert_separator(
+        &self,
+        mut path: Vec<ExclusivePage<'_>>,
+        mut separator: Vec<u8>,
+        mut right: u64,
+    ) -> Result<()> {
+        while let Some(parent) = path.pop() {
+            let page = parent.page();
+            let pos = match page.search(&separator) {
+                Ok(_) => {
+                    return Err(self.corrupt(parent.page_id(), "separator already present"));
+                }
+                Err(pos) => pos,
+            };
+            if page.insert_record(pos, &separator, &right.to_le_bytes()) {
+                parent.mark_dirty();
+                return Ok(());
+            }
+            let mut records = copy_records(&page);
+            records.insert(pos, make_record(&separator, &right.to_le_bytes()));
+            if parent.page_id() == self.root {
+                return self.split_root(&parent, records, pos);
+            }
+            (separator, right) = self.split(&parent, records, pos)?;
+        }
+        Err(self.corrupt(self.root, "a split climbed above the root"))
+    }
+
+    /// Splits a non-root page whose records (with the new one at `new_pos`) no longer fit.
+    /// Returns the separator and the new right page for the parent.
+    fn split(
+        &self,
+        left: &ExclusivePage<'_>,
+        records: Vec<Vec<u8>>,
+        new_pos: usize,
+    ) -> Result<(Vec<u8>, u64)> {
+        let page = left.page();
+        let page_type = page.page_type().unwrap_or(PageType::Leaf);
+        let level = page.level();
+        let rightmost = page.next() == NO_PAGE;
+        let at = choose_split(&records, new_pos, rightmost, page.size());
+        let right = self.pool.allocate(page_type, level)?;
+        let (separator, left_records, right_records, right_aux) = divide(page_type, records, at);
+        let right_page = right.page();
+        right_page.set_next(page.next());
+        if let Some(aux) = right_aux {
+            right_page.set_aux(aux);
+        }
+        fill(&right_page, &right_records, right.page_id())?;
+        let aux = page.aux();
+        page.init(left.page_id(), page_type, level);
+        page.set_aux(aux);
+        page.set_next(right.page_id());
+        fill(&page, &left_records, left.page_id())?;
+        left.mark_dirty();
+        right.mark_dirty();
+        self.pool.stats().count(Counter::PageSplits, 1);
+        Ok((separator, right.page_id()))
+    }
+
+    /// Splits the root in place: its records move to two new children and the root
+    /// becomes an inner page one level higher.
+    fn split_root(
+        &self,
+        root: &ExclusivePage<'_>,
+        records: Vec<Vec<u8>>,
+        new_pos: usize,
+    ) -> Result<()> {
+        let page = root.page();
+        let page_type = page.page_type().unwrap_or(PageType::Leaf);
+        let level = page.level();
+        if usize::from(level) >= usize::from(u8::MAX) - 1 {
+            return Err(self.corrupt(root.page_id(), "tree too tall"));
+        }
+        let at = choose_split(&records, new_pos, true, page.size());
+        let left = self.pool.allocate(page_type, level)?;
+        let right = self.pool.allocate(page_type, level)?;
+        let (separator, left_records, right_records, right_aux) = divide(page_type, records, at);
+        left.page().set_aux(page.aux());
+        left.page().set_next(right.page_id());
+        fill(&left.page(), &left_records, left.page_id())?;
+        if let Some(aux) = right_aux {
+            right.page().set_aux(aux);
+        }
+        fill(&right.page(), &right_records, right.page_id())?;
+        page.init(root.page_id(), PageType::Inner, level + 1);
+        page.set_aux(left.page_id());
+        if !page.insert_record(0, &separator, &right.page_id().to_le_bytes()) {
+            return Err(self.corrupt(root.page_id(), "new root cannot hold one separator"));
+        }
+        left.mark_dirty();
+        right.mark_dirty();
+        root.mark_dirty();
+        self.pool.stats().count(Counter::PageSplits, 1);
+        Ok(())
+    }
+
+    /// Looks a key up.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        'restart: loop {
+            let mut node = self.pool.fix_optimistic(self.root)?;
+            loop {
+                let page = node.page();
+                if page.page_type() != Some(PageType::Inner) {
+                    let found = page.search(key).ok().map(|i| {
+                        let mut value = Vec::new();
+                        page.copy_payload(i, &mut value);
+                        value
+                    });
+                    if node.validate() {
+                        return Ok(found);
+                    }
+                    continue 'restart;
+                }
+                let child = page.child_for(key);
+                if !node.validate() {
+                    continue 'restart;
+                }
+                let next = self.pool.fix_optimistic(child)?;
+                if !node.validate() {
+                    continue 'restart;
+                }
+                node = next;
+            }
+        }
+    }
+
+    /// The leaf whose key range holds `key` (or the leftmost leaf for `None`).
+    fn find_leaf(&self, key: Option<&[u8]>) -> Result<u64> {
+        'restart: loop {
+            let mut node = self.pool.fix_optimistic(self.root)?;
+            loop {
+                let page = node.page();
+                if page.page_type() != Some(PageType::Inner) {
+                    let page_id = node.page_id();
+                    if node.validate() {
+                        return Ok(page_id);
+                    }
+                    continue 'restart;
+                }
+                let child = key.map_or_else(|| page.aux(), |k| page.child_for(k));
+                if !node.validate() {
+                    continue 'restart;
+                }
+                let next = self.pool.fix_optimistic(child)?;
+                if !node.validate() {
+                    continue 'restart;
+                }
+                node = next;
+            }
+        }
+    }
+
+    /// Visits rows in ascending key order from `from` (inclusive; `None`: the first row)
+    /// until `visit` returns false. No latch is held while `visit` runs.
+    pub fn scan(
+        &self,
+        from: Option<&[u8]>,
+        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let mut leaf_id = self.find_leaf(from)?;
+        let mut last: Option<Vec<u8>> = None;
+        let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        loop {
+            let next = {
+                let leaf = self.pool.fix_shared(leaf_id)?;
+                let page = leaf.page();
+                batch.clear();
+                for i in 0..page.slot_count() {
+                    let mut key = Vec::new();
+                    page.copy_key(i, &mut key);
+                    let after_last = last.as_deref().is_none_or(|l| key.as_slice() > l);
+                    let from_ok = from.is_none_or(|f| key.as_slice() >= f);
+                    if after_last && from_ok {
+                        let mut value = Vec::new();
+                        page.copy_payload(i, &mut value);
+                        batch.push((key, value));
+                    }
+                }
+                page.next()
+            };
+            for (key, value) in batch.drain(..) {
+                if !visit(&key, &value) {
+                    return Ok(());
+                }
+                last = Some(key);
+            }
+            if next == NO_PAGE {
+                return Ok(());
+            }
+            leaf_id = next;
+        }
+    }
+
+    /// Walks the whole tree with shared latches, one page at a time, checking key order
+    /// within pages and against the parents' separators, levels, page types and sibling
+    /// links, and returns its shape. Meant for a quiescent tree (integrity check, tests).
+    pub fn verify(&self) -> Result<TreeStats> {
+        let mut walk = Walk::default();
+        self.verify_page(self.root, None, None, None, &mut walk)?;
+        for (level, pages) in walk.levels.iter().enumerate() {
+            for pair in pages.windows(2) {
+                if pair[0].1 != pair[1].0 {
+                    return Err(self.corrupt(
+                        pair[0].0,
+                        &format!(
+                            "level {level}: right link {} but the next page in key order is {}",
+                            pair[0].1, pair[1].0
+                        ),
+                    ));
+                }
+            }
+            if let Some((page_id, next)) = pages.last()
+                && *next != NO_PAGE
+            {
+                return Err(self.corrupt(
+                    *page_id,
+                    &format!("level {level}: rightmost page links to {next}"),
+                ));
+            }
+        }
+        let leaf_pages = walk.levels.first().map_or(0, |l| l.len() as u64);
+        Ok(TreeStats {
+            levels: walk.levels.len() as u32,
+            pages_per_level: walk.levels.iter().map(|l| l.len() as u64).collect(),
+            rows: walk.rows,
+            leaf_fill_pct: if leaf_pages == 0 {
+                0.0
+            } else {
+                100.0 * walk.leaf_bytes_used as f64
+                    / (leaf_pages as f64 * self.pool.page_size() as f64)
+            },
+        })
+    }
+
+    fn verify_page(
+        &self,
+        page_id: u64,
+        expected_level: Option<u8>,
+        low: Option<&[u8]>,
+        high: Option<&[u8]>,
+        walk: &mut Walk,
+    ) -> Result<()> {
+        let mut children: Vec<(u64, Vec<u8>)> = Vec::new();
+        let (level, is_inner, aux) = {
+            let fixed = self.pool.fix_shared(page_id)?;
+            let page = fixed.page();
+            let level = page.level();
+            let is_inner = match page.page_type() {
+                Some(PageType::Inner) => true,
+                Some(PageType::Leaf) => false,
+                other => {
+                    return Err(self.corrupt(page_id, &format!("unexpected page type {other:?}")));
+                }
+            };
+            if is_inner == (level == 0) {
+                return Err(self.corrupt(page_id, &format!("level {level} on a wrong page type")));
+            }
+            if expected_level.is_some_and(|l| l != level) {
+                return Err(self.corrupt(page_id, "child level is not its parent's level - 1"));
+            }
+            let mut previous: Option<Vec<u8>> = None;
+            for i in 0..page.slot_count() {
+                let mut key = Vec::new();
+                page.copy_key(i, &mut key);
+                if previous
+                    .as_ref()
+                    .is_some_and(|p| p.as_slice() >= key.as_slice())
+                {
+                    return Err(self.corrupt(page_id, &format!("slot {i}: keys out of order")));
+                }
+                if low.is_some_and(|l| key.as_slice() < l)
+                    || high.is_some_and(|h| key.as_slice() >= h)
+                {
+                    return Err(self.corrupt(
+                        page_id,
+                        &format!("slot {i}: key outside the range its parent gives"),
+                    ));
+                }
+                if is_inner {
+                    children.push((page.child(i), key.clone()));
+                }
+                previous = Some(key);
+            }
+            let depth = walk.levels.len().max(usize::from(level) + 1);
+            walk.levels.resize_with(depth, Vec::new);
+            walk.levels[usize::from(level)].push((page_id, page.next()));
+            if !is_inner {
+                walk.rows += page.slot_count() as u64;
+                walk.leaf_bytes_used += page.used_bytes() as u64;
+            }
+            (level, is_inner, page.aux())
+        };
+        if is_inner {
+            if aux == NO_PAGE {
+                return Err(self.corrupt(page_id, "inner page without a leftmost child"));
+            }
+            let first_high = children.first().map(|(_, k)| k.clone());
+            self.verify_page(
+                aux,
+                Some(level - 1),
+                low,
+                first_high.as_deref().or(high),
+                walk,
+            )?;
+            for (i, (child, key)) in children.iter().enumerate() {
+                let child_high = children.get(i + 1).map(|(_, k)| k.as_slice()).or(high);
+                self.verify_page(*child, Some(level - 1), Some(key), child_high, walk)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn corrupt(&self, page_id: u64, reason: &str) -> Error {
+        Error::CorruptPage {
+            file: "data.0".to_string(),
+            page_id,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Walk {
+    // Per level: (page, its right link) in key order.
+    levels: Vec<Vec<(u64, u64)>>,
+    rows: u64,
+    leaf_bytes_used: u64,
+}
+
+fn leaf_insert(leaf: &ExclusivePage<'_>, key: &[u8], value: &[u8]) -> Attempt {
+    let page = leaf.page();
+    match page.search(key) {
+        Ok(_) => Attempt::Done(Inserted::Duplicate),
+        Err(pos) => {
+            if page.insert_record(pos, key, value) {
+                leaf.mark_dirty();
+                Attempt::Done(Inserted::Yes)
+            } else {
+                Attempt::Split
+            }
+        }
+    }
+}
+
+fn make_record(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut record = Vec::with_capacity(1 + key.len() + payload.len());
+    record.push(key.len() as u8);
+    record.extend_from_slice(key);
+    record.extend_from_slice(payload);
+    record
+}
+
+fn copy_records(page: &Page<'_>) -> Vec<Vec<u8>> {
+    (0..page.slot_count())
+        .map(|i| {
+            let mut record = Vec::new();
+            page.copy_record(i, &mut record);
+            record
+        })
+        .collect()
+}
+
+fn record_key(record: &[u8]) -> &[u8] {
+    let key_len = usize::from(record[0]);
+    &record[1..1 + key_len]
+}
+
+fn record_child(record: &[u8]) -> u64 {
+    let key_len = usize::from(record[0]);
+    let mut child = [0u8; 8];
+    child.copy_from_slice(&record[1 + key_len..1 + key_len + 8]);
+    u64::from_le_bytes(child)
+}
+
+/// Where to split `records` (the new one included at `new_pos`): the first index that goes
+/// right (for inner pages: the separator that moves up).
+fn choose_split(records: &[Vec<u8>], new_pos: usize, rightmost: bool, page_size: usize) -> usize {
+    let n = records.len();
+    debug_assert!(n >= 2, "a split needs at least two records");
+    let usable = page_size - HEADER_BYTES;
+    let target = if rightmost && new_pos * 10 >= n * 9 {
+        usable * RIGHTMOST_SPLIT_FILL_PCT / 100
+    } else {
+        records.iter().map(|r| r.len() + SLOT_BYTES).sum::<usize>() / 2
+    };
+    let mut used = 0;
+    let mut at = 0;
+    while at < n && used + records[at].len() + SLOT_BYTES <= target {
+        used += records[at].len() + SLOT_BYTES;
+        at += 1;
+    }
+    at.clamp(1, n - 1)
+}
+
+/// Splits records at `at` into (separator, left, right, right page's leftmost child).
+fn divide(
+    page_type: PageType,
+    mut records: Vec<Vec<u8>>,
+    at: usize,
+) -> (Vec<u8>, Vec<Vec<u8>>, Vec<Vec<u8>>, Option<u64>) {
+    let mut right = records.split_off(at);
+    if page_type == PageType::Inner {
+        // The middle separator moves up; its child becomes the right page's leftmost.
+        let middle = right.remove(0);
+        (
+            record_key(&middle).to_vec(),
+            records,
+            right,
+            Some(record_child(&middle)),
+        )
+    } else {
+        (record_key(&right[0]).to_vec(), records, right, None)
+    }
+}
+
+fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: u64) -> Result<()> {
+    for record in records {
+        if !page.push_record(record) {
+            return Err(Error::CorruptPage {
+                file: "data.0".to_string(),
+                page_id,
+                reason: "split half does not fit its page".to_string(),
+            });
+        }
+    }
+    debug_assert!(
+        records
+            .windows(2)
+            .all(|w| { record_key(&w[0]).cmp(record_key(&w[1])) == Ordering::Less })
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{MemStorage, Storage};
+    use crate::stats::Stats;
+
+    fn tree(page_size: usize, frames: usize) -> BTree {
+        let mem = MemStorage::new(3);
+        let file = mem.open("data.0", true).expect("open");
+        let pool = BufferPool::open(file, "data.0", page_size, frames * page_size, Stats::new())
+            .expect("pool");
+        BTree::create(Arc::new(pool)).expect("tree")
+    }
+
+    fn key(i: u64) -> [u8; 8] {
+        i.to_be_bytes()
+    }
+
+    #[test]
+    fn ascending_load_fills_leaves_past_ninety_percent() {
+        let tree = tree(8192, 256);
+        for i in 0..50_000u64 {
+            assert_eq!(
+                tree.insert(&key(i), &[7u8; 40]).expect("insert"),
+                Inserted::Yes
+            );
+        }
+        let stats = tree.verify().expect("verify");
+        assert_eq!(stats.rows, 50_000);
+        assert!(stats.levels >= 2);
+        assert!(
+            stats.leaf_fill_pct >= 90.0,
+            "leaf fill {:.1} %",
+            stats.leaf_fill_pct
+        );
+    }
+
+    #[test]
+    fn duplicates_and_oversized_rows_are_refused() {
+        let tree = tree(4096, 64);
+        assert_eq!(tree.insert(b"a", b"1").expect("insert"), Inserted::Yes);
+        assert_eq!(
+            tree.insert(b"a", b"2").expect("insert"),
+            Inserted::Duplicate
+        );
+        assert_eq!(tree.get(b"a").expect("get"), Some(b"1".to_vec()));
+        let max = row_bytes_max(4096);
+        assert!(tree.insert(b"b", &vec![0u8; max]).is_ok());
+        assert!(matches!(
+            tree.insert(b"c", &vec![0u8; max + 1]),
+            Err(Error::RowTooLarge { .. })
+        ));
+        assert!(matches!(
+            tree.insert(&[0u8; KEY_BYTES_MAX + 1], b""),
+            Err(Error::KeyTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn maximum_rows_split_cleanly() {
+        let tree = tree(4096, 64);
+        let max = row_bytes_max(4096);
+        for i in (0..300u64).rev() {
+            tree.insert(&key(i * 7 % 307), &vec![i as u8; max])
+                .expect("insert");
+        }
+        assert_eq!(tree.verify().expect("verify").rows, 300);
+    }
+
+    #[test]
+    fn scan_returns_rows_in_order_from_a_start_key() {
+        let tree = tree(4096, 64);
+        for i in (0..5000u64).map(|i| (i * 7919) % 5000) {
+            tree.insert(&key(i), &i.to_le_bytes()).expect("insert");
+        }
+        let mut seen = Vec::new();
+        tree.scan(Some(&key(1234)), |k, v| {
+            seen.push((k.to_vec(), v.to_vec()));
+            seen.len() < 100
+        })
+        .expect("scan");
+        assert_eq!(seen.len(), 100);
+        for (j, (k, v)) in seen.iter().enumerate() {
+            assert_eq!(k.as_slice(), key(1234 + j as u64));
+            assert_eq!(v.as_slice(), (1234 + j as u64).to_le_bytes());
+        }
+        let mut count = 0;
+        tree.scan(None, |_, _| {
+            count += 1;
+            true
+        })
+        .expect("scan");
+        assert_eq!(count, 5000);
+    }
+}

@@ -1,0 +1,67 @@
+//! The engine's typed errors. Every fallible engine call returns [`Result`].
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong inside the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system I/O call failed.
+    #[error("I/O error while {context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A page read from disk failed its checksum or structural checks.
+    #[error("corrupt page {page_id} in file {file}: {reason}")]
+    CorruptPage {
+        file: String,
+        page_id: u64,
+        reason: String,
+    },
+    /// A database file that is not what it should be (bad magic, bad catalog).
+    #[error("{path} is not a hotpage database: {reason}")]
+    NotADatabase { path: PathBuf, reason: String },
+    /// The database was written by a newer on-disk format than this binary reads.
+    #[error(
+        "database format version {found} is newer than this binary supports ({supported}); upgrade hotpage"
+    )]
+    FormatTooNew { found: u32, supported: u32 },
+    /// A unique key already exists in the table.
+    #[error("duplicate key {key} in table {table}")]
+    DuplicateKey { table: String, key: String },
+    /// A row is larger than the documented maximum for the page size.
+    #[error("row of {len} bytes exceeds the maximum of {max} bytes for this page size")]
+    RowTooLarge { len: usize, max: usize },
+    /// A key is larger than the maximum key size.
+    #[error("key of {len} bytes exceeds the maximum of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+    /// No table by that name exists.
+    #[error("no table named {0:?}")]
+    NoSuchTable(String),
+    /// A table by that name exists already.
+    #[error("a table named {0:?} already exists")]
+    TableExists(String),
+    /// An option or argument is out of range.
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+    /// Every frame of the buffer pool is latched: the pool is too small for the concurrency.
+    #[error("buffer pool exhausted: all {frames} frames are latched; use a larger pool_bytes")]
+    PoolExhausted { frames: usize },
+    /// A key generator ran out of values.
+    #[error("key space exhausted for {0}")]
+    KeySpaceExhausted(&'static str),
+}
+
+impl Error {
+    /// Wraps an `std::io::Error` with what the engine was doing.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! hotpage: an embedded, durable storage engine built around the last-page insert problem.
+//!
+//! Layers, bottom up (each depends only on those below it; see `docs/design.md`):
+//! `io` → `stats` → `latch` → `page` → `buffer` → `keys` → `btree` → `catalog` → `db`.
+
+pub mod btree;
+pub mod buffer;
+pub mod catalog;
+pub mod db;
+pub mod error;
+pub mod io;
+pub mod keys;
+pub mod latch;
+pub mod page;
+pub mod stats;
+
+pub use error::{Error, Result};
+
+pub use db::{Database, Options, Session, TableHandle, TableInfo};
+pub use keys::{Key, KeyKind};

@@ -1,0 +1,626 @@
+//! The page format: a fixed header and a slotted record area.
+//!
+//! ```text
+//! offset size field
+//!      0    4 checksum      CRC32C of bytes 4..page_size, set when the page is written out
+//!      4    1 page_type     see PageType
+//!      5    1 level         0 for leaves, height above the leaves for inner pages
+//!      6    2 flags         reserved, 0
+//!      8    8 page_id       the page's own number, checked on every read
+//!     16    8 lsn           log sequence number of the last change (the WAL issue uses it)
+//!     24    2 slot_count    records on the page
+//!     26    2 reserved
+//!     28    4 free_end      start of the record area; records fill [free_end, page_size)
+//!     32    8 next          right sibling at the same level, NO_PAGE if none
+//!     40    8 aux           inner pages: leftmost child; otherwise NO_PAGE
+//!     48   16 reserved
+//!     64    . slot directory: 4 bytes per slot (u16 offset, u16 length), in key order
+//! ```
+//! All integers little-endian. A record is `[key_len u8][key][payload]`: the payload is the
+//! row for a leaf and the child page number (u64) for an inner page.
+//!
+//! Pages in the buffer pool are arrays of `AtomicU8`: optimistic readers read them while a
+//! writer may be changing them, and relaxed atomic bytes make that race defined behaviour
+//! (a plain `u8` race would be undefined even if the version check discards the result).
+//! Relaxed byte loads and stores compile to plain moves on x86 and ARM. Reads never panic
+//! on a page that changes underneath: offsets are bounds-checked and out-of-range bytes read
+//! as 0, so a torn read yields garbage that the version check then throws away.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Bytes of the page header.
+pub const HEADER_BYTES: usize = 64;
+/// Bytes of one slot-directory entry.
+pub const SLOT_BYTES: usize = 4;
+/// The default page size.
+pub const PAGE_SIZE_DEFAULT: usize = 8192;
+/// The smallest page size.
+pub const PAGE_SIZE_MIN: usize = 4096;
+/// The largest page size (slot offsets are u16).
+pub const PAGE_SIZE_MAX: usize = 65536;
+/// "No page" in sibling and child fields.
+pub const NO_PAGE: u64 = u64::MAX;
+
+const OFF_CHECKSUM: usize = 0;
+const OFF_TYPE: usize = 4;
+const OFF_LEVEL: usize = 5;
+const OFF_PAGE_ID: usize = 8;
+const OFF_LSN: usize = 16;
+const OFF_SLOT_COUNT: usize = 24;
+const OFF_FREE_END: usize = 28;
+const OFF_NEXT: usize = 32;
+const OFF_AUX: usize = 40;
+
+/// What a page holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PageType {
+    /// Allocated but not formatted.
+    Free = 0,
+    /// Page 0 of a data file: magic, format version, page size.
+    FileHeader = 1,
+    /// A B+tree leaf: records are rows.
+    Leaf = 2,
+    /// A B+tree inner page: records are separators with child page numbers.
+    Inner = 3,
+}
+
+impl PageType {
+    /// Decodes a page-type byte.
+    pub fn from_byte(byte: u8) -> Option<PageType> {
+        match byte {
+            0 => Some(PageType::Free),
+            1 => Some(PageType::FileHeader),
+            2 => Some(PageType::Leaf),
+            3 => Some(PageType::Inner),
+            _ => None,
+        }
+    }
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PageType::Free => "free",
+            PageType::FileHeader => "file-header",
+            PageType::Leaf => "leaf",
+            PageType::Inner => "inner",
+        }
+    }
+}
+
+/// Checks that a page size is a power of two in [PAGE_SIZE_MIN, PAGE_SIZE_MAX].
+pub fn validate_page_size(page_size: usize) -> Result<(), String> {
+    if page_size.is_power_of_two() && (PAGE_SIZE_MIN..=PAGE_SIZE_MAX).contains(&page_size) {
+        Ok(())
+    } else {
+        Err(format!(
+            "page size {page_size} must be a power of two from {PAGE_SIZE_MIN} to {PAGE_SIZE_MAX} bytes"
+        ))
+    }
+}
+
+/// The largest record (key-length byte + key + payload) a page of this size accepts: at
+/// least four records always fit, so a split of a full page always makes room.
+pub fn record_bytes_max(page_size: usize) -> usize {
+    (page_size - HEADER_BYTES) / 4 - SLOT_BYTES
+}
+
+/// An owned page-sized buffer of atomic bytes (a buffer-pool frame, or a scratch page).
+pub struct PageBuf {
+    bytes: Box<[AtomicU8]>,
+}
+
+impl PageBuf {
+    /// A zeroed buffer of `page_size` bytes.
+    pub fn new(page_size: usize) -> PageBuf {
+        PageBuf {
+            bytes: (0..page_size).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    /// A view of the buffer as a page.
+    pub fn page(&self) -> Page<'_> {
+        Page { b: &self.bytes }
+    }
+}
+
+/// A view of one page's bytes. Reading needs at least an optimistic latch (and a validation
+/// afterwards); the mutating methods need the exclusive latch: the buffer pool hands them out
+/// only through an exclusive guard.
+#[derive(Clone, Copy)]
+pub struct Page<'a> {
+    b: &'a [AtomicU8],
+}
+
+impl<'a> Page<'a> {
+    /// The page size in bytes.
+    pub fn size(&self) -> usize {
+        self.b.len()
+    }
+
+    fn ld(&self, off: usize) -> u8 {
+        self.b.get(off).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    fn st(&self, off: usize, v: u8) {
+        if let Some(c) = self.b.get(off) {
+            c.store(v, Ordering::Relaxed);
+        } else {
+            debug_assert!(false, "store past the end of the page at {off}");
+        }
+    }
+
+    fn ld_array<const N: usize>(&self, off: usize) -> [u8; N] {
+        let mut out = [0u8; N];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.ld(off + i);
+        }
+        out
+    }
+
+    fn ld_u16(&self, off: usize) -> u16 {
+        u16::from_le_bytes(self.ld_array(off))
+    }
+
+    fn ld_u32(&self, off: usize) -> u32 {
+        u32::from_le_bytes(self.ld_array(off))
+    }
+
+    fn ld_u64(&self, off: usize) -> u64 {
+        u64::from_le_bytes(self.ld_array(off))
+    }
+
+    fn st_bytes(&self, off: usize, src: &[u8]) {
+        for (i, v) in src.iter().enumerate() {
+            self.st(off + i, *v);
+        }
+    }
+
+    /// Copies `dst.len()` bytes starting at `off` out of the page.
+    pub fn read_bytes(&self, off: usize, dst: &mut [u8]) {
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = self.ld(off + i);
+        }
+    }
+
+    /// The raw page-type byte.
+    pub fn page_type_byte(&self) -> u8 {
+        self.ld(OFF_TYPE)
+    }
+
+    /// The page type, if the byte is a known one.
+    pub fn page_type(&self) -> Option<PageType> {
+        PageType::from_byte(self.page_type_byte())
+    }
+
+    /// 0 for leaves, the height above the leaves for inner pages.
+    pub fn level(&self) -> u8 {
+        self.ld(OFF_LEVEL)
+    }
+
+    /// The page number recorded in the header.
+    pub fn page_id(&self) -> u64 {
+        self.ld_u64(OFF_PAGE_ID)
+    }
+
+    /// The LSN of the last change.
+    pub fn lsn(&self) -> u64 {
+        self.ld_u64(OFF_LSN)
+    }
+
+    /// The checksum field as stored (valid only in a page image read from disk).
+    pub fn stored_checksum(&self) -> u32 {
+        self.ld_u32(OFF_CHECKSUM)
+    }
+
+    /// The most slots a page of this size can hold.
+    fn slot_capacity(&self) -> usize {
+        (self.size() - HEADER_BYTES) / SLOT_BYTES
+    }
+
+    /// Records on the page (clamped so a torn optimistic read cannot loop for long).
+    pub fn slot_count(&self) -> usize {
+        usize::from(self.ld_u16(OFF_SLOT_COUNT)).min(self.slot_capacity())
+    }
+
+    /// Start of the record area.
+    pub fn free_end(&self) -> usize {
+        (self.ld_u32(OFF_FREE_END) as usize).min(self.size())
+    }
+
+    /// The right sibling, or NO_PAGE.
+    pub fn next(&self) -> u64 {
+        self.ld_u64(OFF_NEXT)
+    }
+
+    /// Inner pages: the leftmost child.
+    pub fn aux(&self) -> u64 {
+        self.ld_u64(OFF_AUX)
+    }
+
+    /// (offset, length) of slot `i`'s record.
+    pub fn slot(&self, i: usize) -> (usize, usize) {
+        let off = HEADER_BYTES + i * SLOT_BYTES;
+        (
+            usize::from(self.ld_u16(off)),
+            usize::from(self.ld_u16(off + 2)),
+        )
+    }
+
+    /// Contiguous free bytes between the slot directory and the record area.
+    pub fn free_bytes(&self) -> usize {
+        self.free_end()
+            .saturating_sub(HEADER_BYTES + self.slot_count() * SLOT_BYTES)
+    }
+
+    /// Bytes in use: header, slots and records.
+    pub fn used_bytes(&self) -> usize {
+        self.size() - self.free_bytes()
+    }
+
+    /// True if a record of `record_bytes` fits without reorganising the page.
+    pub fn fits(&self, record_bytes: usize) -> bool {
+        self.free_bytes() >= record_bytes + SLOT_BYTES
+    }
+
+    /// (offset, length) of slot `i`'s key.
+    pub fn key_range(&self, i: usize) -> (usize, usize) {
+        let (off, _) = self.slot(i);
+        (off + 1, usize::from(self.ld(off)))
+    }
+
+    /// Compares slot `i`'s key with `key` (memcmp order, shorter first on a tie).
+    pub fn compare_key(&self, i: usize, key: &[u8]) -> CmpOrdering {
+        let (off, len) = self.key_range(i);
+        for (j, k) in key.iter().enumerate().take(len) {
+            match self.ld(off + j).cmp(k) {
+                CmpOrdering::Equal => {}
+                other => return other,
+            }
+        }
+        len.cmp(&key.len())
+    }
+
+    /// Binary search for `key`: `Ok(slot)` if present, `Err(insert position)` if not.
+    pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.slot_count());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.compare_key(mid, key) {
+                CmpOrdering::Less => lo = mid + 1,
+                CmpOrdering::Greater => hi = mid,
+                CmpOrdering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// Appends slot `i`'s key to `out`.
+    pub fn copy_key(&self, i: usize, out: &mut Vec<u8>) {
+        let (off, len) = self.key_range(i);
+        out.extend((0..len).map(|j| self.ld(off + j)));
+    }
+
+    /// (offset, length) of slot `i`'s payload.
+    pub fn payload_range(&self, i: usize) -> (usize, usize) {
+        let (off, rec_len) = self.slot(i);
+        let key_len = usize::from(self.ld(off));
+        (off + 1 + key_len, rec_len.saturating_sub(1 + key_len))
+    }
+
+    /// Appends slot `i`'s payload (a leaf's row) to `out`.
+    pub fn copy_payload(&self, i: usize, out: &mut Vec<u8>) {
+        let (off, len) = self.payload_range(i);
+        out.extend((0..len).map(|j| self.ld(off + j)));
+    }
+
+    /// Appends slot `i`'s whole record to `out`.
+    pub fn copy_record(&self, i: usize, out: &mut Vec<u8>) {
+        let (off, len) = self.slot(i);
+        out.extend((0..len).map(|j| self.ld(off + j)));
+    }
+
+    /// Inner pages: the child of separator `i`.
+    pub fn child(&self, i: usize) -> u64 {
+        let (off, _) = self.payload_range(i);
+        self.ld_u64(off)
+    }
+
+    /// Inner pages: the child whose key range holds `key` (the last separator <= key, or
+    /// the leftmost child).
+    pub fn child_for(&self, key: &[u8]) -> u64 {
+        let (mut lo, mut hi) = (0, self.slot_count());
+        // lo = number of separators <= key
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.compare_key(mid, key) == CmpOrdering::Greater {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        if lo == 0 {
+            self.aux()
+        } else {
+            self.child(lo - 1)
+        }
+    }
+
+    /// Copies the whole page out (for a write to disk).
+    pub fn copy_to(&self, dst: &mut [u8]) {
+        self.read_bytes(0, dst);
+    }
+
+    // ---- mutation: callers hold the exclusive latch -------------------------------------
+
+    /// Formats the page: empty, with the given identity, type and level.
+    pub fn init(&self, page_id: u64, page_type: PageType, level: u8) {
+        for off in 0..HEADER_BYTES {
+            self.st(off, 0);
+        }
+        self.st(OFF_TYPE, page_type as u8);
+        self.st(OFF_LEVEL, level);
+        self.st_bytes(OFF_PAGE_ID, &page_id.to_le_bytes());
+        self.set_slot_count(0);
+        self.set_free_end(self.size());
+        self.set_next(NO_PAGE);
+        self.set_aux(NO_PAGE);
+    }
+
+    /// Overwrites the whole page (after a read from disk).
+    pub fn copy_from(&self, src: &[u8]) {
+        debug_assert_eq!(src.len(), self.size());
+        self.st_bytes(0, src);
+    }
+
+    fn set_slot_count(&self, n: usize) {
+        debug_assert!(n <= self.slot_capacity());
+        self.st_bytes(OFF_SLOT_COUNT, &(n as u16).to_le_bytes());
+    }
+
+    fn set_free_end(&self, off: usize) {
+        self.st_bytes(OFF_FREE_END, &(off as u32).to_le_bytes());
+    }
+
+    /// Sets the right-sibling link.
+    pub fn set_next(&self, page_id: u64) {
+        self.st_bytes(OFF_NEXT, &page_id.to_le_bytes());
+    }
+
+    /// Sets the leftmost child (inner pages).
+    pub fn set_aux(&self, page_id: u64) {
+        self.st_bytes(OFF_AUX, &page_id.to_le_bytes());
+    }
+
+    /// Sets the LSN of the last change.
+    pub fn set_lsn(&self, lsn: u64) {
+        self.st_bytes(OFF_LSN, &lsn.to_le_bytes());
+    }
+
+    /// Inserts a record `[key_len][key][payload...]` as slot `i`. Returns false (page
+    /// unchanged) if it does not fit.
+    pub fn insert_record(&self, i: usize, key: &[u8], payload: &[u8]) -> bool {
+        let n = self.slot_count();
+        assert!(i <= n, "slot {i} past slot count {n}");
+        assert!(key.len() <= usize::from(u8::MAX), "key too long for a page");
+        let rec_len = 1 + key.len() + payload.len();
+        if !self.fits(rec_len) || rec_len > usize::from(u16::MAX) {
+            return false;
+        }
+        let rec_off = self.free_end() - rec_len;
+        self.st(rec_off, key.len() as u8);
+        self.st_bytes(rec_off + 1, key);
+        self.st_bytes(rec_off + 1 + key.len(), payload);
+        // Open slot i: move slots i..n one to the right, from the back (memmove).
+        let dir = HEADER_BYTES;
+        for j in (i * SLOT_BYTES..n * SLOT_BYTES).rev() {
+            self.st(dir + j + SLOT_BYTES, self.ld(dir + j));
+        }
+        let slot_off = dir + i * SLOT_BYTES;
+        self.st_bytes(slot_off, &(rec_off as u16).to_le_bytes());
+        self.st_bytes(slot_off + 2, &(rec_len as u16).to_le_bytes());
+        self.set_slot_count(n + 1);
+        self.set_free_end(rec_off);
+        true
+    }
+
+    /// Appends a whole record (as copied by `copy_record`) after the last slot.
+    pub fn push_record(&self, record: &[u8]) -> bool {
+        let Some((&key_len, rest)) = record.split_first() else {
+            return false;
+        };
+        let key_len = usize::from(key_len);
+        if rest.len() < key_len {
+            return false;
+        }
+        self.insert_record(self.slot_count(), &rest[..key_len], &rest[key_len..])
+    }
+}
+
+/// Writes the checksum into a page image about to go to disk.
+pub fn seal(image: &mut [u8]) {
+    let crc = crc32c::crc32c(&image[OFF_CHECKSUM + 4..]);
+    image[OFF_CHECKSUM..OFF_CHECKSUM + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Verifies a page image read from disk: checksum, page id, and the structure every reader
+/// relies on (slot directory and records inside the page). Returns why it is bad.
+pub fn verify(image: &[u8], expected_page_id: u64) -> Result<(), String> {
+    if image.len() < PAGE_SIZE_MIN || validate_page_size(image.len()).is_err() {
+        return Err(format!("image of {} bytes is not a page", image.len()));
+    }
+    let stored = u32::from_le_bytes([image[0], image[1], image[2], image[3]]);
+    let computed = crc32c::crc32c(&image[4..]);
+    if stored != computed {
+        return Err(format!(
+            "checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"
+        ));
+    }
+    let buf = PageBuf::new(image.len());
+    let page = buf.page();
+    page.copy_from(image);
+    if page.page_id() != expected_page_id {
+        return Err(format!(
+            "header names page {} where page {expected_page_id} was expected",
+            page.page_id()
+        ));
+    }
+    let Some(page_type) = page.page_type() else {
+        return Err(format!("unknown page type {}", page.page_type_byte()));
+    };
+    if matches!(page_type, PageType::Leaf | PageType::Inner) {
+        verify_slots(&page)?;
+    }
+    Ok(())
+}
+
+fn verify_slots(page: &Page<'_>) -> Result<(), String> {
+    let raw_count = usize::from(page.ld_u16(OFF_SLOT_COUNT));
+    if raw_count > page.slot_capacity() {
+        return Err(format!("slot count {raw_count} exceeds capacity"));
+    }
+    let free_end = page.ld_u32(OFF_FREE_END) as usize;
+    let dir_end = HEADER_BYTES + raw_count * SLOT_BYTES;
+    if free_end < dir_end || free_end > page.size() {
+        return Err(format!(
+            "record area start {free_end} outside [{dir_end}, {}]",
+            page.size()
+        ));
+    }
+    for i in 0..raw_count {
+        let (off, len) = page.slot(i);
+        if len == 0 || off < free_end || off + len > page.size() {
+            return Err(format!("slot {i} points outside the record area"));
+        }
+        if 1 + usize::from(page.ld(off)) > len {
+            return Err(format!("slot {i}: key longer than its record"));
+        }
+        if page.page_type() == Some(PageType::Inner) && 1 + usize::from(page.ld(off)) + 8 != len {
+            return Err(format!("slot {i}: inner record without an 8-byte child"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn rows(page: &Page<'_>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        (0..page.slot_count())
+            .map(|i| {
+                let (mut k, mut v) = (Vec::new(), Vec::new());
+                page.copy_key(i, &mut k);
+                page.copy_payload(i, &mut v);
+                (k, v)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Random inserts keep the slots in key order, match a BTreeMap model, survive the
+        /// trip to disk bytes and back, and the checksum catches any flipped byte.
+        #[test]
+        fn slotted_layout_round_trips(
+            page_shift in 12u32..=16,
+            entries in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..24),
+                 proptest::collection::vec(any::<u8>(), 0..300)), 0..200),
+            flip in any::<prop::sample::Index>(),
+        ) {
+            let page_size = 1usize << page_shift;
+            let buf = PageBuf::new(page_size);
+            let page = buf.page();
+            page.init(7, PageType::Leaf, 0);
+            let mut model = BTreeMap::new();
+            for (k, v) in entries {
+                match page.search(&k) {
+                    Ok(_) => prop_assert!(model.contains_key(&k)),
+                    Err(pos) => {
+                        let before = page.free_bytes();
+                        if page.insert_record(pos, &k, &v) {
+                            prop_assert_eq!(page.free_bytes(), before - (1 + k.len() + v.len() + SLOT_BYTES));
+                            model.insert(k, v);
+                        } else {
+                            prop_assert!(before < 1 + k.len() + v.len() + SLOT_BYTES);
+                        }
+                    }
+                }
+            }
+            let expected: Vec<_> = model.into_iter().collect();
+            prop_assert_eq!(rows(&page), expected.clone());
+
+            let mut image = vec![0u8; page_size];
+            page.copy_to(&mut image);
+            seal(&mut image);
+            prop_assert_eq!(verify(&image, 7), Ok(()));
+            prop_assert!(verify(&image, 8).is_err());
+            let back = PageBuf::new(page_size);
+            back.page().copy_from(&image);
+            prop_assert_eq!(rows(&back.page()), expected);
+
+            let at = flip.index(page_size);
+            image[at] ^= 0x40;
+            prop_assert!(verify(&image, 7).is_err(), "flip at {} not detected", at);
+        }
+
+        /// Inner pages route every key to the child whose range holds it.
+        #[test]
+        fn child_for_routes_by_separator(seps in proptest::collection::btree_set(any::<u32>(), 1..100), probe in any::<u32>()) {
+            let buf = PageBuf::new(8192);
+            let page = buf.page();
+            page.init(1, PageType::Inner, 1);
+            page.set_aux(1000);
+            for (i, s) in seps.iter().enumerate() {
+                prop_assert!(page.insert_record(i, &s.to_be_bytes(), &(i as u64).to_le_bytes()));
+            }
+            let below = seps.iter().filter(|s| **s <= probe).count();
+            let expected = if below == 0 { 1000 } else { (below - 1) as u64 };
+            prop_assert_eq!(page.child_for(&probe.to_be_bytes()), expected);
+        }
+    }
+
+    #[test]
+    fn page_sizes_are_validated() {
+        assert!(validate_page_size(8192).is_ok());
+        assert!(validate_page_size(65536).is_ok());
+        assert!(validate_page_size(2048).is_err());
+        assert!(validate_page_size(10000).is_err());
+        assert!(validate_page_size(131072).is_err());
+        assert_eq!(record_bytes_max(8192), 2028);
+    }
+
+    #[test]
+    fn corrupt_slot_directory_is_rejected_not_followed() {
+        let buf = PageBuf::new(4096);
+        let page = buf.page();
+        page.init(3, PageType::Leaf, 0);
+        assert!(page.insert_record(0, b"k", b"value"));
+        let mut image = vec![0u8; 4096];
+        page.copy_to(&mut image);
+        // Point slot 0 past the end, then reseal so only the structure check can catch it.
+        image[HEADER_BYTES..HEADER_BYTES + 2].copy_from_slice(&4095u16.to_le_bytes());
+        seal(&mut image);
+        let err = verify(&image, 3).expect_err("bad slot accepted");
+        assert!(err.contains("slot 0"), "{err}");
+    }
+
+    #[test]
+    fn torn_reads_do_not_panic() {
+        let buf = PageBuf::new(4096);
+        let page = buf.page();
+        // Garbage header: huge slot count, record area past the end.
+        for off in 0..HEADER_BYTES + 64 {
+            page.st(off, 0xff);
+        }
+        let _ = page.search(b"anything");
+        let _ = page.child_for(b"anything");
+        let mut out = Vec::new();
+        page.copy_key(0, &mut out);
+        page.copy_payload(0, &mut out);
+        assert!(page.slot_count() <= page.slot_capacity());
+    }
+}
