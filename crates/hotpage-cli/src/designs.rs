@@ -1,0 +1,75 @@
+//! Table designs by name: the seeds' remedies as key kinds of a clustered B+tree.
+
+use hotpage::KeyKind;
+
+/// A design the stress command can build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Design {
+    /// The name users type (`--design NAME`).
+    pub name: &'static str,
+    /// What it is, for `--help` and reports.
+    pub summary: &'static str,
+}
+
+/// Every design, in the order reports list them.
+pub const DESIGNS: &[Design] = &[
+    Design {
+        name: "identity",
+        summary: "clustered on an identity key: every session inserts on the last page (seed 000, 001 V1)",
+    },
+    Design {
+        name: "guid",
+        summary: "clustered on a random GUID (v4): inserts spread over all leaves (seed 001 V4)",
+    },
+    Design {
+        name: "guid-v7",
+        summary: "clustered on a time-ordered GUID (v7): the hot last page comes back",
+    },
+    Design {
+        name: "hash-prefix",
+        summary: "clustered on (id % buckets, id): one hot page per bucket (seed 001 V5)",
+    },
+    Design {
+        name: "bit-reverse",
+        summary: "clustered on a cached sequence with its bits reversed (seed 000)",
+    },
+    Design {
+        name: "session-range",
+        summary: "clustered on ids each session takes in blocks (TPC-E TID_RANGES, seed 003)",
+    },
+];
+
+/// The comma-separated design names, for messages.
+pub fn names() -> String {
+    DESIGNS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Options that shape a design's keys.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyOptions {
+    /// Buckets for hash-prefix.
+    pub buckets: u16,
+    /// Sequence cache for bit-reverse.
+    pub cache: u32,
+    /// Ids per block for session-range.
+    pub block: u32,
+}
+
+/// The key kind of a design, or `None` for an unknown name.
+pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
+    Some(match name {
+        "identity" => KeyKind::Identity { start: 1, step: 1 },
+        "guid" => KeyKind::GuidV4,
+        "guid-v7" => KeyKind::GuidV7,
+        "hash-prefix" => KeyKind::HashPrefix {
+            buckets: options.buckets,
+        },
+        "bit-reverse" => KeyKind::BitReverse {
+            cache: options.cache,
+        },
+        "session-range" => KeyKind::SessionRange {
+            block: options.block,
+        },
+        _ => return None,
+    })
+}

@@ -1,0 +1,153 @@
+//! Many threads insert into one B+tree at once, with ascending, random and mixed keys,
+//! through a buffer pool much smaller than the tree (so eviction races with the inserts),
+//! while reader threads look rows up and scan. Afterwards the tree must hold exactly the
+//! model's rows (a `BTreeMap` built from what each insert reported), in order, and pass
+//! its structural check.
+
+use hotpage::btree::{BTree, Inserted};
+use hotpage::buffer::BufferPool;
+use hotpage::io::{MemStorage, Storage};
+use hotpage::stats::Stats;
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+#[derive(Clone, Copy, Debug)]
+enum Pattern {
+    Ascending,
+    Random,
+    Mixed,
+}
+
+fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
+    let mem = MemStorage::new(seed);
+    let file = mem.open("data.0", true).expect("open");
+    // 4 KiB pages, 64 frames: the finished tree is several times the pool.
+    let pool = BufferPool::open(file, "data.0", 4096, 64 * 4096, Stats::new()).expect("pool");
+    let tree = BTree::create(Arc::new(pool)).expect("tree");
+    let counter = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+
+    let results: Vec<Vec<([u8; 8], Vec<u8>, Inserted)>> = std::thread::scope(|s| {
+        // Two readers: every validated get of a key a writer already saw inserted must find
+        // it, and every scan must come back in strictly ascending order.
+        for r in 0..2u64 {
+            let (tree, done, counter) = (&tree, &done, &counter);
+            s.spawn(move || {
+                let mut rng = SmallRng::seed_from_u64(seed ^ (r + 100));
+                while !done.load(Ordering::Relaxed) {
+                    let mut last: Option<Vec<u8>> = None;
+                    let mut seen = 0;
+                    let start = rng.random::<u64>().to_be_bytes();
+                    tree.scan(Some(&start), |k, _| {
+                        if let Some(l) = &last {
+                            assert!(l.as_slice() < k, "scan out of order");
+                        }
+                        last = Some(k.to_vec());
+                        seen += 1;
+                        seen < 500
+                    })
+                    .expect("scan");
+                    let upto = counter.load(Ordering::Relaxed);
+                    if upto > 0 {
+                        // Ascending keys below the counter's value may still be in flight;
+                        // lookups must simply never fail or see a wrong row.
+                        let probe = rng.random_range(0..upto);
+                        if let Some(v) = tree.get(&probe.to_be_bytes()).expect("get") {
+                            assert_eq!(v[..8], probe.to_le_bytes(), "row under the wrong key");
+                        }
+                    }
+                }
+            });
+        }
+        let writers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (tree, counter) = (&tree, &counter);
+                s.spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(seed.wrapping_mul(31).wrapping_add(t as u64));
+                    let mut mine = Vec::with_capacity(rows_per_thread as usize);
+                    for i in 0..rows_per_thread {
+                        let ascending = match pattern {
+                            Pattern::Ascending => true,
+                            Pattern::Random => false,
+                            Pattern::Mixed => (t + i as usize) % 2 == 0,
+                        };
+                        let id = if ascending {
+                            counter.fetch_add(1, Ordering::Relaxed)
+                        } else {
+                            // A small key space so that threads collide on duplicates.
+                            rng.random_range(0..rows_per_thread * threads as u64 * 2)
+                        };
+                        let key = id.to_be_bytes();
+                        let mut value = id.to_le_bytes().to_vec();
+                        value.extend_from_slice(&(t as u32).to_le_bytes());
+                        value.resize(8 + 4 + (id % 60) as usize, 0xAB);
+                        let outcome = tree.insert(&key, &value).expect("insert");
+                        mine.push((key, value, outcome));
+                        if outcome == Inserted::Yes {
+                            // Our own insert must be visible to us at once.
+                            assert_eq!(tree.get(&key).expect("get"), Some(mine.last().expect("row").1.clone()));
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let results = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        done.store(true, Ordering::Relaxed);
+        results
+    });
+
+    let mut model: BTreeMap<[u8; 8], Vec<u8>> = BTreeMap::new();
+    let mut duplicates_reported = 0u64;
+    for (key, value, outcome) in results.into_iter().flatten() {
+        match outcome {
+            Inserted::Yes => {
+                assert!(model.insert(key, value).is_none(), "two inserts of {key:?} both succeeded");
+            }
+            Inserted::Duplicate => duplicates_reported += 1,
+        }
+    }
+    let total = threads as u64 * rows_per_thread;
+    assert_eq!(model.len() as u64 + duplicates_reported, total);
+    if matches!(pattern, Pattern::Ascending) {
+        assert_eq!(duplicates_reported, 0);
+    }
+
+    let stats = tree.verify().expect("tree structure");
+    assert_eq!(stats.rows, model.len() as u64);
+    let mut scanned = Vec::with_capacity(model.len());
+    tree.scan(None, |k, v| {
+        scanned.push((k.to_vec(), v.to_vec()));
+        true
+    })
+    .expect("scan");
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.to_vec(), v.clone())).collect();
+    assert!(scanned == expected, "scan differs from the model");
+    for (key, value) in model.iter().step_by(7) {
+        assert_eq!(tree.get(key).expect("get").as_ref(), Some(value));
+    }
+    // Every duplicate a thread was told about must really exist.
+    assert!(stats.pages() > 64 * 3, "tree of {} pages did not outgrow the 64-frame pool", stats.pages());
+}
+
+#[test]
+fn eight_threads_ascending_keys() {
+    run(Pattern::Ascending, 8, 6_000, 1);
+}
+
+#[test]
+fn eight_threads_random_keys() {
+    run(Pattern::Random, 8, 6_000, 2);
+}
+
+#[test]
+fn sixteen_threads_mixed_keys() {
+    run(Pattern::Mixed, 16, 3_000, 3);
+}
+
+#[test]
+fn sixty_four_threads_ascending_keys_on_two_cores() {
+    run(Pattern::Ascending, 64, 800, 4);
+}
