@@ -41,7 +41,11 @@ pub const DESIGNS: &[Design] = &[
 
 /// The comma-separated design names, for messages.
 pub fn names() -> String {
-    DESIGNS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+    DESIGNS
+        .iter()
+        .map(|d| d.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Options that shape a design's keys.

@@ -1,8 +1,8 @@
 //! `hotpage stress`: N sessions, each on its own OS thread, each inserting R rows one per
 //! call into one table, then a report of throughput, latency, waits and index shape.
 
-use crate::designs::{self, KeyOptions};
 use crate::CliError;
+use crate::designs::{self, KeyOptions};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
@@ -166,7 +166,8 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
     db.reset_stats();
 
     let sessions = args.sessions as usize;
-    let progress: Vec<SessionProgress> = (0..sessions).map(|_| SessionProgress::default()).collect();
+    let progress: Vec<SessionProgress> =
+        (0..sessions).map(|_| SessionProgress::default()).collect();
     let abort = AtomicBool::new(false);
     let barrier = Barrier::new(sessions + 1);
     let row: Vec<u8> = b"testing heavy "
@@ -329,9 +330,8 @@ fn report_progress<T>(
             .top_waits()
             .first()
             .map_or("none".to_string(), |(w, _)| w.name().to_string());
-        let line = format!(
-            "{done}/{total_rows} rows  {rate:.0} rows/s  ETA {eta_s:.0} s  top wait {top}"
-        );
+        let line =
+            format!("{done}/{total_rows} rows  {rate:.0} rows/s  ETA {eta_s:.0} s  top wait {top}");
         if tty {
             eprint!("\r\x1b[2K{line}");
         } else {
@@ -369,7 +369,13 @@ fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
     println!();
     println!("Top waits");
     let mut waits = Table::new();
-    waits.set_header(vec!["wait type", "count", "total ms", "avg us", "% of wait time"]);
+    waits.set_header(vec![
+        "wait type",
+        "count",
+        "total ms",
+        "avg us",
+        "% of wait time",
+    ]);
     let list = r["waits"].as_array().cloned().unwrap_or_default();
     if list.is_empty() {
         waits.add_row(vec!["(none)", "0", "0", "0", "0"]);
@@ -393,7 +399,13 @@ fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
     println!("Hottest pages (file:page)");
     let mut hot = Table::new();
     hot.set_header(vec!["page", "waits", "total ms"]);
-    for p in r["hot_pages"].as_array().cloned().unwrap_or_default().iter().take(5) {
+    for p in r["hot_pages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .take(5)
+    {
         hot.add_row(vec![
             format!("{}:{}", p["file"], p["page"]),
             p["waits"].to_string(),

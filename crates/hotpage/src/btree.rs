@@ -19,7 +19,7 @@
 //! 95 % of its space (PostgreSQL's and SQL Server's rightmost-split rule), leaving a little
 //! room for stragglers of nearly ascending keys from concurrent sessions.
 
-use crate::buffer::{BufferPool, ExclusivePage};
+use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
 use crate::error::{Error, Result};
 use crate::keys::KEY_BYTES_MAX;
 use crate::page::{self, HEADER_BYTES, NO_PAGE, Page, PageType, SLOT_BYTES};
@@ -29,6 +29,8 @@ use std::sync::Arc;
 
 /// Bytes of the largest inner record: key-length byte, key, child page number.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
+/// Levels a tree may have: bounds every descent, so a damaged tree cannot loop one forever.
+const LEVELS_MAX: u8 = 32;
 /// Percent of a page's space the left page keeps in a rightmost (ascending) split.
 const RIGHTMOST_SPLIT_FILL_PCT: usize = 95;
 
@@ -130,14 +132,18 @@ impl BTree {
             match self.insert_optimistic(key, value)? {
                 Attempt::Done(done) => return Ok(done),
                 Attempt::Restart => self.pool.stats().count(Counter::OptimisticRestarts, 1),
-                Attempt::Split => return self.insert_pessimistic(key, value),
+                Attempt::Split => {
+                    if let Some(done) = self.split_on_path(key, 0, Some(value))? {
+                        return Ok(done);
+                    }
+                }
             }
         }
     }
 
     fn insert_optimistic(&self, key: &[u8], value: &[u8]) -> Result<Attempt> {
         let mut node = self.pool.fix_optimistic(self.root)?;
-        loop {
+        for _ in 0..=LEVELS_MAX {
             let page = node.page();
             let is_inner = page.page_type() == Some(PageType::Inner);
             let level = page.level();
@@ -168,66 +174,106 @@ impl BTree {
             }
             node = next;
         }
+        Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"))
     }
 
-    fn insert_pessimistic(&self, key: &[u8], value: &[u8]) -> Result<Inserted> {
-        let mut path: Vec<ExclusivePage<'_>> = Vec::new();
-        let mut node = self.pool.fix_exclusive(self.root)?;
-        while node.page().page_type() == Some(PageType::Inner) {
-            if node.page().fits(INNER_RECORD_BYTES_MAX) {
-                path.clear(); // a split below cannot climb past this page
-            }
-            let child = node.page().child_for(key);
-            path.push(node);
-            node = self.pool.fix_exclusive(child)?;
-        }
-        let page = node.page();
-        let pos = match page.search(key) {
-            Ok(_) => return Ok(Inserted::Duplicate),
-            Err(pos) => pos,
-        };
-        if page.insert_record(pos, key, value) {
-            node.mark_dirty(); // another session split this leaf while we waited
-            return Ok(Inserted::Yes);
-        }
-        let mut records = copy_records(&page);
-        records.insert(pos, make_record(key, value));
-        if node.page_id() == self.root {
-            self.split_root(&node, records, pos)?;
-            return Ok(Inserted::Yes);
-        }
-        let (separator, right) = self.split(&node, records, pos)?;
-        self.insert_separator(path, separator, right)?;
-        Ok(Inserted::Yes)
-    }
-
-    /// Adds (separator → right) to the parents on `path`, splitting upwards as needed.
-    fn insert_separator(
-        &self,
-        mut path: Vec<ExclusivePage<'_>>,
-        mut separator: Vec<u8>,
-        mut right: u64,
-    ) -> Result<()> {
-        while let Some(parent) = path.pop() {
-            let page = parent.page();
-            let pos = match page.search(&separator) {
-                Ok(_) => {
-                    return Err(self.corrupt(parent.page_id(), "separator already present"));
-                }
-                Err(pos) => pos,
+    /// Makes room on the path of `key`: splits the page at `level` (0: the leaf, inserting
+    /// `row` there if given) with only that page and its parent latched exclusively. If the
+    /// parent is full too, splits the parent first and tries again. Returns the insert's
+    /// outcome when it inserted `row`, `None` when the caller should retry its insert.
+    fn split_on_path(&self, key: &[u8], level: u8, row: Option<&[u8]>) -> Result<Option<Inserted>> {
+        loop {
+            let Some((parent, node)) = self.find_for_split(key, level)? else {
+                self.pool.stats().count(Counter::OptimisticRestarts, 1);
+                continue;
             };
-            if page.insert_record(pos, &separator, &right.to_le_bytes()) {
-                parent.mark_dirty();
-                return Ok(());
-            }
+            // Top-down: the parent first, then the page; a session holding a leaf never
+            // waits for another latch, so this cannot deadlock.
+            let parent = match parent {
+                Some(parent) => match parent.upgrade() {
+                    Some(parent) => Some(parent),
+                    None => continue,
+                },
+                None => None,
+            };
+            let Some(node) = node.upgrade() else {
+                continue;
+            };
+            let page = node.page();
+            let pos = match (page.search(key), row) {
+                (Ok(_), Some(_)) => return Ok(Some(Inserted::Duplicate)),
+                (Ok(pos) | Err(pos), _) => pos,
+            };
             let mut records = copy_records(&page);
-            records.insert(pos, make_record(&separator, &right.to_le_bytes()));
-            if parent.page_id() == self.root {
-                return self.split_root(&parent, records, pos);
+            match row {
+                Some(row) => {
+                    if page.insert_record(pos, key, row) {
+                        node.mark_dirty(); // another session split it meanwhile
+                        return Ok(Some(Inserted::Yes));
+                    }
+                    records.insert(pos, make_record(key, row));
+                }
+                None if page.fits(INNER_RECORD_BYTES_MAX) => return Ok(None), // split already
+                None => {}
             }
-            (separator, right) = self.split(&parent, records, pos)?;
+            let Some(parent) = parent else {
+                debug_assert_eq!(node.page_id(), self.root);
+                self.split_root(&node, records, pos)?;
+                return Ok(row.map(|_| Inserted::Yes));
+            };
+            if !parent.page().fits(INNER_RECORD_BYTES_MAX) {
+                drop((node, parent));
+                self.split_on_path(key, level + 1, None)?;
+                continue;
+            }
+            let (separator, right) = self.split(&node, records, pos)?;
+            let parent_page = parent.page();
+            let Err(at) = parent_page.search(&separator) else {
+                return Err(self.corrupt(parent.page_id(), "separator already present"));
+            };
+            if !parent_page.insert_record(at, &separator, &right.to_le_bytes()) {
+                return Err(self.corrupt(parent.page_id(), "parent lost the room it had"));
+            }
+            parent.mark_dirty();
+            return Ok(row.map(|_| Inserted::Yes));
         }
-        Err(self.corrupt(self.root, "a split climbed above the root"))
+    }
+
+    /// Descends optimistically to the page at `level` on the path of `key`. Returns it and
+    /// its parent (`None` for the root), both validated, or `None` to restart.
+    fn find_for_split(
+        &self,
+        key: &[u8],
+        level: u8,
+    ) -> Result<Option<(Option<OptimisticPage<'_>>, OptimisticPage<'_>)>> {
+        let mut parent: Option<OptimisticPage<'_>> = None;
+        let mut node = self.pool.fix_optimistic(self.root)?;
+        for _ in 0..=LEVELS_MAX {
+            let page = node.page();
+            let node_level = page.level();
+            let is_inner = page.page_type() == Some(PageType::Inner);
+            let child = if is_inner {
+                page.child_for(key)
+            } else {
+                NO_PAGE
+            };
+            if !node.validate() || node_level < level {
+                return Ok(None);
+            }
+            if node_level == level {
+                return Ok(Some((parent, node)));
+            }
+            if !is_inner {
+                return Ok(None);
+            }
+            let next = self.pool.fix_optimistic(child)?;
+            if !node.validate() {
+                return Ok(None);
+            }
+            parent = Some(node);
+            node = next;
+        }
+        Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"))
     }
 
     /// Splits a non-root page whose records (with the new one at `new_pos`) no longer fit.
@@ -244,7 +290,12 @@ impl BTree {
         let rightmost = page.next() == NO_PAGE;
         let at = choose_split(&records, new_pos, rightmost, page.size());
         let right = self.pool.allocate(page_type, level)?;
-        let (separator, left_records, right_records, right_aux) = divide(page_type, records, at);
+        let Halves {
+            separator,
+            left: left_records,
+            right: right_records,
+            right_aux,
+        } = divide(page_type, records, at);
         let right_page = right.page();
         right_page.set_next(page.next());
         if let Some(aux) = right_aux {
@@ -279,7 +330,12 @@ impl BTree {
         let at = choose_split(&records, new_pos, true, page.size());
         let left = self.pool.allocate(page_type, level)?;
         let right = self.pool.allocate(page_type, level)?;
-        let (separator, left_records, right_records, right_aux) = divide(page_type, records, at);
+        let Halves {
+            separator,
+            left: left_records,
+            right: right_records,
+            right_aux,
+        } = divide(page_type, records, at);
         left.page().set_aux(page.aux());
         left.page().set_next(right.page_id());
         fill(&left.page(), &left_records, left.page_id())?;
@@ -303,7 +359,7 @@ impl BTree {
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         'restart: loop {
             let mut node = self.pool.fix_optimistic(self.root)?;
-            loop {
+            for _ in 0..=LEVELS_MAX {
                 let page = node.page();
                 if page.page_type() != Some(PageType::Inner) {
                     let found = page.search(key).ok().map(|i| {
@@ -326,6 +382,7 @@ impl BTree {
                 }
                 node = next;
             }
+            return Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"));
         }
     }
 
@@ -333,7 +390,7 @@ impl BTree {
     fn find_leaf(&self, key: Option<&[u8]>) -> Result<u64> {
         'restart: loop {
             let mut node = self.pool.fix_optimistic(self.root)?;
-            loop {
+            for _ in 0..=LEVELS_MAX {
                 let page = node.page();
                 if page.page_type() != Some(PageType::Inner) {
                     let page_id = node.page_id();
@@ -352,6 +409,7 @@ impl BTree {
                 }
                 node = next;
             }
+            return Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"));
         }
     }
 
@@ -365,7 +423,11 @@ impl BTree {
         let mut leaf_id = self.find_leaf(from)?;
         let mut last: Option<Vec<u8>> = None;
         let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        loop {
+        // A damaged right link could form a cycle: never visit more leaves than pages exist
+        // (read afresh each step: concurrent inserts legitimately add leaves ahead of us).
+        let mut visited = 0u64;
+        while visited <= self.pool.info().file_pages {
+            visited += 1;
             let next = {
                 let leaf = self.pool.fix_shared(leaf_id)?;
                 let page = leaf.page();
@@ -394,6 +456,7 @@ impl BTree {
             }
             leaf_id = next;
         }
+        Err(self.corrupt(leaf_id, "right links form a cycle"))
     }
 
     /// Walks the whole tree with shared latches, one page at a time, checking key order
@@ -597,24 +660,34 @@ fn choose_split(records: &[Vec<u8>], new_pos: usize, rightmost: bool, page_size:
     at.clamp(1, n - 1)
 }
 
-/// Splits records at `at` into (separator, left, right, right page's leftmost child).
-fn divide(
-    page_type: PageType,
-    mut records: Vec<Vec<u8>>,
-    at: usize,
-) -> (Vec<u8>, Vec<Vec<u8>>, Vec<Vec<u8>>, Option<u64>) {
-    let mut right = records.split_off(at);
+/// The two halves of a split page.
+struct Halves {
+    /// The first key of the right half (leaves), or the key that moves up (inner pages).
+    separator: Vec<u8>,
+    left: Vec<Vec<u8>>,
+    right: Vec<Vec<u8>>,
+    /// Inner pages: the right page's leftmost child (the moved-up separator's child).
+    right_aux: Option<u64>,
+}
+
+/// Splits records at `at`.
+fn divide(page_type: PageType, mut left: Vec<Vec<u8>>, at: usize) -> Halves {
+    let mut right = left.split_off(at);
     if page_type == PageType::Inner {
-        // The middle separator moves up; its child becomes the right page's leftmost.
         let middle = right.remove(0);
-        (
-            record_key(&middle).to_vec(),
-            records,
+        Halves {
+            separator: record_key(&middle).to_vec(),
+            left,
             right,
-            Some(record_child(&middle)),
-        )
+            right_aux: Some(record_child(&middle)),
+        }
     } else {
-        (record_key(&right[0]).to_vec(), records, right, None)
+        Halves {
+            separator: record_key(&right[0]).to_vec(),
+            left,
+            right,
+            right_aux: None,
+        }
     }
 }
 

@@ -54,12 +54,10 @@ impl PageTable {
     }
 
     fn split(page_id: u64) -> Option<(usize, usize)> {
-        (page_id < FILE_PAGES_MAX).then(|| {
-            (
-                (page_id >> TABLE_CHUNK_BITS) as usize,
-                (page_id as usize) & (TABLE_CHUNK_ENTRIES - 1),
-            )
-        })
+        (page_id < FILE_PAGES_MAX).then_some((
+            (page_id >> TABLE_CHUNK_BITS) as usize,
+            (page_id as usize) & (TABLE_CHUNK_ENTRIES - 1),
+        ))
     }
 
     fn get(&self, page_id: u64) -> Option<usize> {

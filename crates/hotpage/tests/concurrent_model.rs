@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// One insert as its thread saw it: key, row, outcome.
+type Outcome = ([u8; 8], Vec<u8>, Inserted);
+
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
     Ascending,
@@ -29,7 +32,7 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
     let counter = AtomicU64::new(0);
     let done = AtomicBool::new(false);
 
-    let results: Vec<Vec<([u8; 8], Vec<u8>, Inserted)>> = std::thread::scope(|s| {
+    let results: Vec<Vec<Outcome>> = std::thread::scope(|s| {
         // Two readers: every validated get of a key a writer already saw inserted must find
         // it, and every scan must come back in strictly ascending order.
         for r in 0..2u64 {
@@ -65,13 +68,14 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
             .map(|t| {
                 let (tree, counter) = (&tree, &counter);
                 s.spawn(move || {
-                    let mut rng = SmallRng::seed_from_u64(seed.wrapping_mul(31).wrapping_add(t as u64));
+                    let mut rng =
+                        SmallRng::seed_from_u64(seed.wrapping_mul(31).wrapping_add(t as u64));
                     let mut mine = Vec::with_capacity(rows_per_thread as usize);
                     for i in 0..rows_per_thread {
                         let ascending = match pattern {
                             Pattern::Ascending => true,
                             Pattern::Random => false,
-                            Pattern::Mixed => (t + i as usize) % 2 == 0,
+                            Pattern::Mixed => (t + i as usize).is_multiple_of(2),
                         };
                         let id = if ascending {
                             counter.fetch_add(1, Ordering::Relaxed)
@@ -87,14 +91,20 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
                         mine.push((key, value, outcome));
                         if outcome == Inserted::Yes {
                             // Our own insert must be visible to us at once.
-                            assert_eq!(tree.get(&key).expect("get"), Some(mine.last().expect("row").1.clone()));
+                            assert_eq!(
+                                tree.get(&key).expect("get"),
+                                Some(mine.last().expect("row").1.clone())
+                            );
                         }
                     }
                     mine
                 })
             })
             .collect();
-        let results = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        let results = writers
+            .into_iter()
+            .map(|w| w.join().expect("writer"))
+            .collect();
         done.store(true, Ordering::Relaxed);
         results
     });
@@ -104,7 +114,10 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
     for (key, value, outcome) in results.into_iter().flatten() {
         match outcome {
             Inserted::Yes => {
-                assert!(model.insert(key, value).is_none(), "two inserts of {key:?} both succeeded");
+                assert!(
+                    model.insert(key, value).is_none(),
+                    "two inserts of {key:?} both succeeded"
+                );
             }
             Inserted::Duplicate => duplicates_reported += 1,
         }
@@ -123,13 +136,18 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
         true
     })
     .expect("scan");
-    let expected: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.to_vec(), v.clone())).collect();
+    let expected: Vec<(Vec<u8>, Vec<u8>)> =
+        model.iter().map(|(k, v)| (k.to_vec(), v.clone())).collect();
     assert!(scanned == expected, "scan differs from the model");
     for (key, value) in model.iter().step_by(7) {
         assert_eq!(tree.get(key).expect("get").as_ref(), Some(value));
     }
     // Every duplicate a thread was told about must really exist.
-    assert!(stats.pages() > 64 * 3, "tree of {} pages did not outgrow the 64-frame pool", stats.pages());
+    assert!(
+        stats.pages() > 64 * 3,
+        "tree of {} pages did not outgrow the 64-frame pool",
+        stats.pages()
+    );
 }
 
 #[test]

@@ -1,0 +1,171 @@
+//! The `hotpage stress` command as a user runs it: the JSON contract, persistence through
+//! `--db`, and one clear line with a non-zero exit for every bad input.
+
+use std::process::{Command, Output};
+
+fn hotpage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(args)
+        .output()
+        .expect("run hotpage")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "hotpage failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
+}
+
+/// A bad input: non-zero exit, exactly one line on stderr, no panic, nothing on stdout.
+fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr:?}"
+    );
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn json_report_has_the_documented_fields() {
+    for design in [
+        "identity",
+        "guid",
+        "guid-v7",
+        "hash-prefix",
+        "bit-reverse",
+        "session-range",
+    ] {
+        let r = json(&hotpage(&[
+            "stress",
+            "--design",
+            design,
+            "--sessions",
+            "4",
+            "--rows",
+            "1500",
+            "--json",
+        ]));
+        assert_eq!(r["design"], design);
+        assert_eq!(r["sessions"], 4);
+        assert_eq!(r["rows_total"], 6000);
+        assert_eq!(r["index"]["rows_in_table"], 6000, "{design}: rows in table");
+        assert!(r["elapsed_s"].as_f64().expect("elapsed_s") > 0.0);
+        assert!(r["rows_per_s"].as_f64().expect("rows_per_s") > 0.0);
+        assert!(r["waits"].is_array());
+        for wait in r["waits"].as_array().expect("waits") {
+            assert!(wait["type"].is_string() && wait["count"].is_u64() && wait["wait_ms"].is_f64());
+        }
+        for q in ["p50", "p99", "p999", "max"] {
+            assert!(r["latency_us"][q].is_f64(), "latency {q}");
+        }
+        assert!(r["index"]["levels"].as_u64().expect("levels") >= 2);
+    }
+}
+
+#[test]
+fn a_named_database_keeps_its_rows_across_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf-8 path");
+    let args = [
+        "stress",
+        "--design",
+        "identity",
+        "--sessions",
+        "2",
+        "--rows",
+        "1000",
+        "--db",
+        db,
+        "--json",
+    ];
+    assert_eq!(json(&hotpage(&args))["index"]["rows_in_table"], 2000);
+    assert_eq!(json(&hotpage(&args))["index"]["rows_in_table"], 4000);
+    // The same table name with another design is refused, clearly.
+    let clash = hotpage(&[
+        "stress", "--design", "guid", "--table", "identity", "--rows", "1", "--db", db,
+    ]);
+    assert_one_line_error(&clash, 2, "has design 'identity'");
+}
+
+#[test]
+fn bad_arguments_are_one_clear_line() {
+    assert_one_line_error(
+        &hotpage(&["stress", "--design", "btree-of-doom"]),
+        2,
+        "unknown design 'btree-of-doom'",
+    );
+    assert_one_line_error(&hotpage(&["stress", "--sessions", "0"]), 2, "--sessions");
+    assert_one_line_error(&hotpage(&["stress", "--rows", "0"]), 2, "--rows");
+    assert_one_line_error(
+        &hotpage(&["stress", "--sessions", "many"]),
+        2,
+        "invalid value",
+    );
+    assert_one_line_error(
+        &hotpage(&["stress", "--row-bytes", "5000"]),
+        2,
+        "exceeds the largest row",
+    );
+    assert_one_line_error(
+        &hotpage(&["stress", "--page-size", "3000"]),
+        2,
+        "power of two",
+    );
+    assert_one_line_error(
+        &hotpage(&["stress", "--no-such-flag"]),
+        2,
+        "unexpected argument",
+    );
+}
+
+#[test]
+fn an_unusable_path_is_one_clear_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"not a database").expect("write");
+    let under_file = file.join("db");
+    let out = hotpage(&[
+        "stress",
+        "--rows",
+        "1",
+        "--db",
+        under_file.to_str().expect("utf-8"),
+    ]);
+    assert_one_line_error(&out, 1, "cannot open database");
+    let out = hotpage(&[
+        "stress",
+        "--rows",
+        "1",
+        "--db",
+        file.to_str().expect("utf-8"),
+    ]);
+    assert_one_line_error(&out, 1, "not a hotpage database");
+}
+
+#[test]
+fn help_explains_the_designs() {
+    let out = hotpage(&["stress", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--design",
+        "--sessions",
+        "--rows",
+        "--row-bytes",
+        "--db",
+        "--json",
+        "hash-prefix",
+    ] {
+        assert!(text.contains(needle), "help lacks {needle}");
+    }
+}
