@@ -6,7 +6,7 @@ use crate::designs::{self, KeyOptions};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
-use hotpage::stats::{Counter, WaitType};
+use hotpage::stats::Counter;
 use hotpage::{Database, Error as EngineError, Options};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -24,9 +24,10 @@ const PROGRESS_INTERVAL_TTY: Duration = Duration::from_millis(100);
 /// How often a progress line is printed when stderr is not a terminal.
 const PROGRESS_INTERVAL_PLAIN: Duration = Duration::from_secs(5);
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct StressArgs {
-    /// Table design: identity, guid, guid-v7, hash-prefix, bit-reverse or session-range
+    /// Table design: identity, guid, guid-v7, hash-prefix, bit-reverse, session-range, or
+    /// all (each in turn, then a side-by-side summary)
     #[arg(long, default_value = "identity")]
     pub design: String,
     /// Concurrent sessions, each an OS thread with its own session
@@ -77,9 +78,9 @@ struct SessionResult {
 }
 
 fn validate(args: &StressArgs) -> Result<(), CliError> {
-    if designs::key_kind(&args.design, key_options(args)).is_none() {
+    if args.design != ALL_DESIGNS && designs::key_kind(&args.design, key_options(args)).is_none() {
         return Err(CliError::usage(format!(
-            "unknown design '{}'; choose one of: {}",
+            "unknown design '{}'; choose one of: {}, or all",
             args.design,
             designs::names()
         )));
@@ -118,9 +119,81 @@ fn key_options(args: &StressArgs) -> KeyOptions {
     }
 }
 
+/// `--design all`: every design in turn.
+const ALL_DESIGNS: &str = "all";
+
 /// Runs the stress command.
 pub fn run(args: &StressArgs) -> Result<(), CliError> {
     validate(args)?;
+    if args.design != ALL_DESIGNS {
+        let (report, wait_ns_total) = run_one(args)?;
+        if args.json {
+            println!("{report}");
+        } else {
+            print_report(args, &report, wait_ns_total);
+        }
+        return Ok(());
+    }
+    let mut reports = Vec::new();
+    for design in designs::DESIGNS {
+        let one = StressArgs {
+            design: design.name.to_string(),
+            table: None,
+            ..args.clone()
+        };
+        let (report, wait_ns_total) = run_one(&one)?;
+        if !args.json {
+            print_report(&one, &report, wait_ns_total);
+            println!();
+        }
+        reports.push(report);
+    }
+    if args.json {
+        println!("{}", json!({ "designs": reports }));
+    } else {
+        print_summary(&reports);
+    }
+    Ok(())
+}
+
+fn print_summary(reports: &[serde_json::Value]) {
+    println!("Summary (ratios to identity, same run)");
+    let identity_rate = reports
+        .iter()
+        .find(|r| r["design"] == "identity")
+        .map_or(0.0, |r| number(&r["rows_per_s"]));
+    let mut table = Table::new();
+    table.set_header(vec![
+        "design",
+        "rows/s",
+        "x identity",
+        "p99 us",
+        "top wait",
+        "leaf fill %",
+    ]);
+    for r in reports {
+        let rate = number(&r["rows_per_s"]);
+        let top = r["waits"]
+            .as_array()
+            .and_then(|w| w.first())
+            .and_then(|w| w["type"].as_str())
+            .unwrap_or("none")
+            .to_string();
+        table.add_row(vec![
+            r["design"].as_str().unwrap_or("").to_string(),
+            format!("{rate:.0}"),
+            format!("{:.2}", rate / identity_rate.max(1e-9)),
+            format!("{:.1}", number(&r["latency_us"]["p99"])),
+            top,
+            format!("{:.1}", number(&r["index"]["avg_fill_pct"])),
+        ]);
+    }
+    right_align(&mut table, &[1, 2, 3, 5]);
+    println!("{table}");
+}
+
+/// One design: returns its report and the total wait time (for percentages).
+fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
     let kind = designs::key_kind(&args.design, key_options(args))
         .ok_or_else(|| CliError::usage(format!("unknown design '{}'", args.design)))?;
     let temp_dir;
@@ -282,14 +355,9 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
         },
         "db": args.db.as_ref().map(|p| p.display().to_string()),
     });
-    if args.json {
-        println!("{report}");
-    } else {
-        print_report(args, &report, wait_ns_total);
-    }
     drop(table);
     db.close().context("closing the database")?;
-    Ok(())
+    Ok((report, wait_ns_total))
 }
 
 fn report_progress<T>(
@@ -424,7 +492,6 @@ fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
         index["splits"],
         index["rows_in_table"]
     );
-    let _ = WaitType::ALL; // the report lists every wait type that occurred
 }
 
 fn right_align(table: &mut Table, columns: &[usize]) {

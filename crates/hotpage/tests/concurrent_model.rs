@@ -16,6 +16,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// One insert as its thread saw it: key, row, outcome.
 type Outcome = ([u8; 8], Vec<u8>, Inserted);
 
+/// Sets the flag when dropped, including while unwinding.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
     Ascending,
@@ -101,12 +110,13 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
                 })
             })
             .collect();
-        let results = writers
+        // Stop the readers however the writers end: a writer that panics (a failed check)
+        // must fail the test, not leave the readers spinning and the scope waiting forever.
+        let _stop_readers = StopOnDrop(&done);
+        writers
             .into_iter()
             .map(|w| w.join().expect("writer"))
-            .collect();
-        done.store(true, Ordering::Relaxed);
-        results
+            .collect()
     });
 
     let mut model: BTreeMap<[u8; 8], Vec<u8>> = BTreeMap::new();
