@@ -9,7 +9,7 @@
 //!      8    8 page_id       the page's own number, checked on every read
 //!     16    8 lsn           log sequence number of the last change (the WAL issue uses it)
 //!     24    2 slot_count    records on the page
-//!     26    2 reserved
+//!     26    2 last_insert   slot of the latest insert (0xffff: none), a hint for splits
 //!     28    4 free_end      start of the record area; records fill [free_end, page_size)
 //!     32    8 next          right sibling at the same level, NO_PAGE if none
 //!     40    8 aux           inner pages: leftmost child; otherwise NO_PAGE
@@ -48,6 +48,8 @@ const OFF_LEVEL: usize = 5;
 const OFF_PAGE_ID: usize = 8;
 const OFF_LSN: usize = 16;
 const OFF_SLOT_COUNT: usize = 24;
+const OFF_LAST_INSERT: usize = 26;
+const NO_SLOT: u16 = u16::MAX;
 const OFF_FREE_END: usize = 28;
 const OFF_NEXT: usize = 32;
 const OFF_AUX: usize = 40;
@@ -224,6 +226,12 @@ impl<'a> Page<'a> {
         usize::from(self.ld_u16(OFF_SLOT_COUNT)).min(self.slot_capacity())
     }
 
+    /// The slot of the latest insert, if any: a hint for choosing split points.
+    pub fn last_insert(&self) -> Option<usize> {
+        let slot = self.ld_u16(OFF_LAST_INSERT);
+        (slot != NO_SLOT).then_some(usize::from(slot))
+    }
+
     /// Start of the record area.
     pub fn free_end(&self) -> usize {
         (self.ld_u32(OFF_FREE_END) as usize).min(self.size())
@@ -363,6 +371,7 @@ impl<'a> Page<'a> {
         self.st(OFF_LEVEL, level);
         self.st_bytes(OFF_PAGE_ID, &page_id.to_le_bytes());
         self.set_slot_count(0);
+        self.set_last_insert(None);
         self.set_free_end(self.size());
         self.set_next(NO_PAGE);
         self.set_aux(NO_PAGE);
@@ -381,6 +390,12 @@ impl<'a> Page<'a> {
 
     fn set_free_end(&self, off: usize) {
         self.st_bytes(OFF_FREE_END, &(off as u32).to_le_bytes());
+    }
+
+    /// Sets (or with `None` forgets) the latest-insert hint, after a page is rebuilt.
+    pub fn set_last_insert(&self, slot: Option<usize>) {
+        let slot = slot.map_or(NO_SLOT, |s| s.min(usize::from(NO_SLOT) - 1) as u16);
+        self.st_bytes(OFF_LAST_INSERT, &slot.to_le_bytes());
     }
 
     /// Sets the right-sibling link.
@@ -422,6 +437,7 @@ impl<'a> Page<'a> {
         self.st_bytes(slot_off + 2, &(rec_len as u16).to_le_bytes());
         self.set_slot_count(n + 1);
         self.set_free_end(rec_off);
+        self.st_bytes(OFF_LAST_INSERT, &(i as u16).to_le_bytes());
         true
     }
 
