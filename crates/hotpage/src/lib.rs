@@ -13,6 +13,7 @@ pub mod keys;
 pub mod latch;
 pub mod page;
 pub mod stats;
+pub mod wal;
 
 pub use error::{Error, Result};
 
