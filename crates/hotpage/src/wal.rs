@@ -562,11 +562,11 @@ impl Shared {
         let name = segment_name(index);
         // A stale segment reused in place must never be renamed away later.
         segments.free.retain(|free| *free != index);
-        if !self.storage.exists(&name)? {
-            if let Some(old) = segments.free.pop() {
-                self.storage.rename(&segment_name(old), &name)?;
-                self.recycled.fetch_add(1, Ordering::Relaxed);
-            }
+        if !self.storage.exists(&name)?
+            && let Some(old) = segments.free.pop()
+        {
+            self.storage.rename(&segment_name(old), &name)?;
+            self.recycled.fetch_add(1, Ordering::Relaxed);
         }
         let file = self.storage.open(&name, true)?;
         // A new (or renamed) segment must survive a crash before records in it count.
