@@ -79,6 +79,17 @@ enum Attempt {
 pub struct BTree {
     pool: Arc<BufferPool>,
     root: u64,
+    log: Option<Arc<dyn PageLogger>>,
+}
+
+/// Where a tree logs its page changes (the write-ahead log), so that they can be redone
+/// after a crash. Called with the changed pages still latched exclusively, after
+/// `mark_dirty` and the change; it must set each page's LSN.
+pub trait PageLogger: Send + Sync {
+    /// `key` → `payload` was inserted into `page`.
+    fn inserted(&self, page: &ExclusivePage<'_>, key: &[u8], payload: &[u8]) -> Result<()>;
+    /// These pages changed together (a split): log them as one atomic record.
+    fn images(&self, pages: &[&ExclusivePage<'_>]) -> Result<()>;
 }
 
 impl std::fmt::Debug for BTree {
@@ -95,12 +106,56 @@ impl BTree {
             page.mark_dirty();
             page.page_id()
         };
-        Ok(BTree { pool, root })
+        Ok(BTree {
+            pool,
+            root,
+            log: None,
+        })
     }
 
     /// Opens the tree rooted at `root`.
     pub fn open(pool: Arc<BufferPool>, root: u64) -> BTree {
-        BTree { pool, root }
+        BTree {
+            pool,
+            root,
+            log: None,
+        }
+    }
+
+    /// Logs every page change to `log` from now on.
+    pub fn with_logger(mut self, log: Arc<dyn PageLogger>) -> BTree {
+        self.log = Some(log);
+        self
+    }
+
+    fn log_insert(&self, page: &ExclusivePage<'_>, key: &[u8], payload: &[u8]) -> Result<()> {
+        match &self.log {
+            Some(log) => log.inserted(page, key, payload),
+            None => Ok(()),
+        }
+    }
+
+    fn log_images(&self, pages: &[&ExclusivePage<'_>]) -> Result<()> {
+        match &self.log {
+            Some(log) => log.images(pages),
+            None => Ok(()),
+        }
+    }
+
+    fn leaf_insert(&self, leaf: &ExclusivePage<'_>, key: &[u8], value: &[u8]) -> Result<Attempt> {
+        let page = leaf.page();
+        match page.search(key) {
+            Ok(_) => Ok(Attempt::Done(Inserted::Duplicate)),
+            Err(pos) => {
+                leaf.mark_dirty(); // before the change: see `ExclusivePage::mark_dirty`
+                if page.insert_record(pos, key, value) {
+                    self.log_insert(leaf, key, value)?;
+                    Ok(Attempt::Done(Inserted::Yes))
+                } else {
+                    Ok(Attempt::Split)
+                }
+            }
+        }
     }
 
     /// The root page number.
@@ -155,7 +210,7 @@ impl BTree {
                 let Some(leaf) = node.upgrade() else {
                     return Ok(Attempt::Restart);
                 };
-                return Ok(leaf_insert(&leaf, key, value));
+                return self.leaf_insert(&leaf, key, value);
             }
             let child = page.child_for(key);
             if !node.validate() {
@@ -166,7 +221,7 @@ impl BTree {
                 if !node.validate() {
                     return Ok(Attempt::Restart);
                 }
-                return Ok(leaf_insert(&leaf, key, value));
+                return self.leaf_insert(&leaf, key, value);
             }
             let next = self.pool.fix_optimistic(child)?;
             if !node.validate() {
@@ -207,8 +262,10 @@ impl BTree {
             let mut records = copy_records(&page);
             match row {
                 Some(row) => {
+                    node.mark_dirty();
                     if page.insert_record(pos, key, row) {
-                        node.mark_dirty(); // another session split it meanwhile
+                        // another session split it meanwhile
+                        self.log_insert(&node, key, row)?;
                         return Ok(Some(Inserted::Yes));
                     }
                     records.insert(pos, make_record(key, row));
@@ -226,15 +283,17 @@ impl BTree {
                 self.split_on_path(key, level + 1, None)?;
                 continue;
             }
+            parent.mark_dirty();
             let (separator, right) = self.split(&node, records, pos)?;
             let parent_page = parent.page();
             let Err(at) = parent_page.search(&separator) else {
                 return Err(self.corrupt(parent.page_id(), "separator already present"));
             };
-            if !parent_page.insert_record(at, &separator, &right.to_le_bytes()) {
+            if !parent_page.insert_record(at, &separator, &right.page_id().to_le_bytes()) {
                 return Err(self.corrupt(parent.page_id(), "parent lost the room it had"));
             }
-            parent.mark_dirty();
+            // The three pages as one record: redo never sees half a split.
+            self.log_images(&[&node, &right, &parent])?;
             return Ok(row.map(|_| Inserted::Yes));
         }
     }
@@ -277,13 +336,14 @@ impl BTree {
     }
 
     /// Splits a non-root page whose records (with the new one at `new_pos`) no longer fit.
-    /// Returns the separator and the new right page for the parent.
+    /// Returns the separator and the new right page (still latched) for the parent.
     fn split(
         &self,
         left: &ExclusivePage<'_>,
         records: Vec<Vec<u8>>,
         new_pos: usize,
-    ) -> Result<(Vec<u8>, u64)> {
+    ) -> Result<(Vec<u8>, ExclusivePage<'_>)> {
+        left.mark_dirty();
         let page = left.page();
         let page_type = page.page_type().unwrap_or(PageType::Leaf);
         let level = page.level();
@@ -314,10 +374,8 @@ impl BTree {
         page.set_next(right.page_id());
         fill(&page, &left_records, left.page_id())?;
         mark_new_record(&page, &right_page, page_type, new_pos, at);
-        left.mark_dirty();
-        right.mark_dirty();
         self.pool.stats().count(Counter::PageSplits, 1);
-        Ok((separator, right.page_id()))
+        Ok((separator, right))
     }
 
     /// Splits the root in place: its records move to two new children and the root
@@ -328,6 +386,7 @@ impl BTree {
         records: Vec<Vec<u8>>,
         new_pos: usize,
     ) -> Result<()> {
+        root.mark_dirty();
         let page = root.page();
         let page_type = page.page_type().unwrap_or(PageType::Leaf);
         let level = page.level();
@@ -356,9 +415,7 @@ impl BTree {
         if !page.insert_record(0, &separator, &right.page_id().to_le_bytes()) {
             return Err(self.corrupt(root.page_id(), "new root cannot hold one separator"));
         }
-        left.mark_dirty();
-        right.mark_dirty();
-        root.mark_dirty();
+        self.log_images(&[root, &left, &right])?;
         self.pool.stats().count(Counter::PageSplits, 1);
         Ok(())
     }
@@ -601,21 +658,6 @@ struct Walk {
     levels: Vec<Vec<(u64, u64)>>,
     rows: u64,
     leaf_bytes_used: u64,
-}
-
-fn leaf_insert(leaf: &ExclusivePage<'_>, key: &[u8], value: &[u8]) -> Attempt {
-    let page = leaf.page();
-    match page.search(key) {
-        Ok(_) => Attempt::Done(Inserted::Duplicate),
-        Err(pos) => {
-            if page.insert_record(pos, key, value) {
-                leaf.mark_dirty();
-                Attempt::Done(Inserted::Yes)
-            } else {
-                Attempt::Split
-            }
-        }
-    }
 }
 
 fn make_record(key: &[u8], payload: &[u8]) -> Vec<u8> {

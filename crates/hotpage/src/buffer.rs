@@ -19,6 +19,7 @@ use crate::io::StorageFile;
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
 use crate::stats::{Counter, Stats, WaitType};
+use crate::wal::Wal;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -30,7 +31,7 @@ pub const POOL_FRAMES_MIN: usize = 16;
 /// The default pool size.
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
 /// The on-disk format version this binary writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Magic bytes at the start of a data file's header record.
 pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
 
@@ -93,6 +94,9 @@ struct Frame {
     dirty: AtomicBool,
     // Clock "second chance" bit: set on access (only if clear, to keep the line shared).
     referenced: AtomicBool,
+    // End LSN of the last full image of this page written to the log since it came into
+    // the pool (0: none). The log decides from it when a change must be a full image.
+    image_lsn: AtomicU64,
     buf: PageBuf,
 }
 
@@ -132,6 +136,9 @@ pub struct BufferPool {
     clock_hand: AtomicUsize,
     miss_locks: Box<[Mutex<()>]>,
     stats: Arc<Stats>,
+    // The write-ahead log, once attached: no page is written before the log is durable up
+    // to the page's LSN.
+    log: OnceLock<Arc<Wal>>,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -170,6 +177,7 @@ impl BufferPool {
                 page_id: AtomicU64::new(NO_PAGE),
                 dirty: AtomicBool::new(false),
                 referenced: AtomicBool::new(false),
+                image_lsn: AtomicU64::new(0),
                 buf: PageBuf::new(page_size),
             })
             .collect();
@@ -186,6 +194,7 @@ impl BufferPool {
             clock_hand: AtomicUsize::new(0),
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
             stats,
+            log: OnceLock::new(),
         };
         if len_bytes == 0 {
             pool.format_header()?;
@@ -285,6 +294,47 @@ impl BufferPool {
         }
     }
 
+    /// Attaches the write-ahead log: from now on a dirty page is written only after the log
+    /// is durable up to the page's LSN (the WAL rule). Recovery runs before this, while every
+    /// record it replays is durable already.
+    pub fn attach_log(&self, log: Arc<Wal>) {
+        let _ = self.log.set(log);
+    }
+
+    /// Recovery: puts a page image from the log into the pool without reading the page from
+    /// disk (where it may be torn), dirty. Extends the file's page count if needed.
+    pub fn install_image(&self, page_id: u64, image: &[u8], lsn: u64) -> Result<()> {
+        if image.len() != self.page_size || page_id >= FILE_PAGES_MAX {
+            return Err(self.corrupt(page_id, "log image of the wrong size".into()));
+        }
+        self.file_pages.fetch_max(page_id + 1, Ordering::AcqRel);
+        if let Some(index) = self.table.get(page_id) {
+            let frame = &self.frames[index];
+            let (_guard, _) = frame.latch.lock_exclusive();
+            if frame.page_id.load(Ordering::Relaxed) == page_id {
+                frame.dirty.store(true, Ordering::SeqCst);
+                frame.buf.page().copy_from(image);
+                frame.buf.page().set_lsn(lsn);
+                return Ok(());
+            }
+        }
+        let _miss = self.miss_locks[(page_id as usize) % MISS_LOCK_SHARDS].lock();
+        if self.table.get(page_id).is_some() {
+            drop(_miss);
+            return self.install_image(page_id, image, lsn);
+        }
+        let (index, _guard) = self.evict_one()?;
+        let frame = &self.frames[index];
+        frame.buf.page().copy_from(image);
+        frame.buf.page().set_lsn(lsn);
+        frame.page_id.store(page_id, Ordering::Relaxed);
+        frame.dirty.store(true, Ordering::SeqCst);
+        frame.image_lsn.store(0, Ordering::Relaxed);
+        frame.touch();
+        self.table.set(page_id, index);
+        Ok(())
+    }
+
     /// Fixes a page for an optimistic read. Validate before trusting anything read.
     pub fn fix_optimistic(&self, page_id: u64) -> Result<OptimisticPage<'_>> {
         loop {
@@ -360,7 +410,8 @@ impl BufferPool {
         let frame = &self.frames[index];
         frame.buf.page().init(page_id, page_type, level);
         frame.page_id.store(page_id, Ordering::Relaxed);
-        frame.dirty.store(true, Ordering::Relaxed);
+        frame.dirty.store(true, Ordering::SeqCst);
+        frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
         self.table.set(page_id, index);
         Ok(ExclusivePage {
@@ -402,6 +453,7 @@ impl BufferPool {
         self.stats.count(Counter::PagesRead, 1);
         frame.page_id.store(page_id, Ordering::Relaxed);
         frame.dirty.store(false, Ordering::Relaxed);
+        frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
         self.table.set(page_id, index);
         drop(guard);
@@ -441,6 +493,13 @@ impl BufferPool {
 
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
     fn write_back(&self, frame: &Frame, page_id: u64) -> Result<()> {
+        if let Some(log) = self.log.get() {
+            // The WAL rule: the log first, then the page.
+            let page_lsn = frame.buf.page().lsn();
+            if page_lsn > log.durable() {
+                log.wait_durable(page_lsn)?;
+            }
+        }
         IO_SCRATCH.with(|scratch| {
             let mut image = scratch.borrow_mut();
             image.resize(self.page_size, 0);
@@ -459,7 +518,9 @@ impl BufferPool {
     /// Writes every dirty page and makes the file durable (fdatasync).
     pub fn flush_all(&self) -> Result<()> {
         for frame in self.frames.iter() {
-            if !frame.dirty.load(Ordering::Relaxed) {
+            // SeqCst pairs with `mark_dirty`: a checkpoint that publishes its redo LSN and
+            // then finds a page clean here knows the next change to it sees that LSN.
+            if !frame.dirty.load(Ordering::SeqCst) {
                 continue;
             }
             let (_guard, _) = frame.latch.lock_shared();
@@ -566,9 +627,21 @@ impl ExclusivePage<'_> {
         self.page_id
     }
 
-    /// Records that the page changed and must be written back.
+    /// Records that the page changes and must be written back. Call it before changing
+    /// the page and before logging the change: a checkpoint relies on that order (SeqCst)
+    /// to either flush the change or see its redo LSN in the change's log decision.
     pub fn mark_dirty(&self) {
-        self.frame.dirty.store(true, Ordering::Relaxed);
+        self.frame.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// End LSN of the last full image of this page logged while it sat in the pool (0: none).
+    pub fn image_lsn(&self) -> u64 {
+        self.frame.image_lsn.load(Ordering::Relaxed)
+    }
+
+    /// Records that a full image of this page was logged, ending at `lsn`.
+    pub fn set_image_lsn(&self, lsn: u64) {
+        self.frame.image_lsn.store(lsn, Ordering::Relaxed);
     }
 }
 

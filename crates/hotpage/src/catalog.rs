@@ -2,7 +2,8 @@
 //! atomically (write `catalog.tmp`, fdatasync, rename over `catalog`, fsync the directory).
 //!
 //! ```text
-//! magic "HPCATLG\0" | format u32 | page_size u32 | table_count u32
+//! magic "HPCATLG\0" | format u32 | page_size u32 | redo_lsn u64 | logical_lsn u64 | flags u32
+//! | table_count u32
 //! per table: name_len u16, name, design_len u16, design, kind_tag u8, kind_a i64, kind_b i64,
 //!            root u64, key_high_water i64, rows u64
 //! crc32c u32 of everything before it
@@ -41,11 +42,18 @@ pub struct TableEntry {
     pub rows: u64,
 }
 
-/// The whole catalog.
+/// The whole catalog. It is also the control file: it names the last checkpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Catalog {
     /// The data file's page size.
     pub page_size: u32,
+    /// Recovery redoes page records from here (the last checkpoint's redo point).
+    pub redo_lsn: u64,
+    /// Recovery re-applies committed transactions from here (at or before `redo_lsn`).
+    pub logical_lsn: u64,
+    /// Set while the database is open without a log (`Durability::None`): found set at the
+    /// next open, it means a crash, and the tables' rows are gone.
+    pub unlogged_open: bool,
     /// Tables in creation order.
     pub tables: Vec<TableEntry>,
 }
@@ -128,6 +136,9 @@ impl Catalog {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&self.page_size.to_le_bytes());
+        out.extend_from_slice(&self.redo_lsn.to_le_bytes());
+        out.extend_from_slice(&self.logical_lsn.to_le_bytes());
+        out.extend_from_slice(&u32::from(self.unlogged_open).to_le_bytes());
         out.extend_from_slice(&(self.tables.len() as u32).to_le_bytes());
         for t in &self.tables {
             assert!(t.name.len() <= NAME_BYTES_MAX && t.design.len() <= NAME_BYTES_MAX);
@@ -173,6 +184,12 @@ impl Catalog {
             });
         }
         let page_size = r.u32().ok_or_else(truncated)?;
+        let redo_lsn = r.u64().ok_or_else(truncated)?;
+        let logical_lsn = r.u64().ok_or_else(truncated)?;
+        let flags = r.u32().ok_or_else(truncated)?;
+        if flags > 1 || logical_lsn > redo_lsn {
+            return Err(bad("bad control fields"));
+        }
         let count = r.u32().ok_or_else(truncated)? as usize;
         if count > TABLES_MAX {
             return Err(bad("too many tables"));
@@ -199,7 +216,13 @@ impl Catalog {
         if r.at != body.len() {
             return Err(bad("trailing bytes"));
         }
-        Ok(Catalog { page_size, tables })
+        Ok(Catalog {
+            page_size,
+            redo_lsn,
+            logical_lsn,
+            unlogged_open: flags == 1,
+            tables,
+        })
     }
 
     /// Reads the catalog, or `None` if the directory has none.
@@ -251,6 +274,9 @@ mod tests {
     fn sample() -> Catalog {
         Catalog {
             page_size: 8192,
+            redo_lsn: 4096,
+            logical_lsn: 1024,
+            unlogged_open: false,
             tables: vec![
                 TableEntry {
                     name: "orders".into(),

@@ -5,34 +5,49 @@
 //! let db = Database::open("/tmp/orders-db", Options::default())?;
 //! let orders = db.create_table("orders", "identity", KeyKind::Identity { start: 1, step: 1 })?;
 //! let mut session = db.session();
-//! let key = session.insert(&orders, b"first order")?;
+//! let key = session.insert(&orders, b"first order")?; // autocommit, durable on return
+//! session.begin()?;
+//! session.insert(&orders, b"second")?;
+//! session.insert(&orders, b"third")?;
+//! session.commit()?; // both or neither, even across a crash
 //! assert_eq!(session.get(&orders, &key)?, Some(b"first order".to_vec()));
 //! drop(session);
 //! db.close()?;
 //! # Ok::<(), hotpage::Error>(())
 //! ```
-//!
-//! Durability in this version: a database closed with [`Database::close`] reopens with all
-//! its tables and rows. A crash loses what was not flushed (the write-ahead log comes next).
 
 use crate::btree::{self, BTree, Inserted, TreeStats};
 use crate::buffer::{BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
-use crate::io::{StdStorage, Storage};
+use crate::io::{Storage, StdStorage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
+use crate::logger::WalLogger;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
+use crate::recovery::{self, RedoOutcome};
 use crate::stats::{Stats, StatsSnapshot};
-use parking_lot::{Mutex, RwLock};
+use crate::txn::{Durability, encode_commit};
+use crate::wal::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// The data file's name inside the database directory.
 pub const DATA_FILE: &str = "data.0";
 /// Rows a session counts locally before adding them to the table's shared count (so the
 /// count is not a cache line every insert writes).
 const ROW_COUNT_FLUSH_EVERY: u64 = 1024;
+/// Default log volume between automatic checkpoints.
+pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 256 << 20;
+/// Default longest time between automatic checkpoints.
+pub const CHECKPOINT_INTERVAL_DEFAULT: Duration = Duration::from_secs(60);
+/// Default bound on the bytes of rows one transaction may hold before commit.
+pub const TXN_BYTES_MAX_DEFAULT: usize = 64 << 20;
+/// A session not applying a commit.
+const NOT_APPLYING: u64 = u64::MAX;
 
 /// Options for opening a database.
 #[derive(Clone, Debug)]
@@ -44,6 +59,16 @@ pub struct Options {
     pub pool_bytes: usize,
     /// Create the directory and database if missing.
     pub create_if_missing: bool,
+    /// The database's durability, and every session's default (see [`Durability`]).
+    pub durability: Durability,
+    /// Log segment and buffer sizes, and the `async` flush interval.
+    pub wal: WalOptions,
+    /// Checkpoint after this much log (bounds recovery time).
+    pub checkpoint_log_bytes: u64,
+    /// Checkpoint at least this often while there is new log.
+    pub checkpoint_interval: Duration,
+    /// The most bytes of rows one transaction may hold before it commits.
+    pub txn_bytes_max: usize,
 }
 
 impl Default for Options {
@@ -52,6 +77,11 @@ impl Default for Options {
             page_size: PAGE_SIZE_DEFAULT,
             pool_bytes: POOL_BYTES_DEFAULT,
             create_if_missing: true,
+            durability: Durability::Sync,
+            wal: WalOptions::default(),
+            checkpoint_log_bytes: CHECKPOINT_LOG_BYTES_DEFAULT,
+            checkpoint_interval: CHECKPOINT_INTERVAL_DEFAULT,
+            txn_bytes_max: TXN_BYTES_MAX_DEFAULT,
         }
     }
 }
@@ -112,14 +142,52 @@ pub struct TableInfo {
     pub root_page: u64,
 }
 
+/// What the last open's recovery did.
+#[derive(Clone, Debug, Default)]
+pub struct RecoveryReport {
+    /// Log records read.
+    pub records: u64,
+    /// Log bytes from the redo point to the end of the log.
+    pub log_bytes: u64,
+    /// Page images installed and page inserts redone.
+    pub pages_redone: u64,
+    /// Rows of committed transactions that had not reached their pages.
+    pub rows_reapplied: u64,
+    /// Wall time of the recovery.
+    pub elapsed: Duration,
+    /// True when a database last open without a log (`Durability::None`) had crashed and
+    /// its tables were emptied.
+    pub unlogged_tables_emptied: bool,
+}
+
 struct Inner {
     path: PathBuf,
     storage: Arc<dyn Storage>,
     pool: Arc<BufferPool>,
     stats: Arc<Stats>,
     tables: RwLock<Vec<TableHandle>>,
-    // Serialises catalog rewrites (table creation, close).
-    catalog_lock: Mutex<()>,
+    durability: Durability,
+    wal: Option<Arc<Wal>>,
+    // The current checkpoint's redo point (the logger's full-image rule reads it).
+    redo_lsn: Arc<AtomicU64>,
+    // Each session's "applying a commit since" marker, for the checkpoint's logical point.
+    appliers: Mutex<Vec<Weak<AtomicU64>>>,
+    // One checkpoint at a time; also serialises catalog rewrites.
+    checkpoint_lock: Mutex<CheckpointState>,
+    next_session_id: AtomicU64,
+    options: Options,
+    recovery: RecoveryReport,
+    // Stops the checkpointer thread.
+    stop: Mutex<bool>,
+    stop_signal: Condvar,
+    checkpointer: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct CheckpointState {
+    // Log end at the last checkpoint.
+    last_end: Lsn,
+    last_at: Instant,
+    checkpoints: u64,
 }
 
 /// An open database. Share it between threads with `&Database` or clone the handle.
@@ -136,21 +204,23 @@ impl std::fmt::Debug for Database {
     }
 }
 
+fn not_a_database(path: &Path, reason: &str) -> Error {
+    Error::NotADatabase {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    }
+}
+
 impl Database {
-    /// Opens (or, with `create_if_missing`, creates) the database in directory `path`.
+    /// Opens (or, with `create_if_missing`, creates) the database in directory `path`,
+    /// recovering from a crash if the last run did not close cleanly.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
         let path = path.as_ref();
         if path.exists() && !path.is_dir() {
-            return Err(Error::NotADatabase {
-                path: path.to_path_buf(),
-                reason: "it is a file, not a directory".into(),
-            });
+            return Err(not_a_database(path, "it is a file, not a directory"));
         }
         if !path.exists() && !options.create_if_missing {
-            return Err(Error::NotADatabase {
-                path: path.to_path_buf(),
-                reason: "no such directory".into(),
-            });
+            return Err(not_a_database(path, "no such directory"));
         }
         let storage = StdStorage::open_dir(path, options.create_if_missing)
             .map_err(|e| Error::io(format!("opening directory {}", path.display()), e))?;
@@ -165,40 +235,54 @@ impl Database {
         options: Options,
     ) -> Result<Database> {
         page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
-        let catalog = Catalog::load(&*storage, path)?;
-        let catalog = match catalog {
+        let started = Instant::now();
+        let existing = Catalog::load(&*storage, path)?;
+        let is_new = existing.is_none();
+        let mut catalog = match existing {
             Some(catalog) => catalog,
             None => {
                 let files = storage
                     .list()
                     .map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
                 if !files.is_empty() {
-                    return Err(Error::NotADatabase {
-                        path: path.to_path_buf(),
-                        reason: "the directory has files but no hotpage catalog".into(),
-                    });
+                    return Err(not_a_database(
+                        path,
+                        "the directory has files but no hotpage catalog",
+                    ));
                 }
                 if !options.create_if_missing {
-                    return Err(Error::NotADatabase {
-                        path: path.to_path_buf(),
-                        reason: "no hotpage catalog".into(),
-                    });
+                    return Err(not_a_database(path, "no hotpage catalog"));
                 }
                 Catalog {
                     page_size: options.page_size as u32,
+                    redo_lsn: 0,
+                    logical_lsn: 0,
+                    unlogged_open: false,
                     tables: Vec::new(),
                 }
             }
         };
         let page_size = catalog.page_size as usize;
+        let mut report = RecoveryReport::default();
+        if catalog.unlogged_open {
+            // The last run had no log and did not close: its pages cannot be trusted.
+            storage
+                .remove(DATA_FILE)
+                .or_else(|e| {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })
+                .map_err(|e| Error::io("removing the data file of a crashed unlogged run", e))?;
+            report.unlogged_tables_emptied = true;
+        }
         let data_exists = storage
             .exists(DATA_FILE)
             .map_err(|e| Error::io("looking for the data file", e))?;
-        if !catalog.tables.is_empty() && !data_exists {
-            return Err(Error::NotADatabase {
-                path: path.to_path_buf(),
-                reason: format!("{DATA_FILE} is missing"),
-            });
+        if !catalog.tables.is_empty() && !data_exists && !catalog.unlogged_open {
+            return Err(not_a_database(path, &format!("{DATA_FILE} is missing")));
         }
         let file = storage
             .open(DATA_FILE, true)
@@ -211,33 +295,133 @@ impl Database {
             options.pool_bytes,
             Arc::clone(&stats),
         )?);
+        let segment_bytes = options.wal.segment_bytes;
+
+        // Recovery, pass 1: redo page records (always, whatever this run's durability: a
+        // previous run may have logged).
+        let redo = if catalog.unlogged_open {
+            RedoOutcome {
+                end: catalog.redo_lsn,
+                latest_values: vec![None; catalog.tables.len()],
+                ..RedoOutcome::default()
+            }
+        } else {
+            recovery::redo(&*storage, segment_bytes, &pool, &catalog)?
+        };
+        report.records = redo.records;
+        report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
+        report.pages_redone = redo.images + redo.inserts_applied;
+        let log_end = redo.end;
+        let redo_lsn = Arc::new(AtomicU64::new(log_end));
+        let wal = if options.durability == Durability::None {
+            None
+        } else {
+            let wal = Arc::new(Wal::open(
+                Arc::clone(&storage),
+                options.wal.clone(),
+                log_end,
+                catalog.logical_lsn.min(catalog.redo_lsn),
+                Arc::clone(&stats),
+            )?);
+            pool.attach_log(Arc::clone(&wal));
+            Some(wal)
+        };
+        let logger: Option<Arc<dyn btree::PageLogger>> = wal.as_ref().map(|wal| {
+            Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>
+        });
         let mut tables = Vec::with_capacity(catalog.tables.len());
-        for (id, entry) in catalog.tables.iter().enumerate() {
+        for (id, entry) in catalog.tables.iter_mut().enumerate() {
+            let tree = if catalog.unlogged_open {
+                let tree = BTree::create(Arc::clone(&pool))?;
+                entry.root = tree.root();
+                entry.rows = 0;
+                tree
+            } else {
+                BTree::open(Arc::clone(&pool), entry.root)
+            };
+            let tree = match &logger {
+                Some(logger) => tree.with_logger(Arc::clone(logger)),
+                None => tree,
+            };
+            let mut high_water = entry.key_high_water;
+            if let Some(latest) = redo.latest_values.get(id).copied().flatten()
+                && let Some(next) = entry.kind.next_after(latest)
+                && entry.kind.is_later(next, high_water)
+            {
+                high_water = next;
+            }
             tables.push(Arc::new(Table {
                 id,
                 name: entry.name.clone(),
                 design: entry.design.clone(),
-                tree: BTree::open(Arc::clone(&pool), entry.root),
-                keys: KeyGenerator::new(entry.kind, Some(entry.key_high_water))?,
+                tree,
+                keys: KeyGenerator::new(entry.kind, Some(high_water))?,
                 rows: AtomicU64::new(entry.rows),
             }));
         }
-        let db = Database {
-            inner: Arc::new(Inner {
-                path: path.to_path_buf(),
-                storage,
-                pool,
-                stats,
-                tables: RwLock::new(tables),
-                catalog_lock: Mutex::new(()),
-            }),
-        };
-        if !data_exists {
-            // A new database: header page and empty catalog on disk before anyone uses it.
-            db.inner.pool.flush_all()?;
-            db.write_catalog()?;
+        // Recovery, pass 2: committed transactions whose rows had not reached their pages.
+        if redo.commits > 0 {
+            let trees: Vec<&BTree> = tables.iter().map(|t| &t.tree).collect();
+            report.rows_reapplied = recovery::reapply_commits(
+                &*storage,
+                segment_bytes,
+                catalog.logical_lsn.min(catalog.redo_lsn),
+                log_end,
+                &trees,
+            )?;
         }
+        let recovered = !is_new && (redo.records > 0 || catalog.unlogged_open);
+        if recovered {
+            // Row counts from the trees themselves: the catalog's are from the last checkpoint.
+            for table in &tables {
+                let shape = table.tree.verify()?;
+                table.rows.store(shape.rows, Ordering::Relaxed);
+            }
+        }
+        report.elapsed = started.elapsed();
+        let inner = Arc::new(Inner {
+            path: path.to_path_buf(),
+            storage,
+            pool,
+            stats,
+            tables: RwLock::new(tables),
+            durability: options.durability,
+            wal,
+            redo_lsn,
+            appliers: Mutex::new(Vec::new()),
+            checkpoint_lock: Mutex::new(CheckpointState {
+                last_end: log_end,
+                last_at: Instant::now(),
+                checkpoints: 0,
+            }),
+            next_session_id: AtomicU64::new(1),
+            options,
+            recovery: report,
+            stop: Mutex::new(false),
+            stop_signal: Condvar::new(),
+            checkpointer: Mutex::new(None),
+        });
+        let db = Database { inner };
+        if is_new || recovered || !data_exists || db.inner.durability == Durability::None {
+            // Make the recovered (or new) state the checkpoint, so that recovery never has
+            // to look at the same log again; marks an unlogged run as open.
+            db.checkpoint()?;
+        }
+        db.start_checkpointer()?;
         Ok(db)
+    }
+
+    fn start_checkpointer(&self) -> Result<()> {
+        if self.inner.wal.is_none() {
+            return Ok(());
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let handle = std::thread::Builder::new()
+            .name("hotpage-checkpointer".into())
+            .spawn(move || checkpointer_loop(&weak))
+            .map_err(|e| Error::io("starting the checkpointer", e))?;
+        *self.inner.checkpointer.lock() = Some(handle);
+        Ok(())
     }
 
     /// The database directory.
@@ -260,6 +444,26 @@ impl Database {
         self.inner.pool.info()
     }
 
+    /// The database's durability.
+    pub fn durability(&self) -> Durability {
+        self.inner.durability
+    }
+
+    /// Log figures, if the database has a log.
+    pub fn log_counters(&self) -> Option<WalCounters> {
+        self.inner.wal.as_ref().map(|w| w.counters())
+    }
+
+    /// What recovery did when this database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.inner.recovery
+    }
+
+    /// Checkpoints taken since open (including the one at open, if any).
+    pub fn checkpoints(&self) -> u64 {
+        self.inner.checkpoint_lock.lock().checkpoints
+    }
+
     /// Creates a table whose keys come from `kind`. `design` is the name reports show.
     pub fn create_table(&self, name: &str, design: &str, kind: KeyKind) -> Result<TableHandle> {
         if name.is_empty() || name.len() > NAME_BYTES_MAX || design.len() > NAME_BYTES_MAX {
@@ -268,13 +472,20 @@ impl Database {
             )));
         }
         kind.validate()?;
-        let _catalog = self.inner.catalog_lock.lock();
-        if self.inner.tables.read().iter().any(|t| t.name == name) {
-            return Err(Error::TableExists(name.to_string()));
-        }
-        let tree = BTree::create(Arc::clone(&self.inner.pool))?;
         let table = {
+            let _checkpoint = self.inner.checkpoint_lock.lock();
             let mut tables = self.inner.tables.write();
+            if tables.iter().any(|t| t.name == name) {
+                return Err(Error::TableExists(name.to_string()));
+            }
+            let tree = BTree::create(Arc::clone(&self.inner.pool))?;
+            let tree = match &self.inner.wal {
+                Some(wal) => tree.with_logger(Arc::new(WalLogger::new(
+                    Arc::clone(wal),
+                    Arc::clone(&self.inner.redo_lsn),
+                ))),
+                None => tree,
+            };
             let table = Arc::new(Table {
                 id: tables.len(),
                 name: name.to_string(),
@@ -286,9 +497,8 @@ impl Database {
             tables.push(Arc::clone(&table));
             table
         };
-        // The root page must be on disk before the catalog names it.
-        self.inner.pool.flush_all()?;
-        self.write_catalog_locked()?;
+        // A checkpoint puts the root page and the catalog that names it on disk together.
+        self.checkpoint()?;
         Ok(table)
     }
 
@@ -319,12 +529,20 @@ impl Database {
             .collect()
     }
 
-    /// A new session (one per thread).
+    /// A new session (one per thread), with the database's durability.
     pub fn session(&self) -> Session {
+        let applying = Arc::new(AtomicU64::new(NOT_APPLYING));
+        self.inner.appliers.lock().push(Arc::downgrade(&applying));
         Session {
             db: Arc::clone(&self.inner),
+            id: self.inner.next_session_id.fetch_add(1, Ordering::Relaxed),
+            txn_seq: 0,
+            durability: self.inner.durability,
             key_sessions: Vec::new(),
             pending_rows: Vec::new(),
+            txn: None,
+            applying,
+            record: Vec::new(),
         }
     }
 
@@ -343,14 +561,43 @@ impl Database {
         table.tree.verify()
     }
 
-    fn write_catalog(&self) -> Result<()> {
-        let _catalog = self.inner.catalog_lock.lock();
-        self.write_catalog_locked()
-    }
-
-    fn write_catalog_locked(&self) -> Result<()> {
+    /// A fuzzy checkpoint: sessions keep working while it runs.
+    /// 1. Publish the redo point (the log's end): from now on, a page's first change is
+    ///    logged as a full image.
+    /// 2. The logical point: the oldest commit still being applied, if older.
+    /// 3. Write every dirty page (each after the log is durable up to its LSN), fdatasync.
+    /// 4. Write the catalog naming both points (atomically, durably); release old segments.
+    pub fn checkpoint(&self) -> Result<()> {
+        let mut state = self.inner.checkpoint_lock.lock();
+        let inner = &self.inner;
+        let (redo, logical) = match &inner.wal {
+            Some(wal) => {
+                if wal.has_failed() {
+                    return Err(Error::io(
+                        "checkpointing",
+                        std::io::Error::other("the log failed (fail-stop): reopen to recover"),
+                    ));
+                }
+                let redo = wal.end();
+                inner.redo_lsn.store(redo, Ordering::SeqCst);
+                let mut logical = redo;
+                inner.appliers.lock().retain(|weak| match weak.upgrade() {
+                    Some(applying) => {
+                        logical = logical.min(applying.load(Ordering::SeqCst));
+                        true
+                    }
+                    None => false,
+                });
+                (redo, logical)
+            }
+            None => (state.last_end, state.last_end),
+        };
+        inner.pool.flush_all()?;
         let catalog = Catalog {
             page_size: self.page_size() as u32,
+            redo_lsn: redo,
+            logical_lsn: logical,
+            unlogged_open: inner.durability == Durability::None,
             tables: self
                 .inner
                 .tables
@@ -366,19 +613,20 @@ impl Database {
                 })
                 .collect(),
         };
-        catalog.store(&*self.inner.storage)
+        catalog.store(&*inner.storage)?;
+        if let Some(wal) = &inner.wal {
+            wal.release_before(logical);
+        }
+        state.last_end = redo;
+        state.last_at = Instant::now();
+        state.checkpoints += 1;
+        Ok(())
     }
 
-    /// Writes every dirty page, makes the data file durable, and records each table's key
-    /// high-water mark and row count. End sessions first: their last uncounted rows are
-    /// added when they drop.
-    pub fn checkpoint(&self) -> Result<()> {
-        self.inner.pool.flush_all()?;
-        self.write_catalog()
-    }
-
-    /// Closes the database cleanly (a checkpoint). Fails if sessions are still open.
+    /// Closes the database cleanly: a final checkpoint, the log flushed and stopped. Fails
+    /// if sessions or other handles are still open.
     pub fn close(self) -> Result<()> {
+        self.stop_checkpointer();
         let handles = Arc::strong_count(&self.inner);
         if handles > 1 {
             return Err(Error::InvalidOption(format!(
@@ -386,28 +634,130 @@ impl Database {
                 handles - 1
             )));
         }
-        self.checkpoint()
+        self.checkpoint()?;
+        if self.inner.durability == Durability::None {
+            // Clean close of an unlogged run: its pages are all on disk.
+            let mut catalog = Catalog::load(&*self.inner.storage, &self.inner.path)?
+                .ok_or_else(|| not_a_database(&self.inner.path, "catalog vanished"))?;
+            catalog.unlogged_open = false;
+            catalog.store(&*self.inner.storage)?;
+        }
+        if let Some(wal) = &self.inner.wal {
+            wal.shutdown()?;
+        }
+        Ok(())
+    }
+
+    fn stop_checkpointer(&self) {
+        *self.inner.stop.lock() = true;
+        self.inner.stop_signal.notify_all();
+        if let Some(handle) = self.inner.checkpointer.lock().take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Checkpoints when enough log has accumulated or enough time has passed.
+fn checkpointer_loop(weak: &Weak<Inner>) {
+    loop {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        {
+            let mut stop = inner.stop.lock();
+            if *stop {
+                return;
+            }
+            inner
+                .stop_signal
+                .wait_for(&mut stop, Duration::from_millis(100));
+            if *stop {
+                return;
+            }
+        }
+        let due = match &inner.wal {
+            Some(wal) => {
+                let state = inner.checkpoint_lock.lock();
+                let new_log = wal.end().saturating_sub(state.last_end);
+                new_log >= inner.options.checkpoint_log_bytes
+                    || (new_log > 0 && state.last_at.elapsed() >= inner.options.checkpoint_interval)
+            }
+            None => false,
+        };
+        if due && !inner.wal.as_ref().is_some_and(|w| w.has_failed()) {
+            // A failed checkpoint is retried at the next tick; commits report log failures.
+            let _ = (Database { inner }).checkpoint();
+        }
     }
 }
 
 /// One session: a thread's connection to the database. Holds per-session key state
-/// (sequence caches, GUID random state), so each thread should have its own.
+/// (sequence caches, GUID random state) and the open transaction, so each thread should
+/// have its own.
 pub struct Session {
     db: Arc<Inner>,
+    id: u64,
+    txn_seq: u64,
+    durability: Durability,
     key_sessions: Vec<Option<KeySession>>,
     pending_rows: Vec<u64>,
+    txn: Option<PendingTxn>,
+    // The log position before this session's commit being applied (NOT_APPLYING if none).
+    applying: Arc<AtomicU64>,
+    // Reused commit-record buffer.
+    record: Vec<u8>,
+}
+
+struct PendingTxn {
+    rows: Vec<(TableHandle, Key, Vec<u8>)>,
+    bytes: usize,
 }
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("db", &self.db.path)
+            .field("id", &self.id)
             .finish()
     }
 }
 
 impl Session {
-    /// Inserts one row, with a key from the table's generator, and returns the key.
+    /// Sets this session's durability: `Sync` or `Async` on a logged database. `None` is a
+    /// database-wide choice (a session cannot skip a log others rely on).
+    pub fn set_durability(&mut self, durability: Durability) -> Result<()> {
+        if (durability == Durability::None) != (self.db.durability == Durability::None) {
+            return Err(Error::InvalidOption(format!(
+                "session durability {} on a database opened with durability {}",
+                durability.name(),
+                self.db.durability.name()
+            )));
+        }
+        self.durability = durability;
+        Ok(())
+    }
+
+    /// Starts a transaction: inserts wait in the session until `commit`.
+    pub fn begin(&mut self) -> Result<()> {
+        if self.txn.is_some() {
+            return Err(Error::InvalidOption(
+                "a transaction is already open in this session".into(),
+            ));
+        }
+        self.txn = Some(PendingTxn {
+            rows: Vec::new(),
+            bytes: 0,
+        });
+        Ok(())
+    }
+
+    /// True while a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Inserts one row, with a key from the table's generator, and returns the key. Outside
+    /// a transaction it commits at once (autocommit).
     pub fn insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<Key> {
         let max = btree::row_bytes_max(self.db.pool.page_size());
         if row.len() > max {
@@ -422,31 +772,126 @@ impl Session {
         }
         let key_session = self.key_sessions[table.id].get_or_insert_with(|| table.keys.session());
         let key = table.keys.next_key(key_session)?;
-        match table.tree.insert(key.as_bytes(), row)? {
-            Inserted::Yes => {}
-            Inserted::Duplicate => {
-                return Err(Error::DuplicateKey {
-                    table: table.name.clone(),
-                    key: table.keys.kind().decode(&key),
-                });
+        match &mut self.txn {
+            Some(txn) => {
+                let bytes = txn.bytes + key.as_bytes().len() + row.len();
+                if bytes > self.db.options.txn_bytes_max {
+                    return Err(Error::InvalidOption(format!(
+                        "transaction over txn_bytes_max ({} bytes): commit more often",
+                        self.db.options.txn_bytes_max
+                    )));
+                }
+                txn.bytes = bytes;
+                txn.rows.push((Arc::clone(table), key, row.to_vec()));
             }
-        }
-        let pending = &mut self.pending_rows[table.id];
-        *pending += 1;
-        if *pending >= ROW_COUNT_FLUSH_EVERY {
-            table.rows.fetch_add(*pending, Ordering::Relaxed);
-            *pending = 0;
+            None => self.commit_rows(&[(table, key, row)])?,
         }
         Ok(key)
     }
 
-    /// Reads the row stored under `key`.
+    /// Commits the open transaction: with `Sync` durability, returns once its commit record
+    /// is durable (group commit). Its rows are then visible to every session.
+    pub fn commit(&mut self) -> Result<()> {
+        let Some(txn) = self.txn.take() else {
+            return Err(Error::InvalidOption("commit without begin".into()));
+        };
+        let rows: Vec<(&TableHandle, Key, &[u8])> = txn
+            .rows
+            .iter()
+            .map(|(t, k, r)| (t, *k, r.as_slice()))
+            .collect();
+        self.commit_rows(&rows)
+    }
+
+    /// Abandons the open transaction: none of its rows is ever visible, before or after a
+    /// crash. (Its generated keys are not reused, like SQL Server's identity gaps.)
+    pub fn rollback(&mut self) -> Result<()> {
+        let Some(txn) = self.txn.take() else {
+            return Err(Error::InvalidOption("rollback without begin".into()));
+        };
+        if let Some(wal) = self.db.wal.clone() {
+            // For `inspect log` only; recovery ignores it.
+            let mut body = [0u8; 12];
+            body[..8].copy_from_slice(&self.next_txn_id().to_le_bytes());
+            body[8..].copy_from_slice(&(txn.rows.len() as u32).to_le_bytes());
+            wal.append(RecordKind::TxnAbort, &[&body])?;
+        }
+        Ok(())
+    }
+
+    fn next_txn_id(&mut self) -> u64 {
+        self.txn_seq += 1;
+        (self.id << 32) | (self.txn_seq & 0xffff_ffff)
+    }
+
+    fn commit_rows(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        if let Some(wal) = self.db.wal.clone() {
+            // Before reserving: a checkpoint that misses this marker sees our record's LSN
+            // at or after its redo point (see Database::checkpoint).
+            self.applying.store(wal.end(), Ordering::SeqCst);
+            let txn = self.next_txn_id();
+            let encoded: Vec<(u32, Key, &[u8])> = rows
+                .iter()
+                .map(|(t, k, r)| (t.id as u32, *k, *r))
+                .collect();
+            let mut record = std::mem::take(&mut self.record);
+            encode_commit(&mut record, txn, &encoded);
+            let appended = wal.append(RecordKind::TxnCommit, &[&record]);
+            self.record = record;
+            let result = appended.and_then(|(_, end)| {
+                if self.durability == Durability::Sync {
+                    wal.wait_durable(end)?;
+                }
+                self.apply(rows)
+            });
+            self.applying.store(NOT_APPLYING, Ordering::SeqCst);
+            result
+        } else {
+            self.apply(rows)
+        }
+    }
+
+    fn apply(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
+        for (table, key, row) in rows {
+            match table.tree.insert(key.as_bytes(), row)? {
+                Inserted::Yes => {}
+                Inserted::Duplicate => {
+                    return Err(Error::DuplicateKey {
+                        table: table.name.clone(),
+                        key: table.keys.kind().decode(key),
+                    });
+                }
+            }
+            let pending = &mut self.pending_rows[table.id];
+            *pending += 1;
+            if *pending >= ROW_COUNT_FLUSH_EVERY {
+                table.rows.fetch_add(*pending, Ordering::Relaxed);
+                *pending = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the row stored under `key`: this session's own uncommitted row, or a
+    /// committed one.
     pub fn get(&self, table: &TableHandle, key: &Key) -> Result<Option<Vec<u8>>> {
+        if let Some(txn) = &self.txn
+            && let Some((_, _, row)) = txn
+                .rows
+                .iter()
+                .rev()
+                .find(|(t, k, _)| t.id == table.id && k == key)
+        {
+            return Ok(Some(row.clone()));
+        }
         table.tree.get(key.as_bytes())
     }
 
-    /// Visits rows in key order from `from` (inclusive; `None`: the first) until `visit`
-    /// returns false.
+    /// Visits committed rows in key order from `from` (inclusive; `None`: the first) until
+    /// `visit` returns false.
     pub fn scan(
         &self,
         table: &TableHandle,
@@ -459,6 +904,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // An open transaction is rolled back: its rows were never applied.
+        self.txn = None;
         let tables = self.db.tables.read();
         for (id, pending) in self.pending_rows.iter().enumerate() {
             if *pending > 0

@@ -241,6 +241,46 @@ impl KeyKind {
     }
 }
 
+impl KeyKind {
+    /// The counter value that produced `key`, or `None` for GUID kinds and malformed keys.
+    /// Recovery uses it to restart a generator past every key it finds in the log.
+    pub fn value_of(&self, key: &Key) -> Option<i64> {
+        match self {
+            KeyKind::Identity { .. } | KeyKind::Sequence { .. } | KeyKind::SessionRange { .. } => {
+                key.to_i64()
+            }
+            KeyKind::BitReverse { .. } => {
+                let reversed = key.to_i64()?;
+                (reversed >= 0).then(|| reverse_bits_63(reversed as u64) as i64)
+            }
+            KeyKind::HashPrefix { .. } => {
+                let raw = <[u8; 10]>::try_from(key.as_bytes()).ok()?;
+                let mut id = [0u8; 8];
+                id.copy_from_slice(&raw[2..]);
+                Some(decode_i64(id))
+            }
+            KeyKind::GuidV4 | KeyKind::GuidV7 => None,
+        }
+    }
+
+    /// The value that follows `value` in this kind's order: where a generator restarts so
+    /// that `value` is never handed out again.
+    pub fn next_after(&self, value: i64) -> Option<i64> {
+        match self {
+            KeyKind::Identity { step, .. } => value.checked_add(*step),
+            _ => value.checked_add(1),
+        }
+    }
+
+    /// True if value `a` comes after value `b` in this kind's order.
+    pub fn is_later(&self, a: i64, b: i64) -> bool {
+        match self {
+            KeyKind::Identity { step, .. } if *step < 0 => a < b,
+            _ => a > b,
+        }
+    }
+}
+
 /// Keeps a hot atomic on its own cache lines so it does not share them with
 /// read-mostly fields.
 #[derive(Debug)]
@@ -947,6 +987,34 @@ mod tests {
             b.next_key(&mut session),
             Err(Error::InvalidOption(_))
         ));
+    }
+
+    #[test]
+    fn value_of_inverts_every_counter_kind() {
+        for kind in [
+            KeyKind::Identity { start: 5, step: -3 },
+            KeyKind::Sequence { start: 1, cache: 7 },
+            KeyKind::BitReverse { cache: 7 },
+            KeyKind::HashPrefix { buckets: 16 },
+            KeyKind::SessionRange { block: 7 },
+        ] {
+            let generator = KeyGenerator::new(kind, None).expect("generator");
+            let mut session = generator.session();
+            let mut last: Option<i64> = None;
+            for _ in 0..50 {
+                let key = generator.next_key(&mut session).expect("key");
+                let value = kind.value_of(&key).expect("value");
+                if let Some(previous) = last {
+                    assert!(kind.is_later(value, previous), "{kind:?}");
+                }
+                last = Some(value);
+            }
+            let restart = kind.next_after(last.expect("value")).expect("next");
+            let reopened = KeyGenerator::new(kind, Some(restart)).expect("generator");
+            let next = reopened.next_key(&mut reopened.session()).expect("key");
+            assert!(kind.is_later(kind.value_of(&next).expect("value"), last.expect("value")));
+        }
+        assert_eq!(KeyKind::GuidV4.value_of(&Key::from_i64(1)), None);
     }
 
     #[test]

@@ -11,11 +11,15 @@ pub mod error;
 pub mod io;
 pub mod keys;
 pub mod latch;
+pub mod logger;
 pub mod page;
+pub mod recovery;
 pub mod stats;
+pub mod txn;
 pub mod wal;
 
 pub use error::{Error, Result};
 
-pub use db::{Database, Options, Session, TableHandle, TableInfo};
+pub use db::{Database, Options, RecoveryReport, Session, TableHandle, TableInfo};
+pub use txn::Durability;
 pub use keys::{Key, KeyKind};

@@ -492,8 +492,12 @@ impl Shared {
                     self.work
                         .wait_for(&mut state, self.options.async_flush_interval);
                 }
+                // Stop once everything is out, or at once after a failure: what is left
+                // can never be written (fail-stop), and nobody waits for it.
                 if state.shutdown
-                    && self.freed.load(Ordering::Acquire) >= self.reserved.load(Ordering::SeqCst)
+                    && (self.failed.load(Ordering::Acquire)
+                        || self.freed.load(Ordering::Acquire)
+                            >= self.reserved.load(Ordering::SeqCst))
                 {
                     return;
                 }
@@ -854,6 +858,22 @@ mod tests {
             wal.wait_durable(end).is_err(),
             "fail-stop must not heal by itself"
         );
+    }
+
+    #[test]
+    fn shutdown_after_a_failed_write_returns() {
+        let mem = MemStorage::new(6);
+        let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
+        mem.fail_writes_after(Some(0));
+        let (_, end) = wal.append(RecordKind::TxnCommit, &[b"never written"]).expect("append");
+        assert!(wal.wait_durable(end).is_err());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = wal.shutdown();
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("shutdown hung after a failed write");
     }
 
     #[test]
