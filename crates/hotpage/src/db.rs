@@ -19,7 +19,7 @@ use crate::btree::{self, BTree, Inserted, TreeStats};
 use crate::buffer::{BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
-use crate::io::{StdStorage, Storage};
+use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::page::{self, PAGE_SIZE_DEFAULT};
 use crate::stats::{Stats, StatsSnapshot};
@@ -27,6 +27,8 @@ use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub mod inspect;
 
 /// The data file's name inside the database directory.
 pub const DATA_FILE: &str = "data.0";
@@ -172,7 +174,7 @@ impl Database {
                 let files = storage
                     .list()
                     .map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
-                if !files.is_empty() {
+                if files.iter().any(|name| name != LOCK_FILE) {
                     return Err(Error::NotADatabase {
                         path: path.to_path_buf(),
                         reason: "the directory has files but no hotpage catalog".into(),
@@ -190,6 +192,13 @@ impl Database {
                 }
             }
         };
+        // Held for the database's lifetime (the storage lives in `Inner`).
+        storage.lock().map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => Error::Locked {
+                path: path.to_path_buf(),
+            },
+            _ => Error::io(format!("locking {}", path.display()), e),
+        })?;
         let page_size = catalog.page_size as usize;
         let data_exists = storage
             .exists(DATA_FILE)
