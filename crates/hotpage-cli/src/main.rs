@@ -1,16 +1,39 @@
 //! The `hotpage` command: stress a hotpage database the way ostress hammers SQL Server, and
 //! report what it waited on.
 
+mod check;
+mod crashtest;
 mod designs;
+mod inspect;
 mod stress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Exit code for a bad command line (the same as clap's).
-pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a failure while running.
 pub const EXIT_FAILURE: u8 = 1;
+/// Exit code for a bad command line (the same as clap's).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code when the path is not a hotpage database.
+pub const EXIT_NOT_A_DATABASE: u8 = 3;
+/// Exit code when a table or page does not exist.
+pub const EXIT_NOT_FOUND: u8 = 4;
+/// Exit code when another process has the database open.
+pub const EXIT_LOCKED: u8 = 5;
+/// Exit code when the database was written by a newer hotpage.
+pub const EXIT_FORMAT_TOO_NEW: u8 = 6;
+/// Exit code when damage was found (`check` faults, or a corrupt page met on the way).
+pub const EXIT_CORRUPT: u8 = 7;
+
+const EXIT_CODES_HELP: &str = "Exit codes:
+  0  success
+  1  failure while running (I/O error, ...)
+  2  bad command line
+  3  the path is not a hotpage database
+  4  no such table or page
+  5  the database is in use by another process
+  6  the database format is newer than this binary
+  7  corruption found (hotpage check, or a damaged page met on the way)";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -21,7 +44,9 @@ pub const EXIT_FAILURE: u8 = 1;
 and MySQL suffer when many sessions insert into a table whose key grows by one, on its own \
 embedded storage engine, and shows where the time goes (wait statistics, hottest pages, index \
 shape).\n\nStart with:\n  hotpage stress --design identity --sessions 64 --rows 20000\n  \
-hotpage stress --design guid --sessions 64 --rows 20000"
+hotpage stress --design guid --sessions 64 --rows 20000\n  \
+hotpage inspect tables --db PATH\n  hotpage check --db PATH",
+    after_help = EXIT_CODES_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,6 +57,15 @@ struct Cli {
 enum Command {
     /// Many sessions insert rows one at a time into one table; report rows/s and waits.
     Stress(stress::StressArgs),
+    /// Look inside a database: a page (DBCC PAGE), an index's physical stats, the last
+    /// run's waits, the tables.
+    Inspect(inspect::InspectArgs),
+    /// Check a database's integrity (DBCC CHECKDB): page checksums, B+tree order and
+    /// links, catalog against trees, row counts. Exits 7 on any fault.
+    Check(check::CheckArgs),
+    /// Kill a stress child with SIGKILL at random moments, recover, and verify that no
+    /// acknowledged row is lost, no transaction is partly visible and `check` passes.
+    Crashtest(crashtest::CrashtestArgs),
 }
 
 /// An error with the exit code it should end the process with.
@@ -57,13 +91,50 @@ impl CliError {
             message: message.into(),
         }
     }
+
+    /// An error with an explicit exit code.
+    pub fn new(code: u8, message: impl Into<String>) -> CliError {
+        CliError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The exit code an engine error deserves.
+pub fn exit_code(error: &hotpage::Error) -> u8 {
+    use hotpage::Error as E;
+    match error {
+        E::NotADatabase { .. } => EXIT_NOT_A_DATABASE,
+        E::NoSuchTable(_) => EXIT_NOT_FOUND,
+        E::Locked { .. } => EXIT_LOCKED,
+        E::FormatTooNew { .. } => EXIT_FORMAT_TOO_NEW,
+        E::CorruptPage { .. } => EXIT_CORRUPT,
+        _ => EXIT_FAILURE,
+    }
 }
 
 impl From<anyhow::Error> for CliError {
     fn from(error: anyhow::Error) -> CliError {
+        let code = error
+            .chain()
+            .find_map(|cause| cause.downcast_ref::<hotpage::Error>())
+            .map_or(EXIT_FAILURE, exit_code);
         // One line: the context chain joined, outermost first.
-        CliError::failure(format!("{error:#}"))
+        CliError::new(code, format!("{error:#}"))
     }
+}
+
+/// Opens an existing database for inspection or checking (never creates one).
+pub fn open_existing(path: &std::path::Path) -> Result<hotpage::Database, CliError> {
+    use anyhow::Context;
+    let options = hotpage::Options {
+        pool_bytes: 8 << 20,
+        create_if_missing: false,
+        ..hotpage::Options::default()
+    };
+    Ok(hotpage::Database::open(path, options)
+        .with_context(|| format!("cannot open database {}", path.display()))?)
 }
 
 fn main() -> ExitCode {
@@ -93,6 +164,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Stress(args) => stress::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
+        Command::Check(args) => check::run(&args),
+        Command::Crashtest(args) => crashtest::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

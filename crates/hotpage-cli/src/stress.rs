@@ -7,12 +7,14 @@ use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
 use hotpage::stats::Counter;
-use hotpage::{Database, Error as EngineError, Options};
+use hotpage::{Database, Durability, Error as EngineError, Key, Options};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most sessions one run may start.
@@ -23,6 +25,16 @@ const LATENCY_NS_MAX: u64 = 60_000_000_000;
 const PROGRESS_INTERVAL_TTY: Duration = Duration::from_millis(100);
 /// How often a progress line is printed when stderr is not a terminal.
 const PROGRESS_INTERVAL_PLAIN: Duration = Duration::from_secs(5);
+/// Rows per session when neither `--rows` nor `--duration` is given.
+const ROWS_DEFAULT: u64 = 10_000;
+/// The longest `--duration` or `--warmup`, in seconds (one day).
+const SECONDS_MAX: f64 = 86_400.0;
+
+// Run phases, read by every session before each insert (a read-mostly shared line).
+const PHASE_WARMUP: u8 = 0;
+const PHASE_PAUSE: u8 = 1;
+const PHASE_MEASURE: u8 = 2;
+const PHASE_STOP: u8 = 3;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct StressArgs {
@@ -33,9 +45,17 @@ pub struct StressArgs {
     /// Concurrent sessions, each an OS thread with its own session
     #[arg(long, default_value_t = 8)]
     pub sessions: u32,
-    /// Rows each session inserts, one row per call (autocommit)
-    #[arg(long, default_value_t = 10_000)]
-    pub rows: u64,
+    /// Rows each session inserts, one row per call (autocommit) [default: 10000]
+    #[arg(long, conflicts_with = "duration")]
+    pub rows: Option<u64>,
+    /// Insert for this many seconds instead of a number of rows (each session inserts until
+    /// the time is up)
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Insert for this many seconds first without counting rows, latency or waits (the
+    /// statistics are reset when it ends)
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub warmup: f64,
     /// Bytes of each row (the key is extra)
     #[arg(long, default_value_t = 40)]
     pub row_bytes: usize,
@@ -63,6 +83,18 @@ pub struct StressArgs {
     /// session-range: ids per block (default: about one page of rows)
     #[arg(long)]
     pub block: Option<u32>,
+    /// When a commit returns: sync (after an fdatasync, group commit), async (at once,
+    /// durable within 10 ms) or none (no log: a crash empties the tables)
+    #[arg(long, default_value = "sync")]
+    pub durability: String,
+    /// Rows per transaction: each session commits every B rows (1 = autocommit)
+    #[arg(long, default_value_t = 1)]
+    pub batch: u32,
+    /// For `hotpage crashtest`: after each commit returns, append the transaction's keys to
+    /// a file per session in this directory, and put (session, transaction, position,
+    /// size) at the front of every row
+    #[arg(long, hide = true)]
+    pub ack_dir: Option<PathBuf>,
 }
 
 // One per session, on its own cache lines, so progress reads never bounce a shared line.
@@ -74,6 +106,8 @@ struct SessionProgress {
 
 struct SessionResult {
     latency_ns: Histogram<u64>,
+    // Rows inserted after the warm-up.
+    measured: u64,
     error: Option<EngineError>,
 }
 
@@ -91,8 +125,21 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
             args.sessions
         )));
     }
-    if args.rows == 0 {
+    if args.rows == Some(0) {
         return Err(CliError::usage("--rows must be at least 1"));
+    }
+    if let Some(d) = args.duration
+        && !(d > 0.0 && d <= SECONDS_MAX)
+    {
+        return Err(CliError::usage(format!(
+            "--duration must be more than 0 and at most {SECONDS_MAX} seconds, not {d}"
+        )));
+    }
+    if !(0.0..=SECONDS_MAX).contains(&args.warmup) {
+        return Err(CliError::usage(format!(
+            "--warmup must be from 0 to {SECONDS_MAX} seconds, not {}",
+            args.warmup
+        )));
     }
     hotpage::page::validate_page_size(args.page_size).map_err(CliError::usage)?;
     let row_max = hotpage::btree::row_bytes_max(args.page_size);
@@ -100,6 +147,14 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
         return Err(CliError::usage(format!(
             "--row-bytes {} exceeds the largest row, {row_max} bytes, for {}-byte pages (try a larger --page-size)",
             args.row_bytes, args.page_size
+        )));
+    }
+    if args.batch == 0 {
+        return Err(CliError::usage("--batch must be at least 1"));
+    }
+    if args.ack_dir.is_some() && args.row_bytes < ACK_STAMP_BYTES {
+        return Err(CliError::usage(format!(
+            "--row-bytes must be at least {ACK_STAMP_BYTES} with --ack-dir"
         )));
     }
     if args.pool_mib == 0 {
@@ -126,11 +181,11 @@ const ALL_DESIGNS: &str = "all";
 pub fn run(args: &StressArgs) -> Result<(), CliError> {
     validate(args)?;
     if args.design != ALL_DESIGNS {
-        let (report, wait_ns_total) = run_one(args)?;
+        let report = run_one(args)?;
         if args.json {
             println!("{report}");
         } else {
-            print_report(args, &report, wait_ns_total);
+            print_report(&report);
         }
         return Ok(());
     }
@@ -141,9 +196,9 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
             table: None,
             ..args.clone()
         };
-        let (report, wait_ns_total) = run_one(&one)?;
+        let report = run_one(&one)?;
         if !args.json {
-            print_report(&one, &report, wait_ns_total);
+            print_report(&report);
             println!();
         }
         reports.push(report);
@@ -192,8 +247,8 @@ fn print_summary(reports: &[serde_json::Value]) {
     println!("{table}");
 }
 
-/// One design: returns its report and the total wait time (for percentages).
-fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
+/// One design: returns its report.
+fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
     let kind = designs::key_kind(&args.design, key_options(args))
         .ok_or_else(|| CliError::usage(format!("unknown design '{}'", args.design)))?;
     let temp_dir;
@@ -204,10 +259,18 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
             temp_dir.path().join("db")
         }
     };
+    let durability = Durability::parse(&args.durability).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown durability '{}'; choose sync, async or none",
+            args.durability
+        ))
+    })?;
     let options = Options {
         page_size: args.page_size,
         pool_bytes: args.pool_mib << 20,
         create_if_missing: true,
+        durability,
+        ..Options::default()
     };
     let db = Database::open(&path, options)
         .with_context(|| format!("cannot open database {}", path.display()))?;
@@ -239,9 +302,19 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
     db.reset_stats();
 
     let sessions = args.sessions as usize;
+    let rows_limit = match args.duration {
+        Some(_) => None,
+        None => Some(args.rows.unwrap_or(ROWS_DEFAULT)),
+    };
     let progress: Vec<SessionProgress> =
         (0..sessions).map(|_| SessionProgress::default()).collect();
     let abort = AtomicBool::new(false);
+    let phase = AtomicU8::new(if args.warmup > 0.0 {
+        PHASE_WARMUP
+    } else {
+        PHASE_MEASURE
+    });
+    let paused = AtomicUsize::new(0);
     let barrier = Barrier::new(sessions + 1);
     let row: Vec<u8> = b"testing heavy "
         .iter()
@@ -249,52 +322,126 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
         .cycle()
         .take(args.row_bytes)
         .collect();
-    let total_rows = args.rows * sessions as u64;
-    let show_progress = !args.json;
+    let plan = Plan {
+        rows_total: rows_limit.map(|r| r * sessions as u64),
+        duration: args.duration.map(Duration::from_secs_f64),
+        warmup: Duration::from_secs_f64(args.warmup),
+        progress: Progress::new(),
+    };
 
     let (results, elapsed) = std::thread::scope(|s| {
         let handles: Vec<_> = progress
             .iter()
-            .map(|slot| {
+            .enumerate()
+            .map(|(session_index, slot)| {
                 let (db, table, barrier, abort, row) = (&db, &table, &barrier, &abort, &row);
+                let (phase, paused) = (&phase, &paused);
                 s.spawn(move || {
                     let mut latency_ns = Histogram::<u64>::new_with_bounds(1, LATENCY_NS_MAX, 3)
                         .expect("static histogram bounds are valid");
                     let mut session = db.session();
-                    barrier.wait();
-                    for i in 0..args.rows {
-                        if abort.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let start = Instant::now();
-                        if let Err(error) = session.insert(table, row) {
+                    let mut acks = match AckLog::open(args.ack_dir.as_deref(), session_index) {
+                        Ok(acks) => acks,
+                        Err(error) => {
                             abort.store(true, Ordering::Relaxed);
                             return SessionResult {
                                 latency_ns,
+                                measured: 0,
+                                error: Some(hotpage::Error::io("opening the ack file", error)),
+                            };
+                        }
+                    };
+                    let mut row = row.clone();
+                    let batch = u64::from(args.batch);
+                    let (mut inserted, mut measured) = (0u64, 0u64);
+                    barrier.wait();
+                    loop {
+                        if abort.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let now_phase = match phase.load(Ordering::Acquire) {
+                            PHASE_PAUSE => {
+                                // Outside the engine while the statistics are reset.
+                                paused.fetch_add(1, Ordering::AcqRel);
+                                while phase.load(Ordering::Acquire) == PHASE_PAUSE {
+                                    std::thread::sleep(Duration::from_millis(1));
+                                }
+                                continue;
+                            }
+                            p => p,
+                        };
+                        if now_phase == PHASE_STOP {
+                            break;
+                        }
+                        let measuring = now_phase == PHASE_MEASURE;
+                        if measuring && rows_limit.is_some_and(|r| measured >= r) {
+                            break;
+                        }
+                        let start = Instant::now();
+                        let position = inserted % batch;
+                        acks.stamp(&mut row, inserted / batch, position, batch);
+                        let step = (|| -> hotpage::Result<()> {
+                            if batch > 1 && position == 0 {
+                                session.begin()?;
+                            }
+                            let key = session.insert(table, &row)?;
+                            acks.pending.push(key);
+                            if batch == 1 || position + 1 == batch {
+                                if batch > 1 {
+                                    session.commit()?;
+                                }
+                                acks.committed()?;
+                            }
+                            Ok(())
+                        })();
+                        if let Err(error) = step {
+                            abort.store(true, Ordering::Relaxed);
+                            return SessionResult {
+                                latency_ns,
+                                measured,
                                 error: Some(error),
                             };
                         }
-                        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                        latency_ns.saturating_record(ns.clamp(1, LATENCY_NS_MAX));
-                        slot.rows_done.store(i + 1, Ordering::Relaxed);
+                        if measuring {
+                            let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                            latency_ns.saturating_record(ns.clamp(1, LATENCY_NS_MAX));
+                            measured += 1;
+                        }
+                        inserted += 1;
+                        slot.rows_done.store(inserted, Ordering::Relaxed);
+                    }
+                    // The last, partial batch: committed, except for the crash tester, which
+                    // expects whole batches only.
+                    let finish = if !session.in_transaction() {
+                        Ok(())
+                    } else if acks.enabled() {
+                        session.rollback()
+                    } else {
+                        session.commit()
+                    };
+                    if let Err(error) = finish {
+                        return SessionResult {
+                            latency_ns,
+                            measured,
+                            error: Some(error),
+                        };
                     }
                     SessionResult {
                         latency_ns,
+                        measured,
                         error: None,
                     }
                 })
             })
             .collect();
         barrier.wait();
-        let start = Instant::now();
-        if show_progress {
-            report_progress(&progress, total_rows, start, &handles, &db);
-        }
+        // Progress goes to stderr only, so `--json` keeps stdout one JSON object.
+        let elapsed = coordinate(&plan, &progress, &phase, &paused, &handles, &db);
         let results: Vec<SessionResult> = handles
             .into_iter()
             .map(|h| h.join().expect("a stress session panicked"))
             .collect();
-        (results, start.elapsed())
+        (results, elapsed)
     });
 
     let mut latency_ns = Histogram::<u64>::new_with_bounds(1, LATENCY_NS_MAX, 3)
@@ -304,24 +451,35 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
             .add(&result.latency_ns)
             .context("merging latency histograms")?;
     }
+    let rows_total: u64 = results.iter().map(|r| r.measured).sum();
     if let Some(error) = results.into_iter().find_map(|r| r.error) {
-        return Err(CliError::failure(format!("insert failed: {error}")));
+        return Err(CliError::new(
+            crate::exit_code(&error),
+            format!("insert failed: {error}"),
+        ));
     }
     let snapshot = db.stats();
     let tree = db
         .verify_table(&table)
         .context("checking the table after the run")?;
-    let rows_total = total_rows;
     let elapsed_s = elapsed.as_secs_f64();
     let rows_per_s = rows_total as f64 / elapsed_s.max(1e-9);
     let splits = snapshot.counter(Counter::PageSplits);
-    let wait_ns_total: u64 = snapshot.top_waits().iter().map(|(_, t)| t.wait_ns).sum();
+    let waits = snapshot.top_waits();
+    let wait_ns_total: u64 = waits.iter().map(|(_, t)| t.wait_ns).sum();
+    let pct_of_waits = |ns: u64| 100.0 * ns as f64 / wait_ns_total.max(1) as f64;
+    let hot: Vec<_> = snapshot.hot_pages.iter().take(HOT_PAGES_REPORTED).collect();
+    let owners = db
+        .page_owners(&hot.iter().map(|(page, _)| *page).collect::<Vec<_>>())
+        .context("finding the tables of the hottest pages")?;
     let pct = |q: f64| latency_ns.value_at_quantile(q) as f64 / 1000.0;
     let report = json!({
         "design": args.design,
         "table": table_name,
         "sessions": args.sessions,
-        "rows_per_session": args.rows,
+        "rows_per_session": rows_limit,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
         "rows_total": rows_total,
         "row_bytes": args.row_bytes,
         "page_size": db.page_size(),
@@ -333,19 +491,27 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
             "p999": pct(0.999),
             "max": latency_ns.max() as f64 / 1000.0,
         },
-        "waits": snapshot.top_waits().iter().map(|(w, t)| json!({
+        "waits": waits.iter().map(|(w, t)| json!({
             "type": w.name(),
             "count": t.count,
             "wait_ms": t.wait_ns as f64 / 1e6,
             "avg_us": t.wait_ns as f64 / 1e3 / t.count.max(1) as f64,
             "max_ms": t.wait_ns_max as f64 / 1e6,
+            "pct_of_wait_time": pct_of_waits(t.wait_ns),
         })).collect::<Vec<_>>(),
-        "hot_pages": snapshot.hot_pages.iter().take(10).map(|(page, w)| json!({
+        "hot_pages": hot.iter().zip(&owners).map(|((page, w), owner)| json!({
             "file": 0,
             "page": page,
+            "page_type": owner.as_ref().map_or("unknown", |o| o.page_type.name()),
+            "level": owner.as_ref().map(|o| o.level),
+            "table": owner.as_ref().map(|o| o.table.clone()),
             "waits": w.count,
             "wait_ms": w.wait_ns as f64 / 1e6,
+            "pct_of_wait_time": pct_of_waits(w.wait_ns),
         })).collect::<Vec<_>>(),
+        "durability": durability.name(),
+        "batch": args.batch,
+        "log": log_figures(&db),
         "index": {
             "pages": tree.pages(),
             "levels": tree.levels,
@@ -356,58 +522,253 @@ fn run_one(args: &StressArgs) -> Result<(serde_json::Value, u64), CliError> {
         "db": args.db.as_ref().map(|p| p.display().to_string()),
     });
     drop(table);
+    if args.db.is_some() {
+        // Kept with the database for `hotpage inspect waits`.
+        db.save_run_stats(report.to_string().as_bytes())
+            .context("saving the run's wait statistics")?;
+    }
     db.close().context("closing the database")?;
-    Ok((report, wait_ns_total))
+    Ok(report)
 }
 
-fn report_progress<T>(
+/// Hottest pages a report lists (and looks up the tables of).
+const HOT_PAGES_REPORTED: usize = 10;
+
+/// What the coordinator runs to.
+struct Plan {
+    // Measured rows expected in all (None with --duration).
+    rows_total: Option<u64>,
+    duration: Option<Duration>,
+    warmup: Duration,
+    progress: Progress,
+}
+
+/// Runs the clock while the sessions insert: ends the warm-up (pausing every session outside
+/// the engine while the statistics are reset), stops a `--duration` run, and shows progress.
+/// Returns the measured phase's wall time.
+fn coordinate<T>(
+    plan: &Plan,
     progress: &[SessionProgress],
-    total_rows: u64,
-    start: Instant,
+    phase: &AtomicU8,
+    paused: &AtomicUsize,
     handles: &[std::thread::ScopedJoinHandle<'_, T>],
     db: &Database,
-) {
-    let tty = std::io::stderr().is_terminal();
-    let interval = if tty {
-        PROGRESS_INTERVAL_TTY
-    } else {
-        PROGRESS_INTERVAL_PLAIN
-    };
-    let mut last_print = Instant::now();
-    let (mut last_rows, mut last_time) = (0u64, start);
-    while !handles.iter().all(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(20));
-        if last_print.elapsed() < interval {
-            continue;
-        }
-        last_print = Instant::now();
-        let done: u64 = progress
+) -> Duration {
+    let run_start = Instant::now();
+    let mut measure_start = run_start;
+    let mut rows_at_measure = 0u64;
+    let rows_now = || -> u64 {
+        progress
             .iter()
             .map(|p| p.rows_done.load(Ordering::Relaxed))
-            .sum();
+            .sum()
+    };
+    let mut tracker = plan.progress.tracker(db);
+    loop {
+        let finished = handles.iter().filter(|h| h.is_finished()).count();
+        if finished == handles.len() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
         let now = Instant::now();
-        let rate = (done - last_rows) as f64 / (now - last_time).as_secs_f64().max(1e-9);
-        (last_rows, last_time) = (done, now);
-        let eta_s = if rate > 0.0 {
-            (total_rows - done) as f64 / rate
+        match phase.load(Ordering::Acquire) {
+            PHASE_WARMUP if now - run_start >= plan.warmup => {
+                phase.store(PHASE_PAUSE, Ordering::Release);
+                // Every live session parks outside the engine, so the reset is exact.
+                while paused.load(Ordering::Acquire)
+                    + handles.iter().filter(|h| h.is_finished()).count()
+                    < handles.len()
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                db.reset_stats();
+                rows_at_measure = rows_now();
+                measure_start = Instant::now();
+                tracker.restart(rows_at_measure, measure_start);
+                phase.store(PHASE_MEASURE, Ordering::Release);
+            }
+            PHASE_MEASURE if plan.duration.is_some_and(|d| now - measure_start >= d) => {
+                phase.store(PHASE_STOP, Ordering::Release);
+            }
+            _ => {}
+        }
+        let current = phase.load(Ordering::Acquire);
+        let status = if current == PHASE_WARMUP {
+            Status::Warmup {
+                elapsed: now - run_start,
+                total: plan.warmup,
+            }
         } else {
-            f64::INFINITY
+            Status::Measure {
+                rows: rows_now().saturating_sub(rows_at_measure),
+                rows_total: plan.rows_total,
+                elapsed: now - measure_start,
+                duration: plan.duration,
+            }
         };
-        let top = db
-            .stats()
-            .top_waits()
-            .first()
-            .map_or("none".to_string(), |(w, _)| w.name().to_string());
-        let line =
-            format!("{done}/{total_rows} rows  {rate:.0} rows/s  ETA {eta_s:.0} s  top wait {top}");
-        if tty {
-            eprint!("\r\x1b[2K{line}");
-        } else {
-            eprintln!("{line}");
+        tracker.update(rows_now(), now, &status);
+    }
+    let elapsed = measure_start.elapsed();
+    tracker.finish();
+    elapsed
+}
+
+/// Where a run is, for the progress display.
+enum Status {
+    Warmup {
+        elapsed: Duration,
+        total: Duration,
+    },
+    Measure {
+        rows: u64,
+        rows_total: Option<u64>,
+        elapsed: Duration,
+        duration: Option<Duration>,
+    },
+}
+
+/// How progress is shown: a live bar on a terminal, plain lines otherwise.
+struct Progress {
+    tty: bool,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            tty: std::io::stderr().is_terminal(),
         }
     }
-    if tty {
-        eprint!("\r\x1b[2K");
+
+    fn tracker<'a>(&self, db: &'a Database) -> Tracker<'a> {
+        let bar = self.tty.then(|| {
+            let bar =
+                ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(10));
+            if let Ok(style) = ProgressStyle::with_template("{bar:30} {msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        let now = Instant::now();
+        Tracker {
+            db,
+            bar,
+            interval: if self.tty {
+                PROGRESS_INTERVAL_TTY
+            } else {
+                PROGRESS_INTERVAL_PLAIN
+            },
+            last_print: now,
+            last_rows: 0,
+            last_time: now,
+            last_waits: Vec::new(),
+        }
+    }
+}
+
+/// The one reporter: reads the per-session counters and the wait statistics at intervals.
+struct Tracker<'a> {
+    db: &'a Database,
+    bar: Option<ProgressBar>,
+    interval: Duration,
+    last_print: Instant,
+    last_rows: u64,
+    last_time: Instant,
+    // Wait time per type at the last refresh, to name the wait that grows fastest now.
+    last_waits: Vec<(hotpage::stats::WaitType, u64)>,
+}
+
+impl Tracker<'_> {
+    fn restart(&mut self, rows: u64, now: Instant) {
+        (self.last_rows, self.last_time) = (rows, now);
+        self.last_waits.clear();
+    }
+
+    fn current_top_wait(&mut self) -> String {
+        let waits: Vec<_> = self
+            .db
+            .stats()
+            .top_waits()
+            .iter()
+            .map(|(w, t)| (*w, t.wait_ns))
+            .collect();
+        let grown = |w: hotpage::stats::WaitType, ns: u64| {
+            let before = self
+                .last_waits
+                .iter()
+                .find(|(l, _)| *l == w)
+                .map_or(0, |(_, n)| *n);
+            ns.saturating_sub(before)
+        };
+        let top = waits
+            .iter()
+            .map(|(w, ns)| (*w, grown(*w, *ns)))
+            .filter(|(_, ns)| *ns > 0)
+            .max_by_key(|(_, ns)| *ns)
+            .map_or("none".to_string(), |(w, _)| w.name().to_string());
+        self.last_waits = waits;
+        top
+    }
+
+    fn update(&mut self, rows: u64, now: Instant, status: &Status) {
+        if now - self.last_print < self.interval {
+            return;
+        }
+        self.last_print = now;
+        let rate = rows.saturating_sub(self.last_rows) as f64
+            / (now - self.last_time).as_secs_f64().max(1e-9);
+        (self.last_rows, self.last_time) = (rows, now);
+        let top = self.current_top_wait();
+        let (fraction, line) = match status {
+            Status::Warmup { elapsed, total } => (
+                elapsed.as_secs_f64() / total.as_secs_f64().max(1e-9),
+                format!(
+                    "warm-up {:.1}/{:.1} s  {rate:.0} rows/s  top wait {top}",
+                    elapsed.as_secs_f64(),
+                    total.as_secs_f64()
+                ),
+            ),
+            Status::Measure {
+                rows,
+                rows_total: Some(total),
+                ..
+            } => {
+                let eta = if rate > 0.0 {
+                    format!("{:.0} s", total.saturating_sub(*rows) as f64 / rate)
+                } else {
+                    "?".to_string()
+                };
+                (
+                    *rows as f64 / (*total).max(1) as f64,
+                    format!("{rows}/{total} rows  {rate:.0} rows/s  ETA {eta}  top wait {top}"),
+                )
+            }
+            Status::Measure {
+                rows,
+                elapsed,
+                duration,
+                ..
+            } => {
+                let total = duration.map_or(1.0, |d| d.as_secs_f64());
+                let left = (total - elapsed.as_secs_f64()).max(0.0);
+                (
+                    elapsed.as_secs_f64() / total.max(1e-9),
+                    format!("{rows} rows  {rate:.0} rows/s  ETA {left:.0} s  top wait {top}"),
+                )
+            }
+        };
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
+                bar.set_message(line);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 }
 
@@ -415,10 +776,24 @@ fn number(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
+fn print_report(r: &serde_json::Value) {
+    let amount = match (r["duration_s"].as_f64(), r["rows_per_session"].as_u64()) {
+        (Some(d), _) => format!("for {d} s"),
+        (None, Some(rows)) => format!("x {rows} rows"),
+        _ => String::new(),
+    };
+    let warmup = number(&r["warmup_s"]);
     println!(
-        "hotpage stress: design {}, {} sessions x {} rows, {}-byte rows, {}-byte pages",
-        args.design, args.sessions, args.rows, args.row_bytes, r["page_size"]
+        "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{}",
+        r["design"].as_str().unwrap_or(""),
+        r["sessions"],
+        r["row_bytes"],
+        r["page_size"],
+        if warmup > 0.0 {
+            format!(", after a {warmup} s warm-up")
+        } else {
+            String::new()
+        }
     );
     let lat = &r["latency_us"];
     println!(
@@ -435,53 +810,7 @@ fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
         number(&lat["max"])
     );
     println!();
-    println!("Top waits");
-    let mut waits = Table::new();
-    waits.set_header(vec![
-        "wait type",
-        "count",
-        "total ms",
-        "avg us",
-        "% of wait time",
-    ]);
-    let list = r["waits"].as_array().cloned().unwrap_or_default();
-    if list.is_empty() {
-        waits.add_row(vec!["(none)", "0", "0", "0", "0"]);
-    }
-    for w in &list {
-        let wait_ms = number(&w["wait_ms"]);
-        waits.add_row(vec![
-            w["type"].as_str().unwrap_or("").to_string(),
-            w["count"].to_string(),
-            format!("{wait_ms:.1}"),
-            format!("{:.1}", number(&w["avg_us"])),
-            format!(
-                "{:.1}",
-                100.0 * wait_ms * 1e6 / (wait_ns_total.max(1) as f64)
-            ),
-        ]);
-    }
-    right_align(&mut waits, &[1, 2, 3, 4]);
-    println!("{waits}");
-    println!();
-    println!("Hottest pages (file:page)");
-    let mut hot = Table::new();
-    hot.set_header(vec!["page", "waits", "total ms"]);
-    for p in r["hot_pages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .take(5)
-    {
-        hot.add_row(vec![
-            format!("{}:{}", p["file"], p["page"]),
-            p["waits"].to_string(),
-            format!("{:.1}", number(&p["wait_ms"])),
-        ]);
-    }
-    right_align(&mut hot, &[1, 2]);
-    println!("{hot}");
+    print_waits_and_pages(r);
     println!();
     let index = &r["index"];
     println!(
@@ -492,12 +821,174 @@ fn print_report(args: &StressArgs, r: &serde_json::Value, wait_ns_total: u64) {
         index["splits"],
         index["rows_in_table"]
     );
+    let log = &r["log"];
+    if log.is_null() {
+        println!("Log: none (--durability none: a crash empties the tables)");
+    } else {
+        println!(
+            "Log ({}, batch {}): {:.1} MiB, {} flushes (fdatasync), {:.1} commits per flush",
+            r["durability"].as_str().unwrap_or(""),
+            r["batch"],
+            number(&log["bytes"]) / (1024.0 * 1024.0),
+            log["flushes"],
+            number(&log["commits_per_flush"])
+        );
+    }
 }
 
-fn right_align(table: &mut Table, columns: &[usize]) {
+/// `log: {bytes, flushes, commits, commits_per_flush}` for the whole run, or null without
+/// a log.
+fn log_figures(db: &Database) -> serde_json::Value {
+    match db.log_counters() {
+        Some(log) => json!({
+            "bytes": log.bytes,
+            "flushes": log.flushes,
+            "commits": log.commits,
+            "commits_per_flush": log.commits as f64 / log.flushes.max(1) as f64,
+        }),
+        None => serde_json::Value::Null,
+    }
+}
+
+/// Prints the "Top waits" and "Hottest pages" tables of a report (`waits`, `hot_pages`).
+pub fn print_waits_and_pages(r: &serde_json::Value) {
+    println!("Top waits");
+    let list = r["waits"].as_array().cloned().unwrap_or_default();
+    let total_ms: f64 = list.iter().map(|w| number(&w["wait_ms"])).sum();
+    let pct = |ms: f64| 100.0 * ms / total_ms.max(1e-12);
+    let mut waits = Table::new();
+    waits.set_header(vec![
+        "wait type",
+        "count",
+        "total ms",
+        "avg us",
+        "max ms",
+        "% of wait time",
+    ]);
+    if list.is_empty() {
+        waits.add_row(vec!["(none)", "0", "0", "0", "0", "0"]);
+    }
+    for w in &list {
+        let wait_ms = number(&w["wait_ms"]);
+        waits.add_row(vec![
+            w["type"].as_str().unwrap_or("").to_string(),
+            w["count"].to_string(),
+            format!("{wait_ms:.1}"),
+            format!("{:.1}", number(&w["avg_us"])),
+            format!("{:.2}", number(&w["max_ms"])),
+            format!("{:.1}", pct(wait_ms)),
+        ]);
+    }
+    right_align(&mut waits, &[1, 2, 3, 4, 5]);
+    println!("{waits}");
+    println!();
+    println!("Hottest pages (file:page; waits of every type on the page)");
+    let mut hot = Table::new();
+    hot.set_header(vec![
+        "page",
+        "type",
+        "table",
+        "waits",
+        "total ms",
+        "% of wait time",
+    ]);
+    let pages = r["hot_pages"].as_array().cloned().unwrap_or_default();
+    if pages.is_empty() {
+        hot.add_row(vec!["(none)", "", "", "0", "0", "0"]);
+    }
+    for p in pages.iter().take(HOT_PAGES_REPORTED) {
+        let wait_ms = number(&p["wait_ms"]);
+        let page_type = match (p["page_type"].as_str(), p["level"].as_u64()) {
+            (Some("inner"), Some(level)) => format!("inner (level {level})"),
+            (Some(t), _) => t.to_string(),
+            _ => "unknown".into(),
+        };
+        hot.add_row(vec![
+            format!("{}:{}", p["file"], p["page"]),
+            page_type,
+            p["table"].as_str().unwrap_or("-").to_string(),
+            p["waits"].to_string(),
+            format!("{wait_ms:.1}"),
+            format!("{:.1}", pct(wait_ms)),
+        ]);
+    }
+    right_align(&mut hot, &[3, 4, 5]);
+    println!("{hot}");
+}
+
+/// Right-aligns the given columns of a table.
+pub fn right_align(table: &mut Table, columns: &[usize]) {
     for &c in columns {
         if let Some(column) = table.column_mut(c) {
             column.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
+    }
+}
+
+/// Bytes at the front of a row written for the crash tester: session u32, transaction u64,
+/// position u32, transaction size u32 (little-endian).
+pub const ACK_STAMP_BYTES: usize = 20;
+
+/// For `hotpage crashtest`: each session appends the keys of every transaction to its own
+/// file right after the commit returns (one line per transaction, keys in hex), and
+/// stamps its rows so that a partly visible transaction can be recognised after a crash.
+struct AckLog {
+    file: Option<std::fs::File>,
+    session: u32,
+    pending: Vec<Key>,
+    line: String,
+}
+
+impl AckLog {
+    fn open(dir: Option<&Path>, session: usize) -> std::io::Result<AckLog> {
+        let file = match dir {
+            Some(dir) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join(format!("ack.{session}")))?,
+            ),
+            None => None,
+        };
+        Ok(AckLog {
+            file,
+            session: session as u32,
+            pending: Vec::new(),
+            line: String::new(),
+        })
+    }
+
+    fn enabled(&self) -> bool {
+        self.file.is_some()
+    }
+
+    fn stamp(&self, row: &mut [u8], txn: u64, position: u64, size: u64) {
+        if self.file.is_none() || row.len() < ACK_STAMP_BYTES {
+            return;
+        }
+        row[..4].copy_from_slice(&self.session.to_le_bytes());
+        row[4..12].copy_from_slice(&txn.to_le_bytes());
+        row[12..16].copy_from_slice(&(position as u32).to_le_bytes());
+        row[16..20].copy_from_slice(&(size as u32).to_le_bytes());
+    }
+
+    /// The transaction in `pending` committed: record its keys.
+    fn committed(&mut self) -> hotpage::Result<()> {
+        if let Some(file) = &mut self.file {
+            self.line.clear();
+            for (i, key) in self.pending.iter().enumerate() {
+                if i > 0 {
+                    self.line.push(' ');
+                }
+                for byte in key.as_bytes() {
+                    self.line.push_str(&format!("{byte:02x}"));
+                }
+            }
+            self.line.push('\n');
+            file.write_all(self.line.as_bytes())
+                .map_err(|e| hotpage::Error::io("appending to the ack file", e))?;
+        }
+        self.pending.clear();
+        Ok(())
     }
 }

@@ -149,7 +149,103 @@ fn an_unusable_path_is_one_clear_line() {
         "--db",
         file.to_str().expect("utf-8"),
     ]);
-    assert_one_line_error(&out, 1, "not a hotpage database");
+    assert_one_line_error(&out, 3, "not a hotpage database");
+}
+
+#[test]
+fn duration_and_warmup_count_only_the_measured_rows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let r = json(&hotpage(&[
+        "stress",
+        "--design",
+        "identity",
+        "--sessions",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.5",
+        "--pool-mib",
+        "8",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--json",
+    ]));
+    let rows_total = r["rows_total"].as_u64().expect("rows_total");
+    let in_table = r["index"]["rows_in_table"].as_u64().expect("rows_in_table");
+    assert!(rows_total > 0, "{r}");
+    // The warm-up's rows are in the table but not in the report.
+    assert!(
+        in_table > rows_total,
+        "{in_table} rows in the table, {rows_total} counted"
+    );
+    assert!(r["rows_per_session"].is_null());
+    assert_eq!(r["duration_s"], 1.0);
+    assert_eq!(r["warmup_s"], 0.5);
+    let elapsed = r["elapsed_s"].as_f64().expect("elapsed_s");
+    assert!((1.0..5.0).contains(&elapsed), "elapsed {elapsed}");
+    let rate = r["rows_per_s"].as_f64().expect("rows_per_s");
+    assert!((rate - rows_total as f64 / elapsed).abs() < 1.0);
+    // Without a warm-up, every row is counted.
+    let r = json(&hotpage(&[
+        "stress",
+        "--sessions",
+        "2",
+        "--duration",
+        "0.3",
+        "--pool-mib",
+        "8",
+        "--json",
+    ]));
+    assert_eq!(r["rows_total"], r["index"]["rows_in_table"]);
+}
+
+#[test]
+fn rows_and_duration_together_is_one_clear_line() {
+    assert_one_line_error(
+        &hotpage(&["stress", "--rows", "10", "--duration", "2"]),
+        2,
+        "cannot be used with",
+    );
+    assert_one_line_error(&hotpage(&["stress", "--duration", "0"]), 2, "--duration");
+    assert_one_line_error(&hotpage(&["stress", "--warmup=-1"]), 2, "--warmup");
+}
+
+#[test]
+fn hot_pages_name_their_table_and_page_type() {
+    let r = json(&hotpage(&[
+        "stress",
+        "--design",
+        "identity",
+        "--sessions",
+        "8",
+        "--rows",
+        "2000",
+        "--pool-mib",
+        "8",
+        "--json",
+    ]));
+    let hot = r["hot_pages"].as_array().expect("hot_pages");
+    assert!(
+        !hot.is_empty(),
+        "8 sessions on the last page never waited: {r}"
+    );
+    assert!(hot.len() <= 10);
+    for p in hot {
+        assert_eq!(p["file"], 0);
+        assert_eq!(p["table"], "identity", "{p}");
+        assert!(p["page_type"] == "leaf" || p["page_type"] == "inner", "{p}");
+        assert!(p["waits"].as_u64().expect("waits") > 0);
+        assert!(p["wait_ms"].is_f64());
+    }
+    let total: f64 = r["waits"]
+        .as_array()
+        .expect("waits")
+        .iter()
+        .map(|w| w["pct_of_wait_time"].as_f64().expect("pct"))
+        .sum();
+    assert!((total - 100.0).abs() < 0.01, "{total}");
 }
 
 #[test]

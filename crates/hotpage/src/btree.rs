@@ -59,6 +59,9 @@ pub struct TreeStats {
     pub rows: u64,
     /// Average fill of the leaves, in percent of the page size.
     pub leaf_fill_pct: f64,
+    /// Leaves whose right link is not the next page number of the file (logical order
+    /// differs from physical order: what index physical stats call fragmentation).
+    pub out_of_order_leaves: u64,
 }
 
 impl TreeStats {
@@ -66,6 +69,17 @@ impl TreeStats {
     pub fn pages(&self) -> u64 {
         self.pages_per_level.iter().sum()
     }
+}
+
+/// One page of a tree, as [`BTree::pages`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreePage {
+    /// The page number.
+    pub page_id: u64,
+    /// Leaf or inner.
+    pub page_type: PageType,
+    /// 0 for leaves.
+    pub level: u8,
 }
 
 enum Attempt {
@@ -562,7 +576,48 @@ impl BTree {
                 100.0 * walk.leaf_bytes_used as f64
                     / (leaf_pages as f64 * self.pool.page_size() as f64)
             },
+            out_of_order_leaves: walk.levels.first().map_or(0, |leaves| {
+                leaves
+                    .iter()
+                    .filter(|(page_id, next)| *next != NO_PAGE && *next != page_id + 1)
+                    .count() as u64
+            }),
         })
+    }
+
+    /// Every page of the tree with its type and level, parents before children, read with
+    /// shared latches one page at a time. A page reached twice (a damaged child link) is an
+    /// error, so a damaged tree cannot make it loop. Meant for a quiescent tree (reports,
+    /// the integrity check).
+    pub fn pages(&self) -> Result<Vec<TreePage>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut pages = Vec::new();
+        let mut stack = vec![self.root];
+        while let Some(page_id) = stack.pop() {
+            if !seen.insert(page_id) {
+                return Err(self.corrupt(page_id, "page reached twice from the root"));
+            }
+            let fixed = self.pool.fix_shared(page_id)?;
+            let page = fixed.page();
+            let page_type = match page.page_type() {
+                Some(t @ (PageType::Leaf | PageType::Inner)) => t,
+                other => {
+                    return Err(self.corrupt(page_id, &format!("unexpected page type {other:?}")));
+                }
+            };
+            if page_type == PageType::Inner {
+                for i in (0..page.slot_count()).rev() {
+                    stack.push(page.child(i));
+                }
+                stack.push(page.aux());
+            }
+            pages.push(TreePage {
+                page_id,
+                page_type,
+                level: page.level(),
+            });
+        }
+        Ok(pages)
     }
 
     fn verify_page(

@@ -547,6 +547,20 @@ impl BufferPool {
         page::verify(&image, page_id).map_err(|reason| self.corrupt(page_id, reason))?;
         Ok(image)
     }
+
+    /// Reads a page image straight from the file without verifying it (page inspection
+    /// shows damaged pages too; `page::verify` says what is wrong). Past the end of the file
+    /// is `CorruptPage`, as for `read_page_image`.
+    pub fn read_page_raw(&self, page_id: u64) -> Result<Vec<u8>> {
+        if page_id >= self.file_pages.load(Ordering::Acquire) {
+            return Err(self.corrupt(page_id, "page number past the end of the file".into()));
+        }
+        let mut image = vec![0u8; self.page_size];
+        self.file
+            .read_at(&mut image, page_id * self.page_size as u64)
+            .map_err(|e| Error::io(format!("reading page {page_id} of {}", self.file_name), e))?;
+        Ok(image)
+    }
 }
 
 /// A page fixed for an optimistic read: no latch is held.

@@ -20,7 +20,7 @@ use crate::btree::{self, BTree, Inserted, TreeStats};
 use crate::buffer::{BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
-use crate::io::{Storage, StdStorage};
+use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::logger::WalLogger;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
@@ -30,10 +30,12 @@ use crate::txn::{Durability, encode_commit};
 use crate::wal::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+pub mod inspect;
 
 /// The data file's name inside the database directory.
 pub const DATA_FILE: &str = "data.0";
@@ -177,10 +179,43 @@ struct Inner {
     next_session_id: AtomicU64,
     options: Options,
     recovery: RecoveryReport,
-    // Stops the checkpointer thread.
-    stop: Mutex<bool>,
-    stop_signal: Condvar,
+    // Stops the checkpointer thread (which holds only a weak reference to `Inner`).
+    stop: Arc<StopSignal>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+}
+
+#[derive(Default)]
+struct StopSignal {
+    stopped: Mutex<bool>,
+    signal: Condvar,
+}
+
+impl StopSignal {
+    fn stop(&self) {
+        *self.stopped.lock() = true;
+        self.signal.notify_all();
+    }
+}
+
+impl Drop for Inner {
+    /// The last handle is gone without `close`: stop the checkpointer, and shut down as
+    /// cleanly as possible. Nothing committed depends on it (the log has it), but an
+    /// unlogged database keeps its rows only through this flush.
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(handle) = self.checkpointer.get_mut().take()
+            && handle.thread().id() != std::thread::current().id()
+        {
+            let _ = handle.join();
+        }
+        if !self.closed.load(Ordering::Acquire) {
+            let _ = checkpoint(self, false);
+            if let Some(wal) = &self.wal {
+                let _ = wal.shutdown();
+            }
+        }
+    }
 }
 
 struct CheckpointState {
@@ -244,7 +279,7 @@ impl Database {
                 let files = storage
                     .list()
                     .map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
-                if !files.is_empty() {
+                if files.iter().any(|name| name != LOCK_FILE) {
                     return Err(not_a_database(
                         path,
                         "the directory has files but no hotpage catalog",
@@ -262,6 +297,13 @@ impl Database {
                 }
             }
         };
+        // Held for the database's lifetime (the storage lives in `Inner`).
+        storage.lock().map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => Error::Locked {
+                path: path.to_path_buf(),
+            },
+            _ => Error::io(format!("locking {}", path.display()), e),
+        })?;
         let page_size = catalog.page_size as usize;
         let mut report = RecoveryReport::default();
         if catalog.unlogged_open {
@@ -326,9 +368,9 @@ impl Database {
             pool.attach_log(Arc::clone(&wal));
             Some(wal)
         };
-        let logger: Option<Arc<dyn btree::PageLogger>> = wal.as_ref().map(|wal| {
-            Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>
-        });
+        let logger: Option<Arc<dyn btree::PageLogger>> = wal
+            .as_ref()
+            .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>);
         let mut tables = Vec::with_capacity(catalog.tables.len());
         for (id, entry) in catalog.tables.iter_mut().enumerate() {
             let tree = if catalog.unlogged_open {
@@ -397,9 +439,9 @@ impl Database {
             next_session_id: AtomicU64::new(1),
             options,
             recovery: report,
-            stop: Mutex::new(false),
-            stop_signal: Condvar::new(),
+            stop: Arc::new(StopSignal::default()),
             checkpointer: Mutex::new(None),
+            closed: AtomicBool::new(false),
         });
         let db = Database { inner };
         if is_new || recovered || !data_exists || db.inner.durability == Durability::None {
@@ -416,9 +458,10 @@ impl Database {
             return Ok(());
         }
         let weak = Arc::downgrade(&self.inner);
+        let stop = Arc::clone(&self.inner.stop);
         let handle = std::thread::Builder::new()
             .name("hotpage-checkpointer".into())
-            .spawn(move || checkpointer_loop(&weak))
+            .spawn(move || checkpointer_loop(&weak, &stop))
             .map_err(|e| Error::io("starting the checkpointer", e))?;
         *self.inner.checkpointer.lock() = Some(handle);
         Ok(())
@@ -568,65 +611,12 @@ impl Database {
     /// 3. Write every dirty page (each after the log is durable up to its LSN), fdatasync.
     /// 4. Write the catalog naming both points (atomically, durably); release old segments.
     pub fn checkpoint(&self) -> Result<()> {
-        let mut state = self.inner.checkpoint_lock.lock();
-        let inner = &self.inner;
-        let (redo, logical) = match &inner.wal {
-            Some(wal) => {
-                if wal.has_failed() {
-                    return Err(Error::io(
-                        "checkpointing",
-                        std::io::Error::other("the log failed (fail-stop): reopen to recover"),
-                    ));
-                }
-                let redo = wal.end();
-                inner.redo_lsn.store(redo, Ordering::SeqCst);
-                let mut logical = redo;
-                inner.appliers.lock().retain(|weak| match weak.upgrade() {
-                    Some(applying) => {
-                        logical = logical.min(applying.load(Ordering::SeqCst));
-                        true
-                    }
-                    None => false,
-                });
-                (redo, logical)
-            }
-            None => (state.last_end, state.last_end),
-        };
-        inner.pool.flush_all()?;
-        let catalog = Catalog {
-            page_size: self.page_size() as u32,
-            redo_lsn: redo,
-            logical_lsn: logical,
-            unlogged_open: inner.durability == Durability::None,
-            tables: self
-                .inner
-                .tables
-                .read()
-                .iter()
-                .map(|t| TableEntry {
-                    name: t.name.clone(),
-                    design: t.design.clone(),
-                    kind: t.keys.kind(),
-                    root: t.tree.root(),
-                    key_high_water: t.keys.high_water(),
-                    rows: t.rows.load(Ordering::Relaxed),
-                })
-                .collect(),
-        };
-        catalog.store(&*inner.storage)?;
-        if let Some(wal) = &inner.wal {
-            wal.release_before(logical);
-        }
-        state.last_end = redo;
-        state.last_at = Instant::now();
-        state.checkpoints += 1;
-        Ok(())
+        checkpoint(&self.inner, self.inner.durability == Durability::None)
     }
 
     /// Closes the database cleanly: a final checkpoint, the log flushed and stopped. Fails
     /// if sessions or other handles are still open.
     pub fn close(self) -> Result<()> {
-        self.stop_checkpointer();
         let handles = Arc::strong_count(&self.inner);
         if handles > 1 {
             return Err(Error::InvalidOption(format!(
@@ -634,59 +624,105 @@ impl Database {
                 handles - 1
             )));
         }
-        self.checkpoint()?;
-        if self.inner.durability == Durability::None {
-            // Clean close of an unlogged run: its pages are all on disk.
-            let mut catalog = Catalog::load(&*self.inner.storage, &self.inner.path)?
-                .ok_or_else(|| not_a_database(&self.inner.path, "catalog vanished"))?;
-            catalog.unlogged_open = false;
-            catalog.store(&*self.inner.storage)?;
-        }
-        if let Some(wal) = &self.inner.wal {
-            wal.shutdown()?;
-        }
-        Ok(())
-    }
-
-    fn stop_checkpointer(&self) {
-        *self.inner.stop.lock() = true;
-        self.inner.stop_signal.notify_all();
+        self.inner.stop.stop();
         if let Some(handle) = self.inner.checkpointer.lock().take() {
             let _ = handle.join();
         }
+        // A clean close of an unlogged run: its pages are all on disk after this.
+        checkpoint(&self.inner, false)?;
+        if let Some(wal) = &self.inner.wal {
+            wal.shutdown()?;
+        }
+        self.inner.closed.store(true, Ordering::Release);
+        Ok(())
     }
 }
 
-/// Checkpoints when enough log has accumulated or enough time has passed.
-fn checkpointer_loop(weak: &Weak<Inner>) {
-    loop {
-        let Some(inner) = weak.upgrade() else {
-            return;
-        };
-        {
-            let mut stop = inner.stop.lock();
-            if *stop {
-                return;
+/// A fuzzy checkpoint (see [`Database::checkpoint`]). `unlogged_open`: what the catalog
+/// should say about an unlogged database (true while it is open).
+fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
+    let mut state = inner.checkpoint_lock.lock();
+    let (redo, logical) = match &inner.wal {
+        Some(wal) => {
+            if wal.has_failed() {
+                return Err(Error::io(
+                    "checkpointing",
+                    std::io::Error::other("the log failed (fail-stop): reopen to recover"),
+                ));
             }
-            inner
-                .stop_signal
-                .wait_for(&mut stop, Duration::from_millis(100));
-            if *stop {
+            let redo = wal.end();
+            inner.redo_lsn.store(redo, Ordering::SeqCst);
+            let mut logical = redo;
+            inner.appliers.lock().retain(|weak| match weak.upgrade() {
+                Some(applying) => {
+                    logical = logical.min(applying.load(Ordering::SeqCst));
+                    true
+                }
+                None => false,
+            });
+            (redo, logical)
+        }
+        None => (state.last_end, state.last_end),
+    };
+    inner.pool.flush_all()?;
+    let catalog = Catalog {
+        page_size: inner.pool.page_size() as u32,
+        redo_lsn: redo,
+        logical_lsn: logical,
+        unlogged_open: inner.durability == Durability::None && unlogged_open,
+        tables: inner
+            .tables
+            .read()
+            .iter()
+            .map(|t| TableEntry {
+                name: t.name.clone(),
+                design: t.design.clone(),
+                kind: t.keys.kind(),
+                root: t.tree.root(),
+                key_high_water: t.keys.high_water(),
+                rows: t.rows.load(Ordering::Relaxed),
+            })
+            .collect(),
+    };
+    catalog.store(&*inner.storage)?;
+    if let Some(wal) = &inner.wal {
+        wal.release_before(logical);
+    }
+    state.last_end = redo;
+    state.last_at = Instant::now();
+    state.checkpoints += 1;
+    Ok(())
+}
+
+/// Checkpoints when enough log has accumulated or enough time has passed. Holds the
+/// database only while it checks and checkpoints, so dropping the last handle ends it.
+fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
+    loop {
+        {
+            let mut stopped = stop.stopped.lock();
+            if !*stopped {
+                stop.signal
+                    .wait_for(&mut stopped, Duration::from_millis(100));
+            }
+            if *stopped {
                 return;
             }
         }
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
         let due = match &inner.wal {
-            Some(wal) => {
+            Some(wal) if !wal.has_failed() => {
                 let state = inner.checkpoint_lock.lock();
                 let new_log = wal.end().saturating_sub(state.last_end);
                 new_log >= inner.options.checkpoint_log_bytes
                     || (new_log > 0 && state.last_at.elapsed() >= inner.options.checkpoint_interval)
             }
-            None => false,
+            _ => false,
         };
-        if due && !inner.wal.as_ref().is_some_and(|w| w.has_failed()) {
+        if due {
             // A failed checkpoint is retried at the next tick; commits report log failures.
-            let _ = (Database { inner }).checkpoint();
+            let _ = checkpoint(&inner, false);
         }
     }
 }
@@ -833,10 +869,8 @@ impl Session {
             // at or after its redo point (see Database::checkpoint).
             self.applying.store(wal.end(), Ordering::SeqCst);
             let txn = self.next_txn_id();
-            let encoded: Vec<(u32, Key, &[u8])> = rows
-                .iter()
-                .map(|(t, k, r)| (t.id as u32, *k, *r))
-                .collect();
+            let encoded: Vec<(u32, Key, &[u8])> =
+                rows.iter().map(|(t, k, r)| (t.id as u32, *k, *r)).collect();
             let mut record = std::mem::take(&mut self.record);
             encode_commit(&mut record, txn, &encoded);
             let appended = wal.append(RecordKind::TxnCommit, &[&record]);

@@ -30,6 +30,9 @@ pub enum Error {
         "database format version {found} is newer than this binary supports ({supported}); upgrade hotpage"
     )]
     FormatTooNew { found: u32, supported: u32 },
+    /// The database is open elsewhere (another process holds its lock).
+    #[error("{path} is in use by another process (its LOCK file is locked); close that first")]
+    Locked { path: PathBuf },
     /// A unique key already exists in the table.
     #[error("duplicate key {key} in table {table}")]
     DuplicateKey { table: String, key: String },

@@ -48,7 +48,17 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn sync_dir(&self) -> io::Result<()>;
     /// The names of the files in the directory, sorted.
     fn list(&self) -> io::Result<Vec<String>>;
+    /// Takes an exclusive advisory lock on the directory, held until this storage is
+    /// dropped, so that a second process (or a second open) cannot use it meanwhile.
+    /// `WouldBlock` when another holder has it. Provided as a no-op: storage that cannot
+    /// be shared between processes (in memory) needs no lock.
+    fn lock(&self) -> io::Result<()> {
+        Ok(())
+    }
 }
+
+/// The file [`StdStorage::lock`] locks (it stays behind, empty, when the lock is released).
+pub const LOCK_FILE: &str = "LOCK";
 
 /// Rejects names that could escape the directory or name it: empty, `.`,
 /// anything containing `/`, `..` or NUL.
@@ -71,6 +81,8 @@ fn check_name(name: &str) -> io::Result<()> {
 #[derive(Debug)]
 pub struct StdStorage {
     dir: PathBuf,
+    // The locked LOCK file, once `lock` has succeeded; closing it releases the lock.
+    lock: std::sync::OnceLock<File>,
 }
 
 impl StdStorage {
@@ -89,6 +101,7 @@ impl StdStorage {
         }
         Ok(Self {
             dir: path.to_path_buf(),
+            lock: std::sync::OnceLock::new(),
         })
     }
 
@@ -147,6 +160,31 @@ impl Storage for StdStorage {
         }
         names.sort();
         Ok(names)
+    }
+
+    fn lock(&self) -> io::Result<()> {
+        if self.lock.get().is_some() {
+            return Ok(());
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.file_path(LOCK_FILE)?)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!("{} is locked by another holder", self.dir.display()),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(error)) => return Err(error),
+        }
+        // A racing `lock` on this same storage would have failed on our lock above.
+        let _ = self.lock.set(file);
+        Ok(())
     }
 }
 
@@ -942,7 +980,9 @@ mod tests {
         let file = rebooted.open("a", false).expect("open");
         assert_eq!(file.len().expect("len"), 7);
         // The old handle writes into the old machine only.
-        synced.write_at(b"ghost", 0).expect("old handle still works on the old storage");
+        synced
+            .write_at(b"ghost", 0)
+            .expect("old handle still works on the old storage");
         let mut buf = [0u8; 7];
         file.read_at(&mut buf, 0).expect("read");
         assert_eq!(&buf, b"durable");

@@ -21,5 +21,5 @@ pub mod wal;
 pub use error::{Error, Result};
 
 pub use db::{Database, Options, RecoveryReport, Session, TableHandle, TableInfo};
-pub use txn::Durability;
 pub use keys::{Key, KeyKind};
+pub use txn::Durability;

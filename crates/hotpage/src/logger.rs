@@ -60,8 +60,13 @@ pub fn decode_page_images(payload: &[u8], page_size: usize) -> Result<Vec<(u64, 
         page_id: 0,
         reason: "malformed page-images record".into(),
     };
-    let count = u32::from_le_bytes(payload.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?)
-        as usize;
+    let count = u32::from_le_bytes(
+        payload
+            .get(..4)
+            .ok_or_else(bad)?
+            .try_into()
+            .map_err(|_| bad())?,
+    ) as usize;
     let mut images = Vec::with_capacity(count);
     let mut at = 4;
     for _ in 0..count {

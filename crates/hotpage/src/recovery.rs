@@ -125,11 +125,13 @@ pub fn reapply_commits(
         }
         let (_, rows) = decode_commit(record.payload)?;
         for row in rows {
-            let tree = trees.get(row.table as usize).ok_or_else(|| Error::CorruptPage {
-                file: "wal".into(),
-                page_id: 0,
-                reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
-            })?;
+            let tree = trees
+                .get(row.table as usize)
+                .ok_or_else(|| Error::CorruptPage {
+                    file: "wal".into(),
+                    page_id: 0,
+                    reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
+                })?;
             if tree.insert(row.key, row.row)? == Inserted::Yes {
                 inserted += 1;
             }

@@ -114,13 +114,19 @@ mod tests {
 
     #[test]
     fn commit_records_round_trip_and_reject_truncation() {
-        let rows = [(0u32, Key::from_i64(7), &b"seven"[..]), (3, Key::from_i64(-1), &b""[..])];
+        let rows = [
+            (0u32, Key::from_i64(7), &b"seven"[..]),
+            (3, Key::from_i64(-1), &b""[..]),
+        ];
         let mut out = Vec::new();
         encode_commit(&mut out, 42, &rows);
         let (txn, back) = decode_commit(&out).expect("decode");
         assert_eq!(txn, 42);
         assert_eq!(back.len(), 2);
-        assert_eq!((back[0].table, back[0].key, back[0].row), (0, Key::from_i64(7).as_bytes(), &b"seven"[..]));
+        assert_eq!(
+            (back[0].table, back[0].key, back[0].row),
+            (0, Key::from_i64(7).as_bytes(), &b"seven"[..])
+        );
         assert_eq!((back[1].table, back[1].row), (3, &b""[..]));
         for len in 0..out.len() {
             assert!(decode_commit(&out[..len]).is_err());

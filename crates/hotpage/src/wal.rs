@@ -865,7 +865,9 @@ mod tests {
         let mem = MemStorage::new(6);
         let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
         mem.fail_writes_after(Some(0));
-        let (_, end) = wal.append(RecordKind::TxnCommit, &[b"never written"]).expect("append");
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[b"never written"])
+            .expect("append");
         assert!(wal.wait_durable(end).is_err());
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

@@ -97,7 +97,11 @@ fn check(db: &Database, tables: &[TableHandle], model: &Model, when: &str) -> Re
             ));
         }
         if shape.rows != expected.len() as u64 {
-            return Err(format!("{when}: tree counts {} rows, model {}", shape.rows, expected.len()));
+            return Err(format!(
+                "{when}: tree counts {} rows, model {}",
+                shape.rows,
+                expected.len()
+            ));
         }
     }
     Ok(())
@@ -122,7 +126,9 @@ fn run_seed(seed: u64) -> Result<(), String> {
             let t = rng.random_range(0..tables.len());
             if roll < 55 {
                 let r = row(&mut rng);
-                let key = session.insert(&tables[t], &r).map_err(|e| format!("insert: {e}"))?;
+                let key = session
+                    .insert(&tables[t], &r)
+                    .map_err(|e| format!("insert: {e}"))?;
                 model.insert((t, key.as_bytes().to_vec()), r);
             } else if roll < 85 {
                 session.begin().map_err(|e| format!("begin: {e}"))?;
@@ -130,7 +136,9 @@ fn run_seed(seed: u64) -> Result<(), String> {
                 for _ in 0..rng.random_range(1..25) {
                     let t = rng.random_range(0..tables.len());
                     let r = row(&mut rng);
-                    let key = session.insert(&tables[t], &r).map_err(|e| format!("insert: {e}"))?;
+                    let key = session
+                        .insert(&tables[t], &r)
+                        .map_err(|e| format!("insert: {e}"))?;
                     rows.push((t, key, r));
                 }
                 if rng.random_range(0..5) == 0 {
@@ -143,9 +151,14 @@ fn run_seed(seed: u64) -> Result<(), String> {
                 }
             } else if roll < 92 {
                 db.checkpoint().map_err(|e| format!("checkpoint: {e}"))?;
-            } else if let Some(((t, key), expected)) = model.iter().nth(rng.random_range(0..model.len().max(1)).min(model.len().saturating_sub(1))) {
+            } else if let Some(((t, key), expected)) = model.iter().nth(
+                rng.random_range(0..model.len().max(1))
+                    .min(model.len().saturating_sub(1)),
+            ) {
                 let key = Key::from_bytes(key).map_err(|e| format!("key: {e}"))?;
-                let got = session.get(&tables[*t], &key).map_err(|e| format!("get: {e}"))?;
+                let got = session
+                    .get(&tables[*t], &key)
+                    .map_err(|e| format!("get: {e}"))?;
                 if got.as_ref() != Some(expected) {
                     return Err(format!("round {round}: get of an acknowledged row failed"));
                 }
@@ -157,12 +170,17 @@ fn run_seed(seed: u64) -> Result<(), String> {
             for _ in 0..rng.random_range(1..10) {
                 let t = rng.random_range(0..tables.len());
                 let r = row(&mut rng);
-                session.insert(&tables[t], &r).map_err(|e| format!("insert: {e}"))?;
+                session
+                    .insert(&tables[t], &r)
+                    .map_err(|e| format!("insert: {e}"))?;
             }
         }
-        let mode = [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][rng.random_range(0..3)];
+        let mode =
+            [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][rng.random_range(0..3)];
         let next_seed = seed.wrapping_mul(1_000_003).wrapping_add(round);
-        storage = storage.reboot(mode, next_seed).map_err(|e| format!("reboot: {e}"))?;
+        storage = storage
+            .reboot(mode, next_seed)
+            .map_err(|e| format!("reboot: {e}"))?;
         drop(session);
         drop(tables);
         drop(db); // the killed process; it can no longer reach the rebooted storage
@@ -171,7 +189,8 @@ fn run_seed(seed: u64) -> Result<(), String> {
             storage.fail_writes_after(Some(rng.random_range(0..40)));
             let _ = open(&storage);
             storage.fail_writes_after(None);
-            let mode = [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][rng.random_range(0..3)];
+            let mode =
+                [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][rng.random_range(0..3)];
             storage = storage
                 .reboot(mode, next_seed ^ 0x5eed)
                 .map_err(|e| format!("reboot: {e}"))?;
@@ -202,20 +221,28 @@ fn power_loss_campaign_loses_no_acknowledged_row_and_shows_no_uncommitted_one() 
                     (0..seeds)
                         .filter(|seed| seed % workers == w)
                         .filter_map(|seed| {
-                            run_seed(seed)
-                                .err()
-                                .map(|f| format!("seed {seed}: {f} (replay: HOTPAGE_CRASH_SEED={seed})"))
+                            run_seed(seed).err().map(|f| {
+                                format!("seed {seed}: {f} (replay: HOTPAGE_CRASH_SEED={seed})")
+                            })
                         })
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("worker"))
+            .collect()
     });
     assert!(
         failures.is_empty(),
         "{} of {seeds} seeds failed:\n{}",
         failures.len(),
-        failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -1,0 +1,464 @@
+//! `hotpage inspect`: look inside a database the way DBCC PAGE, sys.dm_db_index_physical_stats
+//! and sys.dm_os_wait_stats look inside SQL Server.
+
+use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, stress};
+use anyhow::Context;
+use hotpage::page::{self, NO_PAGE, PageBuf, PageType};
+use hotpage::{Database, Key, KeyKind};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct InspectArgs {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(clap::Args, Debug)]
+struct DbArgs {
+    /// Database directory
+    #[arg(long)]
+    db: PathBuf,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum What {
+    /// One page (DBCC PAGE): header, slot directory, records in hex with decoded keys
+    Page {
+        /// FILE:PAGE, e.g. 0:1 (file 0 is data.0); a bare PAGE means file 0
+        location: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// A table's index physical stats: levels, pages per level, leaf fill, fragmentation
+    Index {
+        /// The table's name
+        table: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// The wait statistics of the last stress run kept with the database
+    Waits {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Tables with their design and row counts
+    Tables {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+/// Runs `hotpage inspect`.
+pub fn run(args: &InspectArgs) -> Result<(), CliError> {
+    let (db_args, out) = match &args.what {
+        What::Page { location, db } => (db, page_report(db, location)?),
+        What::Index { table, db } => (db, index_report(db, table)?),
+        What::Waits { db } => (db, waits_report(db)?),
+        What::Tables { db } => (db, tables_report(db)?),
+    };
+    if db_args.json {
+        println!("{out}");
+    } else {
+        match &args.what {
+            What::Page { .. } => print_page(&out),
+            What::Index { .. } => print_index(&out),
+            What::Waits { .. } => print_waits(&out),
+            What::Tables { .. } => print_tables(&out),
+        }
+    }
+    Ok(())
+}
+
+/// Parses `FILE:PAGE` (or `PAGE`).
+fn parse_location(location: &str) -> Result<(u32, u64), CliError> {
+    let (file, page) = location.split_once(':').unwrap_or(("0", location));
+    let bad = || {
+        CliError::usage(format!(
+            "'{location}' is not a page: write FILE:PAGE, e.g. 0:1"
+        ))
+    };
+    let file: u32 = file.trim().parse().map_err(|_| bad())?;
+    let page: u64 = page.trim().parse().map_err(|_| bad())?;
+    Ok((file, page))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+fn link(page_id: u64) -> Value {
+    if page_id == NO_PAGE {
+        Value::Null
+    } else {
+        json!(page_id)
+    }
+}
+
+fn decode_key(kind: Option<KeyKind>, key: &[u8]) -> String {
+    match kind.and_then(|k| Key::from_bytes(key).ok().map(|key| k.decode(&key))) {
+        Some(decoded) => decoded,
+        None => format!("0x{}", hex(key)),
+    }
+}
+
+fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
+    let (file, page_id) = parse_location(location)?;
+    let db = open_existing(&args.db)?;
+    if file != 0 {
+        return Err(CliError::new(
+            EXIT_NOT_FOUND,
+            format!(
+                "no file {file} in {}: this database has one data file, 0",
+                args.db.display()
+            ),
+        ));
+    }
+    let file_pages = db.pool_info().file_pages;
+    if page_id >= file_pages {
+        return Err(CliError::new(
+            EXIT_NOT_FOUND,
+            format!(
+                "no page {file}:{page_id} in {}: data.0 has {file_pages} pages (0 to {})",
+                args.db.display(),
+                file_pages.saturating_sub(1)
+            ),
+        ));
+    }
+    let image = db
+        .raw_page_image(page_id)
+        .with_context(|| format!("reading page {file}:{page_id}"))?;
+    let verified = page::verify(&image, page_id);
+    let buf = PageBuf::new(image.len());
+    let page = buf.page();
+    page.copy_from(&image);
+    let page_type = page.page_type();
+    // Ownership needs a walk of the trees; a damaged tree just leaves the owner unknown.
+    let owner = if matches!(page_type, Some(PageType::Leaf | PageType::Inner)) {
+        db.page_owner(page_id).ok().flatten()
+    } else {
+        None
+    };
+    let table = owner.as_ref().and_then(|o| db.table(&o.table).ok());
+    let kind = table.as_ref().map(|t| t.key_kind());
+    let mut slots = Vec::new();
+    for i in 0..page.slot_count() {
+        let (offset, length) = page.slot(i);
+        let mut key = Vec::new();
+        page.copy_key(i, &mut key);
+        let mut record = Vec::new();
+        page.copy_record(i, &mut record);
+        let mut slot = json!({
+            "slot": i,
+            "offset": offset,
+            "length": length,
+            "key_hex": hex(&key),
+            "hex": hex(&record),
+        });
+        match page_type {
+            Some(PageType::Inner) => {
+                slot["key"] = json!(decode_key(kind, &key));
+                slot["child"] = json!(page.child(i));
+            }
+            Some(PageType::Leaf) => {
+                let mut row = Vec::new();
+                page.copy_payload(i, &mut row);
+                slot["key"] = json!(decode_key(kind, &key));
+                slot["row_bytes"] = json!(row.len());
+            }
+            Some(PageType::FileHeader) => {
+                let mut payload = Vec::new();
+                page.copy_payload(i, &mut payload);
+                let word = |at: usize| {
+                    payload
+                        .get(at..at + 4)
+                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                        .map(u32::from_le_bytes)
+                };
+                slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
+                slot["format_version"] = json!(word(0));
+                slot["page_size"] = json!(word(4));
+            }
+            _ => {}
+        }
+        slots.push(slot);
+    }
+    let is_inner = page_type == Some(PageType::Inner);
+    Ok(json!({
+        "db": args.db.display().to_string(),
+        "file": file,
+        "page": page_id,
+        "checksum_ok": verified.is_ok(),
+        "problem": verified.err(),
+        "header": {
+            "page_id": page.page_id(),
+            "page_type": page_type.map_or("unknown", PageType::name),
+            "page_type_byte": page.page_type_byte(),
+            "level": page.level(),
+            "lsn": page.lsn(),
+            "slot_count": page.slot_count(),
+            "free_bytes": page.free_bytes(),
+            "free_end": page.free_end(),
+            "next": link(page.next()),
+            "leftmost_child": if is_inner { link(page.aux()) } else { Value::Null },
+            "aux": link(page.aux()),
+            "checksum": format!("{:#010x}", page.stored_checksum()),
+        },
+        "table": owner.as_ref().map(|o| o.table.clone()),
+        "design": table.as_ref().map(|t| t.design().to_string()),
+        "slots": slots,
+    }))
+}
+
+fn or_none(v: &Value) -> String {
+    if v.is_null() {
+        "none".into()
+    } else {
+        v.to_string()
+    }
+}
+
+fn print_page(r: &Value) {
+    let h = &r["header"];
+    let owner = match r["table"].as_str() {
+        Some(table) => format!(
+            "table {table} (design {})",
+            r["design"].as_str().unwrap_or("?")
+        ),
+        None => "no table".into(),
+    };
+    println!(
+        "Page {}:{} of {} ({})",
+        r["file"],
+        r["page"],
+        r["db"].as_str().unwrap_or(""),
+        owner
+    );
+    let checksum = if r["checksum_ok"] == true {
+        format!("{} ok", h["checksum"].as_str().unwrap_or(""))
+    } else {
+        format!(
+            "{} BAD: {}",
+            h["checksum"].as_str().unwrap_or(""),
+            r["problem"].as_str().unwrap_or("")
+        )
+    };
+    let rows = [
+        ("page id", h["page_id"].to_string()),
+        (
+            "type",
+            format!(
+                "{} ({})",
+                h["page_type"].as_str().unwrap_or(""),
+                h["page_type_byte"]
+            ),
+        ),
+        ("level", h["level"].to_string()),
+        ("lsn", h["lsn"].to_string()),
+        ("slot count", h["slot_count"].to_string()),
+        ("free bytes", h["free_bytes"].to_string()),
+        ("record area", format!("{}..", h["free_end"])),
+        ("next (right link)", or_none(&h["next"])),
+        ("leftmost child", or_none(&h["leftmost_child"])),
+        ("checksum", checksum),
+    ];
+    for (name, value) in rows {
+        println!("  {name:<18} {value}");
+    }
+    println!();
+    let slots = r["slots"].as_array().cloned().unwrap_or_default();
+    println!("Slots ({})", slots.len());
+    let mut table = comfy_table::Table::new();
+    table.set_header(vec![
+        "slot",
+        "offset",
+        "length",
+        "key",
+        "value",
+        "record (hex)",
+    ]);
+    for s in &slots {
+        let value = if !s["child"].is_null() {
+            format!("-> child {}", s["child"])
+        } else if !s["row_bytes"].is_null() {
+            format!("row, {} bytes", s["row_bytes"])
+        } else if !s["format_version"].is_null() {
+            format!(
+                "format {}, page size {}",
+                s["format_version"], s["page_size"]
+            )
+        } else {
+            String::new()
+        };
+        let record = s["hex"].as_str().unwrap_or("");
+        let shown = if record.len() > 48 {
+            format!("{}... ({} bytes)", &record[..48], record.len() / 2)
+        } else {
+            record.to_string()
+        };
+        table.add_row(vec![
+            s["slot"].to_string(),
+            s["offset"].to_string(),
+            s["length"].to_string(),
+            s["key"].as_str().unwrap_or("").to_string(),
+            value,
+            shown,
+        ]);
+    }
+    stress::right_align(&mut table, &[0, 1, 2]);
+    println!("{table}");
+}
+
+fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
+    let db = open_existing(&args.db)?;
+    let table = db
+        .table(name)
+        .with_context(|| format!("in {}", args.db.display()))?;
+    let tree = db
+        .verify_table(&table)
+        .with_context(|| format!("walking table {name}"))?;
+    let leaves = tree.pages_per_level.first().copied().unwrap_or(0);
+    Ok(json!({
+        "table": name,
+        "design": table.design(),
+        "root_page": table.root_page(),
+        "levels": tree.levels,
+        "pages": tree.pages(),
+        "pages_per_level": tree.pages_per_level,
+        "leaf_pages": leaves,
+        "avg_fill_pct": tree.leaf_fill_pct,
+        "rows": tree.rows,
+        "out_of_order_leaves": tree.out_of_order_leaves,
+        "fragmentation_pct": 100.0 * tree.out_of_order_leaves as f64 / leaves.max(1) as f64,
+    }))
+}
+
+fn print_index(r: &Value) {
+    println!(
+        "Index of table {} (design {}), root page 0:{}",
+        r["table"].as_str().unwrap_or(""),
+        r["design"].as_str().unwrap_or(""),
+        r["root_page"]
+    );
+    let per_level: Vec<String> = r["pages_per_level"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(level, n)| format!("level {level}: {n}"))
+        .collect();
+    println!("  levels             {}", r["levels"]);
+    println!(
+        "  pages              {} ({})",
+        r["pages"],
+        per_level.join(", ")
+    );
+    println!("  rows               {}", r["rows"]);
+    println!(
+        "  avg leaf fill      {:.1} %",
+        r["avg_fill_pct"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "  fragmentation      {:.1} % ({} of {} leaves link to a page that is not the next one in the file)",
+        r["fragmentation_pct"].as_f64().unwrap_or(0.0),
+        r["out_of_order_leaves"],
+        r["leaf_pages"]
+    );
+}
+
+fn load_run(db: &Database) -> Result<Option<Value>, CliError> {
+    let Some(bytes) = db
+        .load_run_stats()
+        .context("reading the last run's statistics")?
+    else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        CliError::new(
+            EXIT_FAILURE,
+            format!("the last run's statistics are not valid JSON: {e}"),
+        )
+    })
+}
+
+fn waits_report(args: &DbArgs) -> Result<Value, CliError> {
+    let db = open_existing(&args.db)?;
+    let run = load_run(&db)?;
+    Ok(match run {
+        None => json!({ "recorded": false, "run": null, "waits": [], "hot_pages": [] }),
+        Some(r) => json!({
+            "recorded": true,
+            "run": {
+                "design": r["design"],
+                "table": r["table"],
+                "sessions": r["sessions"],
+                "rows_total": r["rows_total"],
+                "elapsed_s": r["elapsed_s"],
+                "warmup_s": r["warmup_s"],
+                "rows_per_s": r["rows_per_s"],
+            },
+            "waits": r["waits"],
+            "hot_pages": r["hot_pages"],
+        }),
+    })
+}
+
+fn print_waits(r: &Value) {
+    if r["recorded"] != true {
+        println!("No stress run has recorded wait statistics in this database yet.");
+        return;
+    }
+    let run = &r["run"];
+    println!(
+        "Waits of the last stress run: design {}, table {}, {} sessions, {} rows in {:.3} s",
+        run["design"].as_str().unwrap_or("?"),
+        run["table"].as_str().unwrap_or("?"),
+        run["sessions"],
+        run["rows_total"],
+        run["elapsed_s"].as_f64().unwrap_or(0.0)
+    );
+    println!();
+    stress::print_waits_and_pages(r);
+}
+
+fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
+    let db = open_existing(&args.db)?;
+    let tables: Vec<Value> = db
+        .tables()
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "design": t.design,
+                "rows": t.rows,
+                "root_page": t.root_page,
+            })
+        })
+        .collect();
+    Ok(json!({ "tables": tables }))
+}
+
+fn print_tables(r: &Value) {
+    let mut table = comfy_table::Table::new();
+    table.set_header(vec!["table", "design", "rows", "root page"]);
+    let list = r["tables"].as_array().cloned().unwrap_or_default();
+    for t in &list {
+        table.add_row(vec![
+            t["name"].as_str().unwrap_or("").to_string(),
+            t["design"].as_str().unwrap_or("").to_string(),
+            t["rows"].to_string(),
+            format!("0:{}", t["root_page"]),
+        ]);
+    }
+    stress::right_align(&mut table, &[2, 3]);
+    println!("{} tables", list.len());
+    println!("{table}");
+}

@@ -1,0 +1,455 @@
+//! `hotpage inspect`, `hotpage check` and the errors a user meets, run as a user runs them:
+//! the real binary against databases built by `hotpage stress`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hotpage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(args)
+        .output()
+        .expect("run hotpage")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "hotpage failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
+}
+
+/// Exit `code`, one `error:` line on stderr containing `needle`, nothing on stdout.
+fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr:?}"
+    );
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "stdout: {:?}", output.stdout);
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+/// A closed database with an `identity` table (sessions x rows) and a `guid` table.
+fn build_db(path: &Path, page_size: &str, identity_rows: &str, guid_rows: &str) {
+    for (design, rows) in [("identity", identity_rows), ("guid", guid_rows)] {
+        json(&hotpage(&[
+            "stress",
+            "--design",
+            design,
+            "--sessions",
+            "2",
+            "--rows",
+            rows,
+            "--page-size",
+            page_size,
+            "--pool-mib",
+            "8",
+            "--db",
+            s(path),
+            "--json",
+        ]));
+    }
+}
+
+#[test]
+fn inspect_tables_index_and_page_show_the_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    build_db(&db, "8192", "3000", "3000");
+
+    let tables = json(&hotpage(&["inspect", "tables", "--db", s(&db), "--json"]));
+    let list = tables["tables"].as_array().expect("tables");
+    let got: Vec<_> = list
+        .iter()
+        .map(|t| (t["name"].clone(), t["design"].clone(), t["rows"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("identity".into(), "identity".into(), 6000.into()),
+            ("guid".into(), "guid".into(), 6000.into()),
+        ]
+    );
+
+    // Index physical stats: ascending keys fill pages in file order, random keys do not.
+    let identity = json(&hotpage(&[
+        "inspect",
+        "index",
+        "identity",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    let guid = json(&hotpage(&[
+        "inspect",
+        "index",
+        "guid",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    for index in [&identity, &guid] {
+        assert_eq!(index["rows"], 6000);
+        let per_level: Vec<u64> = index["pages_per_level"]
+            .as_array()
+            .expect("per level")
+            .iter()
+            .map(|n| n.as_u64().expect("count"))
+            .collect();
+        assert_eq!(
+            per_level.len() as u64,
+            index["levels"].as_u64().expect("levels")
+        );
+        assert_eq!(
+            per_level.iter().sum::<u64>(),
+            index["pages"].as_u64().expect("pages")
+        );
+        assert_eq!(per_level.last(), Some(&1), "one root");
+    }
+    let frag = |i: &serde_json::Value| i["fragmentation_pct"].as_f64().expect("fragmentation");
+    assert!(frag(&identity) < 10.0, "identity: {identity}");
+    assert!(frag(&guid) > 50.0, "guid: {guid}");
+    assert!(identity["avg_fill_pct"].as_f64().expect("fill") > 85.0);
+
+    // DBCC PAGE: the file header, the identity root (inner) and its leftmost leaf.
+    let header = json(&hotpage(&[
+        "inspect",
+        "page",
+        "0:0",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    assert_eq!(header["header"]["page_type"], "file-header");
+    assert_eq!(header["checksum_ok"], true);
+    assert_eq!(header["slots"][0]["key"], "HOTPAGE");
+    assert_eq!(header["slots"][0]["page_size"], 8192);
+    let root_page = list[0]["root_page"].as_u64().expect("root");
+    let root = json(&hotpage(&[
+        "inspect",
+        "page",
+        &format!("0:{root_page}"),
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    assert_eq!(root["header"]["page_type"], "inner");
+    assert_eq!(root["table"], "identity");
+    assert_eq!(root["checksum_ok"], true);
+    let slots = root["slots"].as_array().expect("slots");
+    assert!(!slots.is_empty());
+    // Separators decode as identity values, ascending, each with a child.
+    let seps: Vec<i64> = slots
+        .iter()
+        .map(|s| {
+            s["key"]
+                .as_str()
+                .expect("key")
+                .parse()
+                .expect("integer key")
+        })
+        .collect();
+    assert!(seps.windows(2).all(|w| w[0] < w[1]), "{seps:?}");
+    assert!(slots.iter().all(|s| s["child"].is_u64()));
+    let mut leftmost = root["header"]["leftmost_child"].as_u64().expect("leftmost");
+    // Descend to level 0 along the leftmost children.
+    let leaf = loop {
+        let page = json(&hotpage(&[
+            "inspect",
+            "page",
+            &leftmost.to_string(),
+            "--db",
+            s(&db),
+            "--json",
+        ]));
+        if page["header"]["page_type"] == "leaf" {
+            break page;
+        }
+        leftmost = page["header"]["leftmost_child"].as_u64().expect("leftmost");
+    };
+    assert_eq!(leaf["table"], "identity");
+    assert_eq!(leaf["slots"][0]["key"], "1", "the first identity value");
+    assert_eq!(leaf["slots"][0]["row_bytes"], 40);
+    let n = leaf["header"]["slot_count"].as_u64().expect("slots") as usize;
+    assert_eq!(leaf["slots"].as_array().expect("slots").len(), n);
+    // Each record's hex is key-length byte, key, row: 1 + 8 + 40 bytes.
+    assert_eq!(leaf["slots"][0]["hex"].as_str().expect("hex").len(), 2 * 49);
+
+    // The text form names the same things.
+    let text = hotpage(&["inspect", "page", &format!("0:{root_page}"), "--db", s(&db)]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("table identity") && text.contains("-> child"),
+        "{text}"
+    );
+}
+
+#[test]
+fn inspect_waits_shows_the_last_stress_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    {
+        // A database no stress run has touched.
+        let options = hotpage::Options {
+            pool_bytes: 1 << 20,
+            ..hotpage::Options::default()
+        };
+        let d = hotpage::Database::open(&db, options).expect("open");
+        d.close().expect("close");
+    }
+    let none = json(&hotpage(&["inspect", "waits", "--db", s(&db), "--json"]));
+    assert_eq!(none["recorded"], false);
+    let run = json(&hotpage(&[
+        "stress",
+        "--design",
+        "identity",
+        "--sessions",
+        "8",
+        "--rows",
+        "2000",
+        "--pool-mib",
+        "8",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    let waits = json(&hotpage(&["inspect", "waits", "--db", s(&db), "--json"]));
+    assert_eq!(waits["recorded"], true);
+    assert_eq!(waits["run"]["design"], "identity");
+    assert_eq!(waits["run"]["rows_total"], 16000);
+    assert_eq!(waits["waits"], run["waits"]);
+    assert_eq!(waits["hot_pages"], run["hot_pages"]);
+    // Hot pages name their table and page type, and inspect page agrees on the type.
+    let hot = run["hot_pages"].as_array().expect("hot pages");
+    assert!(
+        !hot.is_empty(),
+        "8 sessions on one last page waited somewhere"
+    );
+    for p in hot {
+        assert_eq!(p["table"], "identity", "{p}");
+        let page = json(&hotpage(&[
+            "inspect",
+            "page",
+            &format!("0:{}", p["page"]),
+            "--db",
+            s(&db),
+            "--json",
+        ]));
+        assert_eq!(page["header"]["page_type"], p["page_type"], "{p}");
+    }
+    let text = hotpage(&["inspect", "waits", "--db", s(&db)]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Top waits") && text.contains("Hottest pages"),
+        "{text}"
+    );
+}
+
+fn flip_byte(file: &Path, at: u64) {
+    let mut bytes = std::fs::read(file).expect("read data.0");
+    bytes[at as usize] ^= 0x5a;
+    std::fs::write(file, bytes).expect("write data.0");
+}
+
+#[test]
+fn check_passes_an_intact_database_and_names_every_damaged_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    build_db(&db, "4096", "1500", "300");
+    let intact = json(&hotpage(&["check", "--db", s(&db), "--json"]));
+    assert_eq!(intact["ok"], true, "{intact}");
+    assert_eq!(intact["faults"].as_array().expect("faults").len(), 0);
+    for t in intact["tables"].as_array().expect("tables") {
+        assert_eq!(t["rows_catalog"], t["rows_tree"], "{t}");
+    }
+    let text = hotpage(&["check", "--db", s(&db)]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("No faults found."));
+
+    let data = db.join("data.0");
+    let pages = std::fs::metadata(&data).expect("data.0").len() / 4096;
+    assert_eq!(pages, intact["pages_checked"].as_u64().expect("pages"));
+    assert!(pages >= 20, "only {pages} pages");
+    // The sample covers the header page, inner pages and leaves.
+    let mut types = std::collections::BTreeSet::new();
+    for page in [0, 1, 2] {
+        let p = json(&hotpage(&[
+            "inspect",
+            "page",
+            &page.to_string(),
+            "--db",
+            s(&db),
+            "--json",
+        ]));
+        types.insert(p["header"]["page_type"].as_str().expect("type").to_string());
+    }
+    assert_eq!(
+        types.into_iter().collect::<Vec<_>>(),
+        vec!["file-header", "inner", "leaf"]
+    );
+
+    for page in 0..pages {
+        // Page 0: a byte of its free space (its magic and version are checked before the
+        // checksum, as "not a database" and "format too new"). Others: anywhere.
+        let offset = if page == 0 {
+            1000
+        } else {
+            (page * 389 + 7) % 4096
+        };
+        flip_byte(&data, page * 4096 + offset);
+        let out = hotpage(&["check", "--db", s(&db), "--json"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(7), "page {page}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let named = if out.stdout.is_empty() {
+            // The header page is read when the database opens.
+            stderr.contains(&format!("corrupt page {page} "))
+        } else {
+            let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            report["ok"] == false
+                && report["faults"]
+                    .as_array()
+                    .expect("faults")
+                    .iter()
+                    .any(|f| f["page"] == page && f["kind"] == "page")
+        };
+        assert!(
+            named,
+            "page {page} not named: {stderr} {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        flip_byte(&data, page * 4096 + offset);
+    }
+    assert_eq!(
+        json(&hotpage(&["check", "--db", s(&db), "--json"]))["ok"],
+        true
+    );
+}
+
+#[test]
+fn errors_a_user_meets_have_distinct_codes_and_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 3: not a hotpage database (a directory of other files, a missing path, a file).
+    let other = dir.path().join("photos");
+    std::fs::create_dir(&other).expect("mkdir");
+    std::fs::write(other.join("cat.jpg"), b"meow").expect("write");
+    for path in [
+        other.clone(),
+        dir.path().join("missing"),
+        other.join("cat.jpg"),
+    ] {
+        assert_one_line_error(
+            &hotpage(&["inspect", "tables", "--db", s(&path)]),
+            3,
+            "not a hotpage database",
+        );
+        assert_one_line_error(
+            &hotpage(&["check", "--db", s(&path)]),
+            3,
+            "not a hotpage database",
+        );
+    }
+    assert!(
+        !dir.path().join("missing").exists(),
+        "inspect created a database"
+    );
+
+    let db = dir.path().join("db");
+    json(&hotpage(&[
+        "stress",
+        "--rows",
+        "500",
+        "--sessions",
+        "2",
+        "--pool-mib",
+        "8",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    // 4: no such table, page or file.
+    assert_one_line_error(
+        &hotpage(&["inspect", "index", "orders", "--db", s(&db)]),
+        4,
+        "no table named \"orders\"",
+    );
+    assert_one_line_error(
+        &hotpage(&["inspect", "page", "0:999999", "--db", s(&db)]),
+        4,
+        "no page 0:999999",
+    );
+    assert_one_line_error(
+        &hotpage(&["inspect", "page", "3:1", "--db", s(&db)]),
+        4,
+        "no file 3",
+    );
+    assert_one_line_error(
+        &hotpage(&["inspect", "page", "x:y", "--db", s(&db)]),
+        2,
+        "FILE:PAGE",
+    );
+
+    // 5: open in another process (here: this test process holds it).
+    {
+        let options = hotpage::Options {
+            pool_bytes: 1 << 20,
+            create_if_missing: false,
+            ..hotpage::Options::default()
+        };
+        let held = hotpage::Database::open(&db, options).expect("open");
+        assert_one_line_error(
+            &hotpage(&["inspect", "tables", "--db", s(&db)]),
+            5,
+            "in use",
+        );
+        assert_one_line_error(&hotpage(&["check", "--db", s(&db)]), 5, "in use");
+        assert_one_line_error(
+            &hotpage(&["stress", "--rows", "1", "--db", s(&db)]),
+            5,
+            "in use",
+        );
+        drop(held);
+    }
+    json(&hotpage(&["inspect", "tables", "--db", s(&db), "--json"]));
+
+    // 6: written by a newer format: the catalog's version field (bytes 8..12), CRC fixed.
+    let catalog = db.join("catalog");
+    let mut bytes = std::fs::read(&catalog).expect("catalog");
+    let body = bytes.len() - 4;
+    bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+    let crc = crc32c::crc32c(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&catalog, &bytes).expect("write catalog");
+    assert_one_line_error(
+        &hotpage(&["inspect", "tables", "--db", s(&db)]),
+        6,
+        "format version 99",
+    );
+    assert_one_line_error(
+        &hotpage(&["stress", "--rows", "1", "--db", s(&db)]),
+        6,
+        "upgrade",
+    );
+
+    // The codes are documented in --help.
+    let help = hotpage(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for needle in [
+        "Exit codes",
+        "3  the path is not a hotpage database",
+        "5  ",
+        "7  corruption",
+    ] {
+        assert!(help.contains(needle), "help lacks {needle:?}: {help}");
+    }
+}

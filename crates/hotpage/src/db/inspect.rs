@@ -1,0 +1,211 @@
+//! Read-only views of a database for reports, `hotpage inspect` and `hotpage check`: page
+//! images, which table owns a page, and the wait statistics of the last stress run, kept
+//! with the database (in `last-run.json`, written through [`Storage`] like the catalog).
+//!
+//! A child module of `db` so that these additions stay out of `db.rs`.
+
+use super::{Database, TableHandle};
+use crate::btree::TreePage;
+use crate::error::{Error, Result};
+use crate::page::PageType;
+use std::collections::HashMap;
+
+/// The file that keeps the last stress run's statistics.
+pub const RUN_STATS_FILE: &str = "last-run.json";
+const RUN_STATS_TMP_FILE: &str = "last-run.json.tmp";
+/// The largest run-statistics file [`Database::load_run_stats`] reads.
+pub const RUN_STATS_BYTES_MAX: u64 = 16 << 20;
+
+/// The table a page belongs to, and what the page is there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageOwner {
+    /// The owning table's name.
+    pub table: String,
+    /// Leaf or inner.
+    pub page_type: PageType,
+    /// 0 for leaves.
+    pub level: u8,
+}
+
+impl Database {
+    /// A page image as it is in the data file, verified (checksum, page id, slot directory):
+    /// a damaged page is `CorruptPage`. Reads the file, not the pool: call
+    /// [`Database::checkpoint`] first to see changes still in memory.
+    pub fn page_image(&self, page_id: u64) -> Result<Vec<u8>> {
+        self.inner.pool.read_page_image(page_id)
+    }
+
+    /// A page image as it is in the data file, not verified (to show a damaged page; see
+    /// [`crate::page::verify`]). Past the end of the file is `CorruptPage`.
+    pub fn raw_page_image(&self, page_id: u64) -> Result<Vec<u8>> {
+        self.inner.pool.read_page_raw(page_id)
+    }
+
+    /// Every page of a table's B+tree (a walk; meant for a quiescent table).
+    pub fn table_pages(&self, table: &TableHandle) -> Result<Vec<TreePage>> {
+        table.tree.pages()
+    }
+
+    /// The table that owns `page_id`, or `None` when no table's tree reaches it. Walks
+    /// every table; for many pages use [`Database::page_owners`].
+    pub fn page_owner(&self, page_id: u64) -> Result<Option<PageOwner>> {
+        Ok(self.page_owners(&[page_id])?.pop().flatten())
+    }
+
+    /// The owners of several pages, in the order asked, with one walk of each table.
+    pub fn page_owners(&self, page_ids: &[u64]) -> Result<Vec<Option<PageOwner>>> {
+        let mut found: HashMap<u64, PageOwner> = HashMap::new();
+        let tables = self.inner.tables.read().clone();
+        for table in &tables {
+            if found.len() == page_ids.len() {
+                break;
+            }
+            for page in table.tree.pages()? {
+                if page_ids.contains(&page.page_id) {
+                    found.entry(page.page_id).or_insert_with(|| PageOwner {
+                        table: table.name.clone(),
+                        page_type: page.page_type,
+                        level: page.level,
+                    });
+                }
+            }
+        }
+        Ok(page_ids.iter().map(|id| found.get(id).cloned()).collect())
+    }
+
+    /// Keeps the statistics of a run (opaque bytes; the command stores JSON) with the
+    /// database, replacing the previous ones atomically (write a temporary file, fdatasync,
+    /// rename, fsync the directory).
+    pub fn save_run_stats(&self, bytes: &[u8]) -> Result<()> {
+        let storage = &self.inner.storage;
+        let io = |what: &str, e| Error::io(format!("{what} {RUN_STATS_FILE}"), e);
+        let file = storage
+            .open(RUN_STATS_TMP_FILE, true)
+            .map_err(|e| io("creating", e))?;
+        file.set_len(0).map_err(|e| io("truncating", e))?;
+        file.write_at(bytes, 0).map_err(|e| io("writing", e))?;
+        file.sync_data().map_err(|e| io("syncing", e))?;
+        drop(file);
+        storage
+            .rename(RUN_STATS_TMP_FILE, RUN_STATS_FILE)
+            .map_err(|e| io("renaming", e))?;
+        storage
+            .sync_dir()
+            .map_err(|e| io("syncing the directory of", e))
+    }
+
+    /// The statistics last saved with [`Database::save_run_stats`], or `None` if no run
+    /// saved any.
+    pub fn load_run_stats(&self) -> Result<Option<Vec<u8>>> {
+        let storage = &self.inner.storage;
+        let io = |what: &str, e| Error::io(format!("{what} {RUN_STATS_FILE}"), e);
+        if !storage
+            .exists(RUN_STATS_FILE)
+            .map_err(|e| io("looking for", e))?
+        {
+            return Ok(None);
+        }
+        let file = storage
+            .open(RUN_STATS_FILE, false)
+            .map_err(|e| io("opening", e))?;
+        let len = file.len().map_err(|e| io("reading the length of", e))?;
+        if len > RUN_STATS_BYTES_MAX {
+            return Err(Error::NotADatabase {
+                path: self.inner.path.clone(),
+                reason: format!("{RUN_STATS_FILE} is {len} bytes, more than a run writes"),
+            });
+        }
+        let mut bytes = vec![0u8; len as usize];
+        file.read_at(&mut bytes, 0).map_err(|e| io("reading", e))?;
+        Ok(Some(bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::io::MemStorage;
+    use crate::{Database, Error, KeyKind, Options};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn page_owners_name_the_table_type_and_level() {
+        let mem = MemStorage::new(7);
+        let options = Options {
+            page_size: 4096,
+            pool_bytes: 1 << 20,
+            ..Options::default()
+        };
+        let db = Database::open_with_storage(mem, Path::new("mem"), options).expect("open");
+        let a = db
+            .create_table("a", "identity", KeyKind::Identity { start: 1, step: 1 })
+            .expect("create");
+        let b = db.create_table("b", "guid", KeyKind::GuidV4).expect("b");
+        let mut s = db.session();
+        for _ in 0..2000 {
+            s.insert(&a, &[1u8; 40]).expect("insert");
+        }
+        s.insert(&b, b"x").expect("insert");
+        let pages = db.table_pages(&a).expect("pages");
+        assert!(pages.len() > 10);
+        let leaf = pages.iter().find(|p| p.level == 0).expect("a leaf").page_id;
+        let owners = db
+            .page_owners(&[a.root_page(), leaf, b.root_page(), 0, 1 << 40])
+            .expect("owners");
+        let got: Vec<_> = owners
+            .iter()
+            .map(|o| {
+                o.as_ref()
+                    .map(|o| (o.table.as_str(), o.page_type.name(), o.level))
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(("a", "inner", 1)),
+                Some(("a", "leaf", 0)),
+                Some(("b", "leaf", 0)),
+                None,
+                None
+            ]
+        );
+        assert_eq!(
+            db.page_owner(leaf).expect("owner").map(|o| o.table),
+            Some("a".into())
+        );
+        // Leaves of an ascending table are allocated in key order: no fragmentation.
+        assert_eq!(db.verify_table(&a).expect("verify").out_of_order_leaves, 0);
+    }
+
+    #[test]
+    fn run_stats_round_trip_and_the_database_still_opens() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db");
+        {
+            let db = Database::open(&path, Options::default()).expect("open");
+            assert_eq!(db.load_run_stats().expect("load"), None);
+            db.save_run_stats(b"{\"waits\": [1, 2]}").expect("save");
+            db.save_run_stats(b"{}").expect("save again");
+            assert_eq!(db.load_run_stats().expect("load"), Some(b"{}".to_vec()));
+            db.close().expect("close");
+        }
+        let db = Database::open(&path, Options::default()).expect("reopen with extra files");
+        assert_eq!(db.load_run_stats().expect("load"), Some(b"{}".to_vec()));
+    }
+
+    #[test]
+    fn a_second_open_of_a_locked_database_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db");
+        let db = Database::open(&path, Options::default()).expect("open");
+        let err = Database::open(&path, Options::default()).expect_err("opened twice");
+        assert!(matches!(err, Error::Locked { .. }), "{err}");
+        db.close().expect("close");
+        let db = Database::open(&path, Options::default()).expect("lock released at close");
+        drop(db);
+        // In-memory storage has nothing to lock.
+        let mem: Arc<MemStorage> = MemStorage::new(1);
+        let first = Database::open_with_storage(mem.clone(), Path::new("m"), Options::default());
+        assert!(first.is_ok());
+    }
+}
