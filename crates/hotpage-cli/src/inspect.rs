@@ -50,6 +50,13 @@ enum What {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// The write-ahead log (fn_dblog): records and bytes by kind, in the retained log files
+    /// and since the last checkpoint, and what recovery did when this command opened the
+    /// database
+    Log {
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 /// Runs `hotpage inspect`.
@@ -59,6 +66,7 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
         What::Index { table, db } => (db, index_report(db, table)?),
         What::Waits { db } => (db, waits_report(db)?),
         What::Tables { db } => (db, tables_report(db)?),
+        What::Log { db } => (db, log_report(db)?),
     };
     if db_args.json {
         println!("{out}");
@@ -68,6 +76,7 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
             What::Index { .. } => print_index(&out),
             What::Waits { .. } => print_waits(&out),
             What::Tables { .. } => print_tables(&out),
+            What::Log { .. } => print_log(&out),
         }
     }
     Ok(())
@@ -461,4 +470,67 @@ fn print_tables(r: &Value) {
     stress::right_align(&mut table, &[2, 3]);
     println!("{} tables", list.len());
     println!("{table}");
+}
+
+fn log_report(args: &DbArgs) -> Result<Value, CliError> {
+    let db = open_existing(&args.db)?;
+    let summary = db
+        .log_summary()
+        .map_err(|e| CliError::failure(format!("reading the log: {e}")))?;
+    let recovery = db.recovery_report();
+    Ok(json!({
+        "from_lsn": summary.from_lsn,
+        "redo_lsn": summary.redo_lsn,
+        "end_lsn": summary.end_lsn,
+        "kinds": summary.kinds.iter().map(|k| json!({
+            "kind": k.kind,
+            "records": k.records,
+            "bytes": k.bytes,
+            "records_since_checkpoint": k.records_since_checkpoint,
+            "bytes_since_checkpoint": k.bytes_since_checkpoint,
+        })).collect::<Vec<_>>(),
+        "recovery": {
+            "records": recovery.records,
+            "log_bytes": recovery.log_bytes,
+            "pages_redone": recovery.pages_redone,
+            "rows_reapplied": recovery.rows_reapplied,
+            "elapsed_s": recovery.elapsed.as_secs_f64(),
+            "unlogged_tables_emptied": recovery.unlogged_tables_emptied,
+        },
+    }))
+}
+
+fn print_log(r: &Value) {
+    println!(
+        "Log: LSN {} to {}, last checkpoint's redo point {}",
+        r["from_lsn"], r["end_lsn"], r["redo_lsn"]
+    );
+    let mut table = comfy_table::Table::new();
+    table.set_header(vec![
+        "record kind",
+        "records",
+        "bytes",
+        "since checkpoint",
+        "bytes since checkpoint",
+    ]);
+    for k in r["kinds"].as_array().cloned().unwrap_or_default() {
+        table.add_row(vec![
+            k["kind"].as_str().unwrap_or("").to_string(),
+            k["records"].to_string(),
+            k["bytes"].to_string(),
+            k["records_since_checkpoint"].to_string(),
+            k["bytes_since_checkpoint"].to_string(),
+        ]);
+    }
+    stress::right_align(&mut table, &[1, 2, 3, 4]);
+    println!("{table}");
+    let rec = &r["recovery"];
+    println!(
+        "Recovery at this open: {} records, {:.1} MiB of log after the redo point, {} pages redone, {} rows re-applied, {:.3} s",
+        rec["records"],
+        rec["log_bytes"].as_f64().unwrap_or(0.0) / (1024.0 * 1024.0),
+        rec["pages_redone"],
+        rec["rows_reapplied"],
+        rec["elapsed_s"].as_f64().unwrap_or(0.0)
+    );
 }

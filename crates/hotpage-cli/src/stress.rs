@@ -90,6 +90,9 @@ pub struct StressArgs {
     /// Rows per transaction: each session commits every B rows (1 = autocommit)
     #[arg(long, default_value_t = 1)]
     pub batch: u32,
+    /// Checkpoint after this many MiB of log (bounds recovery time after a crash)
+    #[arg(long, default_value_t = 256)]
+    pub checkpoint_mib: u64,
     /// For `hotpage crashtest`: after each commit returns, append the transaction's keys to
     /// a file per session in this directory, and put (session, transaction, position,
     /// size) at the front of every row
@@ -148,6 +151,9 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
             "--row-bytes {} exceeds the largest row, {row_max} bytes, for {}-byte pages (try a larger --page-size)",
             args.row_bytes, args.page_size
         )));
+    }
+    if args.checkpoint_mib == 0 {
+        return Err(CliError::usage("--checkpoint-mib must be at least 1"));
     }
     if args.batch == 0 {
         return Err(CliError::usage("--batch must be at least 1"));
@@ -270,6 +276,7 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         pool_bytes: args.pool_mib << 20,
         create_if_missing: true,
         durability,
+        checkpoint_log_bytes: args.checkpoint_mib << 20,
         ..Options::default()
     };
     let db = Database::open(&path, options)

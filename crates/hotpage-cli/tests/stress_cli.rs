@@ -265,3 +265,99 @@ fn help_explains_the_designs() {
         assert!(text.contains(needle), "help lacks {needle}");
     }
 }
+
+#[test]
+fn durability_and_batch_show_in_the_report() {
+    for (durability, batch) in [("sync", "1"), ("sync", "50"), ("async", "1"), ("none", "1")] {
+        let r = json(&hotpage(&[
+            "stress",
+            "--sessions",
+            "4",
+            "--rows",
+            "300",
+            "--durability",
+            durability,
+            "--batch",
+            batch,
+            "--json",
+        ]));
+        assert_eq!(r["durability"], durability);
+        assert_eq!(r["rows_total"], 1200);
+        assert_eq!(r["index"]["rows_in_table"], 1200);
+        if durability == "none" {
+            assert!(r["log"].is_null());
+        } else {
+            let commits = r["log"]["commits"].as_u64().expect("commits");
+            assert_eq!(commits, 1200 / batch.parse::<u64>().expect("batch"));
+            assert!(r["log"]["bytes"].as_u64().expect("bytes") > 0);
+            assert!(r["log"]["flushes"].as_u64().expect("flushes") >= 1);
+            assert!(r["log"]["commits_per_flush"].as_f64().expect("cpf") >= 1.0);
+        }
+        if durability == "sync" {
+            let writelog = r["waits"]
+                .as_array()
+                .expect("waits")
+                .iter()
+                .any(|w| w["type"] == "WRITELOG");
+            assert!(writelog, "sync commits wait on WRITELOG");
+        }
+    }
+    assert_one_line_error(
+        &hotpage(&["stress", "--durability", "maybe"]),
+        2,
+        "unknown durability",
+    );
+    assert_one_line_error(&hotpage(&["stress", "--batch", "0"]), 2, "--batch");
+}
+
+#[test]
+fn crashtest_kills_recovers_and_verifies() {
+    let r = json(&hotpage(&[
+        "crashtest",
+        "--trials",
+        "2",
+        "--sessions",
+        "4",
+        "--batch",
+        "7",
+        "--seed",
+        "5",
+        "--json",
+    ]));
+    assert_eq!(r["trials"], 2);
+    assert!(
+        r["rows_acknowledged"].as_u64().expect("acknowledged") > 0,
+        "the child committed nothing"
+    );
+    assert_eq!(r["rows_lost"], 0);
+    assert_eq!(r["partial_transactions"], 0);
+    assert_eq!(r["check_failures"], 0);
+}
+
+#[test]
+fn inspect_log_counts_records_by_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf-8");
+    json(&hotpage(&[
+        "stress",
+        "--sessions",
+        "2",
+        "--rows",
+        "500",
+        "--batch",
+        "5",
+        "--db",
+        db,
+        "--json",
+    ]));
+    let r = json(&hotpage(&["inspect", "log", "--db", db, "--json"]));
+    let kinds = r["kinds"].as_array().expect("kinds");
+    let commits = kinds
+        .iter()
+        .find(|k| k["kind"] == "txn-commit")
+        .expect("commit records");
+    assert_eq!(commits["records"], 200, "1000 rows in transactions of 5");
+    assert!(kinds.iter().any(|k| k["kind"] == "page-images"));
+    assert!(r["end_lsn"].as_u64().expect("end") >= r["redo_lsn"].as_u64().expect("redo"));
+}

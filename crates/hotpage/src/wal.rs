@@ -602,6 +602,19 @@ impl Shared {
     }
 }
 
+/// The first LSN of the oldest log segment still on disk (where `scan` can start to see
+/// every retained record), or `None` if there is no segment.
+pub fn oldest_segment_lsn(storage: &dyn Storage, segment_bytes: u64) -> Result<Option<Lsn>> {
+    let names = storage
+        .list()
+        .map_err(|e| Error::io("listing log segments", e))?;
+    Ok(names
+        .iter()
+        .filter_map(|n| segment_index(n))
+        .min()
+        .map(|index| index * segment_bytes))
+}
+
 /// One record read back from the log.
 #[derive(Debug)]
 pub struct Record<'a> {

@@ -8,7 +8,9 @@ use super::{Database, TableHandle};
 use crate::btree::TreePage;
 use crate::error::{Error, Result};
 use crate::page::PageType;
+use crate::wal;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 /// The file that keeps the last stress run's statistics.
 pub const RUN_STATS_FILE: &str = "last-run.json";
@@ -118,6 +120,81 @@ impl Database {
         let mut bytes = vec![0u8; len as usize];
         file.read_at(&mut bytes, 0).map_err(|e| io("reading", e))?;
         Ok(Some(bytes))
+    }
+}
+
+/// Log records of one kind, for `inspect log` (fn_dblog).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogKindCount {
+    /// The record kind's name.
+    pub kind: &'static str,
+    /// Records in the retained log files.
+    pub records: u64,
+    /// Their bytes (headers and padding included).
+    pub bytes: u64,
+    /// Records at or after the last checkpoint's redo point.
+    pub records_since_checkpoint: u64,
+    /// Their bytes.
+    pub bytes_since_checkpoint: u64,
+}
+
+/// What the log files hold, by record kind.
+#[derive(Clone, Debug, Default)]
+pub struct LogSummary {
+    /// Where the retained log starts (oldest segment still on disk).
+    pub from_lsn: u64,
+    /// The last checkpoint's redo point: recovery would start here.
+    pub redo_lsn: u64,
+    /// The end of the valid log.
+    pub end_lsn: u64,
+    /// One entry per record kind seen.
+    pub kinds: Vec<LogKindCount>,
+}
+
+impl Database {
+    /// Reads the retained log files and counts records by kind, in all and since the last
+    /// checkpoint (fn_dblog's view). Empty for a database without a log.
+    pub fn log_summary(&self) -> Result<LogSummary> {
+        let inner = &self.inner;
+        let redo_lsn = inner.redo_lsn.load(Ordering::SeqCst);
+        let segment_bytes = inner.options.wal.segment_bytes;
+        let Some(from_lsn) = wal::oldest_segment_lsn(&*inner.storage, segment_bytes)? else {
+            return Ok(LogSummary {
+                redo_lsn,
+                end_lsn: redo_lsn,
+                ..LogSummary::default()
+            });
+        };
+        let mut kinds: Vec<LogKindCount> = Vec::new();
+        let end_lsn = wal::scan(&*inner.storage, segment_bytes, from_lsn, |record| {
+            let name = record.kind.name();
+            let index = match kinds.iter().position(|k| k.kind == name) {
+                Some(index) => index,
+                None => {
+                    kinds.push(LogKindCount {
+                        kind: name,
+                        ..LogKindCount::default()
+                    });
+                    kinds.len() - 1
+                }
+            };
+            let entry = &mut kinds[index];
+            let bytes = record.end - record.lsn;
+            entry.records += 1;
+            entry.bytes += bytes;
+            if record.lsn >= redo_lsn {
+                entry.records_since_checkpoint += 1;
+                entry.bytes_since_checkpoint += bytes;
+            }
+            Ok(())
+        })?;
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.bytes));
+        Ok(LogSummary {
+            from_lsn,
+            redo_lsn,
+            end_lsn,
+            kinds,
+        })
     }
 }
 
