@@ -290,55 +290,7 @@ impl Wal {
     /// Appends one record. Returns `(start, end)`: the record's LSN and the LSN just past
     /// it (what a commit waits for). Waits (LOGBUFFER) while the buffer is full.
     pub fn append(&self, kind: RecordKind, parts: &[&[u8]]) -> Result<(Lsn, Lsn)> {
-        let s = &self.shared;
-        if s.failed.load(Ordering::Acquire) {
-            return Err(failed_error());
-        }
-        let body_len = 1 + parts.iter().map(|p| p.len() as u64).sum::<u64>();
-        let len = HEADER_BYTES + body_len;
-        let padded = round8(len);
-        let ring_bytes = (s.ring.len() * 8) as u64;
-        if padded > ring_bytes / 2 || len > u64::from(u32::MAX) {
-            return Err(Error::InvalidOption(format!(
-                "log record of {len} bytes is larger than half the log buffer"
-            )));
-        }
-        let start = s.reserved.fetch_add(padded, Ordering::SeqCst);
-        let end = start + padded;
-        if end - s.freed.load(Ordering::Acquire) > ring_bytes {
-            s.wait_for_space(end, ring_bytes)?;
-        }
-        let kind_byte = [kind as u8];
-        let mut all_parts: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
-        all_parts.push(&kind_byte);
-        all_parts.extend_from_slice(parts);
-        let crc = record_crc(start, &all_parts);
-        // Body words first, then the header word with release: the flusher trusts a record
-        // only once it sees a non-zero header.
-        let mut word = [0u8; 8];
-        let mut filled = 0usize;
-        let mut at = start + HEADER_BYTES;
-        for byte in all_parts.iter().flat_map(|p| p.iter()) {
-            word[filled] = *byte;
-            filled += 1;
-            if filled == 8 {
-                s.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
-                at += 8;
-                filled = 0;
-            }
-        }
-        if filled > 0 {
-            word[filled..].fill(0);
-            s.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
-        }
-        let header = (len as u32 as u64) | (u64::from(crc) << 32);
-        debug_assert_ne!(header, 0);
-        s.store_word(start, header, Ordering::Release);
-        s.bytes.fetch_add(padded, Ordering::Relaxed);
-        if kind == RecordKind::TxnCommit {
-            s.commits.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok((start, end))
+        self.shared.append(kind, parts)
     }
 
     /// Waits until everything before `lsn` is durable (WRITELOG), or the log has failed.
@@ -446,6 +398,58 @@ impl Drop for Wal {
 }
 
 impl Shared {
+    fn append(&self, kind: RecordKind, parts: &[&[u8]]) -> Result<(Lsn, Lsn)> {
+        let s = self;
+        if s.failed.load(Ordering::Acquire) {
+            return Err(failed_error());
+        }
+        let body_len = 1 + parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let len = HEADER_BYTES + body_len;
+        let padded = round8(len);
+        let ring_bytes = (s.ring.len() * 8) as u64;
+        if padded > ring_bytes / 2 || len > u64::from(u32::MAX) {
+            return Err(Error::InvalidOption(format!(
+                "log record of {len} bytes is larger than half the log buffer"
+            )));
+        }
+        let start = s.reserved.fetch_add(padded, Ordering::SeqCst);
+        let end = start + padded;
+        if end - s.freed.load(Ordering::Acquire) > ring_bytes {
+            s.wait_for_space(end, ring_bytes)?;
+        }
+        let kind_byte = [kind as u8];
+        let mut all_parts: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        all_parts.push(&kind_byte);
+        all_parts.extend_from_slice(parts);
+        let crc = record_crc(start, &all_parts);
+        // Body words first, then the header word with release: the flusher trusts a record
+        // only once it sees a non-zero header.
+        let mut word = [0u8; 8];
+        let mut filled = 0usize;
+        let mut at = start + HEADER_BYTES;
+        for byte in all_parts.iter().flat_map(|p| p.iter()) {
+            word[filled] = *byte;
+            filled += 1;
+            if filled == 8 {
+                s.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
+                at += 8;
+                filled = 0;
+            }
+        }
+        if filled > 0 {
+            word[filled..].fill(0);
+            s.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
+        }
+        let header = (len as u32 as u64) | (u64::from(crc) << 32);
+        debug_assert_ne!(header, 0);
+        s.store_word(start, header, Ordering::Release);
+        s.bytes.fetch_add(padded, Ordering::Relaxed);
+        if kind == RecordKind::TxnCommit {
+            s.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok((start, end))
+    }
+
     fn word_index(&self, lsn: Lsn) -> usize {
         ((lsn / 8) as usize) % self.ring.len()
     }
@@ -545,7 +549,10 @@ impl Shared {
 
     /// The end of the run of complete records starting at `from`.
     fn complete_prefix(&self, from: Lsn) -> Lsn {
-        let limit = self.reserved.load(Ordering::SeqCst);
+        // Never look past one ring length: the slot at `from + ring` is `from`'s own slot,
+        // and reading it again would take the record at `from` for one a ring further on.
+        let ring_bytes = (self.ring.len() * 8) as u64;
+        let limit = self.reserved.load(Ordering::SeqCst).min(from + ring_bytes);
         let mut at = from;
         while at < limit {
             let header = self.load_word(at, Ordering::Acquire);
@@ -553,6 +560,9 @@ impl Shared {
                 break;
             }
             let len = header & u64::from(u32::MAX);
+            if at + round8(len) > from + ring_bytes {
+                break; // cannot happen for a published record; never cross the bound
+            }
             at += round8(len);
         }
         at
@@ -812,6 +822,92 @@ mod tests {
         let counters = wal.counters();
         assert!(counters.flushes >= 1);
         assert!(counters.bytes >= end);
+    }
+
+    /// The ring exactly full, and one more record reserved by a session now waiting for
+    /// space: the complete prefix ends at one ring length. (Reading on, the flusher once
+    /// took the record in the first slot for one a ring further on, and lost records.)
+    #[test]
+    fn the_complete_prefix_never_reaches_past_one_ring_length() {
+        let ring_words = (1usize << 20) / 8;
+        let shared = Shared {
+            storage: MemStorage::new(10),
+            options: options(),
+            ring: (0..ring_words).map(|_| AtomicU64::new(0)).collect(),
+            reserved: AtomicU64::new(0),
+            freed: AtomicU64::new(0),
+            durable: AtomicU64::new(0),
+            requested: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            state: Mutex::new(FlushState { shutdown: false }),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            segments: Mutex::new(Segments {
+                open: Vec::new(),
+                free: Vec::new(),
+            }),
+            stats: Stats::new(),
+            bytes: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            recycled: AtomicU64::new(0),
+        };
+        // 4096-byte records: header 8 + kind 1 + payload 4087.
+        let payload = vec![7u8; 4087];
+        for _ in 0..256 {
+            shared
+                .append(RecordKind::PageImages, &[&payload])
+                .expect("append");
+        }
+        let ring_bytes = (ring_words * 8) as u64;
+        assert_eq!(shared.reserved.load(Ordering::SeqCst), ring_bytes);
+        // A session reserves the next record and waits for space: nothing written yet.
+        shared.reserved.fetch_add(4096, Ordering::SeqCst);
+        assert_eq!(shared.complete_prefix(0), ring_bytes);
+    }
+
+    /// Appenders that never wait for durability keep the ring full all the time: the flusher
+    /// must never read past one ring length (it once did, and took a record for another).
+    #[test]
+    fn a_full_ring_keeps_every_record_exactly() {
+        let mem = MemStorage::new(9);
+        let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
+        let mut all: Vec<(Lsn, Vec<u8>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8u8)
+                .map(|t| {
+                    let wal = &wal;
+                    s.spawn(move || {
+                        (0..600u32)
+                            .map(|i| {
+                                let payload: Vec<u8> =
+                                    std::iter::repeat_n(t ^ (i as u8), 1500 + (i as usize % 700))
+                                        .collect();
+                                let (lsn, _) = wal
+                                    .append(RecordKind::PageImages, &[&payload])
+                                    .expect("append");
+                                (lsn, payload)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        wal.shutdown().expect("shutdown");
+        all.sort();
+        assert!(
+            all.iter().map(|(_, p)| p.len()).sum::<usize>() > 5 << 20,
+            "the ring wrapped several times"
+        );
+        let (read, _) = read_all(&*mem);
+        assert!(
+            read == all,
+            "the log does not hold exactly what was appended"
+        );
+        assert!(wal.counters().bytes > 0);
     }
 
     #[test]
