@@ -551,6 +551,14 @@ impl BTree {
             let next = {
                 let leaf = self.pool.fix_shared(leaf_id)?;
                 let page = leaf.page();
+                if page.page_type() != Some(PageType::Leaf) {
+                    // The descent saw the root as a leaf, and a root split has since made
+                    // it an inner page (the root keeps its number): its records are
+                    // separators, not rows. Descend again from where we are.
+                    drop(leaf);
+                    leaf_id = self.find_leaf(last.as_deref().or(from))?;
+                    continue;
+                }
                 batch.clear();
                 for i in 0..page.slot_count() {
                     let mut key = Vec::new();
