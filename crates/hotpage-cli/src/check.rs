@@ -109,8 +109,8 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             message,
         };
         let mut ok = true;
-        let root = info.root_page;
-        if root >= file_pages {
+        // Every partition's root (one for an unpartitioned table).
+        if let Some(root) = info.roots.iter().copied().find(|r| *r >= file_pages) {
             faults.push(fault(
                 "catalog",
                 None,
@@ -120,15 +120,17 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             table_reports.push(json!({"name": name, "ok": false}));
             continue;
         }
-        if let Some(Some(t)) = page_types.get(root as usize)
-            && !matches!(t, PageType::Leaf | PageType::Inner)
-        {
-            faults.push(fault(
-                "catalog",
-                Some(root),
-                format!("root page is a {} page, not a B+tree page", t.name()),
-            ));
-            ok = false;
+        for &root in &info.roots {
+            if let Some(Some(t)) = page_types.get(root as usize)
+                && !matches!(t, PageType::Leaf | PageType::Inner)
+            {
+                faults.push(fault(
+                    "catalog",
+                    Some(root),
+                    format!("root page is a {} page, not a B+tree page", t.name()),
+                ));
+                ok = false;
+            }
         }
         let table = match db.table(&name) {
             Ok(table) => table,
@@ -187,6 +189,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             "rows_catalog": info.rows,
             "rows_tree": tree_rows,
             "pages": pages,
+            "trees": info.roots.len(),
             "ok": ok,
         }));
     }
@@ -223,10 +226,14 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         );
         for t in &table_reports {
             println!(
-                "  table {}: {} rows in the catalog, {} in the tree, {} pages: {}",
+                "  table {}: {} rows in the catalog, {} in the tree{}, {} pages: {}",
                 t["name"].as_str().unwrap_or("?"),
                 t["rows_catalog"],
                 t["rows_tree"],
+                match t["trees"].as_u64() {
+                    Some(n) if n > 1 => format!(" ({n} partitions)"),
+                    _ => String::new(),
+                },
                 t["pages"],
                 if t["ok"] == true { "ok" } else { "FAULTS" }
             );

@@ -80,6 +80,8 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             buckets: 16,
             cache: 10_000,
             block: 64,
+            partitions: 8,
+            flow_control_sessions: 1,
         },
     )
     .is_none()

@@ -1,6 +1,7 @@
-//! Table designs by name: the seeds' remedies as key kinds of a clustered B+tree.
+//! Table designs by name: the seeds' remedies as key kinds and layouts (one clustered
+//! B+tree, hash partitions, or a B+tree with sequential-key flow control).
 
-use hotpage::KeyKind;
+use hotpage::{KeyKind, Layout};
 
 /// A design the stress command can build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +19,10 @@ pub const DESIGNS: &[Design] = &[
         summary: "clustered on an identity key: every session inserts on the last page (seed 000, 001 V1)",
     },
     Design {
+        name: "identity-flow-control",
+        summary: "clustered on an identity key, at most N sessions at a time on the last page (OPTIMIZE_FOR_SEQUENTIAL_KEY, seed 001 V2)",
+    },
+    Design {
         name: "guid",
         summary: "clustered on a random GUID (v4): inserts spread over all leaves (seed 001 V4)",
     },
@@ -28,6 +33,10 @@ pub const DESIGNS: &[Design] = &[
     Design {
         name: "hash-prefix",
         summary: "clustered on (id % buckets, id): one hot page per bucket (seed 001 V5)",
+    },
+    Design {
+        name: "hash-partition",
+        summary: "N partitions by id % N, each a B+tree on the identity key (seed 000 HeavyInsert_Hash)",
     },
     Design {
         name: "bit-reverse",
@@ -57,12 +66,18 @@ pub struct KeyOptions {
     pub cache: u32,
     /// Ids per block for session-range.
     pub block: u32,
+    /// Partitions for hash-partition.
+    pub partitions: u32,
+    /// Sessions admitted at once for identity-flow-control.
+    pub flow_control_sessions: u32,
 }
 
 /// The key kind of a design, or `None` for an unknown name.
 pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     Some(match name {
-        "identity" => KeyKind::Identity { start: 1, step: 1 },
+        "identity" | "identity-flow-control" | "hash-partition" => {
+            KeyKind::Identity { start: 1, step: 1 }
+        }
         "guid" => KeyKind::GuidV4,
         "guid-v7" => KeyKind::GuidV7,
         "hash-prefix" => KeyKind::HashPrefix {
@@ -76,4 +91,25 @@ pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
         },
         _ => return None,
     })
+}
+
+/// The layout of a design (clustered for every design but the two below).
+pub fn layout(name: &str, options: KeyOptions) -> Layout {
+    match name {
+        "hash-partition" => Layout::HashPartitioned {
+            partitions: options.partitions,
+        },
+        "identity-flow-control" => Layout::FlowControl {
+            sessions: options.flow_control_sessions,
+        },
+        _ => Layout::Clustered,
+    }
+}
+
+/// The default of `--flow-control-sessions`: this machine's CPUs.
+pub fn flow_control_sessions_default() -> u32 {
+    match Layout::flow_control_default() {
+        Layout::FlowControl { sessions } => sessions,
+        _ => 1,
+    }
 }

@@ -38,8 +38,9 @@ const PHASE_STOP: u8 = 3;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct StressArgs {
-    /// Table design: identity, guid, guid-v7, hash-prefix, bit-reverse, session-range, or
-    /// all (each in turn, then a side-by-side summary)
+    /// Table design: identity, identity-flow-control, guid, guid-v7, hash-prefix,
+    /// hash-partition, bit-reverse, session-range, or all (each in turn, then a
+    /// side-by-side summary)
     #[arg(long, default_value = "identity")]
     pub design: String,
     /// Concurrent sessions, each an OS thread with its own session
@@ -83,6 +84,13 @@ pub struct StressArgs {
     /// session-range: ids per block (default: about one page of rows)
     #[arg(long)]
     pub block: Option<u32>,
+    /// hash-partition: number of partitions, rows going to partition id % N (seed 000 used 8)
+    #[arg(long, default_value_t = hotpage::layout::PARTITIONS_DEFAULT)]
+    pub partitions: u32,
+    /// identity-flow-control: sessions admitted at once to the last page (default: the
+    /// number of CPUs)
+    #[arg(long, value_name = "N")]
+    pub flow_control_sessions: Option<u32>,
     /// When a commit returns: sync (after an fdatasync, group commit), async (at once,
     /// durable within 10 ms) or none (no log: a crash empties the tables)
     #[arg(long, default_value = "sync")]
@@ -166,6 +174,21 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
     if args.pool_mib == 0 {
         return Err(CliError::usage("--pool-mib must be at least 1"));
     }
+    if !(1..=hotpage::layout::PARTITIONS_MAX).contains(&args.partitions) {
+        return Err(CliError::usage(format!(
+            "--partitions must be from 1 to {}, not {}",
+            hotpage::layout::PARTITIONS_MAX,
+            args.partitions
+        )));
+    }
+    if let Some(n) = args.flow_control_sessions
+        && !(1..=hotpage::layout::FLOW_CONTROL_SESSIONS_MAX).contains(&n)
+    {
+        return Err(CliError::usage(format!(
+            "--flow-control-sessions must be from 1 to {}, not {n}",
+            hotpage::layout::FLOW_CONTROL_SESSIONS_MAX
+        )));
+    }
     Ok(())
 }
 
@@ -177,6 +200,10 @@ fn key_options(args: &StressArgs) -> KeyOptions {
         buckets: args.buckets,
         cache: args.cache,
         block: args.block.unwrap_or(per_page.max(1) as u32),
+        partitions: args.partitions,
+        flow_control_sessions: args
+            .flow_control_sessions
+            .unwrap_or_else(designs::flow_control_sessions_default),
     }
 }
 
@@ -295,7 +322,12 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
             table
         }
         Err(EngineError::NoSuchTable(_)) => db
-            .create_table(&table_name, &args.design, kind)
+            .create_table_with_layout(
+                &table_name,
+                &args.design,
+                kind,
+                designs::layout(&args.design, key_options(args)),
+            )
             .context("creating the table")?,
         Err(other) => return Err(anyhow::Error::new(other).into()),
     };

@@ -82,6 +82,15 @@ pub struct TreePage {
     pub level: u8,
 }
 
+/// What [`BTree::probe_insert`] saw on the leaf an insert would go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeafProbe {
+    /// The leaf has no right sibling: the key goes to the right end of the tree.
+    pub rightmost: bool,
+    /// The row fits on the leaf without a split.
+    pub fits: bool,
+}
+
 enum Attempt {
     Done(Inserted),
     Restart,
@@ -492,6 +501,38 @@ impl BTree {
         }
     }
 
+    /// Where an insert of `key` with a `value_bytes` row would land, read optimistically
+    /// (no latch taken, nothing written): whether the leaf is the rightmost one and whether
+    /// the row fits there without a split. A hint only: the tree may change right after.
+    pub fn probe_insert(&self, key: &[u8], value_bytes: usize) -> Result<LeafProbe> {
+        'restart: loop {
+            let mut node = self.pool.fix_optimistic(self.root)?;
+            for _ in 0..=LEVELS_MAX {
+                let page = node.page();
+                if page.page_type() != Some(PageType::Inner) {
+                    let probe = LeafProbe {
+                        rightmost: page.next() == NO_PAGE,
+                        fits: page.fits(1 + key.len() + value_bytes),
+                    };
+                    if node.validate() {
+                        return Ok(probe);
+                    }
+                    continue 'restart;
+                }
+                let child = page.child_for(key);
+                if !node.validate() {
+                    continue 'restart;
+                }
+                let next = self.pool.fix_optimistic(child)?;
+                if !node.validate() {
+                    continue 'restart;
+                }
+                node = next;
+            }
+            return Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"));
+        }
+    }
+
     /// Visits rows in ascending key order from `from` (inclusive; `None`: the first row)
     /// until `visit` returns false. No latch is held while `visit` runs.
     pub fn scan(
@@ -510,6 +551,14 @@ impl BTree {
             let next = {
                 let leaf = self.pool.fix_shared(leaf_id)?;
                 let page = leaf.page();
+                if page.page_type() != Some(PageType::Leaf) {
+                    // The descent saw the root as a leaf, and a root split has since made
+                    // it an inner page (the root keeps its number): its records are
+                    // separators, not rows. Descend again from where we are.
+                    drop(leaf);
+                    leaf_id = self.find_leaf(last.as_deref().or(from))?;
+                    continue;
+                }
                 batch.clear();
                 for i in 0..page.slot_count() {
                     let mut key = Vec::new();

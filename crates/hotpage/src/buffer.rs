@@ -31,7 +31,7 @@ pub const POOL_FRAMES_MIN: usize = 16;
 /// The default pool size.
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
 /// The on-disk format version this binary writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Magic bytes at the start of a data file's header record.
 pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
 

@@ -5,21 +5,27 @@
 //! magic "HPCATLG\0" | format u32 | page_size u32 | redo_lsn u64 | logical_lsn u64 | flags u32
 //! | table_count u32
 //! per table: name_len u16, name, design_len u16, design, kind_tag u8, kind_a i64, kind_b i64,
-//!            root u64, key_high_water i64, rows u64
+//!            root u64, key_high_water i64, rows u64,
+//!            (format 3 and later) layout_tag u8, layout_param u32, extra_root_count u32,
+//!            extra_root u64 * extra_root_count
 //! crc32c u32 of everything before it
 //! ```
-//! All integers little-endian.
+//! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
+//! its tables are clustered, with one root each.
 
 use crate::buffer::FORMAT_VERSION;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::keys::KeyKind;
+use crate::layout::{Layout, PARTITIONS_MAX};
 use std::path::Path;
 
 /// The catalog's file name inside the database directory.
 pub const CATALOG_FILE: &str = "catalog";
 const CATALOG_TMP_FILE: &str = "catalog.tmp";
 const MAGIC: &[u8; 8] = b"HPCATLG\0";
+/// The first format whose tables carry a layout and extra roots.
+const LAYOUT_FORMAT_VERSION: u32 = 3;
 /// The most tables a catalog holds.
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
@@ -40,6 +46,11 @@ pub struct TableEntry {
     pub key_high_water: i64,
     /// Rows at the last clean close.
     pub rows: u64,
+    /// How the rows are organised.
+    pub layout: Layout,
+    /// The roots of the trees after the first (partitions 1.. of a hash-partitioned
+    /// table; empty otherwise). `root` is partition 0's.
+    pub extra_roots: Vec<u64>,
 }
 
 /// The whole catalog. It is also the control file: it names the last checkpoint.
@@ -151,6 +162,13 @@ impl Catalog {
             out.extend_from_slice(&t.root.to_le_bytes());
             out.extend_from_slice(&t.key_high_water.to_le_bytes());
             out.extend_from_slice(&t.rows.to_le_bytes());
+            let (layout_tag, layout_param) = t.layout.to_parts();
+            out.push(layout_tag);
+            out.extend_from_slice(&layout_param.to_le_bytes());
+            out.extend_from_slice(&(t.extra_roots.len() as u32).to_le_bytes());
+            for root in &t.extra_roots {
+                out.extend_from_slice(&root.to_le_bytes());
+            }
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -204,13 +222,38 @@ impl Catalog {
                 r.i64().ok_or_else(truncated)?,
             );
             let kind = kind_from_parts(tag, a, b).ok_or_else(|| bad("unknown key kind"))?;
+            let root = r.u64().ok_or_else(truncated)?;
+            let key_high_water = r.i64().ok_or_else(truncated)?;
+            let rows = r.u64().ok_or_else(truncated)?;
+            let (layout, extra_roots) = if version >= LAYOUT_FORMAT_VERSION {
+                let tag = r.u8().ok_or_else(truncated)?;
+                let param = r.u32().ok_or_else(truncated)?;
+                let layout =
+                    Layout::from_parts(tag, param).ok_or_else(|| bad("unknown table layout"))?;
+                layout
+                    .validate(kind)
+                    .map_err(|_| bad("table layout out of range"))?;
+                let count = r.u32().ok_or_else(truncated)? as usize;
+                if count + 1 != layout.tree_count() {
+                    return Err(bad("root count does not match the table layout"));
+                }
+                let mut extra_roots = Vec::with_capacity(count);
+                for _ in 0..count {
+                    extra_roots.push(r.u64().ok_or_else(truncated)?);
+                }
+                (layout, extra_roots)
+            } else {
+                (Layout::Clustered, Vec::new())
+            };
             tables.push(TableEntry {
                 name,
                 design,
                 kind,
-                root: r.u64().ok_or_else(truncated)?,
-                key_high_water: r.i64().ok_or_else(truncated)?,
-                rows: r.u64().ok_or_else(truncated)?,
+                root,
+                key_high_water,
+                rows,
+                layout,
+                extra_roots,
             });
         }
         if r.at != body.len() {
@@ -239,7 +282,7 @@ impl Catalog {
         let len = file
             .len()
             .map_err(|e| Error::io("reading the catalog", e))?;
-        if len > (TABLES_MAX as u64) * 512 {
+        if len > (TABLES_MAX as u64) * 512 + u64::from(PARTITIONS_MAX) * 8 * 64 {
             return Err(Error::NotADatabase {
                 path: path.to_path_buf(),
                 reason: "catalog file too large".into(),
@@ -285,6 +328,8 @@ mod tests {
                     root: 1,
                     key_high_water: 1001,
                     rows: 1000,
+                    layout: Layout::Clustered,
+                    extra_roots: Vec::new(),
                 },
                 TableEntry {
                     name: "events".into(),
@@ -293,6 +338,28 @@ mod tests {
                     root: 2,
                     key_high_water: 5,
                     rows: 4,
+                    layout: Layout::Clustered,
+                    extra_roots: Vec::new(),
+                },
+                TableEntry {
+                    name: "orders_hash".into(),
+                    design: "hash-partition".into(),
+                    kind: KeyKind::Identity { start: 1, step: 1 },
+                    root: 3,
+                    key_high_water: 9,
+                    rows: 8,
+                    layout: Layout::HashPartitioned { partitions: 3 },
+                    extra_roots: vec![4, 5],
+                },
+                TableEntry {
+                    name: "orders_flow".into(),
+                    design: "identity-flow-control".into(),
+                    kind: KeyKind::Identity { start: 1, step: 1 },
+                    root: 6,
+                    key_high_water: 2,
+                    rows: 1,
+                    layout: Layout::FlowControl { sessions: 2 },
+                    extra_roots: Vec::new(),
                 },
             ],
         }
@@ -307,6 +374,28 @@ mod tests {
             .expect("load")
             .expect("present");
         assert_eq!(back, sample());
+    }
+
+    #[test]
+    fn a_format_2_catalog_reads_as_clustered_tables() {
+        let mut v2 = sample();
+        v2.tables.truncate(2);
+        let mut bytes = v2.encode();
+        // Drop each table's layout fields (tag, parameter, root count: 9 bytes) and
+        // re-seal it as format 2.
+        bytes.truncate(bytes.len() - 4);
+        let second_end = bytes.len();
+        let second_start = second_end - (2 + 6 + 2 + 11 + 1 + 16 + 24 + 9);
+        bytes.drain(second_end - 9..second_end);
+        bytes.drain(second_start - 9..second_start);
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(Catalog::decode(&bytes, Path::new("db")).expect("v2"), v2);
+        // A layout whose root count disagrees is refused even with a good checksum.
+        let mut bad = sample();
+        bad.tables[2].extra_roots.pop();
+        assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
     }
 
     #[test]

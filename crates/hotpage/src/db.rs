@@ -22,6 +22,7 @@ use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
+use crate::layout::{FlowGate, Layout};
 use crate::logger::WalLogger;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
 use crate::recovery::{self, RedoOutcome};
@@ -36,6 +37,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub mod inspect;
+mod routing;
 
 /// The data file's name inside the database directory.
 pub const DATA_FILE: &str = "data.0";
@@ -88,12 +90,18 @@ impl Default for Options {
     }
 }
 
-/// A table: its B+tree and its key generator.
+/// A table: its B+tree(s) and its key generator.
 pub struct Table {
     id: usize,
     name: String,
     design: String,
+    // The only tree, or partition 0 of a hash-partitioned table.
     tree: BTree,
+    // Partitions 1.. of a hash-partitioned table (see `routing`).
+    extra_trees: Vec<BTree>,
+    layout: Layout,
+    // The admission gate of a flow-controlled table.
+    flow: Option<FlowGate>,
     keys: KeyGenerator,
     rows: AtomicU64,
 }
@@ -120,9 +128,14 @@ impl Table {
         self.keys.kind()
     }
 
-    /// Its B+tree's root page.
+    /// Its B+tree's root page (partition 0's for a hash-partitioned table).
     pub fn root_page(&self) -> u64 {
         self.tree.root()
+    }
+
+    /// How its rows are organised.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 }
 
@@ -140,8 +153,12 @@ pub struct TableInfo {
     pub kind: KeyKind,
     /// Rows (as counted by sessions; exact once sessions have ended).
     pub rows: u64,
-    /// Its B+tree's root page.
+    /// Its B+tree's root page (partition 0's for a hash-partitioned table).
     pub root_page: u64,
+    /// How its rows are organised.
+    pub layout: Layout,
+    /// Every tree's root page, partition 0 first (one for an unpartitioned table).
+    pub roots: Vec<u64>,
 }
 
 /// What the last open's recovery did.
@@ -373,17 +390,31 @@ impl Database {
             .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>);
         let mut tables = Vec::with_capacity(catalog.tables.len());
         for (id, entry) in catalog.tables.iter_mut().enumerate() {
-            let tree = if catalog.unlogged_open {
+            let with_logger = |tree: BTree| match &logger {
+                Some(logger) => tree.with_logger(Arc::clone(logger)),
+                None => tree,
+            };
+            let (tree, extra_trees) = if catalog.unlogged_open {
                 let tree = BTree::create(Arc::clone(&pool))?;
                 entry.root = tree.root();
                 entry.rows = 0;
-                tree
+                let mut extra_trees = Vec::with_capacity(entry.extra_roots.len());
+                for root in entry.extra_roots.iter_mut() {
+                    let extra = BTree::create(Arc::clone(&pool))?;
+                    *root = extra.root();
+                    extra_trees.push(with_logger(extra));
+                }
+                (with_logger(tree), extra_trees)
             } else {
-                BTree::open(Arc::clone(&pool), entry.root)
-            };
-            let tree = match &logger {
-                Some(logger) => tree.with_logger(Arc::clone(logger)),
-                None => tree,
+                let extra_trees = entry
+                    .extra_roots
+                    .iter()
+                    .map(|root| with_logger(BTree::open(Arc::clone(&pool), *root)))
+                    .collect();
+                (
+                    with_logger(BTree::open(Arc::clone(&pool), entry.root)),
+                    extra_trees,
+                )
             };
             let mut high_water = entry.key_high_water;
             if let Some(latest) = redo.latest_values.get(id).copied().flatten()
@@ -397,26 +428,29 @@ impl Database {
                 name: entry.name.clone(),
                 design: entry.design.clone(),
                 tree,
+                extra_trees,
+                layout: entry.layout,
+                flow: routing::flow_gate(entry.layout, &stats),
                 keys: KeyGenerator::new(entry.kind, Some(high_water))?,
                 rows: AtomicU64::new(entry.rows),
             }));
         }
         // Recovery, pass 2: committed transactions whose rows had not reached their pages.
         if redo.commits > 0 {
-            let trees: Vec<&BTree> = tables.iter().map(|t| &t.tree).collect();
+            // Rows go where sessions put them: `Table::tree_for` routes both.
             report.rows_reapplied = recovery::reapply_commits(
                 &*storage,
                 segment_bytes,
                 catalog.logical_lsn.min(catalog.redo_lsn),
                 log_end,
-                &trees,
+                |table, key| tables.get(table).map(|t| t.tree_for(key)).transpose(),
             )?;
         }
         let recovered = !is_new && (redo.records > 0 || catalog.unlogged_open);
         if recovered {
             // Row counts from the trees themselves: the catalog's are from the last checkpoint.
             for table in &tables {
-                let shape = table.tree.verify()?;
+                let shape = table.verify()?;
                 table.rows.store(shape.rows, Ordering::Relaxed);
             }
         }
@@ -507,33 +541,55 @@ impl Database {
         self.inner.checkpoint_lock.lock().checkpoints
     }
 
-    /// Creates a table whose keys come from `kind`. `design` is the name reports show.
+    /// Creates a table (one clustered B+tree) whose keys come from `kind`. `design` is the
+    /// name reports show.
     pub fn create_table(&self, name: &str, design: &str, kind: KeyKind) -> Result<TableHandle> {
+        self.create_table_with_layout(name, design, kind, Layout::Clustered)
+    }
+
+    /// Creates a table with a [`Layout`]: hash partitions or sequential-key flow control.
+    pub fn create_table_with_layout(
+        &self,
+        name: &str,
+        design: &str,
+        kind: KeyKind,
+        layout: Layout,
+    ) -> Result<TableHandle> {
         if name.is_empty() || name.len() > NAME_BYTES_MAX || design.len() > NAME_BYTES_MAX {
             return Err(Error::InvalidOption(format!(
                 "table and design names must be 1 to {NAME_BYTES_MAX} bytes"
             )));
         }
         kind.validate()?;
+        layout.validate(kind)?;
         let table = {
             let _checkpoint = self.inner.checkpoint_lock.lock();
             let mut tables = self.inner.tables.write();
             if tables.iter().any(|t| t.name == name) {
                 return Err(Error::TableExists(name.to_string()));
             }
-            let tree = BTree::create(Arc::clone(&self.inner.pool))?;
-            let tree = match &self.inner.wal {
-                Some(wal) => tree.with_logger(Arc::new(WalLogger::new(
-                    Arc::clone(wal),
-                    Arc::clone(&self.inner.redo_lsn),
-                ))),
-                None => tree,
+            let create = || -> Result<BTree> {
+                let tree = BTree::create(Arc::clone(&self.inner.pool))?;
+                Ok(match &self.inner.wal {
+                    Some(wal) => tree.with_logger(Arc::new(WalLogger::new(
+                        Arc::clone(wal),
+                        Arc::clone(&self.inner.redo_lsn),
+                    ))),
+                    None => tree,
+                })
             };
+            let tree = create()?;
+            let extra_trees = (1..layout.tree_count())
+                .map(|_| create())
+                .collect::<Result<Vec<_>>>()?;
             let table = Arc::new(Table {
                 id: tables.len(),
                 name: name.to_string(),
                 design: design.to_string(),
                 tree,
+                extra_trees,
+                layout,
+                flow: routing::flow_gate(layout, &self.inner.stats),
                 keys: KeyGenerator::new(kind, None)?,
                 rows: AtomicU64::new(0),
             });
@@ -568,6 +624,8 @@ impl Database {
                 kind: t.keys.kind(),
                 rows: t.rows.load(Ordering::Relaxed),
                 root_page: t.tree.root(),
+                layout: t.layout,
+                roots: t.trees().map(BTree::root).collect(),
             })
             .collect()
     }
@@ -599,9 +657,10 @@ impl Database {
         self.inner.stats.reset();
     }
 
-    /// Walks a table's B+tree, checking its structure, and returns its shape and fill.
+    /// Walks a table's B+tree (every partition's), checking its structure, and returns its
+    /// shape and fill (summed over partitions).
     pub fn verify_table(&self, table: &TableHandle) -> Result<TreeStats> {
-        table.tree.verify()
+        table.verify()
     }
 
     /// A fuzzy checkpoint: sessions keep working while it runs.
@@ -681,6 +740,8 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
                 root: t.tree.root(),
                 key_high_water: t.keys.high_water(),
                 rows: t.rows.load(Ordering::Relaxed),
+                layout: t.layout,
+                extra_roots: t.extra_trees.iter().map(BTree::root).collect(),
             })
             .collect(),
     };
@@ -890,7 +951,7 @@ impl Session {
 
     fn apply(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
         for (table, key, row) in rows {
-            match table.tree.insert(key.as_bytes(), row)? {
+            match table.insert_row(key.as_bytes(), row)? {
                 Inserted::Yes => {}
                 Inserted::Duplicate => {
                     return Err(Error::DuplicateKey {
@@ -921,7 +982,7 @@ impl Session {
         {
             return Ok(Some(row.clone()));
         }
-        table.tree.get(key.as_bytes())
+        table.tree_for(key.as_bytes())?.get(key.as_bytes())
     }
 
     /// Visits committed rows in key order from `from` (inclusive; `None`: the first) until
@@ -932,7 +993,7 @@ impl Session {
         from: Option<&Key>,
         visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        table.tree.scan(from.map(|k| k.as_bytes()), visit)
+        table.scan(from.map(|k| k.as_bytes()), visit)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod io;
 pub mod keys;
 pub mod latch;
+pub mod layout;
 pub mod logger;
 pub mod page;
 pub mod recovery;
@@ -22,4 +23,5 @@ pub use error::{Error, Result};
 
 pub use db::{Database, Options, RecoveryReport, Session, TableHandle, TableInfo};
 pub use keys::{Key, KeyKind};
+pub use layout::Layout;
 pub use txn::Durability;

@@ -110,13 +110,15 @@ pub fn redo(
 }
 
 /// Re-applies the rows of every commit record in `[from, until)` that are not in their
-/// table yet. `trees` are the catalog's tables in order. Returns the rows inserted.
-pub fn reapply_commits(
+/// table yet. `route(table, key)` names the tree a row of the catalog's `table` goes to
+/// (the same routing sessions use), or `None` for a table the catalog does not have.
+/// Returns the rows inserted.
+pub fn reapply_commits<'t>(
     storage: &dyn Storage,
     segment_bytes: u64,
     from: Lsn,
     until: Lsn,
-    trees: &[&BTree],
+    route: impl Fn(usize, &[u8]) -> Result<Option<&'t BTree>>,
 ) -> Result<u64> {
     let mut inserted = 0u64;
     wal::scan(storage, segment_bytes, from, |record| {
@@ -125,13 +127,11 @@ pub fn reapply_commits(
         }
         let (_, rows) = decode_commit(record.payload)?;
         for row in rows {
-            let tree = trees
-                .get(row.table as usize)
-                .ok_or_else(|| Error::CorruptPage {
-                    file: "wal".into(),
-                    page_id: 0,
-                    reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
-                })?;
+            let tree = route(row.table as usize, row.key)?.ok_or_else(|| Error::CorruptPage {
+                file: "wal".into(),
+                page_id: 0,
+                reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
+            })?;
             if tree.insert(row.key, row.row)? == Inserted::Yes {
                 inserted += 1;
             }

@@ -43,9 +43,14 @@ impl Database {
         self.inner.pool.read_page_raw(page_id)
     }
 
-    /// Every page of a table's B+tree (a walk; meant for a quiescent table).
+    /// Every page of a table's B+trees, partition by partition (a walk; meant for a
+    /// quiescent table).
     pub fn table_pages(&self, table: &TableHandle) -> Result<Vec<TreePage>> {
-        table.tree.pages()
+        let mut pages = Vec::new();
+        for tree in table.trees() {
+            pages.extend(tree.pages()?);
+        }
+        Ok(pages)
     }
 
     /// The table that owns `page_id`, or `None` when no table's tree reaches it. Walks
@@ -62,7 +67,7 @@ impl Database {
             if found.len() == page_ids.len() {
                 break;
             }
-            for page in table.tree.pages()? {
+            for page in self.table_pages(table)? {
                 if page_ids.contains(&page.page_id) {
                     found.entry(page.page_id).or_insert_with(|| PageOwner {
                         table: table.name.clone(),

@@ -1,0 +1,203 @@
+//! The two layouts beyond one clustered tree, under many sessions at once, against a model:
+//! - `hash-partition`: 16 sessions insert into a table of 8 partitions (id % 8) while a
+//!   reader scans (a merge of the partitions) and looks rows up;
+//! - `identity-flow-control`: 16 sessions through a gate admitting 2 at a time.
+//!
+//! Both go through the public `Database`/`Session` API, with a pool much smaller than the
+//! table (eviction races with inserts), autocommit inserts and multi-row transactions.
+//! Afterwards: the table holds exactly the rows each session was told it inserted, a scan
+//! returns them in key (id) order, every row is found by `get`, the trees pass their
+//! structural check, and (partitions) each partition holds only ids of its residue.
+
+use hotpage::io::MemStorage;
+use hotpage::{Database, Key, KeyKind, Layout, Options};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const SESSIONS: u64 = 16;
+const ROWS_PER_SESSION: u64 = 1500;
+
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn row_for(session: u64, i: u64) -> Vec<u8> {
+    let mut row = session.to_le_bytes().to_vec();
+    row.extend_from_slice(&i.to_le_bytes());
+    row.resize(16 + (i % 40) as usize, 0xCD);
+    row
+}
+
+fn run(design: &str, layout: Layout, seed: u64) -> Database {
+    let options = Options {
+        page_size: 4096,
+        pool_bytes: 64 * 4096,
+        ..Options::default()
+    };
+    let db = Database::open_with_storage(MemStorage::new(seed), Path::new("model"), options)
+        .expect("open");
+    let table = db
+        .create_table_with_layout(
+            design,
+            design,
+            KeyKind::Identity { start: 1, step: 1 },
+            layout,
+        )
+        .expect("create");
+    let done = AtomicBool::new(false);
+    let results: Vec<Vec<(Key, Vec<u8>)>> = std::thread::scope(|s| {
+        {
+            let (db, table, done) = (&db, &table, &done);
+            s.spawn(move || {
+                let session = db.session();
+                while !done.load(Ordering::Relaxed) {
+                    let mut last: Option<Vec<u8>> = None;
+                    let mut seen: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+                    session
+                        .scan(table, None, |k, v| {
+                            if let Some(l) = &last {
+                                assert!(l.as_slice() < k, "scan out of key order");
+                            }
+                            last = Some(k.to_vec());
+                            if seen.len() < 64 {
+                                seen.push((k.to_vec(), v.to_vec()));
+                            }
+                            true
+                        })
+                        .expect("scan");
+                    // Committed rows stay where the scan saw them.
+                    for (k, v) in seen.iter().step_by(5) {
+                        let key = Key::from_bytes(k).expect("key");
+                        assert_eq!(session.get(table, &key).expect("get").as_ref(), Some(v));
+                    }
+                }
+            });
+        }
+        let writers: Vec<_> = (0..SESSIONS)
+            .map(|t| {
+                let (db, table) = (&db, &table);
+                s.spawn(move || {
+                    let mut session = db.session();
+                    let mut mine = Vec::with_capacity(ROWS_PER_SESSION as usize);
+                    let mut i = 0;
+                    while i < ROWS_PER_SESSION {
+                        // Every seventh step is a transaction of three rows.
+                        if i % 7 == 0 && i + 3 <= ROWS_PER_SESSION {
+                            session.begin().expect("begin");
+                            let mut txn = Vec::new();
+                            for j in i..i + 3 {
+                                let row = row_for(t, j);
+                                txn.push((session.insert(table, &row).expect("insert"), row));
+                            }
+                            session.commit().expect("commit");
+                            mine.extend(txn);
+                            i += 3;
+                        } else {
+                            let row = row_for(t, i);
+                            let key = session.insert(table, &row).expect("insert");
+                            assert_eq!(
+                                session.get(table, &key).expect("get"),
+                                Some(row.clone()),
+                                "own row not visible"
+                            );
+                            mine.push((key, row));
+                            i += 1;
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let _stop_reader = StopOnDrop(&done);
+        writers
+            .into_iter()
+            .map(|w| w.join().expect("writer"))
+            .collect()
+    });
+
+    let mut model: BTreeMap<Key, Vec<u8>> = BTreeMap::new();
+    for (key, row) in results.into_iter().flatten() {
+        assert!(
+            model.insert(key, row).is_none(),
+            "key {key:?} handed out twice"
+        );
+    }
+    assert_eq!(model.len() as u64, SESSIONS * ROWS_PER_SESSION);
+    let session = db.session();
+    let mut scanned: Vec<(Key, Vec<u8>)> = Vec::with_capacity(model.len());
+    session
+        .scan(&table, None, |k, v| {
+            scanned.push((Key::from_bytes(k).expect("key"), v.to_vec()));
+            true
+        })
+        .expect("scan");
+    let expected: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, v)| (*k, v.clone())).collect();
+    assert!(scanned == expected, "scan differs from the model");
+    for (key, row) in &model {
+        assert_eq!(session.get(&table, key).expect("get").as_ref(), Some(row));
+    }
+    let shape = db.verify_table(&table).expect("structure");
+    assert_eq!(shape.rows, model.len() as u64);
+    assert!(
+        shape.pages() > 64 * 3,
+        "table of {} pages did not outgrow the 64-frame pool",
+        shape.pages()
+    );
+    drop(session);
+    db
+}
+
+#[test]
+fn hash_partition_sixteen_sessions_keep_every_row_in_id_order() {
+    let db = run(
+        "hash-partition",
+        Layout::HashPartitioned { partitions: 8 },
+        11,
+    );
+    let table = db.table("hash-partition").expect("table");
+    let mut per_partition = Vec::new();
+    for (p, tree) in table.trees().enumerate() {
+        let mut n = 0u64;
+        tree.scan(None, |k, _| {
+            let id = Key::from_bytes(k).expect("key").to_i64().expect("int");
+            assert_eq!(id.rem_euclid(8) as usize, p, "id {id} in partition {p}");
+            n += 1;
+            true
+        })
+        .expect("partition scan");
+        per_partition.push(n);
+    }
+    assert_eq!(per_partition.len(), 8);
+    // Consecutive ids: the partitions differ by at most one row.
+    let (min, max) = (
+        per_partition.iter().min().copied().unwrap_or(0),
+        per_partition.iter().max().copied().unwrap_or(0),
+    );
+    assert!(max - min <= 1, "unbalanced partitions {per_partition:?}");
+    let roots = &db.tables()[0].roots;
+    assert_eq!(roots.len(), 8);
+    let pages = db.table_pages(&table).expect("pages");
+    for root in roots {
+        assert!(
+            pages.iter().any(|p| p.page_id == *root),
+            "root {root} not walked"
+        );
+    }
+}
+
+#[test]
+fn identity_flow_control_sixteen_sessions_keep_every_row_in_id_order() {
+    let db = run(
+        "identity-flow-control",
+        Layout::FlowControl { sessions: 2 },
+        12,
+    );
+    let table = db.table("identity-flow-control").expect("table");
+    assert_eq!(table.layout(), Layout::FlowControl { sessions: 2 });
+    assert_eq!(table.trees().count(), 1);
+}
