@@ -2,42 +2,8 @@
 //! the real binary against databases built by `hotpage stress`.
 
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn hotpage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hotpage"))
-        .args(args)
-        .output()
-        .expect("run hotpage")
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "hotpage failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-/// Exit `code`, one `error:` line on stderr containing `needle`, nothing on stdout.
-fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(code), "stderr: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr:?}"
-    );
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(output.stdout.is_empty(), "stdout: {:?}", output.stdout);
-}
-
-fn s(path: &Path) -> &str {
-    path.to_str().expect("utf-8 path")
-}
+mod common;
+use common::*;
 
 /// A closed database with an `identity` table (sessions x rows) and a `guid` table.
 fn build_db(path: &Path, page_size: &str, identity_rows: &str, guid_rows: &str) {

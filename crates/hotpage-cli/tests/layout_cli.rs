@@ -3,23 +3,8 @@
 //! flow-control wait in the report, zero-valued options as one usage line, and a
 //! kill-and-recover crash test with nothing lost and no partial transaction.
 
-use std::process::{Command, Output};
-
-fn hotpage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hotpage"))
-        .args(args)
-        .output()
-        .expect("run hotpage")
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "hotpage failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
+mod common;
+use common::*;
 
 #[test]
 fn stress_then_check_passes_for_both_designs() {

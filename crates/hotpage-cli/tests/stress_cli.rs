@@ -1,38 +1,8 @@
 //! The `hotpage stress` command as a user runs it: the JSON contract, persistence through
 //! `--db`, and one clear line with a non-zero exit for every bad input.
 
-use std::process::{Command, Output};
-
-fn hotpage(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hotpage"))
-        .args(args)
-        .output()
-        .expect("run hotpage")
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    assert!(
-        output.status.success(),
-        "hotpage failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
-}
-
-/// A bad input: non-zero exit, exactly one line on stderr, no panic, nothing on stdout.
-fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(code), "stderr: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "not one line: {stderr:?}"
-    );
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(output.stdout.is_empty());
-}
+mod common;
+use common::*;
 
 #[test]
 fn json_report_has_the_documented_fields() {

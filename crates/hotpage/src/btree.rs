@@ -445,45 +445,33 @@ impl BTree {
 
     /// Looks a key up.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        'restart: loop {
-            let mut node = self.pool.fix_optimistic(self.root)?;
-            for _ in 0..=LEVELS_MAX {
-                let page = node.page();
-                if page.page_type() != Some(PageType::Inner) {
-                    let found = page.search(key).ok().map(|i| {
-                        let mut value = Vec::new();
-                        page.copy_payload(i, &mut value);
-                        value
-                    });
-                    if node.validate() {
-                        return Ok(found);
-                    }
-                    continue 'restart;
-                }
-                let child = page.child_for(key);
-                if !node.validate() {
-                    continue 'restart;
-                }
-                let next = self.pool.fix_optimistic(child)?;
-                if !node.validate() {
-                    continue 'restart;
-                }
-                node = next;
-            }
-            return Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"));
-        }
+        self.read_leaf(Some(key), |leaf| {
+            let page = leaf.page();
+            page.search(key).ok().map(|i| {
+                let mut value = Vec::new();
+                page.copy_payload(i, &mut value);
+                value
+            })
+        })
     }
 
-    /// The leaf whose key range holds `key` (or the leftmost leaf for `None`).
-    fn find_leaf(&self, key: Option<&[u8]>) -> Result<u64> {
+    /// Descends optimistically to the leaf whose key range holds `key` (`None`: the
+    /// leftmost leaf) and reads it with `read`. `read` sees the leaf without a latch, so it
+    /// must not act on what it reads: its result is returned only if neither the leaf nor
+    /// any page on the way changed meanwhile, and otherwise the whole descent restarts.
+    fn read_leaf<T>(
+        &self,
+        key: Option<&[u8]>,
+        mut read: impl FnMut(&OptimisticPage<'_>) -> T,
+    ) -> Result<T> {
         'restart: loop {
             let mut node = self.pool.fix_optimistic(self.root)?;
             for _ in 0..=LEVELS_MAX {
                 let page = node.page();
                 if page.page_type() != Some(PageType::Inner) {
-                    let page_id = node.page_id();
+                    let value = read(&node);
                     if node.validate() {
-                        return Ok(page_id);
+                        return Ok(value);
                     }
                     continue 'restart;
                 }
@@ -501,36 +489,22 @@ impl BTree {
         }
     }
 
+    /// The leaf whose key range holds `key` (or the leftmost leaf for `None`).
+    fn find_leaf(&self, key: Option<&[u8]>) -> Result<u64> {
+        self.read_leaf(key, |leaf| leaf.page_id())
+    }
+
     /// Where an insert of `key` with a `value_bytes` row would land, read optimistically
     /// (no latch taken, nothing written): whether the leaf is the rightmost one and whether
     /// the row fits there without a split. A hint only: the tree may change right after.
     pub fn probe_insert(&self, key: &[u8], value_bytes: usize) -> Result<LeafProbe> {
-        'restart: loop {
-            let mut node = self.pool.fix_optimistic(self.root)?;
-            for _ in 0..=LEVELS_MAX {
-                let page = node.page();
-                if page.page_type() != Some(PageType::Inner) {
-                    let probe = LeafProbe {
-                        rightmost: page.next() == NO_PAGE,
-                        fits: page.fits(1 + key.len() + value_bytes),
-                    };
-                    if node.validate() {
-                        return Ok(probe);
-                    }
-                    continue 'restart;
-                }
-                let child = page.child_for(key);
-                if !node.validate() {
-                    continue 'restart;
-                }
-                let next = self.pool.fix_optimistic(child)?;
-                if !node.validate() {
-                    continue 'restart;
-                }
-                node = next;
+        self.read_leaf(Some(key), |leaf| {
+            let page = leaf.page();
+            LeafProbe {
+                rightmost: page.next() == NO_PAGE,
+                fits: page.fits(1 + key.len() + value_bytes),
             }
-            return Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"));
-        }
+        })
     }
 
     /// Visits rows in ascending key order from `from` (inclusive; `None`: the first row)

@@ -139,6 +139,10 @@ pub struct BufferPool {
     // The write-ahead log, once attached: no page is written before the log is durable up
     // to the page's LSN.
     log: OnceLock<Arc<Wal>>,
+    // Set for good by a failed write or fdatasync of the data file: after one, the kernel may
+    // have dropped pages it reports clean, so nothing may claim the file is up to date again
+    // (no checkpoint may move past the failure). Fail-stop; reopening recovers from the log.
+    failed: AtomicBool,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -195,6 +199,7 @@ impl BufferPool {
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
             stats,
             log: OnceLock::new(),
+            failed: AtomicBool::new(false),
         };
         if len_bytes == 0 {
             pool.format_header()?;
@@ -493,7 +498,15 @@ impl BufferPool {
 
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
     fn write_back(&self, frame: &Frame, page_id: u64) -> Result<()> {
+        self.check_failed()?;
         if let Some(log) = self.log.get() {
+            if log.has_failed() {
+                // A page may hold a change whose log record was never appended.
+                return Err(Error::io(
+                    format!("writing page {page_id} of {}", self.file_name),
+                    std::io::Error::other("the log failed (fail-stop): reopen to recover"),
+                ));
+            }
             // The WAL rule: the log first, then the page.
             let page_lsn = frame.buf.page().lsn();
             if page_lsn > log.durable() {
@@ -508,7 +521,10 @@ impl BufferPool {
             page::seal(&mut image);
             self.file
                 .write_at(&image, page_id * self.page_size as u64)
-                .map_err(|e| Error::io(format!("writing page {page_id} of {}", self.file_name), e))
+                .map_err(|e| {
+                    self.failed.store(true, Ordering::Release);
+                    Error::io(format!("writing page {page_id} of {}", self.file_name), e)
+                })
         })?;
         frame.dirty.store(false, Ordering::Relaxed);
         self.stats.count(Counter::PagesWritten, 1);
@@ -529,9 +545,28 @@ impl BufferPool {
                 self.write_back(frame, page_id)?;
             }
         }
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(format!("syncing {}", self.file_name), e))
+        self.check_failed()?;
+        self.file.sync_data().map_err(|e| {
+            self.failed.store(true, Ordering::Release);
+            Error::io(format!("syncing {}", self.file_name), e)
+        })
+    }
+
+    /// True once a write or fdatasync of the data file failed (fail-stop).
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        if self.has_failed() {
+            return Err(Error::io(
+                format!("writing {}", self.file_name),
+                std::io::Error::other(
+                    "an earlier write or fdatasync of the data file failed (fail-stop): reopen to recover",
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Reads a page image straight from the file, verified, bypassing the pool (for the

@@ -104,6 +104,9 @@ pub struct Table {
     flow: Option<FlowGate>,
     keys: KeyGenerator,
     rows: AtomicU64,
+    // False until the catalog that names the table is durable: before that, no session may
+    // find it (commits into it would name a table recovery does not know).
+    published: AtomicBool,
 }
 
 impl std::fmt::Debug for Table {
@@ -365,6 +368,9 @@ impl Database {
                 ..RedoOutcome::default()
             }
         } else {
+            // Log bytes a killed process wrote may sit only in the OS cache: make them durable
+            // before redo writes pages that depend on them.
+            crate::wal::sync_segments(&*storage)?;
             recovery::redo(&*storage, segment_bytes, &pool, &catalog)?
         };
         report.records = redo.records;
@@ -433,6 +439,7 @@ impl Database {
                 flow: routing::flow_gate(entry.layout, &stats),
                 keys: KeyGenerator::new(entry.kind, Some(high_water))?,
                 rows: AtomicU64::new(entry.rows),
+                published: AtomicBool::new(true),
             }));
         }
         // Recovery, pass 2: committed transactions whose rows had not reached their pages.
@@ -592,12 +599,15 @@ impl Database {
                 flow: routing::flow_gate(layout, &self.inner.stats),
                 keys: KeyGenerator::new(kind, None)?,
                 rows: AtomicU64::new(0),
+                published: AtomicBool::new(false),
             });
             tables.push(Arc::clone(&table));
             table
         };
         // A checkpoint puts the root page and the catalog that names it on disk together.
+        // Only then may anyone find the table. (If it fails, the table stays unpublished.)
         self.checkpoint()?;
+        table.published.store(true, Ordering::Release);
         Ok(table)
     }
 
@@ -607,7 +617,7 @@ impl Database {
             .tables
             .read()
             .iter()
-            .find(|t| t.name == name)
+            .find(|t| t.name == name && t.published.load(Ordering::Acquire))
             .cloned()
             .ok_or_else(|| Error::NoSuchTable(name.to_string()))
     }
@@ -618,6 +628,7 @@ impl Database {
             .tables
             .read()
             .iter()
+            .filter(|t| t.published.load(Ordering::Acquire))
             .map(|t| TableInfo {
                 name: t.name.clone(),
                 design: t.design.clone(),
@@ -723,7 +734,14 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
         }
         None => (state.last_end, state.last_end),
     };
-    inner.pool.flush_all()?;
+    if let Err(error) = inner.pool.flush_all() {
+        // The kernel may have dropped pages it now reports clean: no checkpoint may ever
+        // claim the data file is current again, and commits stop too (fail-stop).
+        if let Some(wal) = &inner.wal {
+            wal.fail();
+        }
+        return Err(error);
+    }
     let catalog = Catalog {
         page_size: inner.pool.page_size() as u32,
         redo_lsn: redo,

@@ -234,10 +234,20 @@ impl Wal {
             .map_err(|e| Error::io("listing log segments", e))?;
         let end_index = end / segment_bytes;
         for index in names.iter().filter_map(|n| segment_index(n)) {
-            if index > end_index || (index + 1) * segment_bytes <= keep_from.min(end) {
+            if index > end_index {
+                // After the recovered end: a previous run's records that never became part
+                // of the log. Reused in place, one could validate again where new records
+                // happen to end at its start: remove them.
+                storage
+                    .remove(&segment_name(index))
+                    .map_err(|e| Error::io("removing a stale log segment", e))?;
+            } else if (index + 1) * segment_bytes <= keep_from.min(end) {
                 free.push(index);
             }
         }
+        storage
+            .sync_dir()
+            .map_err(|e| Error::io("syncing the log directory", e))?;
         // Clear the tail of the current segment: recovery stopped at `end`, and anything
         // after it is a write that never became durable. Left there, it could validate
         // again later when new records happen to end exactly where one of them starts.
@@ -337,6 +347,15 @@ impl Wal {
         self.shared.durable.load(Ordering::Acquire)
     }
 
+    /// Fail-stop from outside the log (a data-file write or fdatasync failed): every waiting
+    /// and later commit gets an error until the database is reopened.
+    pub fn fail(&self) {
+        self.shared.failed.store(true, Ordering::Release);
+        let _state = self.shared.state.lock();
+        self.shared.progress.notify_all();
+        self.shared.work.notify_all();
+    }
+
     /// True once a write or fdatasync of the log failed.
     pub fn has_failed(&self) -> bool {
         self.shared.failed.load(Ordering::Acquire)
@@ -358,10 +377,12 @@ impl Wal {
     pub fn release_before(&self, keep_from: Lsn) {
         let s = &self.shared;
         let segment_bytes = s.options.segment_bytes;
+        // Listed under the lock: the flusher renames free segments under it, and a segment
+        // renamed away must not be pushed back as free.
+        let mut segments = s.segments.lock();
         let Ok(names) = s.storage.list() else {
             return; // nothing released; the next checkpoint tries again
         };
-        let mut segments = s.segments.lock();
         for index in names.iter().filter_map(|n| segment_index(n)) {
             let obsolete = (index + 1) * segment_bytes <= keep_from;
             let open = segments.open.iter().any(|(i, _)| *i == index);
@@ -610,6 +631,24 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+/// Makes every log segment on disk durable (and the directory). Recovery calls it before
+/// redo writes any page: after a process crash, log bytes may sit only in the OS cache, and a
+/// page written from them must not outlive them.
+pub fn sync_segments(storage: &dyn Storage) -> Result<()> {
+    let names = storage
+        .list()
+        .map_err(|e| Error::io("listing log segments", e))?;
+    for name in names.iter().filter(|n| segment_index(n).is_some()) {
+        storage
+            .open(name, false)
+            .and_then(|file| file.sync_data())
+            .map_err(|e| Error::io(format!("syncing log segment {name}"), e))?;
+    }
+    storage
+        .sync_dir()
+        .map_err(|e| Error::io("syncing the log directory", e))
 }
 
 /// The first LSN of the oldest log segment still on disk (where `scan` can start to see
@@ -966,6 +1005,36 @@ mod tests {
         assert!(
             wal.wait_durable(end).is_err(),
             "fail-stop must not heal by itself"
+        );
+    }
+
+    /// Recovery stopped in segment 0 while a later segment still held a previous run's
+    /// records: new records ending exactly where an old one starts must not bring it back.
+    #[test]
+    fn stale_later_segments_never_come_back() {
+        let mem = MemStorage::new(12);
+        let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
+        let old = vec![0xAAu8; 4087]; // 4096-byte records
+        for _ in 0..400 {
+            wal.append(RecordKind::PageImages, &[&old]).expect("append");
+        }
+        wal.shutdown().expect("shutdown");
+        drop(wal);
+        // Reopen as if recovery had stopped at 100 records, in segment 0.
+        let cut = 100 * 4096;
+        let wal = Wal::open(mem.clone(), options(), cut, cut, Stats::new()).expect("reopen");
+        let new = vec![0x55u8; 4087];
+        // 200 new records end at 300 * 4096, exactly where an old record starts (segment 1).
+        for _ in 0..200 {
+            wal.append(RecordKind::PageImages, &[&new]).expect("append");
+        }
+        wal.flush_all().expect("flush");
+        let new_end = wal.end();
+        assert_eq!(new_end, 300 * 4096);
+        let end = scan(&*mem, 1 << 20, cut, |_| Ok(())).expect("scan");
+        assert_eq!(
+            end, new_end,
+            "records of the previous run came back after the new end"
         );
     }
 

@@ -1,0 +1,46 @@
+//! Helpers shared by the command-line tests: run the real binary as a user would, read its
+//! JSON, and check the one-line error contract.
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `hotpage ARGS...` and returns what it printed and how it exited.
+pub fn hotpage(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(args)
+        .output()
+        .expect("run hotpage")
+}
+
+/// A successful run's stdout, parsed as one JSON object.
+pub fn json(output: &Output) -> serde_json::Value {
+    assert!(
+        output.status.success(),
+        "hotpage failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON object")
+}
+
+/// A bad input: exit `code`, exactly one `error:` line on stderr containing `needle`, no
+/// panic, nothing on stdout.
+pub fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "stderr: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr:?}"
+    );
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "stdout: {:?}", output.stdout);
+}
+
+/// A path as the `&str` the command line takes.
+pub fn s(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
