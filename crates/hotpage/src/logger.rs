@@ -67,7 +67,8 @@ pub fn decode_page_images(payload: &[u8], page_size: usize) -> Result<Vec<(u64, 
             .try_into()
             .map_err(|_| bad())?,
     ) as usize;
-    let mut images = Vec::with_capacity(count);
+    // The count comes from the record: never trust it for an allocation.
+    let mut images = Vec::with_capacity(count.min(payload.len() / (8 + page_size.max(1))));
     let mut at = 4;
     for _ in 0..count {
         let id = payload.get(at..at + 8).ok_or_else(bad)?;
