@@ -948,10 +948,12 @@ impl Session {
             // at or after its redo point (see Database::checkpoint).
             self.applying.store(wal.end(), Ordering::SeqCst);
             let txn = self.next_txn_id();
-            let encoded: Vec<(u32, Key, &[u8])> =
-                rows.iter().map(|(t, k, r)| (t.id as u32, *k, *r)).collect();
             let mut record = std::mem::take(&mut self.record);
-            encode_commit(&mut record, txn, &encoded);
+            encode_commit(
+                &mut record,
+                txn,
+                rows.iter().map(|(t, k, r)| (t.id as u32, *k, *r)),
+            );
             let appended = wal.append(RecordKind::TxnCommit, &[&record]);
             self.record = record;
             let result = appended.and_then(|(_, end)| {

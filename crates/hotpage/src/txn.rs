@@ -65,7 +65,11 @@ pub struct CommitRow<'a> {
 
 /// Appends a commit record's payload to `out`: `txn u64, count u32, (table u32, key_len u8,
 /// key, row_len u32, row)*`.
-pub fn encode_commit(out: &mut Vec<u8>, txn: u64, rows: &[(u32, Key, &[u8])]) {
+pub fn encode_commit<'a>(
+    out: &mut Vec<u8>,
+    txn: u64,
+    rows: impl ExactSizeIterator<Item = (u32, Key, &'a [u8])>,
+) {
     out.clear();
     out.extend_from_slice(&txn.to_le_bytes());
     out.extend_from_slice(&(rows.len() as u32).to_le_bytes());
@@ -119,7 +123,7 @@ mod tests {
             (3, Key::from_i64(-1), &b""[..]),
         ];
         let mut out = Vec::new();
-        encode_commit(&mut out, 42, &rows);
+        encode_commit(&mut out, 42, rows.iter().copied());
         let (txn, back) = decode_commit(&out).expect("decode");
         assert_eq!(txn, 42);
         assert_eq!(back.len(), 2);

@@ -439,16 +439,17 @@ impl Shared {
             s.wait_for_space(end, ring_bytes)?;
         }
         let kind_byte = [kind as u8];
-        let mut all_parts: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
-        all_parts.push(&kind_byte);
-        all_parts.extend_from_slice(parts);
-        let crc = record_crc(start, &all_parts);
+        // No allocation on this path (every insert appends): the kind byte is chained in.
+        let body = || std::iter::once(&kind_byte[..]).chain(parts.iter().copied());
+        let crc = body().fold(crc32c::crc32c(&start.to_le_bytes()), |crc, part| {
+            crc32c::crc32c_append(crc, part)
+        });
         // Body words first, then the header word with release: the flusher trusts a record
         // only once it sees a non-zero header.
         let mut word = [0u8; 8];
         let mut filled = 0usize;
         let mut at = start + HEADER_BYTES;
-        for byte in all_parts.iter().flat_map(|p| p.iter()) {
+        for byte in body().flat_map(|p| p.iter()) {
             word[filled] = *byte;
             filled += 1;
             if filled == 8 {
