@@ -811,6 +811,26 @@ mod tests {
         }
     }
 
+    /// Eight threads each call `append(thread, i)` for `i` in `0..per_thread`; returns
+    /// every (LSN, payload) appended.
+    fn append_from_threads(
+        per_thread: u32,
+        append: impl Fn(u8, u32) -> (Lsn, Vec<u8>) + Sync,
+    ) -> Vec<(Lsn, Vec<u8>)> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8u8)
+                .map(|t| {
+                    let append = &append;
+                    s.spawn(move || (0..per_thread).map(|i| append(t, i)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("thread"))
+                .collect()
+        })
+    }
+
     fn read_all(storage: &dyn Storage) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
         let mut records = Vec::new();
         let end = scan(storage, 1 << 20, 0, |r| {
@@ -825,31 +845,15 @@ mod tests {
     fn records_from_many_threads_are_durable_and_read_back_in_order() {
         let mem = MemStorage::new(1);
         let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
-        let mut all: Vec<(Lsn, Vec<u8>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..8u8)
-                .map(|t| {
-                    let wal = &wal;
-                    s.spawn(move || {
-                        let mut mine = Vec::new();
-                        for i in 0..2000u32 {
-                            let payload: Vec<u8> =
-                                std::iter::repeat_n(t, (i % 300) as usize + 1).collect();
-                            let (lsn, end) = wal
-                                .append(RecordKind::PageInsert, &[&payload])
-                                .expect("append");
-                            if i % 50 == 0 {
-                                wal.wait_durable(end).expect("durable");
-                            }
-                            mine.push((lsn, payload));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("thread"))
-                .collect()
+        let mut all = append_from_threads(2000, |t, i| {
+            let payload: Vec<u8> = std::iter::repeat_n(t, (i % 300) as usize + 1).collect();
+            let (lsn, end) = wal
+                .append(RecordKind::PageInsert, &[&payload])
+                .expect("append");
+            if i % 50 == 0 {
+                wal.wait_durable(end).expect("durable");
+            }
+            (lsn, payload)
         });
         wal.shutdown().expect("shutdown");
         all.sort();
@@ -912,29 +916,13 @@ mod tests {
     fn a_full_ring_keeps_every_record_exactly() {
         let mem = MemStorage::new(9);
         let wal = Wal::open(mem.clone(), options(), 0, 0, Stats::new()).expect("open");
-        let mut all: Vec<(Lsn, Vec<u8>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..8u8)
-                .map(|t| {
-                    let wal = &wal;
-                    s.spawn(move || {
-                        (0..600u32)
-                            .map(|i| {
-                                let payload: Vec<u8> =
-                                    std::iter::repeat_n(t ^ (i as u8), 1500 + (i as usize % 700))
-                                        .collect();
-                                let (lsn, _) = wal
-                                    .append(RecordKind::PageImages, &[&payload])
-                                    .expect("append");
-                                (lsn, payload)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("thread"))
-                .collect()
+        let mut all = append_from_threads(600, |t, i| {
+            let payload: Vec<u8> =
+                std::iter::repeat_n(t ^ (i as u8), 1500 + (i as usize % 700)).collect();
+            let (lsn, _) = wal
+                .append(RecordKind::PageImages, &[&payload])
+                .expect("append");
+            (lsn, payload)
         });
         wal.shutdown().expect("shutdown");
         all.sort();

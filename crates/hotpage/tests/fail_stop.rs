@@ -3,7 +3,7 @@
 //! restart recovers every acknowledged row.
 
 use hotpage::io::{CrashMode, MemStorage, Storage};
-use hotpage::{Database, Durability, KeyKind, Options};
+use hotpage::{Database, Durability, Key, KeyKind, Options, Session, TableHandle};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,11 +16,14 @@ fn options() -> Options {
     }
 }
 
-#[test]
-fn a_failed_fsync_stops_every_later_commit_and_a_restart_recovers() {
-    let mem = MemStorage::new(77);
+/// Opens a database on `mem` with one identity table and commits `rows` rows (sync), each
+/// acknowledged: (db, table, session, [(key, row number)]).
+fn acknowledged_rows(
+    mem: &Arc<MemStorage>,
+    rows: u32,
+) -> (Database, TableHandle, Session, Vec<(Key, u32)>) {
     let db = Database::open_with_storage(
-        Arc::clone(&mem) as Arc<dyn Storage>,
+        Arc::clone(mem) as Arc<dyn Storage>,
         Path::new("m"),
         options(),
     )
@@ -29,10 +32,16 @@ fn a_failed_fsync_stops_every_later_commit_and_a_restart_recovers() {
         .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
         .expect("create");
     let mut session = db.session();
-    let mut acknowledged = Vec::new();
-    for i in 0..500u32 {
-        acknowledged.push((session.insert(&table, &i.to_le_bytes()).expect("insert"), i));
-    }
+    let acknowledged = (0..rows)
+        .map(|i| (session.insert(&table, &i.to_le_bytes()).expect("insert"), i))
+        .collect();
+    (db, table, session, acknowledged)
+}
+
+#[test]
+fn a_failed_fsync_stops_every_later_commit_and_a_restart_recovers() {
+    let mem = MemStorage::new(77);
+    let (db, table, mut session, acknowledged) = acknowledged_rows(&mem, 500);
     mem.fail_sync_after(Some(0));
     assert!(
         session.insert(&table, b"first after the failure").is_err(),
@@ -79,20 +88,7 @@ fn a_failed_fsync_stops_every_later_commit_and_a_restart_recovers() {
 #[test]
 fn a_failed_data_file_fsync_stops_checkpoints_and_commits() {
     let mem = MemStorage::new(79);
-    let db = Database::open_with_storage(
-        Arc::clone(&mem) as Arc<dyn Storage>,
-        Path::new("m"),
-        options(),
-    )
-    .expect("open");
-    let table = db
-        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-        .expect("create");
-    let mut session = db.session();
-    let mut acknowledged = Vec::new();
-    for i in 0..2000u32 {
-        acknowledged.push((session.insert(&table, &i.to_le_bytes()).expect("insert"), i));
-    }
+    let (db, table, mut session, acknowledged) = acknowledged_rows(&mem, 2000);
     // Every commit above waited for its own log fdatasync: the next fdatasync is the data
     // file's, in this checkpoint.
     mem.fail_sync_after(Some(0));
