@@ -41,6 +41,14 @@ const TABLE_CHUNKS_MAX: usize = 1 << 14;
 /// The most pages one data file may hold (2^30: 8 TiB at 8 KiB pages).
 pub const FILE_PAGES_MAX: u64 = (TABLE_CHUNK_ENTRIES * TABLE_CHUNKS_MAX) as u64;
 const MISS_LOCK_SHARDS: usize = 64;
+/// A page id is `file << PAGE_FILE_SHIFT | page number in that file`, so the ids of data
+/// file 0 are plain page numbers.
+pub const PAGE_FILE_SHIFT: u32 = 40;
+
+/// The data file (0-based) that holds `page_id`.
+pub fn file_of(page_id: u64) -> u32 {
+    (page_id >> PAGE_FILE_SHIFT) as u32
+}
 
 /// page number → frame index + 1 (0: not in the pool).
 struct PageTable {
@@ -399,6 +407,23 @@ impl BufferPool {
                 });
             }
         }
+    }
+
+    /// Number of data files the pool spreads pages over.
+    pub fn file_count(&self) -> u32 {
+        1
+    }
+
+    /// Allocates a new page at the end of data file `file`, formatted and dirty, latched
+    /// exclusively.
+    pub fn allocate_in(
+        &self,
+        file: u32,
+        page_type: PageType,
+        level: u8,
+    ) -> Result<ExclusivePage<'_>> {
+        debug_assert!(file < self.file_count());
+        self.allocate(page_type, level)
     }
 
     /// Allocates a new page at the end of the file, formatted and dirty, latched exclusively.
