@@ -234,7 +234,7 @@ impl Catalog {
                     .validate(kind)
                     .map_err(|_| bad("table layout out of range"))?;
                 let count = r.u32().ok_or_else(truncated)? as usize;
-                if count + 1 != layout.tree_count() {
+                if count + 1 != layout.root_count() {
                     return Err(bad("root count does not match the table layout"));
                 }
                 let mut extra_roots = Vec::with_capacity(count);

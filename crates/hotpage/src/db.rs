@@ -20,6 +20,7 @@ use crate::btree::{self, BTree, Inserted, TreeStats};
 use crate::buffer::{BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
+use crate::heap::{Heap, HeapTarget};
 use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::layout::{FlowGate, Layout};
@@ -38,6 +39,7 @@ use std::time::{Duration, Instant};
 
 pub mod inspect;
 mod routing;
+use routing::{new_storage, roots_of};
 
 /// The data file's name inside the database directory.
 pub const DATA_FILE: &str = "data.0";
@@ -95,10 +97,11 @@ pub struct Table {
     id: usize,
     name: String,
     design: String,
-    // The only tree, or partition 0 of a hash-partitioned table.
-    tree: BTree,
-    // Partitions 1.. of a hash-partitioned table (see `routing`).
-    extra_trees: Vec<BTree>,
+    // The B+trees: the clustered tree, every partition of a hash-partitioned table (0
+    // first), a heap's nonclustered index, or none for a plain heap (see `routing`).
+    trees: Vec<BTree>,
+    // The heap of a heap table.
+    heap: Option<Heap>,
     layout: Layout,
     // The admission gate of a flow-controlled table.
     flow: Option<FlowGate>,
@@ -131,9 +134,19 @@ impl Table {
         self.keys.kind()
     }
 
-    /// Its B+tree's root page (partition 0's for a hash-partitioned table).
+    /// Its first root page: the B+tree's root (partition 0's, a heap's index's), or the
+    /// first heap page of a plain heap.
     pub fn root_page(&self) -> u64 {
-        self.tree.root()
+        self.roots().first().copied().unwrap_or(page::NO_PAGE)
+    }
+
+    /// Every root page: the trees' roots, then the heap chains' head pages.
+    pub fn roots(&self) -> Vec<u64> {
+        self.trees
+            .iter()
+            .map(BTree::root)
+            .chain(self.heap.iter().flat_map(|h| h.heads().iter().copied()))
+            .collect()
     }
 
     /// How its rows are organised.
@@ -156,11 +169,11 @@ pub struct TableInfo {
     pub kind: KeyKind,
     /// Rows (as counted by sessions; exact once sessions have ended).
     pub rows: u64,
-    /// Its B+tree's root page (partition 0's for a hash-partitioned table).
+    /// Its first root page (see [`Table::root_page`]).
     pub root_page: u64,
     /// How its rows are organised.
     pub layout: Layout,
-    /// Every tree's root page, partition 0 first (one for an unpartitioned table).
+    /// Every root page: trees' roots (partition 0 first), then heap chains' heads.
     pub roots: Vec<u64>,
 }
 
@@ -396,31 +409,43 @@ impl Database {
             .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>);
         let mut tables = Vec::with_capacity(catalog.tables.len());
         for (id, entry) in catalog.tables.iter_mut().enumerate() {
-            let with_logger = |tree: BTree| match &logger {
-                Some(logger) => tree.with_logger(Arc::clone(logger)),
-                None => tree,
-            };
-            let (tree, extra_trees) = if catalog.unlogged_open {
-                let tree = BTree::create(Arc::clone(&pool))?;
-                entry.root = tree.root();
+            let (trees, heap) = if catalog.unlogged_open {
+                let (trees, heap) = new_storage(&pool, &stats, entry.layout)?;
+                let roots = roots_of(&trees, heap.as_ref());
+                entry.root = roots.first().copied().unwrap_or(page::NO_PAGE);
+                entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
                 entry.rows = 0;
-                let mut extra_trees = Vec::with_capacity(entry.extra_roots.len());
-                for root in entry.extra_roots.iter_mut() {
-                    let extra = BTree::create(Arc::clone(&pool))?;
-                    *root = extra.root();
-                    extra_trees.push(with_logger(extra));
-                }
-                (with_logger(tree), extra_trees)
+                (trees, heap)
             } else {
-                let extra_trees = entry
-                    .extra_roots
-                    .iter()
-                    .map(|root| with_logger(BTree::open(Arc::clone(&pool), *root)))
+                let roots: Vec<u64> = std::iter::once(entry.root)
+                    .chain(entry.extra_roots.iter().copied())
                     .collect();
-                (
-                    with_logger(BTree::open(Arc::clone(&pool), entry.root)),
-                    extra_trees,
-                )
+                let (tree_roots, heads) =
+                    roots.split_at(entry.layout.tree_count().min(roots.len()));
+                let trees = tree_roots
+                    .iter()
+                    .map(|root| BTree::open(Arc::clone(&pool), *root))
+                    .collect();
+                let heap = if heads.is_empty() {
+                    None
+                } else {
+                    Some(Heap::open(
+                        Arc::clone(&pool),
+                        heads.to_vec(),
+                        Arc::clone(&stats),
+                    )?)
+                };
+                (trees, heap)
+            };
+            let (trees, heap) = match &logger {
+                Some(logger) => (
+                    trees
+                        .into_iter()
+                        .map(|t: BTree| t.with_logger(Arc::clone(logger)))
+                        .collect(),
+                    heap.map(|h| h.with_logger(Arc::clone(logger))),
+                ),
+                None => (trees, heap),
             };
             let mut high_water = entry.key_high_water;
             if let Some(latest) = redo.latest_values.get(id).copied().flatten()
@@ -433,8 +458,8 @@ impl Database {
                 id,
                 name: entry.name.clone(),
                 design: entry.design.clone(),
-                tree,
-                extra_trees,
+                trees,
+                heap,
                 layout: entry.layout,
                 flow: routing::flow_gate(entry.layout, &stats),
                 keys: KeyGenerator::new(entry.kind, Some(high_water))?,
@@ -444,13 +469,12 @@ impl Database {
         }
         // Recovery, pass 2: committed transactions whose rows had not reached their pages.
         if redo.commits > 0 {
-            // Rows go where sessions put them: `Table::tree_for` routes both.
-            report.rows_reapplied = recovery::reapply_commits(
+            report.rows_reapplied = routing::reapply(
                 &*storage,
                 segment_bytes,
                 catalog.logical_lsn.min(catalog.redo_lsn),
                 log_end,
-                |table, key| tables.get(table).map(|t| t.tree_for(key)).transpose(),
+                &tables,
             )?;
         }
         let recovered = !is_new && (redo.records > 0 || catalog.unlogged_open);
@@ -575,26 +599,29 @@ impl Database {
             if tables.iter().any(|t| t.name == name) {
                 return Err(Error::TableExists(name.to_string()));
             }
-            let create = || -> Result<BTree> {
-                let tree = BTree::create(Arc::clone(&self.inner.pool))?;
-                Ok(match &self.inner.wal {
-                    Some(wal) => tree.with_logger(Arc::new(WalLogger::new(
+            let (trees, heap) = new_storage(&self.inner.pool, &self.inner.stats, layout)?;
+            let (trees, heap) = match &self.inner.wal {
+                Some(wal) => {
+                    let logger: Arc<dyn btree::PageLogger> = Arc::new(WalLogger::new(
                         Arc::clone(wal),
                         Arc::clone(&self.inner.redo_lsn),
-                    ))),
-                    None => tree,
-                })
+                    ));
+                    (
+                        trees
+                            .into_iter()
+                            .map(|t| t.with_logger(Arc::clone(&logger)))
+                            .collect(),
+                        heap.map(|h| h.with_logger(Arc::clone(&logger))),
+                    )
+                }
+                None => (trees, heap),
             };
-            let tree = create()?;
-            let extra_trees = (1..layout.tree_count())
-                .map(|_| create())
-                .collect::<Result<Vec<_>>>()?;
             let table = Arc::new(Table {
                 id: tables.len(),
                 name: name.to_string(),
                 design: design.to_string(),
-                tree,
-                extra_trees,
+                trees,
+                heap,
                 layout,
                 flow: routing::flow_gate(layout, &self.inner.stats),
                 keys: KeyGenerator::new(kind, None)?,
@@ -634,9 +661,9 @@ impl Database {
                 design: t.design.clone(),
                 kind: t.keys.kind(),
                 rows: t.rows.load(Ordering::Relaxed),
-                root_page: t.tree.root(),
+                root_page: t.root_page(),
                 layout: t.layout,
-                roots: t.trees().map(BTree::root).collect(),
+                roots: t.roots(),
             })
             .collect()
     }
@@ -651,6 +678,7 @@ impl Database {
             txn_seq: 0,
             durability: self.inner.durability,
             key_sessions: Vec::new(),
+            heap_targets: Vec::new(),
             pending_rows: Vec::new(),
             txn: None,
             applying,
@@ -751,15 +779,18 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
             .tables
             .read()
             .iter()
-            .map(|t| TableEntry {
-                name: t.name.clone(),
-                design: t.design.clone(),
-                kind: t.keys.kind(),
-                root: t.tree.root(),
-                key_high_water: t.keys.high_water(),
-                rows: t.rows.load(Ordering::Relaxed),
-                layout: t.layout,
-                extra_roots: t.extra_trees.iter().map(BTree::root).collect(),
+            .map(|t| {
+                let roots = t.roots();
+                TableEntry {
+                    name: t.name.clone(),
+                    design: t.design.clone(),
+                    kind: t.keys.kind(),
+                    root: roots.first().copied().unwrap_or(page::NO_PAGE),
+                    key_high_water: t.keys.high_water(),
+                    rows: t.rows.load(Ordering::Relaxed),
+                    layout: t.layout,
+                    extra_roots: roots.get(1..).unwrap_or_default().to_vec(),
+                }
             })
             .collect(),
     };
@@ -815,6 +846,8 @@ pub struct Session {
     txn_seq: u64,
     durability: Durability,
     key_sessions: Vec<Option<KeySession>>,
+    // Per table: this session's insert target in a heap (see `heap`).
+    heap_targets: Vec<HeapTarget>,
     pending_rows: Vec<u64>,
     txn: Option<PendingTxn>,
     // The log position before this session's commit being applied (NOT_APPLYING if none).
@@ -883,6 +916,8 @@ impl Session {
         }
         if self.key_sessions.len() <= table.id {
             self.key_sessions.resize_with(table.id + 1, || None);
+            self.heap_targets
+                .resize_with(table.id + 1, HeapTarget::default);
             self.pending_rows.resize(table.id + 1, 0);
         }
         let key_session = self.key_sessions[table.id].get_or_insert_with(|| table.keys.session());
@@ -971,7 +1006,7 @@ impl Session {
 
     fn apply(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
         for (table, key, row) in rows {
-            match table.insert_row(key.as_bytes(), row)? {
+            match table.insert_row(key.as_bytes(), row, &mut self.heap_targets[table.id])? {
                 Inserted::Yes => {}
                 Inserted::Duplicate => {
                     return Err(Error::DuplicateKey {
@@ -1002,7 +1037,7 @@ impl Session {
         {
             return Ok(Some(row.clone()));
         }
-        table.tree_for(key.as_bytes())?.get(key.as_bytes())
+        table.get(key.as_bytes())
     }
 
     /// Visits committed rows in key order from `from` (inclusive; `None`: the first) until

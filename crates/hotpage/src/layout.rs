@@ -23,6 +23,8 @@ pub const PARTITIONS_MAX: u32 = 1024;
 pub const PARTITIONS_DEFAULT: u32 = 8;
 /// The most sessions flow control admits at once.
 pub const FLOW_CONTROL_SESSIONS_MAX: u32 = 4096;
+/// The most page chains (data files) a heap has.
+pub const HEAP_CHAINS_MAX: u32 = 64;
 /// Rows a partitioned scan fetches from one partition at a time: memory stays bounded
 /// by partitions x this, whatever the table's size.
 pub const MERGE_BATCH_ROWS: usize = 256;
@@ -45,6 +47,18 @@ pub enum Layout {
         /// Sessions admitted at once (1 to [`FLOW_CONTROL_SESSIONS_MAX`]).
         sessions: u32,
     },
+    /// A heap (see `crate::heap`): rows placed by a free-space map, one page chain per
+    /// data file. No index: `get` reads pages, scans are in physical order.
+    Heap {
+        /// Page chains (the database's data files when the table was created).
+        chains: u32,
+    },
+    /// A heap plus a nonclustered B+tree on the key whose entries point to heap pages
+    /// (seed 001 V3): reads and scans go through the index, in key order.
+    HeapIndexed {
+        /// Page chains of the heap.
+        chains: u32,
+    },
 }
 
 impl Layout {
@@ -59,12 +73,31 @@ impl Layout {
         }
     }
 
-    /// Number of B+trees a table of this layout has.
+    /// Number of B+trees a table of this layout has (a heap's index counts).
     pub fn tree_count(&self) -> usize {
         match self {
             Layout::HashPartitioned { partitions } => *partitions as usize,
-            Layout::Clustered | Layout::FlowControl { .. } => 1,
+            Layout::Clustered | Layout::FlowControl { .. } | Layout::HeapIndexed { .. } => 1,
+            Layout::Heap { .. } => 0,
         }
+    }
+
+    /// Number of heap page chains.
+    pub fn chain_count(&self) -> usize {
+        match self {
+            Layout::Heap { chains } | Layout::HeapIndexed { chains } => *chains as usize,
+            _ => 0,
+        }
+    }
+
+    /// Number of root pages the catalog keeps: every tree's root, then every chain's head.
+    pub fn root_count(&self) -> usize {
+        self.tree_count() + self.chain_count()
+    }
+
+    /// True for the heap layouts.
+    pub fn is_heap(&self) -> bool {
+        self.chain_count() > 0
     }
 
     /// Checks the layout's numbers, and that `kind` can be partitioned.
@@ -87,6 +120,15 @@ impl Layout {
                     ))),
                 }
             }
+            Layout::Heap { chains } | Layout::HeapIndexed { chains } => {
+                if (1..=HEAP_CHAINS_MAX).contains(&chains) {
+                    Ok(())
+                } else {
+                    Err(Error::InvalidOption(format!(
+                        "a heap has 1 to {HEAP_CHAINS_MAX} page chains (one per data file), not {chains}"
+                    )))
+                }
+            }
             Layout::FlowControl { sessions } => {
                 if (1..=FLOW_CONTROL_SESSIONS_MAX).contains(&sessions) {
                     Ok(())
@@ -105,6 +147,8 @@ impl Layout {
             Layout::Clustered => (0, 0),
             Layout::HashPartitioned { partitions } => (1, partitions),
             Layout::FlowControl { sessions } => (2, sessions),
+            Layout::Heap { chains } => (3, chains),
+            Layout::HeapIndexed { chains } => (4, chains),
         }
     }
 
@@ -114,6 +158,8 @@ impl Layout {
             0 => Layout::Clustered,
             1 => Layout::HashPartitioned { partitions: param },
             2 => Layout::FlowControl { sessions: param },
+            3 => Layout::Heap { chains: param },
+            4 => Layout::HeapIndexed { chains: param },
             _ => return None,
         })
     }

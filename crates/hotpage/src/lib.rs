@@ -8,6 +8,8 @@ pub mod buffer;
 pub mod catalog;
 pub mod db;
 pub mod error;
+pub mod fsm;
+pub mod heap;
 pub mod io;
 pub mod keys;
 pub mod latch;

@@ -66,6 +66,8 @@ pub enum PageType {
     Leaf = 2,
     /// A B+tree inner page: records are separators with child page numbers.
     Inner = 3,
+    /// A heap page: rows in key order within the page, pages chained by `next`.
+    Heap = 4,
 }
 
 impl PageType {
@@ -76,6 +78,7 @@ impl PageType {
             1 => Some(PageType::FileHeader),
             2 => Some(PageType::Leaf),
             3 => Some(PageType::Inner),
+            4 => Some(PageType::Heap),
             _ => None,
         }
     }
@@ -87,6 +90,7 @@ impl PageType {
             PageType::FileHeader => "file-header",
             PageType::Leaf => "leaf",
             PageType::Inner => "inner",
+            PageType::Heap => "heap",
         }
     }
 }
@@ -485,7 +489,7 @@ pub fn verify(image: &[u8], expected_page_id: u64) -> Result<(), String> {
     let Some(page_type) = page.page_type() else {
         return Err(format!("unknown page type {}", page.page_type_byte()));
     };
-    if matches!(page_type, PageType::Leaf | PageType::Inner) {
+    if matches!(page_type, PageType::Leaf | PageType::Inner | PageType::Heap) {
         verify_slots(&page)?;
     }
     Ok(())

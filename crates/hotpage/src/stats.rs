@@ -75,15 +75,18 @@ pub enum Counter {
     PagesWritten,
     /// Optimistic descents that had to restart because a page changed under them.
     OptimisticRestarts,
+    /// Heap pages whose free-space-map category changed (including a new page's first).
+    FsmUpdates,
 }
 
 impl Counter {
     /// Every counter, in report order.
-    pub const ALL: [Counter; 4] = [
+    pub const ALL: [Counter; 5] = [
         Counter::PageSplits,
         Counter::PagesRead,
         Counter::PagesWritten,
         Counter::OptimisticRestarts,
+        Counter::FsmUpdates,
     ];
 
     /// The name shown in reports.
@@ -93,6 +96,7 @@ impl Counter {
             Counter::PagesRead => "pages_read",
             Counter::PagesWritten => "pages_written",
             Counter::OptimisticRestarts => "optimistic_restarts",
+            Counter::FsmUpdates => "fsm_updates",
         }
     }
 

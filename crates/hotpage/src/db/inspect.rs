@@ -43,12 +43,19 @@ impl Database {
         self.inner.pool.read_page_raw(page_id)
     }
 
-    /// Every page of a table's B+trees, partition by partition (a walk; meant for a
-    /// quiescent table).
+    /// Every page of a table: its B+trees' (partition by partition, or a heap's index),
+    /// then its heap pages (a walk; meant for a quiescent table).
     pub fn table_pages(&self, table: &TableHandle) -> Result<Vec<TreePage>> {
         let mut pages = Vec::new();
         for tree in table.trees() {
             pages.extend(tree.pages()?);
+        }
+        if let Some(heap) = table.heap() {
+            pages.extend(heap.pages()?.into_iter().map(|page_id| TreePage {
+                page_id,
+                page_type: PageType::Heap,
+                level: 0,
+            }));
         }
         Ok(pages)
     }

@@ -5,46 +5,156 @@
 //! Sessions (`Session::apply`) and recovery (`recovery::reapply_commits`) both route with
 //! [`Table::tree_for`], so a re-applied row lands in the partition its session used.
 
-use super::Table;
+use super::{Table, TableHandle};
 use crate::btree::{BTree, Inserted, TreeStats};
-use crate::error::Result;
+use crate::buffer::BufferPool;
+use crate::error::{Error, Result};
+use crate::heap::{Heap, HeapTarget};
+use crate::io::Storage;
 use crate::layout::{self, FlowGate, Layout};
+use crate::recovery;
 use crate::stats::Stats;
+use crate::wal::Lsn;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The admission gate a table of `layout` needs, if any.
 pub(super) fn flow_gate(layout: Layout, stats: &Arc<Stats>) -> Option<FlowGate> {
     match layout {
         Layout::FlowControl { sessions } => Some(FlowGate::new(sessions, Arc::clone(stats))),
-        Layout::Clustered | Layout::HashPartitioned { .. } => None,
+        _ => None,
     }
+}
+
+/// New, empty storage for a table of `layout`: its B+trees and its heap.
+pub(super) fn new_storage(
+    pool: &Arc<BufferPool>,
+    stats: &Arc<Stats>,
+    layout: Layout,
+) -> Result<(Vec<BTree>, Option<Heap>)> {
+    let trees = (0..layout.tree_count())
+        .map(|_| BTree::create(Arc::clone(pool)))
+        .collect::<Result<Vec<_>>>()?;
+    let heap = match layout.chain_count() {
+        0 => None,
+        chains => Some(Heap::create(
+            Arc::clone(pool),
+            chains as u32,
+            Arc::clone(stats),
+        )?),
+    };
+    Ok((trees, heap))
+}
+
+/// Root pages in catalog order: the trees' roots, then the heap chains' heads.
+pub(super) fn roots_of(trees: &[BTree], heap: Option<&Heap>) -> Vec<u64> {
+    trees
+        .iter()
+        .map(BTree::root)
+        .chain(heap.iter().flat_map(|h| h.heads().iter().copied()))
+        .collect()
+}
+
+/// Recovery, pass 2: re-applies the rows of commits in `[from, until)` that are not in
+/// their tables. B+trees answer "is it there?" by key. A heap has no such lookup, so for
+/// heap tables the commits' keys are collected first (memory: one key per row logged since
+/// the checkpoint's logical point) and the heap's pages are read once to strike out those
+/// present; a heap's index gets back entries whose row reached the heap but not the index.
+pub(super) fn reapply(
+    storage: &dyn Storage,
+    segment_bytes: u64,
+    from: Lsn,
+    until: Lsn,
+    tables: &[TableHandle],
+) -> Result<u64> {
+    let mut absent: HashMap<usize, HashSet<Vec<u8>>> = HashMap::new();
+    let mut repaired = 0u64;
+    if tables.iter().any(|t| t.heap.is_some()) {
+        absent = recovery::commit_keys(storage, segment_bytes, from, until, |table| {
+            tables.get(table).is_some_and(|t| t.heap.is_some())
+        })?;
+        for (table_id, keys) in absent.iter_mut() {
+            let table = &tables[*table_id];
+            let Some(heap) = &table.heap else { continue };
+            heap.remove_present(keys, |key, page_id| {
+                if let Some(index) = table.trees.first()
+                    && index.insert(key, &page_id.to_le_bytes())? == Inserted::Yes
+                {
+                    repaired += 1;
+                }
+                Ok(())
+            })?;
+        }
+    }
+    let mut targets: HashMap<usize, HeapTarget> = HashMap::new();
+    let reinserted =
+        recovery::reapply_commits(storage, segment_bytes, from, until, |table_id, key, row| {
+            let Some(table) = tables.get(table_id) else {
+                return Ok(None);
+            };
+            if table.heap.is_some() {
+                // Present unless the page walk above left it in the set.
+                let missing = absent
+                    .get_mut(&table_id)
+                    .is_some_and(|keys| keys.remove(key));
+                if !missing {
+                    return Ok(Some(Inserted::Duplicate));
+                }
+            }
+            table
+                .insert_row(key, row, targets.entry(table_id).or_default())
+                .map(Some)
+        })?;
+    Ok(reinserted + repaired)
 }
 
 impl Table {
     /// The tree that holds (or will hold) the row with encoded key `key`: partition
-    /// `id mod N` of a hash-partitioned table, the only tree otherwise. A key that is not
-    /// an 8-byte integer in a partitioned table is `InvalidOption`.
+    /// `id mod N` of a hash-partitioned table, the only tree otherwise (a heap's index).
+    /// A key that is not an 8-byte integer in a partitioned table is `InvalidOption`; a
+    /// plain heap has no tree (`InvalidOption`).
     pub fn tree_for(&self, key: &[u8]) -> Result<&BTree> {
-        match self.layout {
+        let tree = match self.layout {
             Layout::HashPartitioned { partitions } => {
-                match layout::partition_of(key, partitions)? {
-                    0 => Ok(&self.tree),
-                    p => Ok(self.extra_trees.get(p - 1).unwrap_or(&self.tree)),
-                }
+                self.trees.get(layout::partition_of(key, partitions)?)
             }
-            Layout::Clustered | Layout::FlowControl { .. } => Ok(&self.tree),
-        }
+            _ => self.trees.first(),
+        };
+        tree.ok_or_else(|| {
+            Error::InvalidOption(format!("table {} is a heap without an index", self.name))
+        })
     }
 
-    /// Every tree of the table, partition 0 first.
+    /// Every tree of the table, partition 0 first (none for a plain heap).
     pub fn trees(&self) -> impl Iterator<Item = &BTree> {
-        std::iter::once(&self.tree).chain(self.extra_trees.iter())
+        self.trees.iter()
+    }
+
+    /// The table's heap, if it is a heap table.
+    pub fn heap(&self) -> Option<&Heap> {
+        self.heap.as_ref()
     }
 
     /// Inserts one committed row where it belongs. In a flow-controlled table an insert
     /// whose leaf is the rightmost one (for identity keys: all of them) first passes the
     /// gate; one whose row fits there without a split is admitted before those that split.
-    pub(super) fn insert_row(&self, key: &[u8], row: &[u8]) -> Result<Inserted> {
+    /// A heap row goes where `target` and the free-space map say, and a heap's index gets
+    /// an entry pointing to its page.
+    pub(super) fn insert_row(
+        &self,
+        key: &[u8],
+        row: &[u8],
+        target: &mut HeapTarget,
+    ) -> Result<Inserted> {
+        if let Some(heap) = &self.heap {
+            let (inserted, page_id) = heap.insert(target, key, row)?;
+            if inserted == Inserted::Yes
+                && let Some(index) = self.trees.first()
+            {
+                return index.insert(key, &page_id.to_le_bytes());
+            }
+            return Ok(inserted);
+        }
         let tree = self.tree_for(key)?;
         if let Some(gate) = &self.flow {
             let probe = tree.probe_insert(key, row.len())?;
@@ -56,24 +166,107 @@ impl Table {
         tree.insert(key, row)
     }
 
-    /// Visits committed rows in key order from `from`: one tree's scan, or a merge of the
-    /// partitions' scans.
+    /// The committed row stored under `key`: through the tree, or the heap's index and
+    /// then the heap page it names, or (a plain heap) by reading heap pages.
+    pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        match (&self.heap, self.trees.first()) {
+            (Some(heap), Some(index)) => match index.get(key)? {
+                Some(pointer) => heap.fetch(page_pointer(&pointer)?, key),
+                None => Ok(None),
+            },
+            (Some(heap), None) => heap.get(key),
+            (None, _) => self.tree_for(key)?.get(key),
+        }
+    }
+
+    /// Visits committed rows from `from`: one tree's scan, a merge of the partitions'
+    /// scans, a heap's index in key order (each row read from its heap page), or a plain
+    /// heap in physical order.
     pub(super) fn scan(
         &self,
         from: Option<&[u8]>,
-        visit: impl FnMut(&[u8], &[u8]) -> bool,
+        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        if self.extra_trees.is_empty() {
-            return self.tree.scan(from, visit);
+        match (&self.heap, self.trees.as_slice()) {
+            (Some(heap), [index]) => {
+                let mut failed = None;
+                index.scan(from, |key, pointer| {
+                    let row = page_pointer(pointer).and_then(|page| heap.fetch(page, key));
+                    match row {
+                        Ok(Some(row)) => visit(key, &row),
+                        Ok(None) => {
+                            failed = Some(Error::CorruptPage {
+                                file: "data".into(),
+                                page_id: page_pointer(pointer).unwrap_or(0),
+                                reason: format!(
+                                    "the index names this page for a key it lacks ({key:02x?})"
+                                ),
+                            });
+                            false
+                        }
+                        Err(error) => {
+                            failed = Some(error);
+                            false
+                        }
+                    }
+                })?;
+                failed.map_or(Ok(()), Err)
+            }
+            (Some(heap), _) => heap.scan(from, visit),
+            (None, [tree]) => tree.scan(from, visit),
+            (None, trees) => {
+                let trees: Vec<&BTree> = trees.iter().collect();
+                layout::merge_scan(&trees, from, visit)
+            }
         }
-        let trees: Vec<&BTree> = self.trees().collect();
-        layout::merge_scan(&trees, from, visit)
     }
 
     /// Verifies every tree and sums their shapes: rows, pages per level and out-of-order
     /// leaves add up, levels is the tallest partition's, leaf fill is the average over all
-    /// leaves.
+    /// leaves. For a heap: the heap's pages and fill (and, with an index, that the index
+    /// has one entry per heap row, each naming the page that holds it).
     pub(super) fn verify(&self) -> Result<TreeStats> {
+        if let Some(heap) = &self.heap {
+            let shape = heap.verify()?;
+            if let Some(index) = self.trees.first() {
+                let index_shape = index.verify()?;
+                if index_shape.rows != shape.rows {
+                    return Err(Error::CorruptPage {
+                        file: "data".into(),
+                        page_id: index.root(),
+                        reason: format!(
+                            "the index of {} has {} entries, its heap {} rows",
+                            self.name, index_shape.rows, shape.rows
+                        ),
+                    });
+                }
+                let mut failed = None;
+                index.scan(None, |key, pointer| {
+                    let found = page_pointer(pointer).and_then(|page| heap.fetch(page, key));
+                    match found {
+                        Ok(Some(_)) => true,
+                        Ok(None) => {
+                            failed = Some(Error::CorruptPage {
+                                file: "data".into(),
+                                page_id: page_pointer(pointer).unwrap_or(0),
+                                reason: format!(
+                                    "an index entry names this page, which lacks key {key:02x?}"
+                                ),
+                            });
+                            false
+                        }
+                        Err(error) => {
+                            failed = Some(error);
+                            false
+                        }
+                    }
+                })?;
+                if let Some(error) = failed {
+                    return Err(error);
+                }
+            }
+            return Ok(shape);
+        }
         let mut total = TreeStats::default();
         let mut fill_sum = 0.0;
         for tree in self.trees() {
@@ -98,6 +291,19 @@ impl Table {
         };
         Ok(total)
     }
+}
+
+/// The heap page an index entry points to.
+fn page_pointer(pointer: &[u8]) -> Result<u64> {
+    let bytes: [u8; 8] = pointer.try_into().map_err(|_| Error::CorruptPage {
+        file: "data".into(),
+        page_id: 0,
+        reason: format!(
+            "an index entry of {} bytes, not an 8-byte page pointer",
+            pointer.len()
+        ),
+    })?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 #[cfg(test)]
