@@ -82,6 +82,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             block: 64,
             partitions: 8,
             flow_control_sessions: 1,
+            files: 1,
         },
     )
     .is_none()

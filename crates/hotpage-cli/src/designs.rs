@@ -46,6 +46,14 @@ pub const DESIGNS: &[Design] = &[
         name: "session-range",
         summary: "clustered on ids each session takes in blocks (TPC-E TID_RANGES, seed 003)",
     },
+    Design {
+        name: "heap",
+        summary: "a heap: rows placed by a free-space map (empty/50/80/95/100 % categories), one page chain per data file (seed 002)",
+    },
+    Design {
+        name: "heap-nc-identity",
+        summary: "a heap plus a nonclustered B+tree on the identity key: the hot page moves to the index's last leaf (seed 001 V3)",
+    },
 ];
 
 /// The comma-separated design names, for messages.
@@ -70,12 +78,14 @@ pub struct KeyOptions {
     pub partitions: u32,
     /// Sessions admitted at once for identity-flow-control.
     pub flow_control_sessions: u32,
+    /// Data files of the database: a heap keeps one page chain (and map) per file.
+    pub files: u32,
 }
 
 /// The key kind of a design, or `None` for an unknown name.
 pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     Some(match name {
-        "identity" | "identity-flow-control" | "hash-partition" => {
+        "identity" | "identity-flow-control" | "hash-partition" | "heap" | "heap-nc-identity" => {
             KeyKind::Identity { start: 1, step: 1 }
         }
         "guid" => KeyKind::GuidV4,
@@ -93,7 +103,7 @@ pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     })
 }
 
-/// The layout of a design (clustered for every design but the two below).
+/// The layout of a design (clustered for every design but those below).
 pub fn layout(name: &str, options: KeyOptions) -> Layout {
     match name {
         "hash-partition" => Layout::HashPartitioned {
@@ -101,6 +111,12 @@ pub fn layout(name: &str, options: KeyOptions) -> Layout {
         },
         "identity-flow-control" => Layout::FlowControl {
             sessions: options.flow_control_sessions,
+        },
+        "heap" => Layout::Heap {
+            chains: options.files,
+        },
+        "heap-nc-identity" => Layout::HeapIndexed {
+            chains: options.files,
         },
         _ => Layout::Clustered,
     }

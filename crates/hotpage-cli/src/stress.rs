@@ -6,7 +6,7 @@ use crate::designs::{self, KeyOptions};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
-use hotpage::stats::Counter;
+use hotpage::stats::{Counter, WaitType};
 use hotpage::{Database, Durability, Error as EngineError, Key, Options};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
@@ -153,7 +153,7 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
         )));
     }
     hotpage::page::validate_page_size(args.page_size).map_err(CliError::usage)?;
-    let row_max = hotpage::btree::row_bytes_max(args.page_size);
+    let row_max = designs::layout(&args.design, key_options(args)).row_bytes_max(args.page_size);
     if args.row_bytes > row_max {
         return Err(CliError::usage(format!(
             "--row-bytes {} exceeds the largest row, {row_max} bytes, for {}-byte pages (try a larger --page-size)",
@@ -204,6 +204,7 @@ fn key_options(args: &StressArgs) -> KeyOptions {
         flow_control_sessions: args
             .flow_control_sessions
             .unwrap_or_else(designs::flow_control_sessions_default),
+        files: 1,
     }
 }
 
@@ -331,11 +332,11 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
             .context("creating the table")?,
         Err(other) => return Err(anyhow::Error::new(other).into()),
     };
-    if args.row_bytes > db.row_bytes_max() {
+    let row_max = table.layout().row_bytes_max(db.page_size());
+    if args.row_bytes > row_max {
         return Err(CliError::usage(format!(
-            "--row-bytes {} exceeds the largest row of this database, {} bytes",
+            "--row-bytes {} exceeds the largest row of this table, {row_max} bytes",
             args.row_bytes,
-            db.row_bytes_max()
         )));
     }
     db.reset_stats();
@@ -551,6 +552,11 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         "durability": durability.name(),
         "batch": args.batch,
         "log": log_figures(&db),
+        "fsm": {
+            "updates": snapshot.counter(Counter::FsmUpdates),
+            "waits": snapshot.wait(WaitType::FsmLatch).count,
+            "wait_ms": snapshot.wait(WaitType::FsmLatch).wait_ns as f64 / 1e6,
+        },
         "index": {
             "pages": tree.pages(),
             "levels": tree.levels,
@@ -852,14 +858,28 @@ fn print_report(r: &serde_json::Value) {
     print_waits_and_pages(r);
     println!();
     let index = &r["index"];
+    let what = if r["design"].as_str().is_some_and(|d| d.starts_with("heap")) {
+        "Heap (pages, page fill)"
+    } else {
+        "Index"
+    };
     println!(
-        "Index: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
+        "{what}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
         index["levels"],
         index["pages"],
         number(&index["avg_fill_pct"]),
         index["splits"],
         index["rows_in_table"]
     );
+    if r["design"].as_str().is_some_and(|d| d.starts_with("heap")) {
+        let fsm = &r["fsm"];
+        println!(
+            "Free-space map: {} updates, {} FSM_LATCH waits ({:.1} ms)",
+            fsm["updates"],
+            fsm["waits"],
+            number(&fsm["wait_ms"])
+        );
+    }
     let log = &r["log"];
     if log.is_null() {
         println!("Log: none (--durability none: a crash empties the tables)");

@@ -542,7 +542,8 @@ impl Database {
         self.inner.pool.page_size()
     }
 
-    /// The largest row this database stores.
+    /// The largest row a B+tree table of this database stores (a heap table takes larger
+    /// rows: see [`Layout::row_bytes_max`]).
     pub fn row_bytes_max(&self) -> usize {
         btree::row_bytes_max(self.page_size())
     }
@@ -907,7 +908,7 @@ impl Session {
     /// Inserts one row, with a key from the table's generator, and returns the key. Outside
     /// a transaction it commits at once (autocommit).
     pub fn insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<Key> {
-        let max = btree::row_bytes_max(self.db.pool.page_size());
+        let max = table.layout.row_bytes_max(self.db.pool.page_size());
         if row.len() > max {
             return Err(Error::RowTooLarge {
                 len: row.len(),

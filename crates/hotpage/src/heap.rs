@@ -21,7 +21,7 @@ use crate::btree::{Inserted, PageLogger, TreeStats};
 use crate::buffer::{BufferPool, file_of};
 use crate::error::{Error, Result};
 use crate::fsm::{self, Candidate, FreeSpaceMap};
-use crate::page::{NO_PAGE, PageType, SLOT_BYTES};
+use crate::page::{HEADER_BYTES, NO_PAGE, PageType, SLOT_BYTES};
 use crate::stats::Stats;
 use parking_lot::Mutex;
 use std::collections::HashSet;
@@ -54,6 +54,11 @@ impl std::fmt::Debug for Heap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Heap").field("heads", &self.heads).finish()
     }
+}
+
+/// The largest row a heap page of `page_size` bytes holds (one row, the longest key).
+pub fn row_bytes_max(page_size: usize) -> usize {
+    page_size - HEADER_BYTES - SLOT_BYTES - 1 - crate::keys::KEY_BYTES_MAX
 }
 
 /// Bytes a row takes on a heap page: its record (key length, key, row) and its slot.

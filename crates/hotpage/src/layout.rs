@@ -95,6 +95,17 @@ impl Layout {
         self.tree_count() + self.chain_count()
     }
 
+    /// The largest row a table of this layout stores in pages of `page_size` bytes: a heap
+    /// page holds rows up to nearly the page (seed 002 goes to 4000 bytes in 8 KiB pages), a
+    /// B+tree leaf a quarter of it (so that a split always makes room).
+    pub fn row_bytes_max(&self, page_size: usize) -> usize {
+        if self.is_heap() {
+            crate::heap::row_bytes_max(page_size)
+        } else {
+            crate::btree::row_bytes_max(page_size)
+        }
+    }
+
     /// True for the heap layouts.
     pub fn is_heap(&self) -> bool {
         self.chain_count() > 0
