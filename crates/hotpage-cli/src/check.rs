@@ -122,12 +122,15 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         }
         for &root in &info.roots {
             if let Some(Some(t)) = page_types.get(root as usize)
-                && !matches!(t, PageType::Leaf | PageType::Inner)
+                && !matches!(t, PageType::Leaf | PageType::Inner | PageType::Heap)
             {
                 faults.push(fault(
                     "catalog",
                     Some(root),
-                    format!("root page is a {} page, not a B+tree page", t.name()),
+                    format!(
+                        "root page is a {} page, not a B+tree or heap page",
+                        t.name()
+                    ),
                 ));
                 ok = false;
             }
@@ -189,7 +192,8 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             "rows_catalog": info.rows,
             "rows_tree": tree_rows,
             "pages": pages,
-            "trees": info.roots.len(),
+            "trees": info.layout.tree_count(),
+            "heap_chains": info.layout.chain_count(),
             "ok": ok,
         }));
     }
@@ -226,13 +230,17 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         );
         for t in &table_reports {
             println!(
-                "  table {}: {} rows in the catalog, {} in the tree{}, {} pages: {}",
+                "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
                 t["name"].as_str().unwrap_or("?"),
                 t["rows_catalog"],
                 t["rows_tree"],
-                match t["trees"].as_u64() {
-                    Some(n) if n > 1 => format!(" ({n} partitions)"),
-                    _ => String::new(),
+                match (t["trees"].as_u64(), t["heap_chains"].as_u64()) {
+                    (Some(0), Some(c)) => format!("heap ({c} page chains)"),
+                    (Some(_), Some(c)) if c > 0 => {
+                        format!("heap ({c} page chains) and its index")
+                    }
+                    (Some(n), _) if n > 1 => format!("tree ({n} partitions)"),
+                    _ => "tree".to_string(),
                 },
                 t["pages"],
                 if t["ok"] == true { "ok" } else { "FAULTS" }

@@ -334,7 +334,52 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
         .verify_table(&table)
         .with_context(|| format!("walking table {name}"))?;
     let leaves = tree.pages_per_level.first().copied().unwrap_or(0);
+    // A heap: the shape above is the heap's pages; add the free-space map's categories,
+    // and the nonclustered index's own shape if there is one.
+    let heap = match table.heap() {
+        None => Value::Null,
+        Some(heap) => {
+            let mut categories = [0u64; 5];
+            let mut chain_pages = Vec::new();
+            for file in 0..heap.fsm().file_count() {
+                let entries = heap.fsm().entries(file);
+                chain_pages.push(entries.len());
+                for (_, category) in entries {
+                    categories[usize::from(category.min(4))] += 1;
+                }
+            }
+            let index = match table.trees().next() {
+                Some(index) => {
+                    let shape = index
+                        .verify()
+                        .with_context(|| format!("walking the index of {name}"))?;
+                    json!({
+                        "root_page": index.root(),
+                        "levels": shape.levels,
+                        "pages": shape.pages(),
+                        "pages_per_level": shape.pages_per_level,
+                        "avg_fill_pct": shape.leaf_fill_pct,
+                        "rows": shape.rows,
+                    })
+                }
+                None => Value::Null,
+            };
+            json!({
+                "chains": heap.heads().len(),
+                "pages_per_chain": chain_pages,
+                "fsm_categories": {
+                    "empty": categories[0],
+                    "le_50_pct": categories[1],
+                    "le_80_pct": categories[2],
+                    "le_95_pct": categories[3],
+                    "full": categories[4],
+                },
+                "index": index,
+            })
+        }
+    };
     Ok(json!({
+        "heap": heap,
         "table": name,
         "design": table.design(),
         "root_page": table.root_page(),
@@ -350,6 +395,11 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
 }
 
 fn print_index(r: &Value) {
+    let heap = &r["heap"];
+    if !heap.is_null() {
+        print_heap(r, heap);
+        return;
+    }
     println!(
         "Index of table {} (design {}), root page 0:{}",
         r["table"].as_str().unwrap_or(""),
@@ -381,6 +431,37 @@ fn print_index(r: &Value) {
         r["out_of_order_leaves"],
         r["leaf_pages"]
     );
+}
+
+fn print_heap(r: &Value, heap: &Value) {
+    println!(
+        "Heap table {} (design {}), {} page chains (one per data file)",
+        r["table"].as_str().unwrap_or(""),
+        r["design"].as_str().unwrap_or(""),
+        heap["chains"]
+    );
+    println!("  pages              {}", r["pages"]);
+    println!("  rows               {}", r["rows"]);
+    println!(
+        "  avg page fill      {:.1} %",
+        r["avg_fill_pct"].as_f64().unwrap_or(0.0)
+    );
+    let c = &heap["fsm_categories"];
+    println!(
+        "  free-space map     {} empty, {} up to 50 %, {} up to 80 %, {} up to 95 %, {} full",
+        c["empty"], c["le_50_pct"], c["le_80_pct"], c["le_95_pct"], c["full"]
+    );
+    let index = &heap["index"];
+    if !index.is_null() {
+        println!(
+            "  index              root page {}, {} levels, {} pages, leaf fill {:.1} %, {} entries",
+            index["root_page"],
+            index["levels"],
+            index["pages"],
+            index["avg_fill_pct"].as_f64().unwrap_or(0.0),
+            index["rows"]
+        );
+    }
 }
 
 fn load_run(db: &Database) -> Result<Option<Value>, CliError> {
