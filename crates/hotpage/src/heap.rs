@@ -615,6 +615,23 @@ mod tests {
         assert_eq!(per_thread, [2000; 8]);
     }
 
+    /// Recovery once shared one target between heaps: the second heap's row was tried on
+    /// the first heap's page, met a row with the same key there, and was dropped.
+    #[test]
+    fn a_target_used_with_another_heap_starts_over() {
+        let pool = pool(64);
+        let a = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let b = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let mut shared = HeapTarget::default();
+        let key = 1u64.to_be_bytes();
+        assert_eq!(a.insert(&mut shared, &key, b"a").expect("a").0, Inserted::Yes);
+        let (done, page) = b.insert(&mut shared, &key, b"b").expect("b");
+        assert_eq!(done, Inserted::Yes);
+        assert_eq!(page, b.heads()[0]);
+        assert_eq!(b.get(&key).expect("get"), Some(b"b".to_vec()));
+        assert_eq!(a.get(&key).expect("get"), Some(b"a".to_vec()));
+    }
+
     #[test]
     fn a_row_no_page_can_take_is_refused() {
         let pool = pool(16);
