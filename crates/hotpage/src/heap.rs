@@ -501,7 +501,7 @@ mod tests {
             let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
             let mut target = HeapTarget::default();
             let row = vec![7u8; row_bytes];
-            let rows = 10_000u64;
+            let rows = 3_000u64;
             for i in 0..rows {
                 let (done, _) = heap
                     .insert(&mut target, &i.to_be_bytes(), &row)
