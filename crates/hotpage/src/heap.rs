@@ -220,9 +220,19 @@ impl Heap {
             let before = fsm::category_of_page(p.used_bytes(), page_size);
             // The category decides, not the bytes free (seed 002's rule); the bytes must
             // fit too, since the category's guarantee is only a lower bound.
-            if !fsm::admits(before, need, usable) || !p.fits(need - SLOT_BYTES) {
+            if !fsm::admits(before, need, usable) {
                 drop(page);
                 self.fsm.raise(candidate.slot, before);
+                target.current = None;
+                continue;
+            }
+            if !p.fits(need - SLOT_BYTES) {
+                // Cannot happen while rows are never deleted (free space is contiguous and
+                // at least what the category guarantees); if it does, retire the page
+                // rather than offer it again.
+                debug_assert!(false, "page {} admits but does not fit", candidate.page_id);
+                drop(page);
+                self.fsm.raise(candidate.slot, fsm::CATEGORY_FULL);
                 target.current = None;
                 continue;
             }
