@@ -67,12 +67,13 @@ fn need_bytes(key: &[u8], row: &[u8]) -> usize {
 }
 
 impl Heap {
-    /// Creates an empty heap with one chain (a head page) in each of `files` data files.
+    /// Creates an empty heap of `files` chains, each starting with a head page; chain `c`
+    /// lives in data file `c mod` the pool's file count (one chain per file when they match).
     pub fn create(pool: Arc<BufferPool>, files: u32, stats: Arc<Stats>) -> Result<Heap> {
         let files = files.max(1);
         let mut heads = Vec::with_capacity(files as usize);
         for file in 0..files {
-            let page = pool.allocate_in(file.min(pool.file_count() - 1), PageType::Heap, 0)?;
+            let page = pool.allocate_in(file % pool.file_count().max(1), PageType::Heap, 0)?;
             page.mark_dirty();
             heads.push(page.page_id());
         }
@@ -266,7 +267,7 @@ impl Heap {
             .unwrap_or(0);
         let _grow = self.grow[chain as usize].lock();
         let tail_id = self.fsm.last(chain).unwrap_or(self.heads[chain as usize]);
-        let file = chain.min(self.pool.file_count() - 1);
+        let file = chain % self.pool.file_count().max(1);
         let new = self.pool.allocate_in(file, PageType::Heap, 0)?;
         let tail = self.pool.fix_exclusive(tail_id)?;
         if tail.page().page_type() != Some(PageType::Heap) || tail.page().next() != NO_PAGE {
