@@ -133,8 +133,10 @@ fn check(db: &Database, tables: &[TableHandle], model: &Model, when: &str) -> Re
             let lost = expected.iter().filter(|e| !found.contains(e)).count();
             let extra = found.iter().filter(|f| !expected.contains(f)).count();
             return Err(format!(
-                "{when}: table {}: {lost} acknowledged rows lost, {extra} rows that were never acknowledged",
-                table.name()
+                "{when}: table {}: {lost} acknowledged rows lost, {extra} rows that were never acknowledged, {} rows found for {} expected",
+                table.name(),
+                found.len(),
+                expected.len()
             ));
         }
         // Point lookups route by key: a row re-applied to the wrong partition is lost here
