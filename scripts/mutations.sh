@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Proves the crash campaign can fail: runs it against three deliberate durability bugs, in
+# Proves the crash campaign can fail: runs it against four deliberate durability bugs, in
 # copies of this repository, and reports whether each is caught (it must be).
 #   1. a commit acknowledged before its fdatasync;
 #   2. no full-page images (no torn-page repair);
-#   3. recovery skips re-applying committed transactions.
+#   3. recovery skips re-applying committed transactions;
+#   4. a checkpoint fdatasyncs only data.0 of several data files.
 # Usage: scripts/mutations.sh [seeds]   (default 300; takes a few minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,3 +39,7 @@ run no-full-page-images crates/hotpage/src/logger.rs \
   'if image_lsn == 0 || image_lsn <= self.redo_lsn.load(Ordering::SeqCst) {' 'if false && image_lsn == 0 {'
 run no-reapply crates/hotpage/src/db.rs \
   '        if redo.commits > 0 {' '        if false && redo.commits > 0 {'
+run sync-only-data0 crates/hotpage/src/buffer.rs \
+  'for data in self.files.iter() {
+            data.file.sync_data()' 'for data in self.files.iter().take(1) {
+            data.file.sync_data()'
