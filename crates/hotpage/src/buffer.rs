@@ -8,7 +8,8 @@
 //!   `pool_bytes` however many files there are. `allocate` fills the files proportionally
 //!   (the one with the fewest pages next), which spreads new pages and their I/O.
 //! * **Bounded memory**: `pool_bytes / page_size` frames, allocated once; each file's page
-//!   table grows by 256 KiB chunks of 4-byte entries as the file grows (0.05 % of the file).
+//!   table grows by chunks of 4-byte entries, each twice the last, as the file grows (at
+//!   most 8 bytes per page of the file, 0.1 %).
 //! * **Lookups never lock**: the page table is a radix array of atomics, so 64 sessions
 //!   descending through the same root page read it without touching a shared lock word.
 //!   Only a miss takes a (sharded) mutex, to load each page once.
@@ -50,11 +51,13 @@ pub const DATA_FILES_MAX: u32 = 64;
 /// Magic bytes at the start of a data file's header record.
 pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
 
-const TABLE_CHUNK_BITS: u32 = 16;
-const TABLE_CHUNK_ENTRIES: usize = 1 << TABLE_CHUNK_BITS;
-const TABLE_CHUNKS_MAX: usize = 1 << 14;
 /// The most pages one data file may hold (2^30: 8 TiB at 8 KiB pages).
-pub const FILE_PAGES_MAX: u64 = (TABLE_CHUNK_ENTRIES * TABLE_CHUNKS_MAX) as u64;
+pub const FILE_PAGES_MAX: u64 = 1 << 30;
+// A page table's first chunk has 2^10 entries; each later chunk is twice the one before.
+const TABLE_FIRST_CHUNK_BITS: u32 = 10;
+// Chunks enough for FILE_PAGES_MAX pages: chunk k starts at (2^k - 1) * 2^10.
+const TABLE_CHUNKS: usize = 21;
+const _: () = assert!(((1u64 << TABLE_CHUNKS) - 1) << TABLE_FIRST_CHUNK_BITS >= FILE_PAGES_MAX);
 const MISS_LOCK_SHARDS: usize = 64;
 /// A page id is `file << PAGE_FILE_SHIFT | page number in that file`, so the ids of data
 /// file 0 are plain page numbers.
@@ -220,44 +223,57 @@ fn read_header(
     Ok(header)
 }
 
-/// page number → frame index + 1 (0: not in the pool).
+/// page number → frame index + 1 (0: not in the pool), for one data file.
+///
+/// Chunks double in size (1 Ki entries, then 2 Ki, 4 Ki, ...) and are created as the file
+/// grows: a lookup is still two loads (the chunk, then the entry), an empty table is 21
+/// slots, and the entries never cost more than twice the 4 bytes per page the file needs.
+/// Cheap tables matter because there is one per data file and one set per open.
 struct PageTable {
-    chunks: Box<[OnceLock<Box<[AtomicU32]>>]>,
+    chunks: [OnceLock<Box<[AtomicU32]>>; TABLE_CHUNKS],
 }
 
 impl PageTable {
     fn new() -> PageTable {
         PageTable {
-            chunks: (0..TABLE_CHUNKS_MAX).map(|_| OnceLock::new()).collect(),
+            chunks: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 
-    fn split(page_id: u64) -> Option<(usize, usize)> {
-        (page_id < FILE_PAGES_MAX).then_some((
-            (page_id >> TABLE_CHUNK_BITS) as usize,
-            (page_id as usize) & (TABLE_CHUNK_ENTRIES - 1),
-        ))
+    /// (chunk, slot in it) of a page number, or `None` past `FILE_PAGES_MAX`.
+    fn split(number: u64) -> Option<(usize, usize)> {
+        if number >= FILE_PAGES_MAX {
+            return None;
+        }
+        // Chunk k covers [(2^k - 1) << FIRST, (2^(k+1) - 1) << FIRST): k = log2 of
+        // (number >> FIRST) + 1, which is at least 1.
+        let biased = (number >> TABLE_FIRST_CHUNK_BITS) + 1;
+        let chunk = biased.ilog2();
+        let start = ((1u64 << chunk) - 1) << TABLE_FIRST_CHUNK_BITS;
+        Some((chunk as usize, (number - start) as usize))
     }
 
-    fn get(&self, page_id: u64) -> Option<usize> {
-        let (chunk, slot) = Self::split(page_id)?;
+    fn get(&self, number: u64) -> Option<usize> {
+        let (chunk, slot) = Self::split(number)?;
         let entry = self.chunks[chunk].get()?[slot].load(Ordering::Acquire);
         (entry != 0).then(|| entry as usize - 1)
     }
 
-    fn set(&self, page_id: u64, frame: usize) {
-        if let Some((chunk, slot)) = Self::split(page_id) {
+    fn set(&self, number: u64, frame: usize) {
+        if let Some((chunk, slot)) = Self::split(number) {
             let entries = self.chunks[chunk].get_or_init(|| {
-                (0..TABLE_CHUNK_ENTRIES)
-                    .map(|_| AtomicU32::new(0))
-                    .collect()
+                // The last chunk only reaches FILE_PAGES_MAX, not its full doubled size.
+                let start = ((1u64 << chunk) - 1) << TABLE_FIRST_CHUNK_BITS;
+                let len =
+                    (1u64 << (TABLE_FIRST_CHUNK_BITS + chunk as u32)).min(FILE_PAGES_MAX - start);
+                (0..len).map(|_| AtomicU32::new(0)).collect()
             });
             entries[slot].store(frame as u32 + 1, Ordering::Release);
         }
     }
 
-    fn clear(&self, page_id: u64) {
-        if let Some((chunk, slot)) = Self::split(page_id)
+    fn clear(&self, number: u64) {
+        if let Some((chunk, slot)) = Self::split(number)
             && let Some(entries) = self.chunks[chunk].get()
         {
             entries[slot].store(0, Ordering::Release);
@@ -1245,6 +1261,44 @@ mod tests {
         let mut key = Vec::new();
         page.page().copy_key(0, &mut key);
         u64::from_be_bytes(key.try_into().expect("8-byte key"))
+    }
+
+    #[test]
+    fn page_table_chunks_tile_every_page_number_once() {
+        let first = 1u64 << TABLE_FIRST_CHUNK_BITS;
+        assert_eq!(PageTable::split(0), Some((0, 0)));
+        assert_eq!(PageTable::split(first - 1), Some((0, first as usize - 1)));
+        assert_eq!(PageTable::split(first), Some((1, 0)));
+        assert_eq!(
+            PageTable::split(3 * first - 1),
+            Some((1, 2 * first as usize - 1))
+        );
+        assert_eq!(PageTable::split(3 * first), Some((2, 0)));
+        assert_eq!(PageTable::split(FILE_PAGES_MAX), None);
+        let (chunk, slot) = PageTable::split(FILE_PAGES_MAX - 1).expect("last page");
+        assert_eq!(chunk, TABLE_CHUNKS - 1);
+        assert!(slot < 1 << (TABLE_FIRST_CHUNK_BITS + chunk as u32));
+        // Consecutive numbers: the next slot of the same chunk, or slot 0 of the next chunk.
+        let mut last = PageTable::split(0).expect("first");
+        for number in 1..40 * first {
+            let next = PageTable::split(number).expect("in range");
+            assert!(
+                next == (last.0, last.1 + 1) || next == (last.0 + 1, 0),
+                "{number}: {last:?} then {next:?}"
+            );
+            last = next;
+        }
+        let table = PageTable::new();
+        // The last page's chunk is cut at FILE_PAGES_MAX (it would be 2^30 entries).
+        for number in [0, first, 5 * first + 3, FILE_PAGES_MAX - 1] {
+            assert_eq!(table.get(number), None);
+            table.set(number, 7);
+            assert_eq!(table.get(number), Some(7));
+            table.clear(number);
+            assert_eq!(table.get(number), None);
+        }
+        let last = table.chunks[TABLE_CHUNKS - 1].get().expect("last chunk");
+        assert_eq!(last.len(), first as usize);
     }
 
     #[test]
