@@ -163,6 +163,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         "design": args.design,
         "sessions": args.sessions,
         "batch": args.batch,
+        "files": args.files,
         "seed": seed,
         "trials": args.trials,
         "rows_acknowledged": totals.rows_acknowledged,
@@ -175,8 +176,13 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         println!("{report}");
     } else {
         println!(
-            "hotpage crashtest: design {}, {} sessions, batch {}, seed {}",
-            args.design, args.sessions, args.batch, seed
+            "hotpage crashtest: design {}, {} sessions, batch {}, {} data file{}, seed {}",
+            args.design,
+            args.sessions,
+            args.batch,
+            args.files,
+            if args.files == 1 { "" } else { "s" },
+            seed
         );
         println!("trials                {}", args.trials);
         println!("rows acknowledged     {}", totals.rows_acknowledged);
