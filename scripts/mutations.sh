@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Proves the crash campaign can fail: runs it against four deliberate durability bugs, in
+# Proves the crash campaign can fail: runs it against five deliberate durability bugs, in
 # copies of this repository, and reports whether each is caught (it must be).
 #   1. a commit acknowledged before its fdatasync;
 #   2. no full-page images (no torn-page repair);
 #   3. recovery skips re-applying committed transactions;
-#   4. heap recovery skips reading the heap, so every logged heap row counts as missing.
+#   4. heap recovery skips reading the heap, so every logged heap row counts as missing;
+#   5. a checkpoint fdatasyncs only data.0 of several data files.
 # Usage: scripts/mutations.sh [seeds]   (default 300; takes a few minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,3 +43,7 @@ run no-reapply crates/hotpage/src/db.rs \
 run heap-reapply-without-page-walk crates/hotpage/src/db/routing.rs \
   '            heap.remove_present(keys, |key, page_id| {' '            keys.retain(|_| true);
             heap.remove_present(&mut HashSet::new(), |key, page_id| {'
+run sync-only-data0 crates/hotpage/src/buffer.rs \
+  'for data in self.files.iter() {
+            data.file.sync_data()' 'for data in self.files.iter().take(1) {
+            data.file.sync_data()'

@@ -1,9 +1,11 @@
-//! `hotpage check`: the integrity check (DBCC CHECKDB). Every page's checksum, each table's
+//! `hotpage check`: the integrity check (DBCC CHECKDB). Every page's checksum (of every data
+//! file), each table's
 //! B+tree (order, separators, levels, sibling links), the catalog against the trees (root
 //! pages, no page in two tables, no page in none) and row counts. Lists every fault and
 //! exits 7 if there is one.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
+use hotpage::buffer::{data_file_name, file_of, page_id_of, page_number};
 use hotpage::page::{self, PageBuf, PageType};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -30,8 +32,8 @@ impl Fault {
     fn to_json(&self) -> Value {
         json!({
             "kind": self.kind,
-            "file": self.page.map(|_| 0),
-            "page": self.page,
+            "file": self.page.map(file_of),
+            "page": self.page.map(page_number),
             "table": self.table,
             "message": self.message,
         })
@@ -40,7 +42,7 @@ impl Fault {
     fn line(&self) -> String {
         let mut out = String::new();
         if let Some(page) = self.page {
-            out.push_str(&format!("page 0:{page}: "));
+            out.push_str(&format!("page {}:{}: ", file_of(page), page_number(page)));
         }
         if let Some(table) = &self.table {
             out.push_str(&format!("table {table}: "));
@@ -67,32 +69,46 @@ fn engine_fault(kind: &'static str, table: Option<&str>, error: &hotpage::Error)
 pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     let db = open_existing(&args.db)?;
     let mut faults: Vec<Fault> = Vec::new();
-    let file_pages = db.pool_info().file_pages;
+    let info = db.pool_info();
+    let file_pages = info.file_pages;
+    let pages_each = info.file_pages_each;
+    // The type of each page, by file and page number (None: damaged).
+    let page_type = |types: &[Vec<Option<PageType>>], page_id: u64| {
+        types
+            .get(file_of(page_id) as usize)
+            .and_then(|file| file.get(page_number(page_id) as usize))
+            .copied()
+    };
 
-    // 1. Every page of data.0: checksum, page id, slot directory.
-    let mut page_types: Vec<Option<PageType>> = Vec::with_capacity(file_pages as usize);
-    for page_id in 0..file_pages {
-        match db.raw_page_image(page_id) {
-            Ok(image) => {
-                if let Err(reason) = page::verify(&image, page_id) {
-                    faults.push(Fault {
-                        kind: "page",
-                        page: Some(page_id),
-                        table: None,
-                        message: reason,
-                    });
-                    page_types.push(None);
-                } else {
-                    let buf = PageBuf::new(image.len());
-                    buf.page().copy_from(&image);
-                    page_types.push(buf.page().page_type());
+    // 1. Every page of every data file: checksum, page id, slot directory.
+    let mut page_types: Vec<Vec<Option<PageType>>> = Vec::with_capacity(pages_each.len());
+    for (file, &pages) in (0u32..).zip(&pages_each) {
+        let mut types = Vec::with_capacity(usize::try_from(pages).unwrap_or(0));
+        for number in 0..pages {
+            let page_id = page_id_of(file, number);
+            match db.raw_page_image(page_id) {
+                Ok(image) => {
+                    if let Err(reason) = page::verify(&image, page_id) {
+                        faults.push(Fault {
+                            kind: "page",
+                            page: Some(page_id),
+                            table: None,
+                            message: reason,
+                        });
+                        types.push(None);
+                    } else {
+                        let buf = PageBuf::new(image.len());
+                        buf.page().copy_from(&image);
+                        types.push(buf.page().page_type());
+                    }
+                }
+                Err(error) => {
+                    faults.push(engine_fault("page", None, &error));
+                    types.push(None);
                 }
             }
-            Err(error) => {
-                faults.push(engine_fault("page", None, &error));
-                page_types.push(None);
-            }
         }
+        page_types.push(types);
     }
     let page_faults = faults.len();
 
@@ -110,18 +126,33 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         };
         let mut ok = true;
         // Every partition's root (one for an unpartitioned table).
-        if let Some(root) = info.roots.iter().copied().find(|r| *r >= file_pages) {
+        if let Some(root) = info
+            .roots
+            .iter()
+            .copied()
+            .find(|r| page_type(&page_types, *r).is_none())
+        {
+            let (file, number) = (file_of(root), page_number(root));
             faults.push(fault(
                 "catalog",
                 None,
-                format!("root page {root} is past the end of data.0 ({file_pages} pages)"),
+                match pages_each.get(file as usize) {
+                    Some(pages) => format!(
+                        "root page {file}:{number} is past the end of {} ({pages} pages)",
+                        data_file_name(file)
+                    ),
+                    None => format!(
+                        "root page {file}:{number} is in data file {file}, which the database does not have ({} data files)",
+                        pages_each.len()
+                    ),
+                },
             ));
             all_trees_ok = false;
             table_reports.push(json!({"name": name, "ok": false}));
             continue;
         }
         for &root in &info.roots {
-            if let Some(Some(t)) = page_types.get(root as usize)
+            if let Some(Some(t)) = page_type(&page_types, root)
                 && !matches!(t, PageType::Leaf | PageType::Inner | PageType::Heap)
             {
                 faults.push(fault(
@@ -200,14 +231,18 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
 
     // 3. Pages no table reaches (only meaningful when every tree could be walked).
     if all_trees_ok && page_faults == 0 {
-        for page_id in 1..file_pages {
-            if !owners.contains_key(&page_id) {
-                faults.push(Fault {
-                    kind: "orphan",
-                    page: Some(page_id),
-                    table: None,
-                    message: "no table's B+tree reaches this page".into(),
-                });
+        for (file, &pages) in (0u32..).zip(&pages_each) {
+            // Page 0 of every file is its header.
+            for number in 1..pages {
+                let page_id = page_id_of(file, number);
+                if !owners.contains_key(&page_id) {
+                    faults.push(Fault {
+                        kind: "orphan",
+                        page: Some(page_id),
+                        table: None,
+                        message: "no table's B+tree reaches this page".into(),
+                    });
+                }
             }
         }
     }
@@ -215,6 +250,8 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     let report = json!({
         "db": args.db.display().to_string(),
         "pages_checked": file_pages,
+        "files": pages_each.len(),
+        "pages_per_file": pages_each,
         "tables": table_reports,
         "faults": faults.iter().map(Fault::to_json).collect::<Vec<_>>(),
         "ok": faults.is_empty(),
@@ -222,8 +259,22 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     if args.json {
         println!("{report}");
     } else {
+        let files = if pages_each.len() == 1 {
+            "of data.0".to_string()
+        } else {
+            format!(
+                "in {} data files (data.0 to data.{}: {} pages)",
+                pages_each.len(),
+                pages_each.len() - 1,
+                pages_each
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         println!(
-            "hotpage check {}: {} pages of data.0, {} tables",
+            "hotpage check {}: {} pages {files}, {} tables",
             args.db.display(),
             file_pages,
             table_reports.len()

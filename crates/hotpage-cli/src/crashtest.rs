@@ -38,6 +38,9 @@ pub struct CrashtestArgs {
     /// Rows per transaction in the child (1 = autocommit)
     #[arg(long, default_value_t = 1)]
     pub batch: u32,
+    /// Data files of the child's database (its `stress --files`)
+    #[arg(long, default_value_t = 1, value_name = "F")]
+    pub files: u32,
     /// Kill-and-recover trials
     #[arg(long, default_value_t = 10)]
     pub trials: u32,
@@ -74,6 +77,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             "--trials, --sessions and --batch must be at least 1",
         ));
     }
+    crate::stress::validate_files(args.files)?;
     if crate::designs::key_kind(
         &args.design,
         crate::designs::KeyOptions {
@@ -111,6 +115,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             .args(["stress", "--design", &args.design, "--durability", "sync"])
             .args(["--sessions", &args.sessions.to_string()])
             .args(["--batch", &args.batch.to_string()])
+            .args(["--files", &args.files.to_string()])
             .args(["--duration", "3600", "--pool-mib", "16"])
             .arg("--db")
             .arg(&db_path)
@@ -159,6 +164,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         "design": args.design,
         "sessions": args.sessions,
         "batch": args.batch,
+        "files": args.files,
         "seed": seed,
         "trials": args.trials,
         "rows_acknowledged": totals.rows_acknowledged,
@@ -171,8 +177,13 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         println!("{report}");
     } else {
         println!(
-            "hotpage crashtest: design {}, {} sessions, batch {}, seed {}",
-            args.design, args.sessions, args.batch, seed
+            "hotpage crashtest: design {}, {} sessions, batch {}, {} data file{}, seed {}",
+            args.design,
+            args.sessions,
+            args.batch,
+            args.files,
+            if args.files == 1 { "" } else { "s" },
+            seed
         );
         println!("trials                {}", args.trials);
         println!("rows acknowledged     {}", totals.rows_acknowledged);

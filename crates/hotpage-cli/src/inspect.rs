@@ -3,6 +3,7 @@
 
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, stress};
 use anyhow::Context;
+use hotpage::buffer::{self, file_of, page_number};
 use hotpage::page::{self, NO_PAGE, PageBuf, PageType};
 use hotpage::{Database, Key, KeyKind};
 use serde_json::{Value, json};
@@ -28,7 +29,8 @@ struct DbArgs {
 enum What {
     /// One page (DBCC PAGE): header, slot directory, records in hex with decoded keys
     Page {
-        /// FILE:PAGE, e.g. 0:1 (file 0 is data.0); a bare PAGE means file 0
+        /// FILE:PAGE, e.g. 0:1 or data.2:5 (file N is data.N); a bare number is a page id
+        /// as the JSON links show them (file 0's ids are its page numbers)
         location: String,
         #[command(flatten)]
         db: DbArgs,
@@ -82,17 +84,30 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Parses `FILE:PAGE` (or `PAGE`).
+/// Parses `FILE:PAGE`, FILE being a number N or a data file name `data.N`, or a bare page
+/// id (as the JSON links hold; file 0's page ids are its page numbers).
 fn parse_location(location: &str) -> Result<(u32, u64), CliError> {
-    let (file, page) = location.split_once(':').unwrap_or(("0", location));
     let bad = || {
         CliError::usage(format!(
-            "'{location}' is not a page: write FILE:PAGE, e.g. 0:1"
+            "'{location}' is not a page: write FILE:PAGE, e.g. 0:1 or data.0:1"
         ))
     };
-    let file: u32 = file.trim().parse().map_err(|_| bad())?;
+    let Some((file, page)) = location.split_once(':') else {
+        let page_id: u64 = location.trim().parse().map_err(|_| bad())?;
+        return Ok((file_of(page_id), page_number(page_id)));
+    };
+    let file = file.trim();
+    let file: u32 = match buffer::parse_data_file_name(file) {
+        Some(number) => number,
+        None => file.parse().map_err(|_| bad())?,
+    };
     let page: u64 = page.trim().parse().map_err(|_| bad())?;
     Ok((file, page))
+}
+
+/// A page id as `FILE:PAGE`, the form `inspect page` takes.
+pub fn location(page_id: u64) -> String {
+    format!("{}:{}", file_of(page_id), page_number(page_id))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -119,31 +134,48 @@ fn decode_key(kind: Option<KeyKind>, key: &[u8]) -> String {
 }
 
 fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
-    let (file, page_id) = parse_location(location)?;
+    let (file, number) = parse_location(location)?;
     let db = open_existing(&args.db)?;
-    if file != 0 {
+    let files = db.data_files();
+    if file >= files {
         return Err(CliError::new(
             EXIT_NOT_FOUND,
             format!(
-                "no file {file} in {}: this database has one data file, 0",
-                args.db.display()
+                "no file {file} in {}: this database has {}",
+                args.db.display(),
+                if files == 1 {
+                    "one data file, 0 (data.0)".to_string()
+                } else {
+                    format!(
+                        "{files} data files, 0 to {} (data.0 to data.{})",
+                        files - 1,
+                        files - 1
+                    )
+                }
             ),
         ));
     }
-    let file_pages = db.pool_info().file_pages;
-    if page_id >= file_pages {
+    let file_pages = db
+        .pool_info()
+        .file_pages_each
+        .get(file as usize)
+        .copied()
+        .unwrap_or(0);
+    if number >= file_pages {
         return Err(CliError::new(
             EXIT_NOT_FOUND,
             format!(
-                "no page {file}:{page_id} in {}: data.0 has {file_pages} pages (0 to {})",
+                "no page {file}:{number} in {}: {} has {file_pages} pages (0 to {})",
                 args.db.display(),
+                buffer::data_file_name(file),
                 file_pages.saturating_sub(1)
             ),
         ));
     }
+    let page_id = buffer::page_id_of(file, number);
     let image = db
         .raw_page_image(page_id)
-        .with_context(|| format!("reading page {file}:{page_id}"))?;
+        .with_context(|| format!("reading page {file}:{number}"))?;
     let verified = page::verify(&image, page_id);
     let buf = PageBuf::new(image.len());
     let page = buf.page();
@@ -194,6 +226,9 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
                 slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
                 slot["format_version"] = json!(word(0));
                 slot["page_size"] = json!(word(4));
+                // Absent from headers written before several data files.
+                slot["file_count"] = json!(word(8).unwrap_or(1));
+                slot["file_number"] = json!(word(12).unwrap_or(0));
             }
             _ => {}
         }
@@ -203,7 +238,7 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
     Ok(json!({
         "db": args.db.display().to_string(),
         "file": file,
-        "page": page_id,
+        "page": number,
         "checksum_ok": verified.is_ok(),
         "problem": verified.err(),
         "header": {
@@ -226,11 +261,11 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
     }))
 }
 
-fn or_none(v: &Value) -> String {
-    if v.is_null() {
-        "none".into()
-    } else {
-        v.to_string()
+/// A page id from a report (a number, or null for none) as `FILE:PAGE`.
+fn id_location(v: &Value) -> String {
+    match v.as_u64() {
+        Some(page_id) => location(page_id),
+        None => "none".into(),
     }
 }
 
@@ -260,7 +295,7 @@ fn print_page(r: &Value) {
         )
     };
     let rows = [
-        ("page id", h["page_id"].to_string()),
+        ("page id", id_location(&h["page_id"])),
         (
             "type",
             format!(
@@ -274,8 +309,8 @@ fn print_page(r: &Value) {
         ("slot count", h["slot_count"].to_string()),
         ("free bytes", h["free_bytes"].to_string()),
         ("record area", format!("{}..", h["free_end"])),
-        ("next (right link)", or_none(&h["next"])),
-        ("leftmost child", or_none(&h["leftmost_child"])),
+        ("next (right link)", id_location(&h["next"])),
+        ("leftmost child", id_location(&h["leftmost_child"])),
         ("checksum", checksum),
     ];
     for (name, value) in rows {
@@ -295,13 +330,13 @@ fn print_page(r: &Value) {
     ]);
     for s in &slots {
         let value = if !s["child"].is_null() {
-            format!("-> child {}", s["child"])
+            format!("-> child {}", id_location(&s["child"]))
         } else if !s["row_bytes"].is_null() {
             format!("row, {} bytes", s["row_bytes"])
         } else if !s["format_version"].is_null() {
             format!(
-                "format {}, page size {}",
-                s["format_version"], s["page_size"]
+                "format {}, page size {}, data file {} of {}",
+                s["format_version"], s["page_size"], s["file_number"], s["file_count"]
             )
         } else {
             String::new()
@@ -382,7 +417,8 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
         "heap": heap,
         "table": name,
         "design": table.design(),
-        "root_page": table.root_page(),
+        "root_file": file_of(table.root_page()),
+        "root_page": page_number(table.root_page()),
         "levels": tree.levels,
         "pages": tree.pages(),
         "pages_per_level": tree.pages_per_level,
@@ -401,9 +437,10 @@ fn print_index(r: &Value) {
         return;
     }
     println!(
-        "Index of table {} (design {}), root page 0:{}",
+        "Index of table {} (design {}), root page {}:{}",
         r["table"].as_str().unwrap_or(""),
         r["design"].as_str().unwrap_or(""),
+        r["root_file"],
         r["root_page"]
     );
     let per_level: Vec<String> = r["pages_per_level"]
@@ -529,7 +566,8 @@ fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
                 "name": t.name,
                 "design": t.design,
                 "rows": t.rows,
-                "root_page": t.root_page,
+                "root_file": file_of(t.root_page),
+                "root_page": page_number(t.root_page),
             })
         })
         .collect();
@@ -545,7 +583,7 @@ fn print_tables(r: &Value) {
             t["name"].as_str().unwrap_or("").to_string(),
             t["design"].as_str().unwrap_or("").to_string(),
             t["rows"].to_string(),
-            format!("0:{}", t["root_page"]),
+            format!("{}:{}", t["root_file"], t["root_page"]),
         ]);
     }
     stress::right_align(&mut table, &[2, 3]);

@@ -6,6 +6,7 @@ use crate::designs::{self, KeyOptions};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
+use hotpage::buffer::{file_of, page_number};
 use hotpage::stats::{Counter, WaitType};
 use hotpage::{Database, Durability, Error as EngineError, Key, Options};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -75,6 +76,17 @@ pub struct StressArgs {
     /// Buffer-pool size in MiB
     #[arg(long, default_value_t = 256)]
     pub pool_mib: usize,
+    /// Data files for a new database, 1 to 64 (data.0 ... data.F-1); an existing database
+    /// keeps the count it was created with. New pages go to the file with the fewest pages
+    /// (proportional fill over equal files, as in SQL Server), so consecutive pages land in
+    /// different files and their writes and reads spread over F files. Seed 002's "more
+    /// data files" remedy: in SQL Server it spreads the allocation pages (PFS/GAM/SGAM, the
+    /// free-space map) that concurrent allocations latch; here a heap (`--design heap`,
+    /// `heap-nc-identity`) keeps one page chain and one free-space map per data file, so
+    /// F files give its sessions F maps to latch. It does not spread the latch on the last
+    /// leaf of an ascending key: every insert still goes to one page.
+    #[arg(long, default_value_t = 1, value_name = "F")]
+    pub files: u32,
     /// hash-prefix: number of buckets (seed 001 used 16)
     #[arg(long, default_value_t = 16)]
     pub buckets: u16,
@@ -174,6 +186,7 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
     if args.pool_mib == 0 {
         return Err(CliError::usage("--pool-mib must be at least 1"));
     }
+    validate_files(args.files)?;
     if !(1..=hotpage::layout::PARTITIONS_MAX).contains(&args.partitions) {
         return Err(CliError::usage(format!(
             "--partitions must be from 1 to {}, not {}",
@@ -190,6 +203,18 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// Checks `--files` (also for `crashtest`, which passes it to its child).
+pub fn validate_files(files: u32) -> Result<(), CliError> {
+    if (1..=hotpage::buffer::DATA_FILES_MAX).contains(&files) {
+        Ok(())
+    } else {
+        Err(CliError::usage(format!(
+            "--files must be from 1 to {}, not {files}",
+            hotpage::buffer::DATA_FILES_MAX
+        )))
+    }
 }
 
 fn key_options(args: &StressArgs) -> KeyOptions {
@@ -305,6 +330,7 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         create_if_missing: true,
         durability,
         checkpoint_log_bytes: args.checkpoint_mib << 20,
+        data_files: args.files,
         ..Options::default()
     };
     let db = Database::open(&path, options)
@@ -327,7 +353,14 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
                 &table_name,
                 &args.design,
                 kind,
-                designs::layout(&args.design, key_options(args)),
+                designs::layout(
+                    &args.design,
+                    KeyOptions {
+                        // A heap keeps one page chain and free-space map per data file.
+                        files: db.data_files(),
+                        ..key_options(args)
+                    },
+                ),
             )
             .context("creating the table")?,
         Err(other) => return Err(anyhow::Error::new(other).into()),
@@ -523,6 +556,7 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         "rows_total": rows_total,
         "row_bytes": args.row_bytes,
         "page_size": db.page_size(),
+        "files": db.data_files(),
         "elapsed_s": elapsed_s,
         "rows_per_s": rows_per_s,
         "latency_us": {
@@ -540,8 +574,8 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
             "pct_of_wait_time": pct_of_waits(t.wait_ns),
         })).collect::<Vec<_>>(),
         "hot_pages": hot.iter().zip(&owners).map(|((page, w), owner)| json!({
-            "file": 0,
-            "page": page,
+            "file": file_of(*page),
+            "page": page_number(*page),
             "page_type": owner.as_ref().map_or("unknown", |o| o.page_type.name()),
             "level": owner.as_ref().map(|o| o.level),
             "table": owner.as_ref().map(|o| o.table.clone()),
@@ -829,11 +863,15 @@ fn print_report(r: &serde_json::Value) {
     };
     let warmup = number(&r["warmup_s"]);
     println!(
-        "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{}",
+        "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{}{}",
         r["design"].as_str().unwrap_or(""),
         r["sessions"],
         r["row_bytes"],
         r["page_size"],
+        match r["files"].as_u64() {
+            Some(files) if files > 1 => format!(" in {files} data files"),
+            _ => String::new(),
+        },
         if warmup > 0.0 {
             format!(", after a {warmup} s warm-up")
         } else {

@@ -19,7 +19,7 @@
 //! page keeps records up to 95 % of its space (PostgreSQL's and SQL Server's rightmost-split
 //! rule), leaving a little room for stragglers of nearly ascending keys.
 
-use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
+use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage, data_file_name, file_of};
 use crate::error::{Error, Result};
 use crate::keys::KEY_BYTES_MAX;
 use crate::page::{self, HEADER_BYTES, NO_PAGE, Page, PageType, SLOT_BYTES};
@@ -723,7 +723,7 @@ impl BTree {
 
     fn corrupt(&self, page_id: u64, reason: &str) -> Error {
         Error::CorruptPage {
-            file: "data.0".to_string(),
+            file: data_file_name(file_of(page_id)),
             page_id,
             reason: reason.to_string(),
         }
@@ -868,7 +868,7 @@ fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: u64) -> Result<()> {
     for record in records {
         if !page.push_record(record) {
             return Err(Error::CorruptPage {
-                file: "data.0".to_string(),
+                file: data_file_name(file_of(page_id)),
                 page_id,
                 reason: "split half does not fit its page".to_string(),
             });

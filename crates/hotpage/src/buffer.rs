@@ -1,8 +1,15 @@
-//! The buffer pool: a fixed set of page frames over one data file, a page table, clock
-//! eviction and dirty write-back.
+//! The buffer pool: a fixed set of page frames over the data files `data.0 … data.{F-1}`,
+//! a page table per file, clock eviction and dirty write-back.
 //!
-//! * **Bounded memory**: `pool_bytes / page_size` frames, allocated once; the page table
-//!   grows by 256 KiB chunks of 4-byte entries as the file grows (0.05 % of the file).
+//! * **Page ids** are `file << PAGE_FILE_SHIFT | page number in that file`, so a database
+//!   with one data file has plain page numbers as ids (and its files read as before).
+//! * **Several data files** (SQL Server's "more data files"): each has its own file handle,
+//!   page count and page table; the frames are shared, so memory stays bounded by
+//!   `pool_bytes` however many files there are. `allocate` fills the files proportionally
+//!   (the one with the fewest pages next), which spreads new pages and their I/O.
+//! * **Bounded memory**: `pool_bytes / page_size` frames, allocated once; each file's page
+//!   table grows by chunks of 4-byte entries, each twice the last, as the file grows (at
+//!   most 8 bytes per page of the file, 0.1 %).
 //! * **Lookups never lock**: the page table is a radix array of atomics, so 64 sessions
 //!   descending through the same root page read it without touching a shared lock word.
 //!   Only a miss takes a (sharded) mutex, to load each page once.
@@ -15,13 +22,14 @@
 //! Nothing here knows what is on a page except the header and the file-header page.
 
 use crate::error::{Error, Result};
-use crate::io::StorageFile;
+use crate::io::{Storage, StorageFile};
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
 use crate::stats::{Counter, Stats, WaitType};
 use crate::wal::Wal;
 use parking_lot::Mutex;
 use std::cell::RefCell;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -32,62 +40,240 @@ pub const POOL_FRAMES_MIN: usize = 16;
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
 /// The on-disk format version this binary writes and reads.
 pub const FORMAT_VERSION: u32 = 3;
+/// The version in the data-file headers of a database with more than one data file. An
+/// older binary (which knows only data.0) then refuses it as too new instead of failing on
+/// page ids it cannot place; a one-file database keeps `FORMAT_VERSION`.
+pub const DATA_FILES_FORMAT_VERSION: u32 = 4;
+// An older reader must see the multi-file version as newer than its own.
+const _: () = assert!(DATA_FILES_FORMAT_VERSION > FORMAT_VERSION);
+/// The most data files a database may have.
+pub const DATA_FILES_MAX: u32 = 64;
 /// Magic bytes at the start of a data file's header record.
 pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
 
-const TABLE_CHUNK_BITS: u32 = 16;
-const TABLE_CHUNK_ENTRIES: usize = 1 << TABLE_CHUNK_BITS;
-const TABLE_CHUNKS_MAX: usize = 1 << 14;
 /// The most pages one data file may hold (2^30: 8 TiB at 8 KiB pages).
-pub const FILE_PAGES_MAX: u64 = (TABLE_CHUNK_ENTRIES * TABLE_CHUNKS_MAX) as u64;
+pub const FILE_PAGES_MAX: u64 = 1 << 30;
+// A page table's first chunk has 2^10 entries; each later chunk is twice the one before.
+const TABLE_FIRST_CHUNK_BITS: u32 = 10;
+// Chunks enough for FILE_PAGES_MAX pages: chunk k starts at (2^k - 1) * 2^10.
+const TABLE_CHUNKS: usize = 21;
+const _: () = assert!(((1u64 << TABLE_CHUNKS) - 1) << TABLE_FIRST_CHUNK_BITS >= FILE_PAGES_MAX);
 const MISS_LOCK_SHARDS: usize = 64;
 /// A page id is `file << PAGE_FILE_SHIFT | page number in that file`, so the ids of data
 /// file 0 are plain page numbers.
 pub const PAGE_FILE_SHIFT: u32 = 40;
+
+const PAGE_NUMBER_MASK: u64 = (1 << PAGE_FILE_SHIFT) - 1;
 
 /// The data file (0-based) that holds `page_id`.
 pub fn file_of(page_id: u64) -> u32 {
     (page_id >> PAGE_FILE_SHIFT) as u32
 }
 
-/// page number → frame index + 1 (0: not in the pool).
+/// The page's number within its data file.
+pub fn page_number(page_id: u64) -> u64 {
+    page_id & PAGE_NUMBER_MASK
+}
+
+/// The id of page `page_number` of data file `file`.
+pub fn page_id_of(file: u32, page_number: u64) -> u64 {
+    (u64::from(file) << PAGE_FILE_SHIFT) | (page_number & PAGE_NUMBER_MASK)
+}
+
+/// The name of data file `file` in the database directory.
+pub fn data_file_name(file: u32) -> String {
+    format!("data.{file}")
+}
+
+/// The data file number of a directory entry named `data.N`, or `None`.
+pub fn parse_data_file_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("data.")?;
+    // `str::parse` would also take "+1"; only plain decimal digits name a data file.
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Checks a data-file count: 1 to `DATA_FILES_MAX`.
+pub fn validate_data_files(count: u32) -> std::result::Result<(), String> {
+    if (1..=DATA_FILES_MAX).contains(&count) {
+        Ok(())
+    } else {
+        Err(format!(
+            "data_files must be from 1 to {DATA_FILES_MAX}, not {count}"
+        ))
+    }
+}
+
+/// What page 0 (the file header) of a data file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileHeader {
+    /// The format version the file was written with.
+    pub format_version: u32,
+    /// The database's page size.
+    pub page_size: u32,
+    /// How many data files the database has (1 in headers that predate several files).
+    pub file_count: u32,
+    /// This file's own number N (`data.N`; 0 in headers that predate several files).
+    pub file_number: u32,
+}
+
+impl FileHeader {
+    /// The header record's payload: version, page size, file count, file number (u32 LE).
+    fn encode(&self) -> Vec<u8> {
+        let mut record = Vec::with_capacity(16);
+        for word in [
+            self.format_version,
+            self.page_size,
+            self.file_count,
+            self.file_number,
+        ] {
+            record.extend_from_slice(&word.to_le_bytes());
+        }
+        record
+    }
+
+    /// Decodes a header page image; `None` if page 0 holds no hotpage header record. The
+    /// checksum is not checked here (see `page::verify`).
+    pub fn decode(image: &[u8]) -> Option<FileHeader> {
+        let buf = PageBuf::new(image.len());
+        buf.page().copy_from(image);
+        let header = buf.page();
+        if header.page_type() != Some(PageType::FileHeader) || header.slot_count() != 1 {
+            return None;
+        }
+        let mut key = Vec::new();
+        let mut payload = Vec::new();
+        header.copy_key(0, &mut key);
+        header.copy_payload(0, &mut payload);
+        if key != DATA_FILE_MAGIC {
+            return None;
+        }
+        let word = |at: usize| {
+            payload
+                .get(at..at + 4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_le_bytes)
+        };
+        Some(FileHeader {
+            format_version: word(0)?,
+            page_size: word(4)?,
+            // Absent in files written before several data files: one file, this is it.
+            file_count: word(8).unwrap_or(1),
+            file_number: word(12).unwrap_or(0),
+        })
+    }
+}
+
+/// The data-file count data.0's header records, if data.0 exists and its header reads
+/// cleanly (else `None`). For callers that must know the count before the pool opens (the
+/// removal of a crashed unlogged run's files, which recreates the same number).
+pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u32> {
+    let name = data_file_name(0);
+    if !storage.exists(&name).ok()? {
+        return None;
+    }
+    let file = storage.open(&name, false).ok()?;
+    let mut image = vec![0u8; page_size];
+    file.read_at(&mut image, 0).ok()?;
+    page::verify(&image, 0).ok()?;
+    let header = FileHeader::decode(&image).filter(|h| h.file_number == 0)?;
+    validate_data_files(header.file_count).ok()?;
+    Some(header.file_count)
+}
+
+/// Reads and checks a data file's header page: magic, format version, page size and
+/// checksum (the caller checks the file number and count against the others).
+fn read_header(
+    file: &dyn StorageFile,
+    name: &str,
+    db_path: &Path,
+    page_size: usize,
+) -> Result<FileHeader> {
+    let not_db = |reason: String| Error::NotADatabase {
+        path: db_path.to_path_buf(),
+        reason: format!("{name}: {reason}"),
+    };
+    let mut image = vec![0u8; page_size];
+    file.read_at(&mut image, 0)
+        .map_err(|e| not_db(format!("cannot read its header page: {e}")))?;
+    let header =
+        FileHeader::decode(&image).ok_or_else(|| not_db("no hotpage header in page 0".into()))?;
+    if header.format_version > DATA_FILES_FORMAT_VERSION {
+        return Err(Error::FormatTooNew {
+            found: header.format_version,
+            supported: DATA_FILES_FORMAT_VERSION,
+        });
+    }
+    if header.page_size as usize != page_size {
+        return Err(not_db(format!(
+            "page size {} in the file, {page_size} expected",
+            header.page_size
+        )));
+    }
+    // Checked against the page id the header claims: a header of another file (a file
+    // renamed or copied in) is then reported by its number, not as a bad page id.
+    let page_id = page_id_of(header.file_number, 0);
+    page::verify(&image, page_id).map_err(|reason| Error::CorruptPage {
+        file: name.to_string(),
+        page_id,
+        reason,
+    })?;
+    Ok(header)
+}
+
+/// page number → frame index + 1 (0: not in the pool), for one data file.
+///
+/// Chunks double in size (1 Ki entries, then 2 Ki, 4 Ki, ...) and are created as the file
+/// grows: a lookup is still two loads (the chunk, then the entry), an empty table is 21
+/// slots, and the entries never cost more than twice the 4 bytes per page the file needs.
+/// Cheap tables matter because there is one per data file and one set per open.
 struct PageTable {
-    chunks: Box<[OnceLock<Box<[AtomicU32]>>]>,
+    chunks: [OnceLock<Box<[AtomicU32]>>; TABLE_CHUNKS],
 }
 
 impl PageTable {
     fn new() -> PageTable {
         PageTable {
-            chunks: (0..TABLE_CHUNKS_MAX).map(|_| OnceLock::new()).collect(),
+            chunks: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 
-    fn split(page_id: u64) -> Option<(usize, usize)> {
-        (page_id < FILE_PAGES_MAX).then_some((
-            (page_id >> TABLE_CHUNK_BITS) as usize,
-            (page_id as usize) & (TABLE_CHUNK_ENTRIES - 1),
-        ))
+    /// (chunk, slot in it) of a page number, or `None` past `FILE_PAGES_MAX`.
+    fn split(number: u64) -> Option<(usize, usize)> {
+        if number >= FILE_PAGES_MAX {
+            return None;
+        }
+        // Chunk k covers [(2^k - 1) << FIRST, (2^(k+1) - 1) << FIRST): k = log2 of
+        // (number >> FIRST) + 1, which is at least 1.
+        let biased = (number >> TABLE_FIRST_CHUNK_BITS) + 1;
+        let chunk = biased.ilog2();
+        let start = ((1u64 << chunk) - 1) << TABLE_FIRST_CHUNK_BITS;
+        Some((chunk as usize, (number - start) as usize))
     }
 
-    fn get(&self, page_id: u64) -> Option<usize> {
-        let (chunk, slot) = Self::split(page_id)?;
+    fn get(&self, number: u64) -> Option<usize> {
+        let (chunk, slot) = Self::split(number)?;
         let entry = self.chunks[chunk].get()?[slot].load(Ordering::Acquire);
         (entry != 0).then(|| entry as usize - 1)
     }
 
-    fn set(&self, page_id: u64, frame: usize) {
-        if let Some((chunk, slot)) = Self::split(page_id) {
+    fn set(&self, number: u64, frame: usize) {
+        if let Some((chunk, slot)) = Self::split(number) {
             let entries = self.chunks[chunk].get_or_init(|| {
-                (0..TABLE_CHUNK_ENTRIES)
-                    .map(|_| AtomicU32::new(0))
-                    .collect()
+                // The last chunk only reaches FILE_PAGES_MAX, not its full doubled size.
+                let start = ((1u64 << chunk) - 1) << TABLE_FIRST_CHUNK_BITS;
+                let len =
+                    (1u64 << (TABLE_FIRST_CHUNK_BITS + chunk as u32)).min(FILE_PAGES_MAX - start);
+                (0..len).map(|_| AtomicU32::new(0)).collect()
             });
             entries[slot].store(frame as u32 + 1, Ordering::Release);
         }
     }
 
-    fn clear(&self, page_id: u64) {
-        if let Some((chunk, slot)) = Self::split(page_id)
+    fn clear(&self, number: u64) {
+        if let Some((chunk, slot)) = Self::split(number)
             && let Some(entries) = self.chunks[chunk].get()
         {
             entries[slot].store(0, Ordering::Release);
@@ -122,41 +308,58 @@ thread_local! {
 }
 
 /// Buffer-pool figures for reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolInfo {
     /// Frames in the pool.
     pub frames: usize,
     /// Page size in bytes.
     pub page_size: usize,
-    /// Pages in the data file, including the header page.
+    /// Pages in all data files together, header pages included.
     pub file_pages: u64,
+    /// Pages in each data file (`data.0` first), each file's header page included.
+    pub file_pages_each: Vec<u64>,
 }
 
-/// The buffer pool of one data file.
+/// One data file of the pool.
+struct DataFile {
+    name: String,
+    file: Arc<dyn StorageFile>,
+    // Pages in the file (allocated, maybe not yet written): the next new page's number.
+    pages: AtomicU64,
+    // Its own radix table, indexed by page number: ids of different files share low bits,
+    // and one table per file keeps every lookup two loads whatever the file count.
+    table: PageTable,
+}
+
+/// The buffer pool of a database's data files.
 pub struct BufferPool {
     page_size: usize,
     frames: Box<[Frame]>,
-    table: PageTable,
-    file: Arc<dyn StorageFile>,
-    file_name: String,
-    // Pages in the file (allocated, maybe not yet written): the next new page's number.
-    file_pages: AtomicU64,
+    files: Box<[DataFile]>,
     clock_hand: AtomicUsize,
     miss_locks: Box<[Mutex<()>]>,
     stats: Arc<Stats>,
     // The write-ahead log, once attached: no page is written before the log is durable up
     // to the page's LSN.
     log: OnceLock<Arc<Wal>>,
-    // Set for good by a failed write or fdatasync of the data file: after one, the kernel may
-    // have dropped pages it reports clean, so nothing may claim the file is up to date again
-    // (no checkpoint may move past the failure). Fail-stop; reopening recovers from the log.
+    // Set for good by a failed write or fdatasync of any data file: after one, the kernel
+    // may have dropped pages it reports clean, so nothing may claim the files are up to date
+    // again (no checkpoint may move past the failure). Fail-stop; reopening recovers from
+    // the log.
     failed: AtomicBool,
 }
 
 impl std::fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BufferPool")
-            .field("file", &self.file_name)
+            .field(
+                "files",
+                &self
+                    .files
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .field("frames", &self.frames.len())
             .field("page_size", &self.page_size)
             .finish()
@@ -168,10 +371,91 @@ fn elapsed_ns(start: Instant) -> u64 {
 }
 
 impl BufferPool {
-    /// Opens a data file through the pool, formatting it (header page 0) when empty.
+    /// Opens a pool over one data file (file 0, named `file_name` in messages), formatting
+    /// it (header page 0) when empty. A file whose header records more than one data file
+    /// is refused: use [`BufferPool::open_in`] for a database's files.
     pub fn open(
         file: Arc<dyn StorageFile>,
         file_name: &str,
+        page_size: usize,
+        pool_bytes: usize,
+        stats: Arc<Stats>,
+    ) -> Result<BufferPool> {
+        BufferPool::open_files(
+            vec![(file, file_name.to_string())],
+            Path::new(file_name),
+            page_size,
+            pool_bytes,
+            stats,
+        )
+    }
+
+    /// Opens the data files `data.0 … data.{F-1}` of the database in `storage`. If data.0
+    /// is missing or empty, a database is being created: `new_file_count` files are created
+    /// and formatted. Otherwise F is what data.0's header records, and each `data.N` must
+    /// exist and carry a header naming N, the same count and the same page size.
+    /// `db_path` only names the database in messages.
+    pub fn open_in(
+        storage: &dyn Storage,
+        db_path: &Path,
+        page_size: usize,
+        pool_bytes: usize,
+        new_file_count: u32,
+        stats: Arc<Stats>,
+    ) -> Result<BufferPool> {
+        validate_data_files(new_file_count).map_err(Error::InvalidOption)?;
+        page::validate_page_size(page_size).map_err(Error::InvalidOption)?;
+        let not_db = |reason: String| Error::NotADatabase {
+            path: db_path.to_path_buf(),
+            reason,
+        };
+        let open_file = |file: u32, create: bool| {
+            let name = data_file_name(file);
+            storage
+                .open(&name, create)
+                .map_err(|e| Error::io(format!("opening {name}"), e))
+        };
+        let first = open_file(0, true)?;
+        let first_len = first
+            .len()
+            .map_err(|e| Error::io(format!("reading the length of {}", data_file_name(0)), e))?;
+        let count = if first_len == 0 {
+            new_file_count
+        } else {
+            // The count is in every header; data.0's decides which files to open.
+            let header = read_header(&*first, &data_file_name(0), db_path, page_size)?;
+            validate_data_files(header.file_count).map_err(|reason| {
+                not_db(format!(
+                    "{}'s header records {} data files: {reason}",
+                    data_file_name(0),
+                    header.file_count
+                ))
+            })?;
+            header.file_count
+        };
+        let mut files = vec![(first, data_file_name(0))];
+        for file in 1..count {
+            let name = data_file_name(file);
+            if first_len > 0 {
+                let exists = storage
+                    .exists(&name)
+                    .map_err(|e| Error::io(format!("looking for {name}"), e))?;
+                if !exists {
+                    return Err(not_db(format!(
+                        "{name} is missing ({} says the database has {count} data files)",
+                        data_file_name(0)
+                    )));
+                }
+            }
+            files.push((open_file(file, first_len == 0)?, name));
+        }
+        BufferPool::open_files(files, db_path, page_size, pool_bytes, stats)
+    }
+
+    /// Builds the pool over `files` (file N at index N) and formats or checks each header.
+    fn open_files(
+        files: Vec<(Arc<dyn StorageFile>, String)>,
+        db_path: &Path,
         page_size: usize,
         pool_bytes: usize,
         stats: Arc<Stats>,
@@ -193,36 +477,94 @@ impl BufferPool {
                 buf: PageBuf::new(page_size),
             })
             .collect();
-        let len_bytes = file
-            .len()
-            .map_err(|e| Error::io(format!("reading the length of {file_name}"), e))?;
+        let mut lens = Vec::with_capacity(files.len());
+        let mut data_files = Vec::with_capacity(files.len());
+        for (file, name) in files {
+            let len_bytes = file
+                .len()
+                .map_err(|e| Error::io(format!("reading the length of {name}"), e))?;
+            lens.push(len_bytes);
+            data_files.push(DataFile {
+                name,
+                file,
+                pages: AtomicU64::new(len_bytes.div_ceil(page_size as u64)),
+                table: PageTable::new(),
+            });
+        }
         let pool = BufferPool {
             page_size,
             frames,
-            table: PageTable::new(),
-            file,
-            file_name: file_name.to_string(),
-            file_pages: AtomicU64::new(len_bytes.div_ceil(page_size as u64)),
+            files: data_files.into_boxed_slice(),
             clock_hand: AtomicUsize::new(0),
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
             stats,
             log: OnceLock::new(),
             failed: AtomicBool::new(false),
         };
-        if len_bytes == 0 {
-            pool.format_header()?;
-        } else {
-            pool.check_header()?;
+        let count = pool.file_count();
+        let creating = lens[0] == 0;
+        for (number, len_bytes) in (0u32..).zip(lens) {
+            let name = &pool.files[number as usize].name;
+            match (creating, len_bytes == 0) {
+                (true, true) => pool.format_header(number)?,
+                (false, false) => {
+                    let header =
+                        read_header(&*pool.files[number as usize].file, name, db_path, page_size)?;
+                    let problem = if header.file_number != number {
+                        Some(format!(
+                            "{name}'s header says it is data file {} ({}), not {number}",
+                            header.file_number,
+                            data_file_name(header.file_number)
+                        ))
+                    } else if header.file_count != count {
+                        Some(format!(
+                            "{name}'s header records {} data files where {count} were expected",
+                            header.file_count
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some(reason) = problem {
+                        return Err(Error::NotADatabase {
+                            path: db_path.to_path_buf(),
+                            reason,
+                        });
+                    }
+                }
+                // A new database's files are created together and made durable before its
+                // first catalog; one empty and one not means they do not belong together.
+                (true, false) => {
+                    return Err(Error::NotADatabase {
+                        path: db_path.to_path_buf(),
+                        reason: format!("{name} has pages but {} is empty", pool.files[0].name),
+                    });
+                }
+                (false, true) => {
+                    return Err(Error::NotADatabase {
+                        path: db_path.to_path_buf(),
+                        reason: format!("{name} is empty (it has no header page)"),
+                    });
+                }
+            }
         }
         Ok(pool)
     }
 
-    fn format_header(&self) -> Result<()> {
-        let header = self.allocate(PageType::FileHeader, 0)?;
-        debug_assert_eq!(header.page_id(), 0);
-        let mut record = Vec::with_capacity(16);
-        record.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        record.extend_from_slice(&(self.page_size as u32).to_le_bytes());
+    fn format_header(&self, file: u32) -> Result<()> {
+        let header = self.allocate_in(file, PageType::FileHeader, 0)?;
+        debug_assert_eq!(header.page_id(), page_id_of(file, 0));
+        let count = self.file_count();
+        let record = FileHeader {
+            format_version: if count > 1 {
+                DATA_FILES_FORMAT_VERSION
+            } else {
+                FORMAT_VERSION
+            },
+            page_size: self.page_size as u32,
+            file_count: count,
+            file_number: file,
+        }
+        .encode();
         if !header.page().insert_record(0, DATA_FILE_MAGIC, &record) {
             return Err(Error::InvalidOption(
                 "page too small for the file header".into(),
@@ -232,48 +574,36 @@ impl BufferPool {
         Ok(())
     }
 
-    fn check_header(&self) -> Result<()> {
-        let not_db = |reason: String| Error::NotADatabase {
-            path: self.file_name.clone().into(),
-            reason,
-        };
-        let mut image = vec![0u8; self.page_size];
-        self.file
-            .read_at(&mut image, 0)
-            .map_err(|e| not_db(format!("cannot read its header page: {e}")))?;
-        let buf = PageBuf::new(self.page_size);
-        buf.page().copy_from(&image);
-        let header = buf.page();
-        let mut key = Vec::new();
-        let mut payload = Vec::new();
-        if header.page_type() == Some(PageType::FileHeader) && header.slot_count() == 1 {
-            header.copy_key(0, &mut key);
-            header.copy_payload(0, &mut payload);
+    /// The data file of `page_id` and the page's number in it; a page id naming a file the
+    /// pool does not have is `CorruptPage` (it came from a damaged page or log record).
+    fn locate(&self, page_id: u64) -> Result<(&DataFile, u64)> {
+        match self.files.get(file_of(page_id) as usize) {
+            Some(data) => Ok((data, page_number(page_id))),
+            None => Err(self.corrupt(
+                page_id,
+                format!(
+                    "no such data file: the database has {} ({} to {})",
+                    self.files.len(),
+                    data_file_name(0),
+                    data_file_name(self.file_count() - 1)
+                ),
+            )),
         }
-        if key != DATA_FILE_MAGIC || payload.len() < 8 {
-            return Err(not_db("no hotpage header in page 0".into()));
-        }
-        let version = u32::from_le_bytes([payload[0], payload[1], payload[2], payload[3]]);
-        if version > FORMAT_VERSION {
-            return Err(Error::FormatTooNew {
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        let stored_page_size =
-            u32::from_le_bytes([payload[4], payload[5], payload[6], payload[7]]) as usize;
-        if stored_page_size != self.page_size {
-            return Err(not_db(format!(
-                "page size {stored_page_size} in the file, {} expected",
-                self.page_size
-            )));
-        }
-        page::verify(&image, 0).map_err(|reason| self.corrupt(0, reason))
+    }
+
+    /// The miss lock of a page: page numbers and file numbers both spread the shards.
+    fn miss_lock(&self, page_id: u64) -> &Mutex<()> {
+        let mixed = page_number(page_id) ^ u64::from(file_of(page_id)).wrapping_mul(0x9e37_79b9);
+        &self.miss_locks[(mixed as usize) % MISS_LOCK_SHARDS]
     }
 
     fn corrupt(&self, page_id: u64, reason: String) -> Error {
+        let file = file_of(page_id);
         Error::CorruptPage {
-            file: self.file_name.clone(),
+            file: self
+                .files
+                .get(file as usize)
+                .map_or_else(|| data_file_name(file), |d| d.name.clone()),
             page_id,
             reason,
         }
@@ -291,16 +621,28 @@ impl BufferPool {
 
     /// Sizes, for reports.
     pub fn info(&self) -> PoolInfo {
+        let file_pages_each: Vec<u64> = self
+            .files
+            .iter()
+            .map(|d| d.pages.load(Ordering::Acquire))
+            .collect();
         PoolInfo {
             frames: self.frames.len(),
             page_size: self.page_size,
-            file_pages: self.file_pages.load(Ordering::Acquire),
+            file_pages: file_pages_each.iter().sum(),
+            file_pages_each,
         }
     }
 
+    /// The name of data file `file` as this pool opened it.
+    pub fn file_name(&self, file: u32) -> Option<&str> {
+        self.files.get(file as usize).map(|d| d.name.as_str())
+    }
+
     fn frame_index(&self, page_id: u64) -> Result<usize> {
+        let (data, number) = self.locate(page_id)?;
         loop {
-            if let Some(index) = self.table.get(page_id) {
+            if let Some(index) = data.table.get(number) {
                 return Ok(index);
             }
             self.load(page_id)?;
@@ -317,11 +659,18 @@ impl BufferPool {
     /// Recovery: puts a page image from the log into the pool without reading the page from
     /// disk (where it may be torn), dirty. Extends the file's page count if needed.
     pub fn install_image(&self, page_id: u64, image: &[u8], lsn: u64) -> Result<()> {
-        if image.len() != self.page_size || page_id >= FILE_PAGES_MAX {
+        let (data, number) = self.locate(page_id)?;
+        if image.len() != self.page_size {
             return Err(self.corrupt(page_id, "log image of the wrong size".into()));
         }
-        self.file_pages.fetch_max(page_id + 1, Ordering::AcqRel);
-        if let Some(index) = self.table.get(page_id) {
+        if number >= FILE_PAGES_MAX {
+            return Err(self.corrupt(
+                page_id,
+                format!("log image of a page past the largest file ({FILE_PAGES_MAX} pages)"),
+            ));
+        }
+        data.pages.fetch_max(number + 1, Ordering::AcqRel);
+        if let Some(index) = data.table.get(number) {
             let frame = &self.frames[index];
             let (_guard, _) = frame.latch.lock_exclusive();
             if frame.page_id.load(Ordering::Relaxed) == page_id {
@@ -331,8 +680,8 @@ impl BufferPool {
                 return Ok(());
             }
         }
-        let _miss = self.miss_locks[(page_id as usize) % MISS_LOCK_SHARDS].lock();
-        if self.table.get(page_id).is_some() {
+        let _miss = self.miss_lock(page_id).lock();
+        if data.table.get(number).is_some() {
             drop(_miss);
             return self.install_image(page_id, image, lsn);
         }
@@ -344,7 +693,7 @@ impl BufferPool {
         frame.dirty.store(true, Ordering::SeqCst);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
-        self.table.set(page_id, index);
+        data.table.set(number, index);
         Ok(())
     }
 
@@ -411,7 +760,7 @@ impl BufferPool {
 
     /// Number of data files the pool spreads pages over.
     pub fn file_count(&self) -> u32 {
-        1
+        self.files.len() as u32
     }
 
     /// Allocates a new page at the end of data file `file`, formatted and dirty, latched
@@ -422,20 +771,23 @@ impl BufferPool {
         page_type: PageType,
         level: u8,
     ) -> Result<ExclusivePage<'_>> {
-        debug_assert!(file < self.file_count());
-        self.allocate(page_type, level)
-    }
-
-    /// Allocates a new page at the end of the file, formatted and dirty, latched exclusively.
-    pub fn allocate(&self, page_type: PageType, level: u8) -> Result<ExclusivePage<'_>> {
-        let page_id = self.file_pages.fetch_add(1, Ordering::AcqRel);
-        if page_id >= FILE_PAGES_MAX {
-            self.file_pages.fetch_sub(1, Ordering::AcqRel);
+        let Some(data) = self.files.get(file as usize) else {
+            return Err(Error::InvalidOption(format!(
+                "no data file {file}: the pool has {} ({} to {})",
+                self.files.len(),
+                data_file_name(0),
+                data_file_name(self.file_count() - 1)
+            )));
+        };
+        let number = data.pages.fetch_add(1, Ordering::AcqRel);
+        if number >= FILE_PAGES_MAX {
+            data.pages.fetch_sub(1, Ordering::AcqRel);
             return Err(Error::InvalidOption(format!(
                 "{} is full: {FILE_PAGES_MAX} pages",
-                self.file_name
+                data.name
             )));
         }
+        let page_id = page_id_of(file, number);
         let (index, guard) = self.evict_one()?;
         let frame = &self.frames[index];
         frame.buf.page().init(page_id, page_type, level);
@@ -443,7 +795,7 @@ impl BufferPool {
         frame.dirty.store(true, Ordering::SeqCst);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
-        self.table.set(page_id, index);
+        data.table.set(number, index);
         Ok(ExclusivePage {
             frame,
             page_id,
@@ -451,15 +803,39 @@ impl BufferPool {
         })
     }
 
+    /// Allocates a new page, formatted and dirty, latched exclusively, by proportional fill:
+    /// at the end of the data file with the fewest pages (the first such on a tie). The
+    /// files start equal (a header page each), so this is SQL Server's proportional fill
+    /// over equal files: new pages, and the writes and reads that follow them, go round the
+    /// files in turn. Concurrent allocations may pick the same file; the next ones even
+    /// the counts out again.
+    pub fn allocate(&self, page_type: PageType, level: u8) -> Result<ExclusivePage<'_>> {
+        let file = self
+            .files
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, data)| data.pages.load(Ordering::Acquire))
+            .map_or(0, |(file, _)| file as u32);
+        self.allocate_in(file, page_type, level)
+    }
+
     /// Reads a page into a frame (the miss path). Loads each page once however many
     /// sessions miss on it together.
     fn load(&self, page_id: u64) -> Result<()> {
-        let _miss = self.miss_locks[(page_id as usize) % MISS_LOCK_SHARDS].lock();
-        if self.table.get(page_id).is_some() {
+        let (data, number) = self.locate(page_id)?;
+        let _miss = self.miss_lock(page_id).lock();
+        if data.table.get(number).is_some() {
             return Ok(()); // another session loaded it while we waited
         }
-        if page_id >= self.file_pages.load(Ordering::Acquire) {
-            return Err(self.corrupt(page_id, "page number past the end of the file".into()));
+        let pages = data.pages.load(Ordering::Acquire);
+        if number >= pages {
+            return Err(self.corrupt(
+                page_id,
+                format!(
+                    "page number {number} is past the end of {} ({pages} pages)",
+                    data.name
+                ),
+            ));
         }
         let (index, guard) = self.evict_one()?;
         let frame = &self.frames[index];
@@ -467,11 +843,9 @@ impl BufferPool {
         let read = IO_SCRATCH.with(|scratch| -> Result<()> {
             let mut image = scratch.borrow_mut();
             image.resize(self.page_size, 0);
-            self.file
-                .read_at(&mut image, page_id * self.page_size as u64)
-                .map_err(|e| {
-                    Error::io(format!("reading page {page_id} of {}", self.file_name), e)
-                })?;
+            data.file
+                .read_at(&mut image, number * self.page_size as u64)
+                .map_err(|e| Error::io(format!("reading page {number} of {}", data.name), e))?;
             page::verify(&image, page_id).map_err(|reason| self.corrupt(page_id, reason))?;
             frame.buf.page().copy_from(&image);
             Ok(())
@@ -485,7 +859,7 @@ impl BufferPool {
         frame.dirty.store(false, Ordering::Relaxed);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
-        self.table.set(page_id, index);
+        data.table.set(number, index);
         drop(guard);
         Ok(())
     }
@@ -511,7 +885,10 @@ impl BufferPool {
                     self.write_back(frame, old)?;
                 }
                 // Only after the write: a later miss on `old` must read the fresh image.
-                self.table.clear(old);
+                // (A frame only ever holds a page of one of the pool's files.)
+                if let Some(data) = self.files.get(file_of(old) as usize) {
+                    data.table.clear(page_number(old));
+                }
                 frame.page_id.store(NO_PAGE, Ordering::Relaxed);
             }
             return Ok((index, guard));
@@ -524,11 +901,12 @@ impl BufferPool {
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
     fn write_back(&self, frame: &Frame, page_id: u64) -> Result<()> {
         self.check_failed()?;
+        let (data, number) = self.locate(page_id)?;
         if let Some(log) = self.log.get() {
             if log.has_failed() {
                 // A page may hold a change whose log record was never appended.
                 return Err(Error::io(
-                    format!("writing page {page_id} of {}", self.file_name),
+                    format!("writing page {number} of {}", data.name),
                     std::io::Error::other("the log failed (fail-stop): reopen to recover"),
                 ));
             }
@@ -544,11 +922,11 @@ impl BufferPool {
             frame.buf.page().copy_to(&mut image);
             debug_assert_eq!(frame.buf.page().page_id(), page_id);
             page::seal(&mut image);
-            self.file
-                .write_at(&image, page_id * self.page_size as u64)
+            data.file
+                .write_at(&image, number * self.page_size as u64)
                 .map_err(|e| {
                     self.failed.store(true, Ordering::Release);
-                    Error::io(format!("writing page {page_id} of {}", self.file_name), e)
+                    Error::io(format!("writing page {number} of {}", data.name), e)
                 })
         })?;
         frame.dirty.store(false, Ordering::Relaxed);
@@ -556,7 +934,7 @@ impl BufferPool {
         Ok(())
     }
 
-    /// Writes every dirty page and makes the file durable (fdatasync).
+    /// Writes every dirty page and makes every data file durable (fdatasync each).
     pub fn flush_all(&self) -> Result<()> {
         for frame in self.frames.iter() {
             // SeqCst pairs with `mark_dirty`: a checkpoint that publishes its redo LSN and
@@ -571,13 +949,18 @@ impl BufferPool {
             }
         }
         self.check_failed()?;
-        self.file.sync_data().map_err(|e| {
-            self.failed.store(true, Ordering::Release);
-            Error::io(format!("syncing {}", self.file_name), e)
-        })
+        // Every file, even one no page of this flush went to: an earlier eviction may have
+        // written to it, and a checkpoint needs all of them durable.
+        for data in self.files.iter() {
+            data.file.sync_data().map_err(|e| {
+                self.failed.store(true, Ordering::Release);
+                Error::io(format!("syncing {}", data.name), e)
+            })?;
+        }
+        Ok(())
     }
 
-    /// True once a write or fdatasync of the data file failed (fail-stop).
+    /// True once a write or fdatasync of a data file failed (fail-stop).
     pub fn has_failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
     }
@@ -585,40 +968,43 @@ impl BufferPool {
     fn check_failed(&self) -> Result<()> {
         if self.has_failed() {
             return Err(Error::io(
-                format!("writing {}", self.file_name),
+                "writing the data files",
                 std::io::Error::other(
-                    "an earlier write or fdatasync of the data file failed (fail-stop): reopen to recover",
+                    "an earlier write or fdatasync of a data file failed (fail-stop): reopen to recover",
                 ),
             ));
         }
         Ok(())
     }
 
-    /// Reads a page image straight from the file, verified, bypassing the pool (for the
-    /// integrity check and page inspection). Use after `flush_all` to see current data.
+    /// Reads a page image straight from its data file, verified, bypassing the pool (for
+    /// the integrity check and page inspection). Use after `flush_all` to see current data.
     pub fn read_page_image(&self, page_id: u64) -> Result<Vec<u8>> {
-        if page_id >= self.file_pages.load(Ordering::Acquire) {
-            return Err(self.corrupt(page_id, "page number past the end of the file".into()));
-        }
-        let mut image = vec![0u8; self.page_size];
-        self.file
-            .read_at(&mut image, page_id * self.page_size as u64)
-            .map_err(|e| Error::io(format!("reading page {page_id} of {}", self.file_name), e))?;
+        let image = self.read_page_raw(page_id)?;
         page::verify(&image, page_id).map_err(|reason| self.corrupt(page_id, reason))?;
         Ok(image)
     }
 
-    /// Reads a page image straight from the file without verifying it (page inspection
-    /// shows damaged pages too; `page::verify` says what is wrong). Past the end of the file
-    /// is `CorruptPage`, as for `read_page_image`.
+    /// Reads a page image straight from its data file without verifying it (page
+    /// inspection shows damaged pages too; `page::verify` says what is wrong). Past the end
+    /// of the file, or in a file the database does not have, is `CorruptPage`, as for
+    /// `read_page_image`.
     pub fn read_page_raw(&self, page_id: u64) -> Result<Vec<u8>> {
-        if page_id >= self.file_pages.load(Ordering::Acquire) {
-            return Err(self.corrupt(page_id, "page number past the end of the file".into()));
+        let (data, number) = self.locate(page_id)?;
+        let pages = data.pages.load(Ordering::Acquire);
+        if number >= pages {
+            return Err(self.corrupt(
+                page_id,
+                format!(
+                    "page number {number} is past the end of {} ({pages} pages)",
+                    data.name
+                ),
+            ));
         }
         let mut image = vec![0u8; self.page_size];
-        self.file
-            .read_at(&mut image, page_id * self.page_size as u64)
-            .map_err(|e| Error::io(format!("reading page {page_id} of {}", self.file_name), e))?;
+        data.file
+            .read_at(&mut image, number * self.page_size as u64)
+            .map_err(|e| Error::io(format!("reading page {number} of {}", data.name), e))?;
         Ok(image)
     }
 }
@@ -722,7 +1108,7 @@ impl ExclusivePage<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{MemStorage, Storage};
+    use crate::io::{CrashMode, MemStorage, Storage};
 
     fn pool(frames: usize) -> (Arc<MemStorage>, BufferPool) {
         let mem = MemStorage::new(1);
@@ -842,5 +1228,391 @@ mod tests {
                 assert!(seen.insert(id), "page {id} in two frames");
             }
         }
+    }
+    const PAGE: usize = 4096;
+
+    fn pool_in(mem: &MemStorage, files: u32, frames: usize) -> Result<BufferPool> {
+        BufferPool::open_in(
+            mem,
+            Path::new("db"),
+            PAGE,
+            frames * PAGE,
+            files,
+            Stats::new(),
+        )
+    }
+
+    /// Allocates `count` leaves, each holding one record whose key is its own page id.
+    fn fill(pool: &BufferPool, count: usize) -> Vec<u64> {
+        (0..count)
+            .map(|_| {
+                let page = pool.allocate(PageType::Leaf, 0).expect("allocate");
+                let id = page.page_id();
+                assert!(page.page().insert_record(0, &id.to_be_bytes(), b"row"));
+                page.mark_dirty();
+                id
+            })
+            .collect()
+    }
+
+    fn key_of(pool: &BufferPool, page_id: u64) -> u64 {
+        let page = pool.fix_shared(page_id).expect("fix");
+        assert_eq!(page.page().page_id(), page_id);
+        let mut key = Vec::new();
+        page.page().copy_key(0, &mut key);
+        u64::from_be_bytes(key.try_into().expect("8-byte key"))
+    }
+
+    #[test]
+    fn page_table_chunks_tile_every_page_number_once() {
+        let first = 1u64 << TABLE_FIRST_CHUNK_BITS;
+        assert_eq!(PageTable::split(0), Some((0, 0)));
+        assert_eq!(PageTable::split(first - 1), Some((0, first as usize - 1)));
+        assert_eq!(PageTable::split(first), Some((1, 0)));
+        assert_eq!(
+            PageTable::split(3 * first - 1),
+            Some((1, 2 * first as usize - 1))
+        );
+        assert_eq!(PageTable::split(3 * first), Some((2, 0)));
+        assert_eq!(PageTable::split(FILE_PAGES_MAX), None);
+        let (chunk, slot) = PageTable::split(FILE_PAGES_MAX - 1).expect("last page");
+        assert_eq!(chunk, TABLE_CHUNKS - 1);
+        assert!(slot < 1 << (TABLE_FIRST_CHUNK_BITS + chunk as u32));
+        // Consecutive numbers: the next slot of the same chunk, or slot 0 of the next chunk.
+        let mut last = PageTable::split(0).expect("first");
+        for number in 1..40 * first {
+            let next = PageTable::split(number).expect("in range");
+            assert!(
+                next == (last.0, last.1 + 1) || next == (last.0 + 1, 0),
+                "{number}: {last:?} then {next:?}"
+            );
+            last = next;
+        }
+        let table = PageTable::new();
+        // The last page's chunk is cut at FILE_PAGES_MAX (it would be 2^30 entries).
+        for number in [0, first, 5 * first + 3, FILE_PAGES_MAX - 1] {
+            assert_eq!(table.get(number), None);
+            table.set(number, 7);
+            assert_eq!(table.get(number), Some(7));
+            table.clear(number);
+            assert_eq!(table.get(number), None);
+        }
+        let last = table.chunks[TABLE_CHUNKS - 1].get().expect("last chunk");
+        assert_eq!(last.len(), first as usize);
+    }
+
+    #[test]
+    fn page_ids_carry_the_file_in_their_high_bits() {
+        assert_eq!(page_id_of(0, 7), 7);
+        let id = page_id_of(3, 5);
+        assert_eq!(id, (3 << PAGE_FILE_SHIFT) | 5);
+        assert_eq!((file_of(id), page_number(id)), (3, 5));
+        assert_eq!(parse_data_file_name("data.12"), Some(12));
+        for bad in ["data.", "data.+1", "data.x", "wal.0", "data.0.tmp"] {
+            assert_eq!(parse_data_file_name(bad), None, "{bad}");
+        }
+        assert!(validate_data_files(0).is_err());
+        assert!(validate_data_files(DATA_FILES_MAX + 1).is_err());
+        assert!(validate_data_files(DATA_FILES_MAX).is_ok());
+    }
+
+    #[test]
+    fn new_pages_fill_the_files_proportionally() {
+        let mem = MemStorage::new(3);
+        let pool = pool_in(&mem, 4, 64).expect("pool");
+        assert_eq!(pool.file_count(), 4);
+        let ids = fill(&pool, 40);
+        let mut per_file = [0u64; 4];
+        for id in &ids {
+            per_file[file_of(*id) as usize] += 1;
+        }
+        assert_eq!(per_file, [10; 4], "{ids:?}");
+        // Equal files: each allocation goes to the next file in turn.
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(file_of(*id) as usize, i % 4);
+            assert_eq!(page_number(*id), 1 + i as u64 / 4);
+        }
+        let info = pool.info();
+        assert_eq!(info.file_pages_each, vec![11; 4]);
+        assert_eq!(info.file_pages, 44);
+        pool.flush_all().expect("flush");
+        for file in 0..4 {
+            let handle = mem.open(&data_file_name(file), false).expect("open");
+            assert_eq!(handle.len().expect("len"), 11 * PAGE as u64, "data.{file}");
+        }
+        // A file behind the others catches up first.
+        drop(pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in"));
+        drop(pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in"));
+        let next: Vec<u32> = fill(&pool, 3).iter().map(|id| file_of(*id)).collect();
+        assert_eq!(next, vec![0, 1, 3]);
+    }
+
+    #[test]
+    fn allocate_in_places_pages_in_the_named_file() {
+        let mem = MemStorage::new(4);
+        let pool = pool_in(&mem, 3, 32).expect("pool");
+        let ids: Vec<u64> = (0..5)
+            .map(|_| {
+                let page = pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in");
+                page.mark_dirty();
+                page.page_id()
+            })
+            .collect();
+        assert_eq!(ids, (1..=5).map(|n| page_id_of(2, n)).collect::<Vec<_>>());
+        assert_eq!(pool.info().file_pages_each, vec![1, 1, 6]);
+        pool.flush_all().expect("flush");
+        let image = pool.read_page_image(page_id_of(2, 5)).expect("read");
+        let buf = PageBuf::new(PAGE);
+        buf.page().copy_from(&image);
+        assert_eq!(buf.page().page_id(), page_id_of(2, 5));
+        match pool.allocate_in(3, PageType::Leaf, 0) {
+            Err(Error::InvalidOption(message)) => {
+                assert!(message.contains("no data file 3"), "{message}")
+            }
+            other => panic!(
+                "expected InvalidOption, got {:?}",
+                other.map(|p| p.page_id())
+            ),
+        }
+    }
+
+    #[test]
+    fn pages_of_every_file_survive_eviction_and_reload() {
+        let mem = MemStorage::new(5);
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
+        let ids = fill(&pool, POOL_FRAMES_MIN * 10);
+        for id in ids.iter().rev() {
+            assert_eq!(key_of(&pool, *id), *id);
+        }
+        let snap = pool.stats().snapshot();
+        assert!(snap.counter(Counter::PagesWritten) >= 140);
+        assert!(snap.counter(Counter::PagesRead) >= 140);
+        // The same page number in each file is a different page.
+        let same_number: Vec<u64> = (0..3).map(|f| page_id_of(f, 7)).collect();
+        for id in same_number {
+            assert_eq!(key_of(&pool, id), id);
+        }
+    }
+
+    #[test]
+    fn flush_all_makes_every_file_durable_and_a_reopen_keeps_the_count() {
+        let mem = MemStorage::new(6);
+        let ids = {
+            let pool = pool_in(&mem, 3, POOL_FRAMES_MIN * 4).expect("pool");
+            let ids = fill(&pool, 30);
+            pool.flush_all().expect("flush");
+            ids
+        };
+        mem.sync_dir().expect("sync dir");
+        // Power loss: only what flush_all made durable is left.
+        mem.crash(CrashMode::DropAll);
+        // The count for a new database is ignored: data.0 records 3.
+        let pool = pool_in(&mem, 1, POOL_FRAMES_MIN).expect("reopen");
+        assert_eq!(pool.file_count(), 3);
+        assert_eq!(pool.info().file_pages_each, vec![11; 3]);
+        for id in &ids {
+            assert_eq!(key_of(&pool, *id), *id);
+        }
+        drop(pool);
+        // And a one-file database stays one file whatever is asked.
+        let single = MemStorage::new(7);
+        pool_in(&single, 1, POOL_FRAMES_MIN)
+            .expect("pool")
+            .flush_all()
+            .expect("flush");
+        let pool = pool_in(&single, 5, POOL_FRAMES_MIN).expect("reopen");
+        assert_eq!(pool.file_count(), 1);
+    }
+
+    #[test]
+    fn a_failed_fdatasync_of_any_file_is_fail_stop() {
+        let mem = MemStorage::new(8);
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN * 4).expect("pool");
+        fill(&pool, 9);
+        // data.0 and data.1 sync; data.2's fdatasync fails.
+        mem.fail_sync_after(Some(2));
+        let err = pool.flush_all().expect_err("flush succeeded");
+        assert!(err.to_string().contains("data.2"), "{err}");
+        assert!(pool.has_failed());
+        mem.fail_sync_after(None);
+        assert!(pool.flush_all().is_err(), "a later flush claimed success");
+    }
+
+    fn expect_not_a_database(result: Result<BufferPool>, needles: &[&str]) {
+        match result {
+            Err(Error::NotADatabase { reason, .. }) => {
+                for needle in needles {
+                    assert!(reason.contains(needle), "{reason:?} lacks {needle:?}");
+                }
+            }
+            Err(other) => panic!("expected NotADatabase, got {other}"),
+            Ok(_) => panic!("expected NotADatabase, the pool opened"),
+        }
+    }
+
+    fn three_files() -> Arc<MemStorage> {
+        let mem = MemStorage::new(9);
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
+        fill(&pool, 6);
+        pool.flush_all().expect("flush");
+        mem
+    }
+
+    #[test]
+    fn a_missing_data_file_is_a_clear_error() {
+        let mem = three_files();
+        mem.remove("data.2").expect("remove");
+        expect_not_a_database(
+            pool_in(&mem, 3, POOL_FRAMES_MIN),
+            &["data.2 is missing", "3"],
+        );
+    }
+
+    #[test]
+    fn a_header_naming_another_file_is_refused() {
+        let mem = three_files();
+        // Swap data.1 and data.2: each header now names the other file.
+        mem.rename("data.1", "swap").expect("rename");
+        mem.rename("data.2", "data.1").expect("rename");
+        mem.rename("swap", "data.2").expect("rename");
+        expect_not_a_database(
+            pool_in(&mem, 3, POOL_FRAMES_MIN),
+            &["data.1", "data file 2"],
+        );
+    }
+
+    #[test]
+    fn a_data_file_of_another_database_is_refused() {
+        let mem = three_files();
+        // data.2 of a four-file database in place of this one's data.2.
+        let other = MemStorage::new(10);
+        let other_pool = pool_in(&other, 4, POOL_FRAMES_MIN).expect("pool");
+        other_pool.flush_all().expect("flush");
+        let image = other_pool
+            .read_page_raw(page_id_of(2, 0))
+            .expect("header of the other data.2");
+        mem.open("data.2", false)
+            .expect("open")
+            .write_at(&image, 0)
+            .expect("write");
+        expect_not_a_database(
+            pool_in(&mem, 3, POOL_FRAMES_MIN),
+            &["data.2", "4 data files", "3 were expected"],
+        );
+    }
+
+    #[test]
+    fn a_page_of_a_file_the_pool_lacks_is_corrupt_page_naming_it() {
+        let mem = three_files();
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
+        for (page_id, file) in [(page_id_of(5, 1), "data.5"), (page_id_of(1, 99), "data.1")] {
+            for result in [
+                pool.fix_shared(page_id).map(|_| ()),
+                pool.read_page_image(page_id).map(|_| ()),
+                pool.read_page_raw(page_id).map(|_| ()),
+            ] {
+                match result {
+                    Err(Error::CorruptPage {
+                        file: f,
+                        page_id: p,
+                        ..
+                    }) => {
+                        assert_eq!((f.as_str(), p), (file, page_id));
+                    }
+                    other => panic!("expected CorruptPage, got {other:?}"),
+                }
+            }
+        }
+        assert!(matches!(
+            pool.install_image(page_id_of(3, 1), &vec![0u8; PAGE], 1),
+            Err(Error::CorruptPage { .. })
+        ));
+    }
+
+    #[test]
+    fn a_corrupt_page_in_a_later_file_names_that_file() {
+        let mem = three_files();
+        let target = page_id_of(2, 1);
+        let file = mem.open("data.2", false).expect("open");
+        let at = page_number(target) * PAGE as u64 + 100;
+        let mut byte = [0u8; 1];
+        file.read_at(&mut byte, at).expect("read");
+        file.write_at(&[byte[0] ^ 1], at).expect("write");
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
+        for result in [
+            pool.fix_shared(target).map(|_| ()),
+            pool.read_page_image(target).map(|_| ()),
+        ] {
+            match result {
+                Err(Error::CorruptPage {
+                    file,
+                    page_id,
+                    reason,
+                }) => {
+                    assert_eq!((file.as_str(), page_id), ("data.2", target));
+                    assert!(reason.contains("checksum"), "{reason}");
+                }
+                other => panic!("expected CorruptPage, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn install_image_extends_the_right_file() {
+        let mem = three_files();
+        let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
+        let target = page_id_of(1, 9);
+        let buf = PageBuf::new(PAGE);
+        buf.page().init(target, PageType::Leaf, 0);
+        assert!(buf.page().insert_record(0, &target.to_be_bytes(), b"row"));
+        let mut image = vec![0u8; PAGE];
+        buf.page().copy_to(&mut image);
+        pool.install_image(target, &image, 42).expect("install");
+        assert_eq!(pool.info().file_pages_each, vec![3, 10, 3]);
+        pool.flush_all().expect("flush");
+        let read = pool.read_page_image(target).expect("read");
+        assert_eq!(&read[8..16], &target.to_le_bytes());
+        assert_eq!(key_of(&pool, target), target);
+    }
+
+    #[test]
+    fn a_header_without_file_fields_reads_as_the_only_file() {
+        // A data.0 as written before several data files: version 3 and the page size only.
+        let mem = MemStorage::new(11);
+        let buf = PageBuf::new(PAGE);
+        buf.page().init(0, PageType::FileHeader, 0);
+        let mut record = FORMAT_VERSION.to_le_bytes().to_vec();
+        record.extend_from_slice(&(PAGE as u32).to_le_bytes());
+        assert!(buf.page().insert_record(0, DATA_FILE_MAGIC, &record));
+        let mut image = vec![0u8; PAGE];
+        buf.page().copy_to(&mut image);
+        page::seal(&mut image);
+        mem.open("data.0", true)
+            .expect("create")
+            .write_at(&image, 0)
+            .expect("write");
+        let pool = pool_in(&mem, 4, POOL_FRAMES_MIN).expect("pool");
+        assert_eq!(pool.file_count(), 1);
+        assert!(!mem.exists("data.1").expect("exists"));
+    }
+
+    #[test]
+    fn a_multi_file_header_is_too_new_for_a_one_file_reader_format() {
+        let mem = three_files();
+        let header = pool_in(&mem, 3, POOL_FRAMES_MIN)
+            .expect("pool")
+            .read_page_image(0)
+            .expect("header");
+        let decoded = FileHeader::decode(&header).expect("a header");
+        assert_eq!(
+            decoded,
+            FileHeader {
+                format_version: DATA_FILES_FORMAT_VERSION,
+                page_size: PAGE as u32,
+                file_count: 3,
+                file_number: 0,
+            }
+        );
+        assert_eq!(recorded_data_files(&*mem, PAGE), Some(3));
     }
 }

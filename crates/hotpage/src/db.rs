@@ -17,7 +17,7 @@
 //! ```
 
 use crate::btree::{self, BTree, Inserted, TreeStats};
-use crate::buffer::{BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
+use crate::buffer::{self, BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::heap::{Heap, HeapTarget};
@@ -41,7 +41,8 @@ pub mod inspect;
 mod routing;
 use routing::{new_storage, roots_of};
 
-/// The data file's name inside the database directory.
+/// The first data file's name inside the database directory (its header records how many
+/// data files the database has; see [`buffer::data_file_name`]).
 pub const DATA_FILE: &str = "data.0";
 /// Rows a session counts locally before adding them to the table's shared count (so the
 /// count is not a cache line every insert writes).
@@ -75,6 +76,10 @@ pub struct Options {
     pub checkpoint_interval: Duration,
     /// The most bytes of rows one transaction may hold before it commits.
     pub txn_bytes_max: usize,
+    /// Data files (`data.0 … data.{N-1}`, 1 to 64) for a new database; new pages fill them
+    /// proportionally. An existing database keeps the count it was created with (data.0's
+    /// header records it).
+    pub data_files: u32,
 }
 
 impl Default for Options {
@@ -88,6 +93,7 @@ impl Default for Options {
             checkpoint_log_bytes: CHECKPOINT_LOG_BYTES_DEFAULT,
             checkpoint_interval: CHECKPOINT_INTERVAL_DEFAULT,
             txn_bytes_max: TXN_BYTES_MAX_DEFAULT,
+            data_files: 1,
         }
     }
 }
@@ -272,6 +278,26 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// Removes every `data.N` file (only those with N > 0 if `keep_first`), the highest first
+/// and data.0 last, so that an interrupted removal leaves data.0 (and the file count its
+/// header records) for as long as any other data file is there.
+fn remove_data_files(storage: &dyn Storage, keep_first: bool) -> std::io::Result<()> {
+    let mut numbers: Vec<u32> = storage
+        .list()?
+        .iter()
+        .filter_map(|name| buffer::parse_data_file_name(name))
+        .filter(|&n| !(keep_first && n == 0))
+        .collect();
+    numbers.sort_unstable_by(|a, b| b.cmp(a));
+    for number in numbers {
+        match storage.remove(&buffer::data_file_name(number)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn not_a_database(path: &Path, reason: &str) -> Error {
     Error::NotADatabase {
         path: path.to_path_buf(),
@@ -303,6 +329,7 @@ impl Database {
         options: Options,
     ) -> Result<Database> {
         page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
+        buffer::validate_data_files(options.data_files).map_err(Error::InvalidOption)?;
         let started = Instant::now();
         let existing = Catalog::load(&*storage, path)?;
         let is_new = existing.is_none();
@@ -339,18 +366,16 @@ impl Database {
         })?;
         let page_size = catalog.page_size as usize;
         let mut report = RecoveryReport::default();
+        // How many data files a database created (or re-created) here gets.
+        let mut new_file_count = options.data_files;
         if catalog.unlogged_open {
-            // The last run had no log and did not close: its pages cannot be trusted.
-            storage
-                .remove(DATA_FILE)
-                .or_else(|e| {
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        Ok(())
-                    } else {
-                        Err(e)
-                    }
-                })
-                .map_err(|e| Error::io("removing the data file of a crashed unlogged run", e))?;
+            // The last run had no log and did not close: its pages cannot be trusted. The
+            // files are made anew, as many as before (data.0's header says, read first).
+            if let Some(count) = buffer::recorded_data_files(&*storage, page_size) {
+                new_file_count = count;
+            }
+            remove_data_files(&*storage, false)
+                .map_err(|e| Error::io("removing the data files of a crashed unlogged run", e))?;
             report.unlogged_tables_emptied = true;
         }
         let data_exists = storage
@@ -359,15 +384,19 @@ impl Database {
         if !catalog.tables.is_empty() && !data_exists && !catalog.unlogged_open {
             return Err(not_a_database(path, &format!("{DATA_FILE} is missing")));
         }
-        let file = storage
-            .open(DATA_FILE, true)
-            .map_err(|e| Error::io(format!("opening {DATA_FILE}"), e))?;
+        if !data_exists {
+            // data.0 is made anew (no table has a page yet): a data.N left over from an
+            // interrupted removal must not join the new files.
+            remove_data_files(&*storage, true)
+                .map_err(|e| Error::io("removing data files left without data.0", e))?;
+        }
         let stats = Stats::new();
-        let pool = Arc::new(BufferPool::open(
-            file,
-            DATA_FILE,
+        let pool = Arc::new(BufferPool::open_in(
+            &*storage,
+            path,
             page_size,
             options.pool_bytes,
+            new_file_count,
             Arc::clone(&stats),
         )?);
         let segment_bytes = options.wal.segment_bytes;
@@ -551,6 +580,11 @@ impl Database {
     /// Buffer-pool figures.
     pub fn pool_info(&self) -> PoolInfo {
         self.inner.pool.info()
+    }
+
+    /// How many data files the database has (`data.0 … data.{N-1}`).
+    pub fn data_files(&self) -> u32 {
+        self.inner.pool.file_count()
     }
 
     /// The database's durability.
@@ -1161,5 +1195,110 @@ mod tests {
             Database::open(&file, Options::default()),
             Err(Error::NotADatabase { .. })
         ));
+    }
+    fn small(durability: Durability, data_files: u32) -> Options {
+        Options {
+            page_size: 4096,
+            pool_bytes: 32 * 4096,
+            durability,
+            data_files,
+            ..Options::default()
+        }
+    }
+
+    fn open_mem(storage: &Arc<crate::io::MemStorage>, options: Options) -> Result<Database> {
+        Database::open_with_storage(
+            Arc::clone(storage) as Arc<dyn Storage>,
+            Path::new("mem"),
+            options,
+        )
+    }
+
+    #[test]
+    fn data_files_out_of_range_is_an_invalid_option() {
+        for bad in [0, buffer::DATA_FILES_MAX + 1] {
+            let storage = crate::io::MemStorage::new(1);
+            match open_mem(&storage, small(Durability::Sync, bad)) {
+                Err(Error::InvalidOption(message)) => {
+                    assert!(message.contains("data_files"), "{message}")
+                }
+                other => panic!("expected InvalidOption, got {other:?}"),
+            }
+            // Nothing was created.
+            assert!(storage.list().expect("list").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_database_keeps_its_data_files_and_spreads_pages_over_them() {
+        let storage = crate::io::MemStorage::new(2);
+        let keys: Vec<Key> = {
+            let db = open_mem(&storage, small(Durability::Sync, 3)).expect("create");
+            assert_eq!(db.data_files(), 3);
+            let t = db
+                .create_table("t", "guid", KeyKind::GuidV4)
+                .expect("create table");
+            let mut s = db.session();
+            let keys = (0..2000u32)
+                .map(|i| s.insert(&t, &i.to_le_bytes()).expect("insert"))
+                .collect();
+            drop(s);
+            db.close().expect("close");
+            keys
+        };
+        // Reopened asking for one file: the database has three.
+        let db = open_mem(&storage, small(Durability::Sync, 1)).expect("reopen");
+        assert_eq!(db.data_files(), 3);
+        let info = db.pool_info();
+        assert_eq!(info.file_pages_each.len(), 3);
+        assert!(info.file_pages_each.iter().all(|&n| n > 4), "{info:?}");
+        assert_eq!(info.file_pages, info.file_pages_each.iter().sum::<u64>());
+        let t = db.table("t").expect("table");
+        let s = db.session();
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(
+                s.get(&t, key).expect("get"),
+                Some((i as u32).to_le_bytes().to_vec())
+            );
+        }
+        assert_eq!(db.verify_table(&t).expect("verify").rows, 2000);
+        let pages = db.table_pages(&t).expect("pages");
+        for file in 0..3 {
+            assert!(
+                pages.iter().any(|p| buffer::file_of(p.page_id) == file),
+                "no page of the tree in data.{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_crashed_unlogged_run_recreates_all_its_data_files() {
+        let storage = crate::io::MemStorage::new(3);
+        let db = open_mem(&storage, small(Durability::None, 3)).expect("create");
+        let t = db
+            .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+            .expect("create table");
+        let mut s = db.session();
+        for i in 0..500u32 {
+            s.insert(&t, &i.to_le_bytes()).expect("insert");
+        }
+        // Power fails with the unlogged database open; the killed instance (dropped after
+        // the reboot) cannot reach the new machine's files.
+        let storage = storage
+            .reboot(crate::io::CrashMode::DropAll, 4)
+            .expect("reboot");
+        drop((s, t, db));
+        let db = open_mem(&storage, small(Durability::None, 1)).expect("reopen");
+        assert!(db.recovery_report().unlogged_tables_emptied);
+        assert_eq!(db.data_files(), 3);
+        let t = db.table("t").expect("table");
+        assert_eq!(db.verify_table(&t).expect("verify").rows, 0);
+        let names = storage.list().expect("list");
+        for file in 0..3 {
+            assert!(names.contains(&buffer::data_file_name(file)), "{names:?}");
+        }
+        assert!(!names.contains(&buffer::data_file_name(3)), "{names:?}");
+        // The files were made anew: a header each, and the empty tree's root.
+        assert!(db.pool_info().file_pages <= 4, "{:?}", db.pool_info());
     }
 }

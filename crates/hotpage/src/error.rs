@@ -15,8 +15,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A page read from disk failed its checksum or structural checks.
-    #[error("corrupt page {page_id} in file {file}: {reason}")]
+    /// A page read from disk failed its checksum or structural checks. `page_id` is the
+    /// whole id (file in the high bits); the message shows the page's number in `file`.
+    #[error("corrupt page {} in file {file}: {reason}", crate::buffer::page_number(*page_id))]
     CorruptPage {
         file: String,
         page_id: u64,

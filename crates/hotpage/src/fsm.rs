@@ -190,7 +190,7 @@ impl FreeSpaceMap {
         let map = &self.files[index];
         let _grow = map.grow.lock();
         let ordinal = map.len.load(Ordering::Acquire);
-        if ordinal % FSM_PAGES_PER_MAP == 0 {
+        if ordinal.is_multiple_of(FSM_PAGES_PER_MAP) {
             map.pages
                 .write()
                 .push(Arc::new(RwLock::new(Vec::with_capacity(FSM_PAGES_PER_MAP))));

@@ -512,7 +512,8 @@ mod tests {
             let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
             let mut target = HeapTarget::default();
             let row = vec![7u8; row_bytes];
-            let rows = 3_000u64;
+            // Whole pages: the fill is not diluted by a last, partly filled page.
+            let rows = per_page * 50u64;
             for i in 0..rows {
                 let (done, _) = heap
                     .insert(&mut target, &i.to_be_bytes(), &row)
@@ -635,7 +636,10 @@ mod tests {
         let b = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
         let mut shared = HeapTarget::default();
         let key = 1u64.to_be_bytes();
-        assert_eq!(a.insert(&mut shared, &key, b"a").expect("a").0, Inserted::Yes);
+        assert_eq!(
+            a.insert(&mut shared, &key, b"a").expect("a").0,
+            Inserted::Yes
+        );
         let (done, page) = b.insert(&mut shared, &key, b"b").expect("b");
         assert_eq!(done, Inserted::Yes);
         assert_eq!(page, b.heads()[0]);

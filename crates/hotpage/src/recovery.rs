@@ -13,7 +13,7 @@
 //! checkpoint once recovery has flushed everything it did.
 
 use crate::btree::Inserted;
-use crate::buffer::BufferPool;
+use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::io::Storage;
@@ -69,7 +69,7 @@ pub fn redo(
                     if let Err(pos) = page.page().search(key) {
                         if !page.page().insert_record(pos, key, payload) {
                             return Err(Error::CorruptPage {
-                                file: "data.0".into(),
+                                file: data_file_name(file_of(page_id)),
                                 page_id,
                                 reason: format!(
                                     "redo of the insert at LSN {} does not fit the page",

@@ -6,6 +6,10 @@
 //!   sectors, or reordered. Sometimes a transaction is left open, and sometimes recovery
 //!   itself is cut short by failing writes and the machine crashes again.
 //!
+//! Every third seed creates its database with 2 or 3 data files, so pages (and the writes
+//! a crash drops, tears or reorders) are spread over several files and recovery must put
+//! each page image back in the right one.
+//!
 //! The tables cover the layouts: clustered trees (identity, GUID, hash-prefix keys), a
 //! table hash-partitioned by id % 4 (recovery must re-apply rows to the partition their
 //! session used) and a flow-controlled identity table.
@@ -66,8 +70,18 @@ const TABLES: [(&str, &str, KeyKind, Layout); 7] = [
     ),
 ];
 
-fn options() -> Options {
+/// Data files for a seed's database: 2 or 3 for every third seed, else 1.
+fn data_files(seed: u64) -> u32 {
+    if seed.is_multiple_of(3) {
+        2 + (seed / 3 % 2) as u32
+    } else {
+        1
+    }
+}
+
+fn options(data_files: u32) -> Options {
     Options {
+        data_files,
         page_size: 4096,
         pool_bytes: 32 * 4096,
         durability: Durability::Sync,
@@ -85,13 +99,23 @@ fn options() -> Options {
 
 type Model = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
 
-fn open(storage: &Arc<MemStorage>) -> Result<(Database, Vec<TableHandle>), String> {
+fn open(
+    storage: &Arc<MemStorage>,
+    data_files: u32,
+) -> Result<(Database, Vec<TableHandle>), String> {
     let db = Database::open_with_storage(
         Arc::clone(storage) as Arc<dyn Storage>,
         Path::new("campaign"),
-        options(),
+        options(data_files),
     )
     .map_err(|e| format!("open: {e}"))?;
+    // The count is the database's, made durable with its first catalog: no crash loses it.
+    if db.data_files() != data_files {
+        return Err(format!(
+            "the database has {} data files, created with {data_files}",
+            db.data_files()
+        ));
+    }
     let mut handles = Vec::new();
     for (name, design, kind, layout) in TABLES {
         let handle = match db.table(name) {
@@ -173,9 +197,10 @@ fn run_seed(seed: u64) -> Result<(), String> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut storage = MemStorage::new(seed);
     let mut model: Model = BTreeMap::new();
+    let files = data_files(seed);
     let rounds = rng.random_range(1..=4);
     for round in 0..rounds {
-        let (db, tables) = open(&storage)?;
+        let (db, tables) = open(&storage, files)?;
         check(&db, &tables, &model, &format!("round {round} after open"))?;
         let mut session = db.session();
         for _ in 0..rng.random_range(5..40) {
@@ -244,7 +269,7 @@ fn run_seed(seed: u64) -> Result<(), String> {
         if rng.random_range(0..5) == 0 {
             // Recovery cut short by failing writes, then another power failure.
             storage.fail_writes_after(Some(rng.random_range(0..40)));
-            let _ = open(&storage);
+            let _ = open(&storage, files);
             storage.fail_writes_after(None);
             let mode =
                 [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][rng.random_range(0..3)];
@@ -253,7 +278,7 @@ fn run_seed(seed: u64) -> Result<(), String> {
                 .map_err(|e| format!("reboot: {e}"))?;
         }
     }
-    let (db, tables) = open(&storage)?;
+    let (db, tables) = open(&storage, files)?;
     check(&db, &tables, &model, "final")
 }
 
