@@ -24,6 +24,7 @@ use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::layout::{FlowGate, Layout};
 use crate::logger::WalLogger;
+use crate::memtable::MemTable;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::{Stats, StatsSnapshot};
@@ -37,6 +38,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub mod inspect;
+mod memory;
 mod routing;
 
 /// The data file's name inside the database directory.
@@ -102,6 +104,8 @@ pub struct Table {
     layout: Layout,
     // The admission gate of a flow-controlled table.
     flow: Option<FlowGate>,
+    // The rows of a memory table (whose `tree` is a placeholder; see `memory`).
+    memory: Option<MemTable>,
     keys: KeyGenerator,
     rows: AtomicU64,
     // False until the catalog that names the table is durable: before that, no session may
@@ -180,6 +184,8 @@ pub struct RecoveryReport {
     /// True when a database last open without a log (`Durability::None`) had crashed and
     /// its tables were emptied.
     pub unlogged_tables_emptied: bool,
+    /// Rows of memory tables loaded from their checkpoint files.
+    pub memory_rows_loaded: u64,
 }
 
 struct Inner {
@@ -400,7 +406,9 @@ impl Database {
                 Some(logger) => tree.with_logger(Arc::clone(logger)),
                 None => tree,
             };
-            let (tree, extra_trees) = if catalog.unlogged_open {
+            let (tree, extra_trees) = if entry.layout.tree_count() == 0 {
+                (memory::no_tree(&pool), Vec::new())
+            } else if catalog.unlogged_open {
                 let tree = BTree::create(Arc::clone(&pool))?;
                 entry.root = tree.root();
                 entry.rows = 0;
@@ -422,6 +430,8 @@ impl Database {
                     extra_trees,
                 )
             };
+            let (memory, loaded) = memory::open(&*storage, id, entry, catalog.unlogged_open)?;
+            report.memory_rows_loaded += loaded;
             let mut high_water = entry.key_high_water;
             if let Some(latest) = redo.latest_values.get(id).copied().flatten()
                 && let Some(next) = entry.kind.next_after(latest)
@@ -437,6 +447,7 @@ impl Database {
                 extra_trees,
                 layout: entry.layout,
                 flow: routing::flow_gate(entry.layout, &stats),
+                memory,
                 keys: KeyGenerator::new(entry.kind, Some(high_water))?,
                 rows: AtomicU64::new(entry.rows),
                 published: AtomicBool::new(true),
@@ -450,7 +461,12 @@ impl Database {
                 segment_bytes,
                 catalog.logical_lsn.min(catalog.redo_lsn),
                 log_end,
-                |table, key| tables.get(table).map(|t| t.tree_for(key)).transpose(),
+                |table, key, row| {
+                    tables
+                        .get(table)
+                        .map(|t| t.reapply_row(key, row))
+                        .transpose()
+                },
             )?;
         }
         let recovered = !is_new && (redo.records > 0 || catalog.unlogged_open);
@@ -585,7 +601,11 @@ impl Database {
                     None => tree,
                 })
             };
-            let tree = create()?;
+            let tree = if layout.tree_count() == 0 {
+                memory::no_tree(&self.inner.pool)
+            } else {
+                create()?
+            };
             let extra_trees = (1..layout.tree_count())
                 .map(|_| create())
                 .collect::<Result<Vec<_>>>()?;
@@ -597,6 +617,7 @@ impl Database {
                 extra_trees,
                 layout,
                 flow: routing::flow_gate(layout, &self.inner.stats),
+                memory: memory::create(&*self.inner.storage, tables.len(), layout)?,
                 keys: KeyGenerator::new(kind, None)?,
                 rows: AtomicU64::new(0),
                 published: AtomicBool::new(false),
@@ -742,14 +763,16 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
         }
         return Err(error);
     }
+    // Memory tables: the rows of every commit before `logical` go to their checkpoint
+    // files before the catalog lets the log before `logical` go.
+    let tables: Vec<TableHandle> = inner.tables.read().clone();
+    memory::save(&tables, inner.wal.as_deref())?;
     let catalog = Catalog {
         page_size: inner.pool.page_size() as u32,
         redo_lsn: redo,
         logical_lsn: logical,
         unlogged_open: inner.durability == Durability::None && unlogged_open,
-        tables: inner
-            .tables
-            .read()
+        tables: tables
             .iter()
             .map(|t| TableEntry {
                 name: t.name.clone(),
@@ -760,6 +783,7 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
                 rows: t.rows.load(Ordering::Relaxed),
                 layout: t.layout,
                 extra_roots: t.extra_trees.iter().map(BTree::root).collect(),
+                memory_bytes: t.memory_bytes(),
             })
             .collect(),
     };
@@ -1002,7 +1026,7 @@ impl Session {
         {
             return Ok(Some(row.clone()));
         }
-        table.tree_for(key.as_bytes())?.get(key.as_bytes())
+        table.get_row(key.as_bytes())
     }
 
     /// Visits committed rows in key order from `from` (inclusive; `None`: the first) until

@@ -7,6 +7,8 @@
 //! - **Flow control**: one B+tree, and a gate ([`FlowGate`]) that admits at most a fixed
 //!   number of sessions at a time to inserts at the right end of the tree. Time spent
 //!   waiting at the gate is the wait type `BTREE_INSERT_FLOW_CONTROL`.
+//! - **Memory**: no B+tree at all; the rows live in a latch-free ordered index in memory,
+//!   durable through the log and a checkpoint file (see `crate::memtable`).
 
 use crate::btree::BTree;
 use crate::error::{Error, Result};
@@ -45,6 +47,9 @@ pub enum Layout {
         /// Sessions admitted at once (1 to [`FLOW_CONTROL_SESSIONS_MAX`]).
         sessions: u32,
     },
+    /// A memory-optimized table: no pages, a lock-free skip list in memory, durable through
+    /// the commit records and a per-table checkpoint file (see [`crate::memtable`]).
+    Memory,
 }
 
 impl Layout {
@@ -59,18 +64,19 @@ impl Layout {
         }
     }
 
-    /// Number of B+trees a table of this layout has.
+    /// Number of B+trees a table of this layout has (none for a memory table).
     pub fn tree_count(&self) -> usize {
         match self {
             Layout::HashPartitioned { partitions } => *partitions as usize,
             Layout::Clustered | Layout::FlowControl { .. } => 1,
+            Layout::Memory => 0,
         }
     }
 
     /// Checks the layout's numbers, and that `kind` can be partitioned.
     pub fn validate(&self, kind: KeyKind) -> Result<()> {
         match *self {
-            Layout::Clustered => Ok(()),
+            Layout::Clustered | Layout::Memory => Ok(()),
             Layout::HashPartitioned { partitions } => {
                 if !(1..=PARTITIONS_MAX).contains(&partitions) {
                     return Err(Error::InvalidOption(format!(
@@ -105,6 +111,8 @@ impl Layout {
             Layout::Clustered => (0, 0),
             Layout::HashPartitioned { partitions } => (1, partitions),
             Layout::FlowControl { sessions } => (2, sessions),
+            // Tags 3 and 4 are taken by the heap layouts.
+            Layout::Memory => (5, 0),
         }
     }
 
@@ -114,6 +122,7 @@ impl Layout {
             0 => Layout::Clustered,
             1 => Layout::HashPartitioned { partitions: param },
             2 => Layout::FlowControl { sessions: param },
+            5 if param == 0 => Layout::Memory,
             _ => return None,
         })
     }
@@ -368,6 +377,7 @@ mod tests {
             Layout::Clustered,
             Layout::HashPartitioned { partitions: 8 },
             Layout::FlowControl { sessions: 3 },
+            Layout::Memory,
         ] {
             layout.validate(identity).expect("valid");
             let (tag, param) = layout.to_parts();
@@ -389,6 +399,12 @@ mod tests {
                 .is_err()
         );
         assert_eq!(Layout::from_parts(9, 1), None);
+        assert_eq!(Layout::from_parts(5, 0), Some(Layout::Memory));
+        assert_eq!(Layout::from_parts(5, 1), None);
+        Layout::Memory
+            .validate(KeyKind::GuidV4)
+            .expect("any key kind");
+        assert_eq!(Layout::Memory.tree_count(), 0);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! by the same recovery again. The catalog (the control file) only moves to a new
 //! checkpoint once recovery has flushed everything it did.
 
-use crate::btree::{BTree, Inserted};
+use crate::btree::Inserted;
 use crate::buffer::BufferPool;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -110,15 +110,15 @@ pub fn redo(
 }
 
 /// Re-applies the rows of every commit record in `[from, until)` that are not in their
-/// table yet. `route(table, key)` names the tree a row of the catalog's `table` goes to
-/// (the same routing sessions use), or `None` for a table the catalog does not have.
-/// Returns the rows inserted.
-pub fn reapply_commits<'t>(
+/// table yet. `apply(table, key, row)` inserts a row of the catalog's `table` if absent,
+/// where sessions put it (a tree, a partition, a memory table), or returns `None` for a
+/// table the catalog does not have. Returns the rows inserted.
+pub fn reapply_commits(
     storage: &dyn Storage,
     segment_bytes: u64,
     from: Lsn,
     until: Lsn,
-    route: impl Fn(usize, &[u8]) -> Result<Option<&'t BTree>>,
+    mut apply: impl FnMut(usize, &[u8], &[u8]) -> Result<Option<Inserted>>,
 ) -> Result<u64> {
     let mut inserted = 0u64;
     wal::scan(storage, segment_bytes, from, |record| {
@@ -127,12 +127,13 @@ pub fn reapply_commits<'t>(
         }
         let (_, rows) = decode_commit(record.payload)?;
         for row in rows {
-            let tree = route(row.table as usize, row.key)?.ok_or_else(|| Error::CorruptPage {
-                file: "wal".into(),
-                page_id: 0,
-                reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
-            })?;
-            if tree.insert(row.key, row.row)? == Inserted::Yes {
+            let done =
+                apply(row.table as usize, row.key, row.row)?.ok_or_else(|| Error::CorruptPage {
+                    file: "wal".into(),
+                    page_id: 0,
+                    reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
+                })?;
+            if done == Inserted::Yes {
                 inserted += 1;
             }
         }

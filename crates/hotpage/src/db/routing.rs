@@ -3,11 +3,12 @@
 //! out of `db.rs`.
 //!
 //! Sessions (`Session::apply`) and recovery (`recovery::reapply_commits`) both route with
-//! [`Table::tree_for`], so a re-applied row lands in the partition its session used.
+//! [`Table::tree_for`], so a re-applied row lands in the partition its session used. A
+//! memory table has no tree: its rows go to its `MemTable` (see `crate::memtable`).
 
 use super::Table;
 use crate::btree::{BTree, Inserted, TreeStats};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::layout::{self, FlowGate, Layout};
 use crate::stats::Stats;
 use std::sync::Arc;
@@ -16,14 +17,15 @@ use std::sync::Arc;
 pub(super) fn flow_gate(layout: Layout, stats: &Arc<Stats>) -> Option<FlowGate> {
     match layout {
         Layout::FlowControl { sessions } => Some(FlowGate::new(sessions, Arc::clone(stats))),
-        Layout::Clustered | Layout::HashPartitioned { .. } => None,
+        Layout::Clustered | Layout::HashPartitioned { .. } | Layout::Memory => None,
     }
 }
 
 impl Table {
     /// The tree that holds (or will hold) the row with encoded key `key`: partition
     /// `id mod N` of a hash-partitioned table, the only tree otherwise. A key that is not
-    /// an 8-byte integer in a partitioned table is `InvalidOption`.
+    /// an 8-byte integer in a partitioned table is `InvalidOption`, and so is any key of a
+    /// memory table (it has no tree).
     pub fn tree_for(&self, key: &[u8]) -> Result<&BTree> {
         match self.layout {
             Layout::HashPartitioned { partitions } => {
@@ -33,18 +35,44 @@ impl Table {
                 }
             }
             Layout::Clustered | Layout::FlowControl { .. } => Ok(&self.tree),
+            Layout::Memory => Err(Error::InvalidOption(format!(
+                "table {} is a memory table: it has no B+tree",
+                self.name
+            ))),
         }
     }
 
-    /// Every tree of the table, partition 0 first.
+    /// Every tree of the table, partition 0 first (none for a memory table).
     pub fn trees(&self) -> impl Iterator<Item = &BTree> {
-        std::iter::once(&self.tree).chain(self.extra_trees.iter())
+        std::iter::once(&self.tree)
+            .filter(|_| self.memory.is_none())
+            .chain(self.extra_trees.iter())
+    }
+
+    /// The committed row under `key`.
+    pub(super) fn get_row(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        match &self.memory {
+            Some(memory) => memory.get(key),
+            None => self.tree_for(key)?.get(key),
+        }
+    }
+
+    /// Recovery's insert of a committed row (if absent): where a session would have put it,
+    /// without the flow-control gate (recovery is alone).
+    pub(super) fn reapply_row(&self, key: &[u8], row: &[u8]) -> Result<Inserted> {
+        match &self.memory {
+            Some(memory) => memory.insert(key, row),
+            None => self.tree_for(key)?.insert(key, row),
+        }
     }
 
     /// Inserts one committed row where it belongs. In a flow-controlled table an insert
     /// whose leaf is the rightmost one (for identity keys: all of them) first passes the
     /// gate; one whose row fits there without a split is admitted before those that split.
     pub(super) fn insert_row(&self, key: &[u8], row: &[u8]) -> Result<Inserted> {
+        if let Some(memory) = &self.memory {
+            return memory.insert(key, row);
+        }
         let tree = self.tree_for(key)?;
         if let Some(gate) = &self.flow {
             let probe = tree.probe_insert(key, row.len())?;
@@ -63,6 +91,9 @@ impl Table {
         from: Option<&[u8]>,
         visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
+        if let Some(memory) = &self.memory {
+            return memory.scan(from, visit);
+        }
         if self.extra_trees.is_empty() {
             return self.tree.scan(from, visit);
         }
@@ -72,8 +103,11 @@ impl Table {
 
     /// Verifies every tree and sums their shapes: rows, pages per level and out-of-order
     /// leaves add up, levels is the tallest partition's, leaf fill is the average over all
-    /// leaves.
+    /// leaves. A memory table's check is its own (`MemTable::verify`): rows, no pages.
     pub(super) fn verify(&self) -> Result<TreeStats> {
+        if let Some(memory) = &self.memory {
+            return memory.verify();
+        }
         let mut total = TreeStats::default();
         let mut fill_sum = 0.0;
         for tree in self.trees() {
