@@ -1,5 +1,6 @@
 //! Table designs by name: the seeds' remedies as key kinds and layouts (one clustered
-//! B+tree, hash partitions, or a B+tree with sequential-key flow control).
+//! B+tree, hash partitions, a B+tree with sequential-key flow control, or a memory-optimized
+//! table with no pages at all).
 
 use hotpage::{KeyKind, Layout};
 
@@ -46,6 +47,10 @@ pub const DESIGNS: &[Design] = &[
         name: "session-range",
         summary: "clustered on ids each session takes in blocks (TPC-E TID_RANGES, seed 003)",
     },
+    Design {
+        name: "memory",
+        summary: "memory-optimized on an identity key: a latch-free ordered index in memory, durable through the log and a checkpoint file, no pages (In-Memory OLTP, seed 001 V6)",
+    },
 ];
 
 /// The comma-separated design names, for messages.
@@ -75,7 +80,7 @@ pub struct KeyOptions {
 /// The key kind of a design, or `None` for an unknown name.
 pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     Some(match name {
-        "identity" | "identity-flow-control" | "hash-partition" => {
+        "identity" | "identity-flow-control" | "hash-partition" | "memory" => {
             KeyKind::Identity { start: 1, step: 1 }
         }
         "guid" => KeyKind::GuidV4,
@@ -93,7 +98,7 @@ pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     })
 }
 
-/// The layout of a design (clustered for every design but the two below).
+/// The layout of a design (clustered for every design but the three below).
 pub fn layout(name: &str, options: KeyOptions) -> Layout {
     match name {
         "hash-partition" => Layout::HashPartitioned {
@@ -102,6 +107,7 @@ pub fn layout(name: &str, options: KeyOptions) -> Layout {
         "identity-flow-control" => Layout::FlowControl {
             sessions: options.flow_control_sessions,
         },
+        "memory" => Layout::Memory,
         _ => Layout::Clustered,
     }
 }
