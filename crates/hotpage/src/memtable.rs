@@ -400,7 +400,7 @@ impl MemTable {
     /// Checkpoint, step 1: takes every row inserted so far for the file. The caller must
     /// then make the log durable up to its end (every row taken here has its commit record
     /// before that end) before [`MemTable::write_taken`].
-    pub fn take_unsaved(&self) {
+    pub(crate) fn take_unsaved(&self) {
         let mut pending = self.pending.lock();
         while let Some(row) = self.unsaved.pop() {
             pending.push(row);
@@ -410,7 +410,7 @@ impl MemTable {
     /// Checkpoint, step 2: appends the taken rows to the file and fdatasyncs it; the synced
     /// length then covers them. On failure they stay taken, and the next checkpoint writes
     /// them again at the same offset.
-    pub fn write_taken(&self) -> Result<()> {
+    pub(crate) fn write_taken(&self) -> Result<()> {
         let mut pending = self.pending.lock();
         if pending.is_empty() {
             return Ok(());

@@ -42,10 +42,11 @@ impl Table {
         }
     }
 
-    /// Every tree of the table, partition 0 first (none for a memory table).
+    /// Every tree of the table, partition 0 first (none for a layout without trees, whose
+    /// `tree` is a placeholder: a memory table).
     pub fn trees(&self) -> impl Iterator<Item = &BTree> {
         std::iter::once(&self.tree)
-            .filter(|_| self.memory.is_none())
+            .filter(|_| self.layout.tree_count() > 0)
             .chain(self.extra_trees.iter())
     }
 
