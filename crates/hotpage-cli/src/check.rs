@@ -1,8 +1,10 @@
 //! `hotpage check`: the integrity check (DBCC CHECKDB). Every page's checksum (of every data
 //! file), each table's
 //! B+tree (order, separators, levels, sibling links), the catalog against the trees (root
-//! pages, no page in two tables, no page in none) and row counts. Lists every fault and
-//! exits 7 if there is one.
+//! pages, no page in two tables, no page in none) and row counts. A memory table has no
+//! pages: its checkpoint file's frames (checksums, lengths, keys) are checked against the
+//! rows in memory, which must be in key order. Lists every fault and exits 7 if there is
+//! one.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
 use hotpage::buffer::{data_file_name, file_of, page_id_of, page_number};
@@ -217,6 +219,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             ok = false;
         }
         all_trees_ok &= ok;
+        let memory = db.memory_usage(&table);
         table_reports.push(json!({
             "name": name,
             "design": info.design,
@@ -225,6 +228,8 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             "pages": pages,
             "trees": info.layout.tree_count(),
             "heap_chains": info.layout.chain_count(),
+            "memory_file": memory.as_ref().map(|m| m.file.clone()),
+            "memory_file_bytes": memory.as_ref().map(|m| m.file_bytes),
             "ok": ok,
         }));
     }
@@ -280,6 +285,17 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             table_reports.len()
         );
         for t in &table_reports {
+            if let Some(file) = t["memory_file"].as_str() {
+                println!(
+                    "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
+                    t["name"].as_str().unwrap_or("?"),
+                    t["rows_catalog"],
+                    t["rows_tree"],
+                    t["memory_file_bytes"],
+                    if t["ok"] == true { "ok" } else { "FAULTS" }
+                );
+                continue;
+            }
             println!(
                 "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
                 t["name"].as_str().unwrap_or("?"),

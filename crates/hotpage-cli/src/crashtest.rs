@@ -44,6 +44,10 @@ pub struct CrashtestArgs {
     /// Kill-and-recover trials
     #[arg(long, default_value_t = 10)]
     pub trials: u32,
+    /// The child checkpoints after this many MiB of log: a small value puts checkpoints
+    /// (and, for memory tables, rows that only their checkpoint file holds) before the kill
+    #[arg(long, default_value_t = 256)]
+    pub checkpoint_mib: u64,
     /// Seed for the kill moments (default: from the clock; printed in the report)
     #[arg(long)]
     pub seed: Option<u64>,
@@ -72,9 +76,9 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
 
 /// Runs the crash test.
 pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
-    if args.trials == 0 || args.sessions == 0 || args.batch == 0 {
+    if args.trials == 0 || args.sessions == 0 || args.batch == 0 || args.checkpoint_mib == 0 {
         return Err(CliError::usage(
-            "--trials, --sessions and --batch must be at least 1",
+            "--trials, --sessions, --batch and --checkpoint-mib must be at least 1",
         ));
     }
     crate::stress::validate_files(args.files)?;
@@ -116,6 +120,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             .args(["--sessions", &args.sessions.to_string()])
             .args(["--batch", &args.batch.to_string()])
             .args(["--files", &args.files.to_string()])
+            .args(["--checkpoint-mib", &args.checkpoint_mib.to_string()])
             .args(["--duration", "3600", "--pool-mib", "16"])
             .arg("--db")
             .arg(&db_path)
@@ -165,6 +170,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         "sessions": args.sessions,
         "batch": args.batch,
         "files": args.files,
+        "checkpoint_mib": args.checkpoint_mib,
         "seed": seed,
         "trials": args.trials,
         "rows_acknowledged": totals.rows_acknowledged,

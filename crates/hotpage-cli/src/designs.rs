@@ -1,5 +1,6 @@
 //! Table designs by name: the seeds' remedies as key kinds and layouts (one clustered
-//! B+tree, hash partitions, or a B+tree with sequential-key flow control).
+//! B+tree, hash partitions, a B+tree with sequential-key flow control, or a memory-optimized
+//! table with no pages at all).
 
 use hotpage::{KeyKind, Layout};
 
@@ -54,6 +55,10 @@ pub const DESIGNS: &[Design] = &[
         name: "heap-nc-identity",
         summary: "a heap plus a nonclustered B+tree on the identity key: the hot page moves to the index's last leaf (seed 001 V3)",
     },
+    Design {
+        name: "memory",
+        summary: "memory-optimized on an identity key: a latch-free ordered index in memory, durable through the log and a checkpoint file, no pages (In-Memory OLTP, seed 001 V6)",
+    },
 ];
 
 /// The comma-separated design names, for messages.
@@ -85,9 +90,12 @@ pub struct KeyOptions {
 /// The key kind of a design, or `None` for an unknown name.
 pub fn key_kind(name: &str, options: KeyOptions) -> Option<KeyKind> {
     Some(match name {
-        "identity" | "identity-flow-control" | "hash-partition" | "heap" | "heap-nc-identity" => {
-            KeyKind::Identity { start: 1, step: 1 }
-        }
+        "identity"
+        | "identity-flow-control"
+        | "hash-partition"
+        | "heap"
+        | "heap-nc-identity"
+        | "memory" => KeyKind::Identity { start: 1, step: 1 },
         "guid" => KeyKind::GuidV4,
         "guid-v7" => KeyKind::GuidV7,
         "hash-prefix" => KeyKind::HashPrefix {
@@ -118,6 +126,7 @@ pub fn layout(name: &str, options: KeyOptions) -> Layout {
         "heap-nc-identity" => Layout::HeapIndexed {
             chains: options.files,
         },
+        "memory" => Layout::Memory,
         _ => Layout::Clustered,
     }
 }

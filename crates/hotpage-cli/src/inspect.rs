@@ -368,6 +368,22 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
     let tree = db
         .verify_table(&table)
         .with_context(|| format!("walking table {name}"))?;
+    if let Some(memory) = db.memory_usage(&table) {
+        // No pages, levels or fill: the rows and what they take in memory and on disk.
+        return Ok(json!({
+            "table": name,
+            "design": table.design(),
+            "memory_optimized": true,
+            "root_page": null,
+            "levels": 0,
+            "pages": 0,
+            "rows": tree.rows,
+            "key_bytes": memory.key_bytes,
+            "row_bytes": memory.row_bytes,
+            "file": memory.file,
+            "file_bytes": memory.file_bytes,
+        }));
+    }
     let leaves = tree.pages_per_level.first().copied().unwrap_or(0);
     // A heap: the shape above is the heap's pages; add the free-space map's categories,
     // and the nonclustered index's own shape if there is one.
@@ -431,6 +447,24 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
 }
 
 fn print_index(r: &Value) {
+    if r["memory_optimized"] == true {
+        println!(
+            "Memory-optimized table {} (design {}): no pages, no levels",
+            r["table"].as_str().unwrap_or(""),
+            r["design"].as_str().unwrap_or("")
+        );
+        println!("  rows               {}", r["rows"]);
+        println!(
+            "  in memory          {} bytes of keys, {} bytes of rows (plus one index node per row; not bounded by the buffer pool)",
+            r["key_bytes"], r["row_bytes"]
+        );
+        println!(
+            "  checkpoint file    {}, {} bytes durable",
+            r["file"].as_str().unwrap_or("?"),
+            r["file_bytes"]
+        );
+        return;
+    }
     let heap = &r["heap"];
     if !heap.is_null() {
         print_heap(r, heap);
@@ -562,12 +596,16 @@ fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
         .tables()
         .iter()
         .map(|t| {
+            let memory = db.table(&t.name).ok().and_then(|h| db.memory_usage(&h));
             json!({
                 "name": t.name,
                 "design": t.design,
                 "rows": t.rows,
-                "root_file": file_of(t.root_page),
-                "root_page": page_number(t.root_page),
+                // A memory table has no root page; its bytes are in memory and its file.
+                "root_file": if memory.is_some() { Value::Null } else { json!(file_of(t.root_page)) },
+                "root_page": if memory.is_some() { Value::Null } else { json!(page_number(t.root_page)) },
+                "memory_bytes": memory.as_ref().map(|m| m.key_bytes + m.row_bytes),
+                "memory_file_bytes": memory.as_ref().map(|m| m.file_bytes),
             })
         })
         .collect();
@@ -583,7 +621,13 @@ fn print_tables(r: &Value) {
             t["name"].as_str().unwrap_or("").to_string(),
             t["design"].as_str().unwrap_or("").to_string(),
             t["rows"].to_string(),
-            format!("{}:{}", t["root_file"], t["root_page"]),
+            match t["root_page"].as_u64() {
+                Some(root) => format!("{}:{root}", t["root_file"]),
+                None => format!(
+                    "none (memory: {} bytes)",
+                    t["memory_bytes"].as_u64().unwrap_or(0)
+                ),
+            },
         ]);
     }
     stress::right_align(&mut table, &[2, 3]);

@@ -61,7 +61,8 @@ enum Command {
     /// run's waits, the tables.
     Inspect(inspect::InspectArgs),
     /// Check a database's integrity (DBCC CHECKDB): page checksums, B+tree order and
-    /// links, catalog against trees, row counts. Exits 7 on any fault.
+    /// links, catalog against trees, memory tables' checkpoint files, row counts. Exits 7
+    /// on any fault.
     Check(check::CheckArgs),
     /// Kill a stress child with SIGKILL at random moments, recover, and verify that no
     /// acknowledged row is lost, no transaction is partly visible and `check` passes.
@@ -109,7 +110,7 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         E::NoSuchTable(_) => EXIT_NOT_FOUND,
         E::Locked { .. } => EXIT_LOCKED,
         E::FormatTooNew { .. } => EXIT_FORMAT_TOO_NEW,
-        E::CorruptPage { .. } => EXIT_CORRUPT,
+        E::CorruptPage { .. } | E::CorruptFile { .. } => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }
 }

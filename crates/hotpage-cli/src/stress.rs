@@ -40,8 +40,8 @@ const PHASE_STOP: u8 = 3;
 #[derive(clap::Args, Debug, Clone)]
 pub struct StressArgs {
     /// Table design: identity, identity-flow-control, guid, guid-v7, hash-prefix,
-    /// hash-partition, bit-reverse, session-range, or all (each in turn, then a
-    /// side-by-side summary)
+    /// hash-partition, bit-reverse, session-range, memory (memory-optimized: no pages), or
+    /// all (each in turn, then a side-by-side summary)
     #[arg(long, default_value = "identity")]
     pub design: String,
     /// Concurrent sessions, each an OS thread with its own session
@@ -598,6 +598,7 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
             "splits": splits,
             "rows_in_table": tree.rows,
         },
+        "memory": memory_figures(&db, &table),
         "db": args.db.as_ref().map(|p| p.display().to_string()),
     });
     drop(table);
@@ -896,20 +897,32 @@ fn print_report(r: &serde_json::Value) {
     print_waits_and_pages(r);
     println!();
     let index = &r["index"];
-    let what = if r["design"].as_str().is_some_and(|d| d.starts_with("heap")) {
-        "Heap (pages, page fill)"
+    let memory = &r["memory"];
+    let heap = r["design"].as_str().is_some_and(|d| d.starts_with("heap"));
+    if memory.is_null() {
+        println!(
+            "{}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
+            if heap {
+                "Heap (pages, page fill)"
+            } else {
+                "Index"
+            },
+            index["levels"],
+            index["pages"],
+            number(&index["avg_fill_pct"]),
+            index["splits"],
+            index["rows_in_table"]
+        );
     } else {
-        "Index"
-    };
-    println!(
-        "{what}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
-        index["levels"],
-        index["pages"],
-        number(&index["avg_fill_pct"]),
-        index["splits"],
-        index["rows_in_table"]
-    );
-    if r["design"].as_str().is_some_and(|d| d.starts_with("heap")) {
+        println!(
+            "Index: memory-optimized, no pages: {} rows, {:.1} MiB of keys and rows in memory; checkpoint file {} {:.1} MiB (closing appends the rest)",
+            memory["rows"],
+            (number(&memory["key_bytes"]) + number(&memory["row_bytes"])) / (1024.0 * 1024.0),
+            memory["file"].as_str().unwrap_or("?"),
+            number(&memory["file_bytes"]) / (1024.0 * 1024.0)
+        );
+    }
+    if heap {
         let fsm = &r["fsm"];
         println!(
             "Free-space map: {} updates, {} FSM_LATCH waits ({:.1} ms)",
@@ -930,6 +943,21 @@ fn print_report(r: &serde_json::Value) {
             log["flushes"],
             number(&log["commits_per_flush"])
         );
+    }
+}
+
+/// `memory: {rows, key_bytes, row_bytes, file, file_bytes}` of a memory table, or null for
+/// a table with pages.
+pub fn memory_figures(db: &Database, table: &hotpage::TableHandle) -> serde_json::Value {
+    match db.memory_usage(table) {
+        Some(m) => json!({
+            "rows": m.rows,
+            "key_bytes": m.key_bytes,
+            "row_bytes": m.row_bytes,
+            "file": m.file,
+            "file_bytes": m.file_bytes,
+        }),
+        None => serde_json::Value::Null,
     }
 }
 

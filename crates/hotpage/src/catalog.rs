@@ -7,11 +7,14 @@
 //! per table: name_len u16, name, design_len u16, design, kind_tag u8, kind_a i64, kind_b i64,
 //!            root u64, key_high_water i64, rows u64,
 //!            (format 3 and later) layout_tag u8, layout_param u32, extra_root_count u32,
-//!            extra_root u64 * extra_root_count
+//!            extra_root u64 * extra_root_count,
+//!            (layout tag 5, memory, only) memory_bytes u64
 //! crc32c u32 of everything before it
 //! ```
 //! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
-//! its tables are clustered, with one root each.
+//! its tables are clustered, with one root each. A memory table (layout tag 5) has no tree:
+//! its root is `NO_PAGE`, it has no extra roots, and `memory_bytes` is the synced length of
+//! its checkpoint file (older binaries refuse the unknown layout tag).
 
 use crate::buffer::FORMAT_VERSION;
 use crate::error::{Error, Result};
@@ -51,6 +54,8 @@ pub struct TableEntry {
     /// The roots of the trees after the first (partitions 1.. of a hash-partitioned
     /// table; empty otherwise). `root` is partition 0's.
     pub extra_roots: Vec<u64>,
+    /// A memory table's checkpoint file is durable up to here (0 for other layouts).
+    pub memory_bytes: u64,
 }
 
 /// The whole catalog. It is also the control file: it names the last checkpoint.
@@ -169,6 +174,9 @@ impl Catalog {
             for root in &t.extra_roots {
                 out.extend_from_slice(&root.to_le_bytes());
             }
+            if t.layout == Layout::Memory {
+                out.extend_from_slice(&t.memory_bytes.to_le_bytes());
+            }
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -225,6 +233,7 @@ impl Catalog {
             let root = r.u64().ok_or_else(truncated)?;
             let key_high_water = r.i64().ok_or_else(truncated)?;
             let rows = r.u64().ok_or_else(truncated)?;
+            let mut memory_bytes = 0;
             let (layout, extra_roots) = if version >= LAYOUT_FORMAT_VERSION {
                 let tag = r.u8().ok_or_else(truncated)?;
                 let param = r.u32().ok_or_else(truncated)?;
@@ -234,12 +243,15 @@ impl Catalog {
                     .validate(kind)
                     .map_err(|_| bad("table layout out of range"))?;
                 let count = r.u32().ok_or_else(truncated)? as usize;
-                if count + 1 != layout.root_count() {
+                if count != layout.root_count().saturating_sub(1) {
                     return Err(bad("root count does not match the table layout"));
                 }
                 let mut extra_roots = Vec::with_capacity(count);
                 for _ in 0..count {
                     extra_roots.push(r.u64().ok_or_else(truncated)?);
+                }
+                if layout == Layout::Memory {
+                    memory_bytes = r.u64().ok_or_else(truncated)?;
                 }
                 (layout, extra_roots)
             } else {
@@ -254,6 +266,7 @@ impl Catalog {
                 rows,
                 layout,
                 extra_roots,
+                memory_bytes,
             });
         }
         if r.at != body.len() {
@@ -330,6 +343,7 @@ mod tests {
                     rows: 1000,
                     layout: Layout::Clustered,
                     extra_roots: Vec::new(),
+                    memory_bytes: 0,
                 },
                 TableEntry {
                     name: "events".into(),
@@ -340,6 +354,7 @@ mod tests {
                     rows: 4,
                     layout: Layout::Clustered,
                     extra_roots: Vec::new(),
+                    memory_bytes: 0,
                 },
                 TableEntry {
                     name: "orders_hash".into(),
@@ -350,6 +365,7 @@ mod tests {
                     rows: 8,
                     layout: Layout::HashPartitioned { partitions: 3 },
                     extra_roots: vec![4, 5],
+                    memory_bytes: 0,
                 },
                 TableEntry {
                     name: "orders_flow".into(),
@@ -360,6 +376,18 @@ mod tests {
                     rows: 1,
                     layout: Layout::FlowControl { sessions: 2 },
                     extra_roots: Vec::new(),
+                    memory_bytes: 0,
+                },
+                TableEntry {
+                    name: "orders_memory".into(),
+                    design: "memory".into(),
+                    kind: KeyKind::Identity { start: 1, step: 1 },
+                    root: crate::page::NO_PAGE,
+                    key_high_water: 30,
+                    rows: 29,
+                    layout: Layout::Memory,
+                    extra_roots: Vec::new(),
+                    memory_bytes: 4096 + 7,
                 },
             ],
         }
@@ -395,6 +423,10 @@ mod tests {
         // A layout whose root count disagrees is refused even with a good checksum.
         let mut bad = sample();
         bad.tables[2].extra_roots.pop();
+        assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
+        // A memory table has no extra roots.
+        let mut bad = sample();
+        bad.tables[4].extra_roots.push(9);
         assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
     }
 

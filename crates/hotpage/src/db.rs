@@ -25,6 +25,7 @@ use crate::io::{LOCK_FILE, StdStorage, Storage};
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::layout::{FlowGate, Layout};
 use crate::logger::WalLogger;
+use crate::memtable::MemTable;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::{Stats, StatsSnapshot};
@@ -38,6 +39,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub mod inspect;
+mod memory;
 mod routing;
 use routing::{new_storage, roots_of};
 
@@ -111,6 +113,8 @@ pub struct Table {
     layout: Layout,
     // The admission gate of a flow-controlled table.
     flow: Option<FlowGate>,
+    // The rows of a memory table (which has no trees and no heap; see `memory`).
+    memory: Option<MemTable>,
     keys: KeyGenerator,
     rows: AtomicU64,
     // False until the catalog that names the table is durable: before that, no session may
@@ -199,6 +203,8 @@ pub struct RecoveryReport {
     /// True when a database last open without a log (`Durability::None`) had crashed and
     /// its tables were emptied.
     pub unlogged_tables_emptied: bool,
+    /// Rows of memory tables loaded from their checkpoint files.
+    pub memory_rows_loaded: u64,
 }
 
 struct Inner {
@@ -449,12 +455,15 @@ impl Database {
                 let roots: Vec<u64> = std::iter::once(entry.root)
                     .chain(entry.extra_roots.iter().copied())
                     .collect();
-                let (tree_roots, heads) =
-                    roots.split_at(entry.layout.tree_count().min(roots.len()));
-                let trees = tree_roots
+                // Trees' roots first, then the heap chains' heads; a table with neither (a
+                // memory table) keeps a placeholder root in the catalog.
+                let trees_end = entry.layout.tree_count().min(roots.len());
+                let heads_end = (trees_end + entry.layout.chain_count()).min(roots.len());
+                let trees = roots[..trees_end]
                     .iter()
                     .map(|root| BTree::open(Arc::clone(&pool), *root))
                     .collect();
+                let heads = &roots[trees_end..heads_end];
                 let heap = if heads.is_empty() {
                     None
                 } else {
@@ -476,6 +485,8 @@ impl Database {
                 ),
                 None => (trees, heap),
             };
+            let (memory, loaded) = memory::open(&*storage, id, entry, catalog.unlogged_open)?;
+            report.memory_rows_loaded += loaded;
             let mut high_water = entry.key_high_water;
             if let Some(latest) = redo.latest_values.get(id).copied().flatten()
                 && let Some(next) = entry.kind.next_after(latest)
@@ -491,6 +502,7 @@ impl Database {
                 heap,
                 layout: entry.layout,
                 flow: routing::flow_gate(entry.layout, &stats),
+                memory,
                 keys: KeyGenerator::new(entry.kind, Some(high_water))?,
                 rows: AtomicU64::new(entry.rows),
                 published: AtomicBool::new(true),
@@ -659,6 +671,7 @@ impl Database {
                 heap,
                 layout,
                 flow: routing::flow_gate(layout, &self.inner.stats),
+                memory: memory::create(&*self.inner.storage, tables.len(), layout)?,
                 keys: KeyGenerator::new(kind, None)?,
                 rows: AtomicU64::new(0),
                 published: AtomicBool::new(false),
@@ -805,14 +818,16 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
         }
         return Err(error);
     }
+    // Memory tables: the rows of every commit before `logical` go to their checkpoint
+    // files before the catalog lets the log before `logical` go.
+    let tables: Vec<TableHandle> = inner.tables.read().clone();
+    memory::save(&tables, inner.wal.as_deref())?;
     let catalog = Catalog {
         page_size: inner.pool.page_size() as u32,
         redo_lsn: redo,
         logical_lsn: logical,
         unlogged_open: inner.durability == Durability::None && unlogged_open,
-        tables: inner
-            .tables
-            .read()
+        tables: tables
             .iter()
             .map(|t| {
                 let roots = t.roots();
@@ -825,6 +840,7 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
                     rows: t.rows.load(Ordering::Relaxed),
                     layout: t.layout,
                     extra_roots: roots.get(1..).unwrap_or_default().to_vec(),
+                    memory_bytes: t.memory_bytes(),
                 }
             })
             .collect(),

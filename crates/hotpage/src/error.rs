@@ -23,6 +23,14 @@ pub enum Error {
         page_id: u64,
         reason: String,
     },
+    /// A file other than the data file (a memory table's checkpoint file) failed its
+    /// checks at byte `offset`.
+    #[error("corrupt file {file} at byte {offset}: {reason}")]
+    CorruptFile {
+        file: String,
+        offset: u64,
+        reason: String,
+    },
     /// A database file that is not what it should be (bad magic, bad catalog).
     #[error("{path} is not a hotpage database: {reason}")]
     NotADatabase { path: PathBuf, reason: String },

@@ -7,6 +7,8 @@
 //! - **Flow control**: one B+tree, and a gate ([`FlowGate`]) that admits at most a fixed
 //!   number of sessions at a time to inserts at the right end of the tree. Time spent
 //!   waiting at the gate is the wait type `BTREE_INSERT_FLOW_CONTROL`.
+//! - **Memory**: no B+tree at all; the rows live in a latch-free ordered index in memory,
+//!   durable through the log and a checkpoint file (see `crate::memtable`).
 
 use crate::btree::BTree;
 use crate::error::{Error, Result};
@@ -59,6 +61,9 @@ pub enum Layout {
         /// Page chains of the heap.
         chains: u32,
     },
+    /// A memory-optimized table: no pages, a lock-free skip list in memory, durable through
+    /// the commit records and a per-table checkpoint file (see [`crate::memtable`]).
+    Memory,
 }
 
 impl Layout {
@@ -73,12 +78,13 @@ impl Layout {
         }
     }
 
-    /// Number of B+trees a table of this layout has (a heap's index counts).
+    /// Number of B+trees a table of this layout has (a heap's index counts; a memory table
+    /// has none).
     pub fn tree_count(&self) -> usize {
         match self {
             Layout::HashPartitioned { partitions } => *partitions as usize,
             Layout::Clustered | Layout::FlowControl { .. } | Layout::HeapIndexed { .. } => 1,
-            Layout::Heap { .. } => 0,
+            Layout::Heap { .. } | Layout::Memory => 0,
         }
     }
 
@@ -114,7 +120,7 @@ impl Layout {
     /// Checks the layout's numbers, and that `kind` can be partitioned.
     pub fn validate(&self, kind: KeyKind) -> Result<()> {
         match *self {
-            Layout::Clustered => Ok(()),
+            Layout::Clustered | Layout::Memory => Ok(()),
             Layout::HashPartitioned { partitions } => {
                 if !(1..=PARTITIONS_MAX).contains(&partitions) {
                     return Err(Error::InvalidOption(format!(
@@ -160,6 +166,8 @@ impl Layout {
             Layout::FlowControl { sessions } => (2, sessions),
             Layout::Heap { chains } => (3, chains),
             Layout::HeapIndexed { chains } => (4, chains),
+            // Tags 3 and 4 are taken by the heap layouts.
+            Layout::Memory => (5, 0),
         }
     }
 
@@ -171,6 +179,7 @@ impl Layout {
             2 => Layout::FlowControl { sessions: param },
             3 => Layout::Heap { chains: param },
             4 => Layout::HeapIndexed { chains: param },
+            5 if param == 0 => Layout::Memory,
             _ => return None,
         })
     }
@@ -425,6 +434,7 @@ mod tests {
             Layout::Clustered,
             Layout::HashPartitioned { partitions: 8 },
             Layout::FlowControl { sessions: 3 },
+            Layout::Memory,
         ] {
             layout.validate(identity).expect("valid");
             let (tag, param) = layout.to_parts();
@@ -446,6 +456,12 @@ mod tests {
                 .is_err()
         );
         assert_eq!(Layout::from_parts(9, 1), None);
+        assert_eq!(Layout::from_parts(5, 0), Some(Layout::Memory));
+        assert_eq!(Layout::from_parts(5, 1), None);
+        Layout::Memory
+            .validate(KeyKind::GuidV4)
+            .expect("any key kind");
+        assert_eq!(Layout::Memory.tree_count(), 0);
     }
 
     #[test]

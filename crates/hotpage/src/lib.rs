@@ -15,6 +15,7 @@ pub mod keys;
 pub mod latch;
 pub mod layout;
 pub mod logger;
+pub mod memtable;
 pub mod page;
 pub mod recovery;
 pub mod stats;

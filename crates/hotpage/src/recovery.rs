@@ -110,8 +110,9 @@ pub fn redo(
     Ok(outcome)
 }
 
-/// Re-applies the rows of every commit record in `[from, until)`. `apply(table, key, row)`
-/// inserts one row if it is absent (routing it as sessions do), or returns `None` for a
+/// Re-applies the rows of every commit record in `[from, until)` that are not in their
+/// table yet. `apply(table, key, row)` inserts a row of the catalog's `table` if absent,
+/// where sessions put it (a tree, a partition, a memory table), or returns `None` for a
 /// table the catalog does not have. Returns the rows inserted.
 pub fn reapply_commits(
     storage: &dyn Storage,

@@ -3,7 +3,8 @@
 //! out of `db.rs`.
 //!
 //! Sessions (`Session::apply`) and recovery (`recovery::reapply_commits`) both route with
-//! [`Table::tree_for`], so a re-applied row lands in the partition its session used.
+//! [`Table::tree_for`], so a re-applied row lands in the partition its session used. A
+//! memory table has no tree: its rows go to its `MemTable` (see `crate::memtable`).
 
 use super::{Table, TableHandle};
 use crate::btree::{BTree, Inserted, TreeStats};
@@ -112,7 +113,7 @@ impl Table {
     /// The tree that holds (or will hold) the row with encoded key `key`: partition
     /// `id mod N` of a hash-partitioned table, the only tree otherwise (a heap's index).
     /// A key that is not an 8-byte integer in a partitioned table is `InvalidOption`; a
-    /// plain heap has no tree (`InvalidOption`).
+    /// plain heap and a memory table have no tree (`InvalidOption`).
     pub fn tree_for(&self, key: &[u8]) -> Result<&BTree> {
         let tree = match self.layout {
             Layout::HashPartitioned { partitions } => {
@@ -121,7 +122,12 @@ impl Table {
             _ => self.trees.first(),
         };
         tree.ok_or_else(|| {
-            Error::InvalidOption(format!("table {} is a heap without an index", self.name))
+            Error::InvalidOption(match self.layout {
+                Layout::Memory => {
+                    format!("table {} is a memory table: it has no B+tree", self.name)
+                }
+                _ => format!("table {} is a heap without an index", self.name),
+            })
         })
     }
 
@@ -146,6 +152,9 @@ impl Table {
         row: &[u8],
         target: &mut HeapTarget,
     ) -> Result<Inserted> {
+        if let Some(memory) = &self.memory {
+            return memory.insert(key, row);
+        }
         if let Some(heap) = &self.heap {
             let (inserted, page_id) = heap.insert(target, key, row)?;
             if inserted == Inserted::Yes
@@ -169,6 +178,9 @@ impl Table {
     /// The committed row stored under `key`: through the tree, or the heap's index and
     /// then the heap page it names, or (a plain heap) by reading heap pages.
     pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(memory) = &self.memory {
+            return memory.get(key);
+        }
         match (&self.heap, self.trees.first()) {
             (Some(heap), Some(index)) => match index.get(key)? {
                 Some(pointer) => heap.fetch(page_pointer(&pointer)?, key),
@@ -187,6 +199,9 @@ impl Table {
         from: Option<&[u8]>,
         mut visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
+        if let Some(memory) = &self.memory {
+            return memory.scan(from, visit);
+        }
         match (&self.heap, self.trees.as_slice()) {
             (Some(heap), [index]) => {
                 let mut failed = None;
@@ -224,8 +239,12 @@ impl Table {
     /// Verifies every tree and sums their shapes: rows, pages per level and out-of-order
     /// leaves add up, levels is the tallest partition's, leaf fill is the average over all
     /// leaves. For a heap: the heap's pages and fill (and, with an index, that the index
-    /// has one entry per heap row, each naming the page that holds it).
+    /// has one entry per heap row, each naming the page that holds it). A memory table's
+    /// check is its own (`MemTable::verify`): rows, no pages.
     pub(super) fn verify(&self) -> Result<TreeStats> {
+        if let Some(memory) = &self.memory {
+            return memory.verify();
+        }
         if let Some(heap) = &self.heap {
             let shape = heap.verify()?;
             if let Some(index) = self.trees.first() {
