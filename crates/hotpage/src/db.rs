@@ -457,8 +457,19 @@ impl Database {
                     .collect();
                 // Trees' roots first, then the heap chains' heads; a table with neither (a
                 // memory table) keeps a placeholder root in the catalog.
-                let trees_end = entry.layout.tree_count().min(roots.len());
-                let heads_end = (trees_end + entry.layout.chain_count()).min(roots.len());
+                let wanted = entry.layout.root_count();
+                if roots.len() != wanted.max(1) {
+                    return Err(not_a_database(
+                        path,
+                        &format!(
+                            "the catalog gives table {} {} root pages, its layout needs {wanted}",
+                            entry.name,
+                            roots.len()
+                        ),
+                    ));
+                }
+                let trees_end = entry.layout.tree_count();
+                let heads_end = trees_end + entry.layout.chain_count();
                 let trees = roots[..trees_end]
                     .iter()
                     .map(|root| BTree::open(Arc::clone(&pool), *root))
@@ -1046,7 +1057,13 @@ impl Session {
                 if self.durability == Durability::Sync {
                     wal.wait_durable(end)?;
                 }
-                self.apply(rows)
+                self.apply(rows).inspect_err(|_| {
+                    // The commit record is in the log but its rows are only partly applied.
+                    // No checkpoint may now move the logical point past it (its rest would
+                    // never be applied), so the database stops like a failed log: reopening
+                    // re-applies the whole transaction.
+                    wal.fail();
+                })
             });
             self.applying.store(NOT_APPLYING, Ordering::SeqCst);
             result

@@ -230,6 +230,12 @@ impl FreeSpaceMap {
         let Some(page) = self.map_page(slot.file, slot.ordinal) else {
             return;
         };
+        // Most calls find the entry already there (a session rejecting a page another one
+        // filled): a shared latch answers that without blocking the map page's readers.
+        let index = slot.ordinal % FSM_PAGES_PER_MAP;
+        if self.read(&page).get(index).is_none_or(|e| e.1 >= category) {
+            return;
+        }
         let mut entries = self.write(&page);
         if let Some(entry) = entries.get_mut(slot.ordinal % FSM_PAGES_PER_MAP)
             && entry.1 < category

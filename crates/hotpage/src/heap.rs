@@ -21,8 +21,10 @@ use crate::btree::{Inserted, PageLogger, TreeStats};
 use crate::buffer::{BufferPool, file_of};
 use crate::error::{Error, Result};
 use crate::fsm::{self, Candidate, FreeSpaceMap};
+use crate::keys::Key;
 use crate::page::{HEADER_BYTES, NO_PAGE, PageType, SLOT_BYTES};
 use crate::stats::Stats;
+use crate::stats::WaitType;
 use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -150,10 +152,13 @@ impl Heap {
         mut visit: impl FnMut(u64, crate::page::Page<'_>) -> Result<bool>,
     ) -> Result<()> {
         let mut page_id = self.heads[chain];
-        let mut seen = HashSet::new();
+        // A chain longer than the database has pages loops back on itself.
+        let pages_max = self.pool.info().file_pages;
+        let mut walked = 0u64;
         while page_id != NO_PAGE {
-            if !seen.insert(page_id) {
-                return Err(self.corrupt(page_id, "heap chain loops back to this page"));
+            walked += 1;
+            if walked > pages_max {
+                return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
             }
             let page = self.pool.fix_shared(page_id)?;
             if page.page().page_type() != Some(PageType::Heap) {
@@ -228,14 +233,15 @@ impl Heap {
                 continue;
             }
             if !p.fits(need - SLOT_BYTES) {
-                // Cannot happen while rows are never deleted (free space is contiguous and
-                // at least what the category guarantees); if it does, retire the page
-                // rather than offer it again.
-                debug_assert!(false, "page {} admits but does not fit", candidate.page_id);
-                drop(page);
-                self.fsm.raise(candidate.slot, fsm::CATEGORY_FULL);
-                target.current = None;
-                continue;
+                // Cannot happen while rows are never deleted: free space is contiguous and
+                // at least what the category guarantees. Offering the page again would loop.
+                return Err(self.corrupt(
+                    candidate.page_id,
+                    format!(
+                        "{} bytes free, less than its fill category guarantees",
+                        p.free_bytes()
+                    ),
+                ));
             }
             let pos = match p.search(key) {
                 Ok(_) => return Ok((Inserted::Duplicate, candidate.page_id)),
@@ -251,10 +257,13 @@ impl Heap {
                 log.inserted(&page, key, row)?;
             }
             let after = fsm::category_of_page(p.used_bytes(), page_size);
-            drop(page);
             if after != before {
+                // Under the page latch, as SQL Server sets PFS free space within the insert:
+                // nobody sees the page's new category before the map does. (Map latches are
+                // never held while waiting for a page latch, so this order cannot deadlock.)
                 self.fsm.raise(candidate.slot, after);
             }
+            drop(page);
             return Ok((Inserted::Yes, candidate.page_id));
         }
     }
@@ -265,10 +274,22 @@ impl Heap {
         let chain = (0..self.fsm.file_count())
             .min_by_key(|&f| self.fsm.len(f))
             .unwrap_or(0);
-        let _grow = self.grow[chain as usize].lock();
+        // Allocation is serialised per chain, like SQL Server's GAM/SGAM pages (which seed
+        // 002 watches together with PFS): waiting for it counts as FSM_LATCH.
+        let grow = &self.grow[chain as usize];
+        let _grow = match grow.try_lock() {
+            Some(guard) => guard,
+            None => {
+                let start = std::time::Instant::now();
+                let guard = grow.lock();
+                let waited = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                self.pool
+                    .stats()
+                    .record_wait(WaitType::FsmLatch, None, waited);
+                guard
+            }
+        };
         let tail_id = self.fsm.last(chain).unwrap_or(self.heads[chain as usize]);
-        let file = chain % self.pool.file_count().max(1);
-        let new = self.pool.allocate_in(file, PageType::Heap, 0)?;
         let tail = self.pool.fix_exclusive(tail_id)?;
         if tail.page().page_type() != Some(PageType::Heap) || tail.page().next() != NO_PAGE {
             return Err(self.corrupt(
@@ -276,11 +297,17 @@ impl Heap {
                 "the heap chain's tail is not a heap page without a next page",
             ));
         }
+        let file = chain % self.pool.file_count().max(1);
+        let new = self.pool.allocate_in(file, PageType::Heap, 0)?;
         tail.mark_dirty();
         new.mark_dirty();
         tail.page().set_next(new.page_id());
-        if let Some(log) = &self.log {
-            log.images(&[&tail, &new])?;
+        if let Some(log) = &self.log
+            && let Err(error) = log.images(&[&tail, &new])
+        {
+            // Unlink: the chain must not point at a page the map never registered.
+            tail.page().set_next(NO_PAGE);
+            return Err(error);
         }
         let slot = self.fsm.register(chain, new.page_id(), 0);
         Ok(Candidate {
@@ -331,9 +358,15 @@ impl Heap {
         mut visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         let mut rows: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let pages_max = self.pool.info().file_pages;
         for chain in 0..self.heads.len() {
             let mut page_id = self.heads[chain];
+            let mut walked = 0u64;
             while page_id != NO_PAGE {
+                walked += 1;
+                if walked > pages_max {
+                    return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
+                }
                 let next = {
                     let page = self.pool.fix_shared(page_id)?;
                     let p = page.page();
@@ -447,7 +480,7 @@ impl Heap {
     /// `keys` is not in the heap.
     pub fn remove_present(
         &self,
-        keys: &mut HashSet<Vec<u8>>,
+        keys: &mut HashSet<Key>,
         mut found: impl FnMut(&[u8], u64) -> Result<()>,
     ) -> Result<()> {
         let mut key = Vec::new();
@@ -459,7 +492,7 @@ impl Heap {
                 for i in 0..page.slot_count() {
                     key.clear();
                     page.copy_key(i, &mut key);
-                    if keys.remove(&key) {
+                    if Key::from_bytes(&key).is_ok_and(|k| keys.remove(&k)) {
                         found(&key, page_id)?;
                     }
                 }
@@ -574,9 +607,9 @@ mod tests {
         })
         .expect("scan");
         assert_eq!(seen.len(), 4000);
-        let mut wanted: HashSet<Vec<u8>> = [7u64, 4999, 123_456]
+        let mut wanted: HashSet<Key> = [7u64, 4999, 123_456]
             .iter()
-            .map(|k| k.to_be_bytes().to_vec())
+            .map(|k| Key::from_bytes(&k.to_be_bytes()).expect("key"))
             .collect();
         let mut pages = Vec::new();
         heap.remove_present(&mut wanted, |_, page| {

@@ -17,6 +17,7 @@ use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::io::Storage;
+use crate::keys::Key;
 use crate::logger::{decode_page_images, decode_page_insert};
 use crate::txn::decode_commit;
 use crate::wal::{self, Lsn, RecordKind};
@@ -151,8 +152,8 @@ pub fn commit_keys(
     from: Lsn,
     until: Lsn,
     wanted: impl Fn(usize) -> bool,
-) -> Result<HashMap<usize, HashSet<Vec<u8>>>> {
-    let mut keys: HashMap<usize, HashSet<Vec<u8>>> = HashMap::new();
+) -> Result<HashMap<usize, HashSet<Key>>> {
+    let mut keys: HashMap<usize, HashSet<Key>> = HashMap::new();
     wal::scan(storage, segment_bytes, from, |record| {
         if record.lsn >= until || record.kind != RecordKind::TxnCommit {
             return Ok(());
@@ -161,7 +162,9 @@ pub fn commit_keys(
         for row in rows {
             let table = row.table as usize;
             if wanted(table) {
-                keys.entry(table).or_default().insert(row.key.to_vec());
+                keys.entry(table)
+                    .or_default()
+                    .insert(Key::from_bytes(row.key)?);
             }
         }
         Ok(())

@@ -12,6 +12,7 @@ use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
 use crate::heap::{Heap, HeapTarget};
 use crate::io::Storage;
+use crate::keys::Key;
 use crate::layout::{self, FlowGate, Layout};
 use crate::recovery;
 use crate::stats::Stats;
@@ -58,8 +59,8 @@ pub(super) fn roots_of(trees: &[BTree], heap: Option<&Heap>) -> Vec<u64> {
 
 /// Recovery, pass 2: re-applies the rows of commits in `[from, until)` that are not in
 /// their tables. B+trees answer "is it there?" by key. A heap has no such lookup, so for
-/// heap tables the commits' keys are collected first (memory: one key per row logged since
-/// the checkpoint's logical point) and the heap's pages are read once to strike out those
+/// heap tables the commits' keys are collected first (memory: about 40 bytes per heap row
+/// in the log since the checkpoint's logical point) and the heap's pages are read once to strike out those
 /// present; a heap's index gets back entries whose row reached the heap but not the index.
 pub(super) fn reapply(
     storage: &dyn Storage,
@@ -68,7 +69,7 @@ pub(super) fn reapply(
     until: Lsn,
     tables: &[TableHandle],
 ) -> Result<u64> {
-    let mut absent: HashMap<usize, HashSet<Vec<u8>>> = HashMap::new();
+    let mut absent: HashMap<usize, HashSet<Key>> = HashMap::new();
     let mut repaired = 0u64;
     if tables.iter().any(|t| t.heap.is_some()) {
         absent = recovery::commit_keys(storage, segment_bytes, from, until, |table| {
@@ -97,7 +98,7 @@ pub(super) fn reapply(
                 // Present unless the page walk above left it in the set.
                 let missing = absent
                     .get_mut(&table_id)
-                    .is_some_and(|keys| keys.remove(key));
+                    .is_some_and(|keys| Key::from_bytes(key).is_ok_and(|key| keys.remove(&key)));
                 if !missing {
                     return Ok(Some(Inserted::Duplicate));
                 }
