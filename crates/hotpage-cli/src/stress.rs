@@ -40,7 +40,8 @@ const PHASE_STOP: u8 = 3;
 #[derive(clap::Args, Debug, Clone)]
 pub struct StressArgs {
     /// Table design: identity, identity-flow-control, guid, guid-v7, hash-prefix,
-    /// hash-partition, bit-reverse, session-range, memory (memory-optimized: no pages), or
+    /// hash-partition, bit-reverse, session-range, heap (free-space map, seed 002),
+    /// heap-nc-identity (heap + nonclustered index), memory (memory-optimized: no pages), or
     /// all (each in turn, then a side-by-side summary)
     #[arg(long, default_value = "identity")]
     pub design: String,

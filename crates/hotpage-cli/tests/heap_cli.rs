@@ -130,3 +130,25 @@ fn crashtest_loses_nothing_for_both_heap_designs() {
         assert_eq!(report["check_failures"], 0, "{design}: {report}");
     }
 }
+
+/// `stress --help` names every design the command accepts (its list is written by hand).
+#[test]
+fn stress_help_names_every_design() {
+    let unknown = hotpage(&["stress", "--design", "no-such-design", "--rows", "1"]);
+    let message = String::from_utf8_lossy(&unknown.stderr).to_string();
+    let list = message
+        .split("choose one of: ")
+        .nth(1)
+        .expect("the error lists the designs");
+    let help = hotpage(&["stress", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let names: Vec<&str> = list
+        .trim()
+        .trim_end_matches(", or all")
+        .split(", ")
+        .collect();
+    assert!(names.len() >= 11, "{names:?}");
+    for name in names {
+        assert!(help.contains(name), "stress --help does not name {name}");
+    }
+}
