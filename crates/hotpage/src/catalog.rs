@@ -14,7 +14,9 @@
 //! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
 //! its tables are clustered, with one root each. A memory table (layout tag 5) has no tree:
 //! its root is `NO_PAGE`, it has no extra roots, and `memory_bytes` is the synced length of
-//! its checkpoint file (older binaries refuse the unknown layout tag).
+//! its checkpoint file. A heap (tags 3 and 4) lists its index's root (tag 4) and then one
+//! head page per page chain. A catalog with any of tags 3–5 is written as format 4, so a
+//! binary that reads only format 3 refuses it as too new.
 
 use crate::buffer::FORMAT_VERSION;
 use crate::error::{Error, Result};
@@ -29,6 +31,10 @@ const CATALOG_TMP_FILE: &str = "catalog.tmp";
 const MAGIC: &[u8; 8] = b"HPCATLG\0";
 /// The first format whose tables carry a layout and extra roots.
 const LAYOUT_FORMAT_VERSION: u32 = 3;
+/// The format of a catalog with a heap or memory table (layout tags 3 to 5). Written only
+/// when such a table exists, so that a binary that reads format 3 refuses it as too new
+/// (`FormatTooNew`) instead of misreading a layout it does not know.
+pub const TABLE_DESIGNS_FORMAT_VERSION: u32 = 4;
 /// The most tables a catalog holds.
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
@@ -150,7 +156,12 @@ impl Catalog {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.tables.len() * 96);
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let version = if self.tables.iter().any(|t| t.layout.to_parts().0 >= 3) {
+            TABLE_DESIGNS_FORMAT_VERSION
+        } else {
+            FORMAT_VERSION
+        };
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&self.page_size.to_le_bytes());
         out.extend_from_slice(&self.redo_lsn.to_le_bytes());
         out.extend_from_slice(&self.logical_lsn.to_le_bytes());
@@ -203,10 +214,10 @@ impl Catalog {
         };
         let truncated = || bad("truncated");
         let version = r.u32().ok_or_else(truncated)?;
-        if version > FORMAT_VERSION {
+        if version > TABLE_DESIGNS_FORMAT_VERSION {
             return Err(Error::FormatTooNew {
                 found: version,
-                supported: FORMAT_VERSION,
+                supported: TABLE_DESIGNS_FORMAT_VERSION,
             });
         }
         let page_size = r.u32().ok_or_else(truncated)?;
@@ -389,6 +400,17 @@ mod tests {
                     extra_roots: Vec::new(),
                     memory_bytes: 4096 + 7,
                 },
+                TableEntry {
+                    name: "orders_heap".into(),
+                    design: "heap-nc-identity".into(),
+                    kind: KeyKind::Identity { start: 1, step: 1 },
+                    root: 7,
+                    key_high_water: 3,
+                    rows: 2,
+                    layout: Layout::HeapIndexed { chains: 2 },
+                    extra_roots: vec![8, (1 << 40) | 1],
+                    memory_bytes: 0,
+                },
             ],
         }
     }
@@ -428,6 +450,37 @@ mod tests {
         let mut bad = sample();
         bad.tables[4].extra_roots.push(9);
         assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
+    }
+
+    #[test]
+    fn heap_and_memory_tables_make_the_catalog_format_4() {
+        let version = |c: &Catalog| {
+            let bytes = c.encode();
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
+        };
+        assert_eq!(version(&sample()), TABLE_DESIGNS_FORMAT_VERSION);
+        let mut trees_only = sample();
+        trees_only.tables.truncate(4);
+        assert_eq!(version(&trees_only), FORMAT_VERSION);
+        // A heap without an index: roots are its chains' heads only.
+        let mut heap = sample();
+        heap.tables[5].layout = Layout::Heap { chains: 3 };
+        assert_eq!(
+            Catalog::decode(&heap.encode(), Path::new("db")).expect("heap"),
+            heap
+        );
+        heap.tables[5].layout = Layout::Heap { chains: 2 };
+        assert!(Catalog::decode(&heap.encode(), Path::new("db")).is_err());
+        // A newer format is refused as too new, not misread.
+        let mut bytes = sample().encode();
+        bytes.truncate(bytes.len() - 4);
+        bytes[8..12].copy_from_slice(&(TABLE_DESIGNS_FORMAT_VERSION + 1).to_le_bytes());
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            Catalog::decode(&bytes, Path::new("db")),
+            Err(Error::FormatTooNew { .. })
+        ));
     }
 
     #[test]
