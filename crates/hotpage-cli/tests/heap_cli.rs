@@ -45,19 +45,7 @@ fn stress_then_check_and_inspect_for_both_heap_designs() {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("db");
         let db = s(&db);
-        let report = json(&hotpage(&[
-            "stress",
-            "--design",
-            design,
-            "--sessions",
-            "8",
-            "--rows",
-            "5000",
-            "--db",
-            db,
-            "--json",
-        ]));
-        assert_eq!(report["rows_total"], 40_000, "{design}");
+        let report = stress_8x5000(design, db, &[]);
         assert_eq!(report["index"]["rows_in_table"], 40_000, "{design}");
         assert!(report["fsm"]["updates"].as_u64().expect("fsm") > 0);
         let check = json(&hotpage(&["check", "--db", db, "--json"]));

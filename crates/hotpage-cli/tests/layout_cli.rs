@@ -16,22 +16,7 @@ fn stress_then_check_passes_for_both_designs() {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("db");
         let db = db.to_str().expect("utf-8 path");
-        let mut args = vec![
-            "stress",
-            "--design",
-            design,
-            "--sessions",
-            "8",
-            "--rows",
-            "5000",
-            "--db",
-            db,
-            "--json",
-        ];
-        args.extend(extra);
-        let report = json(&hotpage(&args));
-        assert_eq!(report["design"], design);
-        assert_eq!(report["rows_total"], 40_000);
+        let report = stress_8x5000(design, db, &extra);
         assert_eq!(report["index"]["rows_in_table"], 40_000, "{design}");
         let waits: Vec<&str> = report["waits"]
             .as_array()
@@ -107,20 +92,7 @@ fn memory_stress_then_check_inspect_and_a_damaged_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     let db = s(&db);
-    let report = json(&hotpage(&[
-        "stress",
-        "--design",
-        "memory",
-        "--sessions",
-        "8",
-        "--rows",
-        "5000",
-        "--db",
-        db,
-        "--json",
-    ]));
-    assert_eq!(report["design"], "memory");
-    assert_eq!(report["rows_total"], 40_000);
+    let report = stress_8x5000("memory", db, &[]);
     assert_eq!(report["index"]["rows_in_table"], 40_000);
     assert_eq!(report["index"]["pages"], 0);
     assert_eq!(report["memory"]["rows"], 40_000);

@@ -44,3 +44,25 @@ pub fn assert_one_line_error(output: &Output, code: i32, needle: &str) {
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
+
+/// Issue 5's acceptance run: `hotpage stress --design DESIGN --sessions 8 --rows 5000 --db
+/// DB --json` plus `extra` options, which must succeed (40,000 rows); returns its report.
+pub fn stress_8x5000(design: &str, db: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "stress",
+        "--design",
+        design,
+        "--sessions",
+        "8",
+        "--rows",
+        "5000",
+        "--db",
+        db,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let report = json(&hotpage(&args));
+    assert_eq!(report["design"], design, "{report}");
+    assert_eq!(report["rows_total"], 40_000, "{design}: {report}");
+    report
+}
