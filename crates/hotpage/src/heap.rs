@@ -58,6 +58,33 @@ impl std::fmt::Debug for Heap {
     }
 }
 
+/// Detects a page chain that loops: one longer than the database has pages. Sessions may
+/// append pages while a chain is walked, so the bound is read again before giving up.
+struct LoopGuard<'a> {
+    pool: &'a BufferPool,
+    pages_max: u64,
+    walked: u64,
+}
+
+impl<'a> LoopGuard<'a> {
+    fn new(pool: &'a BufferPool) -> LoopGuard<'a> {
+        LoopGuard {
+            pool,
+            pages_max: pool.info().file_pages,
+            walked: 0,
+        }
+    }
+
+    /// Counts one more page; true if the chain is longer than the database.
+    fn looped(&mut self) -> bool {
+        self.walked += 1;
+        if self.walked > self.pages_max {
+            self.pages_max = self.pool.info().file_pages;
+        }
+        self.walked > self.pages_max
+    }
+}
+
 /// The largest row a heap page of `page_size` bytes holds (one row, the longest key).
 pub fn row_bytes_max(page_size: usize) -> usize {
     page_size - HEADER_BYTES - SLOT_BYTES - 1 - crate::keys::KEY_BYTES_MAX
@@ -152,12 +179,9 @@ impl Heap {
         mut visit: impl FnMut(u64, crate::page::Page<'_>) -> Result<bool>,
     ) -> Result<()> {
         let mut page_id = self.heads[chain];
-        // A chain longer than the database has pages loops back on itself.
-        let pages_max = self.pool.info().file_pages;
-        let mut walked = 0u64;
+        let mut guard = LoopGuard::new(&self.pool);
         while page_id != NO_PAGE {
-            walked += 1;
-            if walked > pages_max {
+            if guard.looped() {
                 return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
             }
             let page = self.pool.fix_shared(page_id)?;
@@ -358,13 +382,11 @@ impl Heap {
         mut visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         let mut rows: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        let pages_max = self.pool.info().file_pages;
         for chain in 0..self.heads.len() {
             let mut page_id = self.heads[chain];
-            let mut walked = 0u64;
+            let mut guard = LoopGuard::new(&self.pool);
             while page_id != NO_PAGE {
-                walked += 1;
-                if walked > pages_max {
+                if guard.looped() {
                     return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
                 }
                 let next = {
@@ -678,6 +700,27 @@ mod tests {
         assert_eq!(page, b.heads()[0]);
         assert_eq!(b.get(&key).expect("get"), Some(b"b".to_vec()));
         assert_eq!(a.get(&key).expect("get"), Some(b"a".to_vec()));
+    }
+
+    #[test]
+    fn a_chain_that_loops_is_corruption_not_a_hang() {
+        let pool = pool(64);
+        let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let mut target = HeapTarget::default();
+        for i in 0..100u64 {
+            heap.insert(&mut target, &i.to_be_bytes(), &[0u8; 300])
+                .expect("insert");
+        }
+        let pages = heap.pages().expect("pages");
+        assert!(pages.len() >= 3);
+        let last = pool.fix_exclusive(pages[pages.len() - 1]).expect("fix");
+        last.mark_dirty();
+        last.page().set_next(pages[1]);
+        drop(last);
+        let looped = |e: Error| matches!(e, Error::CorruptPage { .. });
+        assert!(heap.scan(None, |_, _| true).is_err_and(looped));
+        assert!(heap.get(&1000u64.to_be_bytes()).is_err_and(looped));
+        assert!(heap.verify().is_err_and(looped));
     }
 
     #[test]
