@@ -33,7 +33,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-const TABLES: [(&str, &str, KeyKind, Layout); 8] = [
+const TABLES: [(&str, &str, KeyKind, Layout); 11] = [
     (
         "ids",
         "identity",
@@ -41,6 +41,19 @@ const TABLES: [(&str, &str, KeyKind, Layout); 8] = [
         Layout::Clustered,
     ),
     ("guids", "guid", KeyKind::GuidV4, Layout::Clustered),
+    ("guids7", "guid-v7", KeyKind::GuidV7, Layout::Clustered),
+    (
+        "reversed",
+        "bit-reverse",
+        KeyKind::BitReverse { cache: 10 },
+        Layout::Clustered,
+    ),
+    (
+        "ranges",
+        "session-range",
+        KeyKind::SessionRange { block: 8 },
+        Layout::Clustered,
+    ),
     (
         "buckets",
         "hash-prefix",

@@ -2,7 +2,9 @@
 //! - `hash-partition`: 16 sessions insert into a table of 8 partitions (id % 8) while a
 //!   reader scans (a merge of the partitions) and looks rows up;
 //! - `identity-flow-control`: 16 sessions through a gate admitting 2 at a time;
-//! - `heap` (two page chains) and `heap-nc-identity` (a heap and its index).
+//! - `heap` (two page chains) and `heap-nc-identity` (a heap and its index);
+//! - every clustered design (identity, guid, guid-v7, hash-prefix, bit-reverse,
+//!   session-range): one B+tree, the key generator differing.
 //! - `memory`: 16 sessions insert into a memory-optimized table (a lock-free skip list)
 //!   while checkpoints save its rows to its file.
 //!
@@ -39,6 +41,20 @@ fn row_for(session: u64, i: u64) -> Vec<u8> {
 }
 
 fn run(design: &str, layout: Layout, storage: &Arc<MemStorage>) -> Database {
+    run_with_kind(
+        design,
+        KeyKind::Identity { start: 1, step: 1 },
+        layout,
+        storage,
+    )
+}
+
+fn run_with_kind(
+    design: &str,
+    kind: KeyKind,
+    layout: Layout,
+    storage: &Arc<MemStorage>,
+) -> Database {
     // A heap without an index scans in physical order and finds a key by reading pages.
     let key_ordered = !matches!(layout, Layout::Heap { .. });
     let options = Options {
@@ -53,12 +69,7 @@ fn run(design: &str, layout: Layout, storage: &Arc<MemStorage>) -> Database {
     )
     .expect("open");
     let table = db
-        .create_table_with_layout(
-            design,
-            design,
-            KeyKind::Identity { start: 1, step: 1 },
-            layout,
-        )
+        .create_table_with_layout(design, design, kind, layout)
         .expect("create");
     let memory = layout == Layout::Memory;
     let done = AtomicBool::new(false);
@@ -297,4 +308,27 @@ fn memory_sixteen_sessions_keep_every_row_in_id_order_and_in_the_file() {
     assert_eq!(reopened.recovery_report().memory_rows_loaded, rows);
     let table = reopened.table("memory").expect("table");
     assert_eq!(reopened.verify_table(&table).expect("verify").rows, rows);
+}
+
+/// The clustered designs (one B+tree; only the key differs) through the same model test.
+#[test]
+fn clustered_designs_sixteen_sessions_keep_every_row_in_key_order() {
+    let designs = [
+        ("identity", KeyKind::Identity { start: 1, step: 1 }),
+        ("guid", KeyKind::GuidV4),
+        ("guid-v7", KeyKind::GuidV7),
+        ("hash-prefix", KeyKind::HashPrefix { buckets: 16 }),
+        ("bit-reverse", KeyKind::BitReverse { cache: 100 }),
+        ("session-range", KeyKind::SessionRange { block: 50 }),
+    ];
+    for (seed, (design, kind)) in designs.into_iter().enumerate() {
+        let db = run_with_kind(
+            design,
+            kind,
+            Layout::Clustered,
+            &MemStorage::new(20 + seed as u64),
+        );
+        let table = db.table(design).expect("table");
+        assert_eq!(table.key_kind(), kind, "{design}");
+    }
 }
