@@ -100,22 +100,7 @@ fn a_row_larger_than_a_heap_page_is_one_usage_line() {
 #[test]
 fn crashtest_loses_nothing_for_both_heap_designs() {
     for design in ["heap", "heap-nc-identity"] {
-        let report = json(&hotpage(&[
-            "crashtest",
-            "--design",
-            design,
-            "--trials",
-            "2",
-            "--sessions",
-            "4",
-            "--seed",
-            "9",
-            "--json",
-        ]));
-        assert!(report["rows_acknowledged"].as_u64().expect("acked") > 0);
-        assert_eq!(report["rows_lost"], 0, "{design}: {report}");
-        assert_eq!(report["partial_transactions"], 0, "{design}: {report}");
-        assert_eq!(report["check_failures"], 0, "{design}: {report}");
+        crashtest_loses_nothing(design, &[]);
     }
 }
 

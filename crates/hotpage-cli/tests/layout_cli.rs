@@ -66,24 +66,7 @@ fn zero_partitions_or_admitted_sessions_is_one_usage_line() {
 #[test]
 fn crashtest_loses_nothing_for_both_designs() {
     for design in ["hash-partition", "identity-flow-control"] {
-        let out = hotpage(&[
-            "crashtest",
-            "--design",
-            design,
-            "--trials",
-            "2",
-            "--sessions",
-            "4",
-            "--seed",
-            "5",
-            "--json",
-        ]);
-        let report = json(&out);
-        assert_eq!(report["design"], design);
-        assert!(report["rows_acknowledged"].as_u64().expect("acked") > 0);
-        assert_eq!(report["rows_lost"], 0, "{design}: {report}");
-        assert_eq!(report["partial_transactions"], 0, "{design}: {report}");
-        assert_eq!(report["check_failures"], 0, "{design}: {report}");
+        crashtest_loses_nothing(design, &[]);
     }
 }
 
@@ -157,29 +140,7 @@ fn memory_stress_then_check_inspect_and_a_damaged_file() {
 
 #[test]
 fn crashtest_loses_nothing_for_memory_with_checkpoints_before_the_kill() {
-    let out = hotpage(&[
-        "crashtest",
-        "--design",
-        "memory",
-        "--trials",
-        "2",
-        "--sessions",
-        "4",
-        "--batch",
-        "3",
-        "--checkpoint-mib",
-        "1",
-        // Kills at about 0.9 and 1.6 s: late enough for a loaded machine to have acknowledged
-        // rows and checkpointed.
-        "--seed",
-        "5",
-        "--json",
-    ]);
-    let report = json(&out);
-    assert_eq!(report["design"], "memory");
+    // Transactions of 3 rows, and a checkpoint every MiB of log before the kills.
+    let report = crashtest_loses_nothing("memory", &["--batch", "3", "--checkpoint-mib", "1"]);
     assert_eq!(report["checkpoint_mib"], 1);
-    assert!(report["rows_acknowledged"].as_u64().expect("acked") > 0);
-    assert_eq!(report["rows_lost"], 0, "{report}");
-    assert_eq!(report["partial_transactions"], 0, "{report}");
-    assert_eq!(report["check_failures"], 0, "{report}");
 }

@@ -66,3 +66,30 @@ pub fn stress_8x5000(design: &str, db: &str, extra: &[&str]) -> serde_json::Valu
     assert_eq!(report["rows_total"], 40_000, "{design}: {report}");
     report
 }
+
+/// `hotpage crashtest --design DESIGN --trials 2 --sessions 4 --seed 5 --json` plus `extra`:
+/// it must acknowledge rows and lose none, with no partial transaction and a clean check.
+/// Seed 5 kills the children at about 0.9 and 1.6 s, late enough for a loaded machine to
+/// have acknowledged rows. Returns the report.
+pub fn crashtest_loses_nothing(design: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "crashtest",
+        "--design",
+        design,
+        "--trials",
+        "2",
+        "--sessions",
+        "4",
+        "--seed",
+        "5",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let report = json(&hotpage(&args));
+    assert_eq!(report["design"], design, "{report}");
+    assert!(report["rows_acknowledged"].as_u64().expect("acked") > 0);
+    assert_eq!(report["rows_lost"], 0, "{design}: {report}");
+    assert_eq!(report["partial_transactions"], 0, "{design}: {report}");
+    assert_eq!(report["check_failures"], 0, "{design}: {report}");
+    report
+}
