@@ -284,7 +284,7 @@ fn print_summary(reports: &[serde_json::Value]) {
         "x identity",
         "p99 us",
         "top wait",
-        "leaf fill %",
+        "page fill %",
     ]);
     for r in reports {
         let rate = number(&r["rows_per_s"]);
@@ -300,7 +300,12 @@ fn print_summary(reports: &[serde_json::Value]) {
             format!("{:.2}", rate / identity_rate.max(1e-9)),
             format!("{:.1}", number(&r["latency_us"]["p99"])),
             top,
-            format!("{:.1}", number(&r["index"]["avg_fill_pct"])),
+            // Leaf fill for a B+tree, page fill for a heap; a memory table has no pages.
+            if r["memory"].is_null() {
+                format!("{:.1}", number(&r["index"]["avg_fill_pct"]))
+            } else {
+                "no pages".to_string()
+            },
         ]);
     }
     right_align(&mut table, &[1, 2, 3, 5]);
