@@ -113,6 +113,11 @@ pub trait PageLogger: Send + Sync {
     fn inserted(&self, page: &ExclusivePage<'_>, key: &[u8], payload: &[u8]) -> Result<()>;
     /// These pages changed together (a split): log them as one atomic record.
     fn images(&self, pages: &[&ExclusivePage<'_>]) -> Result<()>;
+    /// `new`, a freshly formatted empty page, was linked after `tail` (a heap chain grew).
+    /// The default logs both pages' images.
+    fn linked(&self, tail: &ExclusivePage<'_>, new: &ExclusivePage<'_>) -> Result<()> {
+        self.images(&[tail, new])
+    }
 }
 
 impl std::fmt::Debug for BTree {

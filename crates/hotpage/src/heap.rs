@@ -327,7 +327,7 @@ impl Heap {
         new.mark_dirty();
         tail.page().set_next(new.page_id());
         if let Some(log) = &self.log
-            && let Err(error) = log.images(&[&tail, &new])
+            && let Err(error) = log.linked(&tail, &new)
         {
             // Unlink: the chain must not point at a page the map never registered.
             tail.page().set_next(NO_PAGE);

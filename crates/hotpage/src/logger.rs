@@ -53,6 +53,28 @@ pub fn decode_page_insert(payload: &[u8]) -> Result<(u64, &[u8], &[u8])> {
     Ok((page_id, key, &payload[9 + key_len..]))
 }
 
+/// Payload of a `HeapLink` record.
+pub fn encode_heap_link(tail: u64, new: u64) -> [u8; 16] {
+    let mut payload = [0u8; 16];
+    payload[..8].copy_from_slice(&tail.to_le_bytes());
+    payload[8..].copy_from_slice(&new.to_le_bytes());
+    payload
+}
+
+/// Decodes a `HeapLink` payload into (tail page, new page).
+pub fn decode_heap_link(payload: &[u8]) -> Result<(u64, u64)> {
+    let bytes: &[u8; 16] = payload.try_into().map_err(|_| Error::CorruptPage {
+        file: "wal".into(),
+        page_id: 0,
+        reason: "malformed heap-link record".into(),
+    })?;
+    let mut tail = [0u8; 8];
+    let mut new = [0u8; 8];
+    tail.copy_from_slice(&bytes[..8]);
+    new.copy_from_slice(&bytes[8..]);
+    Ok((u64::from_le_bytes(tail), u64::from_le_bytes(new)))
+}
+
 /// Decodes a `PageImages` payload into (page, image) pairs.
 pub fn decode_page_images(payload: &[u8], page_size: usize) -> Result<Vec<(u64, &[u8])>> {
     let bad = || Error::CorruptPage {
@@ -128,5 +150,22 @@ impl PageLogger for WalLogger {
 
     fn images(&self, pages: &[&ExclusivePage<'_>]) -> Result<()> {
         self.log_images(pages).map(|_| ())
+    }
+
+    /// A small record when the tail already has a full image since the redo point; the new
+    /// page needs none (redo formats it from nothing, so a torn copy on disk does not
+    /// matter). Otherwise both images, as `images` would.
+    fn linked(&self, tail: &ExclusivePage<'_>, new: &ExclusivePage<'_>) -> Result<()> {
+        let image_lsn = tail.image_lsn();
+        if image_lsn == 0 || image_lsn <= self.redo_lsn.load(Ordering::SeqCst) {
+            return self.images(&[tail, new]);
+        }
+        let payload = encode_heap_link(tail.page_id(), new.page_id());
+        let (_, end) = self.wal.append(RecordKind::HeapLink, &[&payload])?;
+        tail.page().set_lsn(end);
+        new.page().set_lsn(end);
+        // The record rebuilds the whole new page, as a full image would.
+        new.set_image_lsn(end);
+        Ok(())
     }
 }

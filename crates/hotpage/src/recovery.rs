@@ -18,7 +18,8 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::keys::Key;
-use crate::logger::{decode_page_images, decode_page_insert};
+use crate::logger::{decode_heap_link, decode_page_images, decode_page_insert};
+use crate::page::{PageBuf, PageType};
 use crate::txn::decode_commit;
 use crate::wal::{self, Lsn, RecordKind};
 use std::collections::{HashMap, HashSet};
@@ -60,6 +61,35 @@ pub fn redo(
                 for (page_id, image) in decode_page_images(record.payload, page_size)? {
                     pool.install_image(page_id, image, record.end)?;
                     outcome.images += 1;
+                }
+            }
+            RecordKind::HeapLink if record.lsn >= catalog.redo_lsn => {
+                let (tail_id, new_id) = decode_heap_link(record.payload)?;
+                // The new page from nothing (whatever a crash left of it on disk).
+                let empty = PageBuf::new(page_size);
+                empty.page().init(new_id, PageType::Heap, 0);
+                let mut image = vec![0u8; page_size];
+                empty.page().copy_to(&mut image);
+                pool.install_image(new_id, &image, record.end)?;
+                outcome.images += 1;
+                // The tail had a full image since the redo point (or this record would be
+                // one), so it is whole here: set its link if it lacks this change.
+                let tail = pool.fix_exclusive(tail_id)?;
+                if tail.page().lsn() < record.end {
+                    if tail.page().page_type() != Some(PageType::Heap) {
+                        return Err(Error::CorruptPage {
+                            file: data_file_name(file_of(tail_id)),
+                            page_id: tail_id,
+                            reason: format!(
+                                "the heap link at LSN {} names a page that is not a heap page",
+                                record.lsn
+                            ),
+                        });
+                    }
+                    tail.mark_dirty();
+                    tail.page().set_next(new_id);
+                    tail.page().set_lsn(record.end);
+                    outcome.inserts_applied += 1;
                 }
             }
             RecordKind::PageInsert if record.lsn >= catalog.redo_lsn => {

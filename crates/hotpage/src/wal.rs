@@ -57,6 +57,9 @@ pub enum RecordKind {
     PageImages = 3,
     /// A rolled-back transaction (for inspection only): `txn u64, rows u32`.
     TxnAbort = 4,
+    /// A new, empty heap page linked after a chain's tail: `tail u64, new u64`. Redo
+    /// formats the new page from nothing and sets the tail's `next`.
+    HeapLink = 5,
 }
 
 impl RecordKind {
@@ -66,6 +69,7 @@ impl RecordKind {
             2 => Some(RecordKind::PageInsert),
             3 => Some(RecordKind::PageImages),
             4 => Some(RecordKind::TxnAbort),
+            5 => Some(RecordKind::HeapLink),
             _ => None,
         }
     }
@@ -77,6 +81,7 @@ impl RecordKind {
             RecordKind::PageInsert => "page-insert",
             RecordKind::PageImages => "page-images",
             RecordKind::TxnAbort => "txn-abort",
+            RecordKind::HeapLink => "heap-link",
         }
     }
 }

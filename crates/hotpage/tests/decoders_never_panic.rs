@@ -4,7 +4,7 @@
 use hotpage::buffer::{BufferPool, FileHeader};
 use hotpage::catalog::Catalog;
 use hotpage::io::{MemStorage, Storage};
-use hotpage::logger::{decode_page_images, decode_page_insert};
+use hotpage::logger::{decode_heap_link, decode_page_images, decode_page_insert};
 use hotpage::memtable;
 use hotpage::page;
 use hotpage::stats::Stats;
@@ -68,6 +68,8 @@ proptest! {
         let _ = decode_commit(&bytes);
         let _ = decode_page_insert(&bytes);
         let _ = decode_page_images(&bytes, 4096);
+        let link = decode_heap_link(&bytes);
+        prop_assert_eq!(link.is_ok(), bytes.len() == 16);
     }
 
     #[test]
