@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::io::{Storage, StorageFile};
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
-use crate::stats::{Counter, Stats, WaitType};
+use crate::stats::{Counter, Stats, WaitType, elapsed_ns};
 use crate::wal::Wal;
 use parking_lot::Mutex;
 use std::cell::RefCell;
@@ -364,10 +364,6 @@ impl std::fmt::Debug for BufferPool {
             .field("page_size", &self.page_size)
             .finish()
     }
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl BufferPool {

@@ -24,7 +24,6 @@ use crate::stats::{Counter, Stats, WaitType};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 /// Heap pages one map page covers (SQL Server's PFS interval).
 pub const FSM_PAGES_PER_MAP: usize = 8088;
@@ -118,10 +117,6 @@ impl std::fmt::Debug for FreeSpaceMap {
     }
 }
 
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
-}
-
 impl FreeSpaceMap {
     /// An empty map over `files` data files, for pages of `page_size` bytes.
     pub fn new(files: u32, page_size: usize, stats: Arc<Stats>) -> FreeSpaceMap {
@@ -157,25 +152,13 @@ impl FreeSpaceMap {
     }
 
     fn read<'a>(&self, page: &'a MapPage) -> RwLockReadGuard<'a, Vec<(u64, u8)>> {
-        if let Some(guard) = page.try_read() {
-            return guard;
-        }
-        let start = Instant::now();
-        let guard = page.read();
         self.stats
-            .record_wait(WaitType::FsmLatch, None, elapsed_ns(start));
-        guard
+            .timed_wait(WaitType::FsmLatch, || page.try_read(), || page.read())
     }
 
     fn write<'a>(&self, page: &'a MapPage) -> RwLockWriteGuard<'a, Vec<(u64, u8)>> {
-        if let Some(guard) = page.try_write() {
-            return guard;
-        }
-        let start = Instant::now();
-        let guard = page.write();
         self.stats
-            .record_wait(WaitType::FsmLatch, None, elapsed_ns(start));
-        guard
+            .timed_wait(WaitType::FsmLatch, || page.try_write(), || page.write())
     }
 
     fn map_page(&self, file: u32, ordinal: usize) -> Option<Arc<MapPage>> {

@@ -301,18 +301,10 @@ impl Heap {
         // Allocation is serialised per chain, like SQL Server's GAM/SGAM pages (which seed
         // 002 watches together with PFS): waiting for it counts as FSM_LATCH.
         let grow = &self.grow[chain as usize];
-        let _grow = match grow.try_lock() {
-            Some(guard) => guard,
-            None => {
-                let start = std::time::Instant::now();
-                let guard = grow.lock();
-                let waited = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                self.pool
-                    .stats()
-                    .record_wait(WaitType::FsmLatch, None, waited);
-                guard
-            }
-        };
+        let _grow =
+            self.pool
+                .stats()
+                .timed_wait(WaitType::FsmLatch, || grow.try_lock(), || grow.lock());
         let tail_id = self.fsm.last(chain).unwrap_or(self.heads[chain as usize]);
         let tail = self.pool.fix_exclusive(tail_id)?;
         if tail.page().page_type() != Some(PageType::Heap) || tail.page().next() != NO_PAGE {

@@ -12,6 +12,7 @@
 //! The latch knows nothing of statistics: blocking calls return the nanoseconds waited and
 //! the buffer pool records them under the page's wait type.
 
+use crate::stats::elapsed_ns;
 use parking_lot::RawRwLock;
 use parking_lot::lock_api::RawRwLock as RawRwLockApi;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -39,10 +40,6 @@ impl std::fmt::Debug for HybridLatch {
             .field("version", &self.version.load(Ordering::Relaxed))
             .finish()
     }
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl HybridLatch {

@@ -387,7 +387,7 @@ impl FlowGate {
             self.notify(&waiters);
         }
         drop(waiters);
-        let waited_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let waited_ns = crate::stats::elapsed_ns(started);
         self.stats
             .record_wait(WaitType::BtreeInsertFlowControl, None, waited_ns);
         FlowPermit { gate: self }

@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// What a session waited for. Names follow SQL Server's so users recognise them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,6 +106,11 @@ impl Counter {
     }
 }
 
+/// Nanoseconds since `start`, saturating (the unit every wait is recorded in).
+pub fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 const WAIT_TYPES: usize = WaitType::ALL.len();
 const COUNTERS: usize = Counter::ALL.len();
 /// Per-thread bound on the pages whose waits are tracked individually; waits on pages past
@@ -194,6 +200,24 @@ impl Stats {
             local.push((self.id, Arc::clone(&shard)));
             f(&shard)
         })
+    }
+
+    /// Takes a lock (or anything that may block) without timing the common uncontended
+    /// case: `try_take` first, and only if it fails, `take` under a clock, recording the
+    /// time as one wait of `wait_type`.
+    pub fn timed_wait<T>(
+        &self,
+        wait_type: WaitType,
+        try_take: impl FnOnce() -> Option<T>,
+        take: impl FnOnce() -> T,
+    ) -> T {
+        if let Some(taken) = try_take() {
+            return taken;
+        }
+        let start = Instant::now();
+        let taken = take();
+        self.record_wait(wait_type, None, elapsed_ns(start));
+        taken
     }
 
     /// Records one wait of `wait_ns` nanoseconds, on `page_id` if it was a page wait.

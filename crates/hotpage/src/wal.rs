@@ -325,11 +325,8 @@ impl Wal {
             s.progress.wait(&mut state);
         }
         drop(state);
-        s.stats.record_wait(
-            WaitType::WriteLog,
-            None,
-            u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
-        );
+        s.stats
+            .record_wait(WaitType::WriteLog, None, crate::stats::elapsed_ns(start));
         if s.durable.load(Ordering::Acquire) >= lsn {
             Ok(())
         } else {
@@ -501,11 +498,8 @@ impl Shared {
             self.progress.wait_for(&mut state, Duration::from_millis(1));
         }
         drop(state);
-        self.stats.record_wait(
-            WaitType::LogBuffer,
-            None,
-            u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
-        );
+        self.stats
+            .record_wait(WaitType::LogBuffer, None, crate::stats::elapsed_ns(start));
         Ok(())
     }
 
