@@ -54,6 +54,9 @@ pub fn redo(
         ..RedoOutcome::default()
     };
     let start = catalog.logical_lsn.min(catalog.redo_lsn);
+    // Scratch for the empty pages heap-link records create (reused, not one per record).
+    let empty = PageBuf::new(page_size);
+    let mut empty_image = vec![0u8; page_size];
     outcome.end = wal::scan(storage, segment_bytes, start, |record| {
         outcome.records += 1;
         match record.kind {
@@ -66,11 +69,9 @@ pub fn redo(
             RecordKind::HeapLink if record.lsn >= catalog.redo_lsn => {
                 let (tail_id, new_id) = decode_heap_link(record.payload)?;
                 // The new page from nothing (whatever a crash left of it on disk).
-                let empty = PageBuf::new(page_size);
                 empty.page().init(new_id, PageType::Heap, 0);
-                let mut image = vec![0u8; page_size];
-                empty.page().copy_to(&mut image);
-                pool.install_image(new_id, &image, record.end)?;
+                empty.page().copy_to(&mut empty_image);
+                pool.install_image(new_id, &empty_image, record.end)?;
                 outcome.images += 1;
                 // The tail had a full image since the redo point (or this record would be
                 // one), so it is whole here: set its link if it lacks this change.
