@@ -18,7 +18,7 @@
 //!   (`heap-nc-identity`) reads through the index instead (see `db::routing`).
 
 use crate::btree::{Inserted, PageLogger, TreeStats};
-use crate::buffer::{BufferPool, file_of};
+use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::error::{Error, Result};
 use crate::fsm::{self, Candidate, FreeSpaceMap};
 use crate::keys::Key;
@@ -165,7 +165,7 @@ impl Heap {
 
     fn corrupt(&self, page_id: u64, reason: impl Into<String>) -> Error {
         Error::CorruptPage {
-            file: format!("data.{}", file_of(page_id)),
+            file: data_file_name(file_of(page_id)),
             page_id,
             reason: reason.into(),
         }

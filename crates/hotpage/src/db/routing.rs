@@ -8,7 +8,7 @@
 
 use super::{Table, TableHandle};
 use crate::btree::{BTree, Inserted, TreeStats};
-use crate::buffer::BufferPool;
+use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::error::{Error, Result};
 use crate::heap::{Heap, HeapTarget};
 use crate::io::Storage;
@@ -184,7 +184,7 @@ impl Table {
         }
         match (&self.heap, self.trees.first()) {
             (Some(heap), Some(index)) => match index.get(key)? {
-                Some(pointer) => heap.fetch(page_pointer(&pointer)?, key),
+                Some(pointer) => fetch_pointed(heap, key, &pointer).map(Some),
                 None => Ok(None),
             },
             (Some(heap), None) => heap.get(key),
@@ -198,36 +198,13 @@ impl Table {
     pub(super) fn scan(
         &self,
         from: Option<&[u8]>,
-        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
+        visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         if let Some(memory) = &self.memory {
             return memory.scan(from, visit);
         }
         match (&self.heap, self.trees.as_slice()) {
-            (Some(heap), [index]) => {
-                let mut failed = None;
-                index.scan(from, |key, pointer| {
-                    let row = page_pointer(pointer).and_then(|page| heap.fetch(page, key));
-                    match row {
-                        Ok(Some(row)) => visit(key, &row),
-                        Ok(None) => {
-                            failed = Some(Error::CorruptPage {
-                                file: "data".into(),
-                                page_id: page_pointer(pointer).unwrap_or(0),
-                                reason: format!(
-                                    "the index names this page for a key it lacks ({key:02x?})"
-                                ),
-                            });
-                            false
-                        }
-                        Err(error) => {
-                            failed = Some(error);
-                            false
-                        }
-                    }
-                })?;
-                failed.map_or(Ok(()), Err)
-            }
+            (Some(heap), [index]) => scan_through_index(heap, index, from, visit),
             (Some(heap), _) => heap.scan(from, visit),
             (None, [tree]) => tree.scan(from, visit),
             (None, trees) => {
@@ -252,7 +229,7 @@ impl Table {
                 let index_shape = index.verify()?;
                 if index_shape.rows != shape.rows {
                     return Err(Error::CorruptPage {
-                        file: "data".into(),
+                        file: data_file_name(file_of(index.root())),
                         page_id: index.root(),
                         reason: format!(
                             "the index of {} has {} entries, its heap {} rows",
@@ -260,30 +237,8 @@ impl Table {
                         ),
                     });
                 }
-                let mut failed = None;
-                index.scan(None, |key, pointer| {
-                    let found = page_pointer(pointer).and_then(|page| heap.fetch(page, key));
-                    match found {
-                        Ok(Some(_)) => true,
-                        Ok(None) => {
-                            failed = Some(Error::CorruptPage {
-                                file: "data".into(),
-                                page_id: page_pointer(pointer).unwrap_or(0),
-                                reason: format!(
-                                    "an index entry names this page, which lacks key {key:02x?}"
-                                ),
-                            });
-                            false
-                        }
-                        Err(error) => {
-                            failed = Some(error);
-                            false
-                        }
-                    }
-                })?;
-                if let Some(error) = failed {
-                    return Err(error);
-                }
+                // Every entry must name a heap page that holds its key.
+                scan_through_index(heap, index, None, |_, _| true)?;
             }
             return Ok(shape);
         }
@@ -313,10 +268,43 @@ impl Table {
     }
 }
 
+/// Visits the rows of a heap in its index's key order from `from`, reading each from the
+/// heap page its entry names, until `visit` returns false. An entry whose page lacks its
+/// key is corruption.
+fn scan_through_index(
+    heap: &Heap,
+    index: &BTree,
+    from: Option<&[u8]>,
+    mut visit: impl FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    let mut failed = None;
+    index.scan(from, |key, pointer| {
+        match fetch_pointed(heap, key, pointer) {
+            Ok(row) => visit(key, &row),
+            Err(error) => {
+                failed = Some(error);
+                false
+            }
+        }
+    })?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// The row under `key` on the heap page an index entry (`pointer`) names; the page lacking
+/// the key is corruption.
+fn fetch_pointed(heap: &Heap, key: &[u8], pointer: &[u8]) -> Result<Vec<u8>> {
+    let page_id = page_pointer(pointer)?;
+    heap.fetch(page_id, key)?.ok_or_else(|| Error::CorruptPage {
+        file: data_file_name(file_of(page_id)),
+        page_id,
+        reason: format!("an index entry names this page, which lacks key {key:02x?}"),
+    })
+}
+
 /// The heap page an index entry points to.
 fn page_pointer(pointer: &[u8]) -> Result<u64> {
     let bytes: [u8; 8] = pointer.try_into().map_err(|_| Error::CorruptPage {
-        file: "data".into(),
+        file: "index".into(),
         page_id: 0,
         reason: format!(
             "an index entry of {} bytes, not an 8-byte page pointer",
