@@ -434,7 +434,7 @@ mod tests {
             file.write_at(b"x", 0).expect_err("write"),
             file.set_len(0).expect_err("set_len"),
             file.sync_data().expect_err("sync"),
-            ro.open("new", true).err().expect("create"),
+            ro.open("new", true).expect_err("create"),
             ro.remove("f").expect_err("remove"),
             ro.rename("f", "g").expect_err("rename"),
             ro.sync_dir().expect_err("sync dir"),
