@@ -22,6 +22,7 @@
 //! Nothing here knows what is on a page except the header and the file-header page.
 
 use crate::error::{Error, Result};
+use crate::failstop::FailStop;
 use crate::io::{Storage, StorageFile};
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
@@ -342,11 +343,11 @@ pub struct BufferPool {
     // The write-ahead log, once attached: no page is written before the log is durable up
     // to the page's LSN.
     log: OnceLock<Arc<Wal>>,
-    // Set for good by a failed write or fdatasync of any data file: after one, the kernel
-    // may have dropped pages it reports clean, so nothing may claim the files are up to date
-    // again (no checkpoint may move past the failure). Fail-stop; reopening recovers from
-    // the log.
-    failed: AtomicBool,
+    // The database's fail-stop, shared with the log: a failed write or fdatasync of any
+    // data file stops it for good, because the kernel may have dropped pages it reports
+    // clean, so nothing may claim the files are up to date again (no checkpoint may move
+    // past the failure). Reopening recovers from the log.
+    stop: Arc<FailStop>,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -495,7 +496,7 @@ impl BufferPool {
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
             stats,
             log: OnceLock::new(),
-            failed: AtomicBool::new(false),
+            stop: Arc::new(FailStop::new()),
         };
         let count = pool.file_count();
         let creating = lens[0] == 0;
@@ -896,16 +897,11 @@ impl BufferPool {
 
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
     fn write_back(&self, frame: &Frame, page_id: u64) -> Result<()> {
-        self.check_failed()?;
+        // Stopped (the log failed too, maybe): a page may hold a change whose log record
+        // was never appended, so it is never written.
+        self.stop.check()?;
         let (data, number) = self.locate(page_id)?;
         if let Some(log) = self.log.get() {
-            if log.has_failed() {
-                // A page may hold a change whose log record was never appended.
-                return Err(Error::io(
-                    format!("writing page {number} of {}", data.name),
-                    std::io::Error::other("the log failed (fail-stop): reopen to recover"),
-                ));
-            }
             // The WAL rule: the log first, then the page.
             let page_lsn = frame.buf.page().lsn();
             if page_lsn > log.durable() {
@@ -921,8 +917,9 @@ impl BufferPool {
             data.file
                 .write_at(&image, number * self.page_size as u64)
                 .map_err(|e| {
-                    self.failed.store(true, Ordering::Release);
-                    Error::io(format!("writing page {number} of {}", data.name), e)
+                    let context = format!("writing page {number} of {}", data.name);
+                    self.stop.stop_io(context.clone(), &e);
+                    Error::io(context, e)
                 })
         })?;
         frame.dirty.store(false, Ordering::Relaxed);
@@ -944,33 +941,28 @@ impl BufferPool {
                 self.write_back(frame, page_id)?;
             }
         }
-        self.check_failed()?;
+        self.stop.check()?;
         // Every file, even one no page of this flush went to: an earlier eviction may have
         // written to it, and a checkpoint needs all of them durable.
         for data in self.files.iter() {
             data.file.sync_data().map_err(|e| {
-                self.failed.store(true, Ordering::Release);
-                Error::io(format!("syncing {}", data.name), e)
+                let context = format!("fdatasync of {}", data.name);
+                self.stop.stop_io(context.clone(), &e);
+                Error::io(context, e)
             })?;
         }
         Ok(())
     }
 
-    /// True once a write or fdatasync of a data file failed (fail-stop).
+    /// True once the database stopped: a write or fdatasync of a data file (or the log)
+    /// failed (fail-stop).
     pub fn has_failed(&self) -> bool {
-        self.failed.load(Ordering::Acquire)
+        self.stop.is_stopped()
     }
 
-    fn check_failed(&self) -> Result<()> {
-        if self.has_failed() {
-            return Err(Error::io(
-                "writing the data files",
-                std::io::Error::other(
-                    "an earlier write or fdatasync of a data file failed (fail-stop): reopen to recover",
-                ),
-            ));
-        }
-        Ok(())
+    /// The database's fail-stop state, which the log shares.
+    pub fn fail_stop(&self) -> &Arc<FailStop> {
+        &self.stop
     }
 
     /// Reads a page image straight from its data file, verified, bypassing the pool (for

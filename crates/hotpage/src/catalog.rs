@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! magic "HPCATLG\0" | format u32 | page_size u32 | redo_lsn u64 | logical_lsn u64 | flags u32
-//! | table_count u32
+//! | (format 5 and later) log_salt u64, log_segment_bytes u64 | table_count u32
 //! per table: name_len u16, name, design_len u16, design, kind_tag u8, kind_a i64, kind_b i64,
 //!            root u64, key_high_water i64, rows u64,
 //!            (format 3 and later) layout_tag u8, layout_param u32, extra_root_count u32,
@@ -15,10 +15,15 @@
 //! its tables are clustered, with one root each. A memory table (layout tag 5) has no tree:
 //! its root is `NO_PAGE`, it has no extra roots, and `memory_bytes` is the synced length of
 //! its checkpoint file. A heap (tags 3 and 4) lists its index's root (tag 4) and then one
-//! head page per page chain. A catalog with any of tags 3–5 is written as format 4, so a
-//! binary that reads only format 3 refuses it as too new.
+//! head page per page chain.
+//!
+//! This binary writes format 5 only: its log has flush marks and multi-part transactions
+//! (record kinds an older binary would take for the end of the log), every record's
+//! checksum mixes in the database's random `log_salt`, and each checkpoint makes the log
+//! durable up to its redo point before this file names it. Older binaries refuse it as
+//! too new. Formats 2 to 4 still open: their salt is 0, and recovery does not require
+//! their log to reach the redo point.
 
-use crate::buffer::FORMAT_VERSION;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::keys::KeyKind;
@@ -35,6 +40,8 @@ const LAYOUT_FORMAT_VERSION: u32 = 3;
 /// when such a table exists, so that a binary that reads format 3 refuses it as too new
 /// (`FormatTooNew`) instead of misreading a layout it does not know.
 pub const TABLE_DESIGNS_FORMAT_VERSION: u32 = 4;
+/// The format this binary writes (see the module docs).
+pub const LOG_FORMAT_VERSION: u32 = 5;
 /// The most tables a catalog holds.
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
@@ -76,6 +83,14 @@ pub struct Catalog {
     /// Set while the database is open without a log (`Durability::None`): found set at the
     /// next open, it means a crash, and the tables' rows are gone.
     pub unlogged_open: bool,
+    /// Mixed into every log record's checksum, so that no record of another database's
+    /// log validates in this one's (0 in catalogs before format 5).
+    pub log_salt: u64,
+    /// The log's segment size, fixed when the database is created (0 in catalogs before
+    /// format 5: their log used the options' size).
+    pub log_segment_bytes: u64,
+    /// The format the catalog was read with; [`LOG_FORMAT_VERSION`] for one to be written.
+    pub format_version: u32,
     /// Tables in creation order.
     pub tables: Vec<TableEntry>,
 }
@@ -156,16 +171,17 @@ impl Catalog {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.tables.len() * 96);
         out.extend_from_slice(MAGIC);
-        let version = if self.tables.iter().any(|t| t.layout.to_parts().0 >= 3) {
-            TABLE_DESIGNS_FORMAT_VERSION
-        } else {
-            FORMAT_VERSION
-        };
-        out.extend_from_slice(&version.to_le_bytes());
+        debug_assert_eq!(
+            self.format_version, LOG_FORMAT_VERSION,
+            "only the current format is written"
+        );
+        out.extend_from_slice(&LOG_FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&self.page_size.to_le_bytes());
         out.extend_from_slice(&self.redo_lsn.to_le_bytes());
         out.extend_from_slice(&self.logical_lsn.to_le_bytes());
         out.extend_from_slice(&u32::from(self.unlogged_open).to_le_bytes());
+        out.extend_from_slice(&self.log_salt.to_le_bytes());
+        out.extend_from_slice(&self.log_segment_bytes.to_le_bytes());
         out.extend_from_slice(&(self.tables.len() as u32).to_le_bytes());
         for t in &self.tables {
             assert!(t.name.len() <= NAME_BYTES_MAX && t.design.len() <= NAME_BYTES_MAX);
@@ -214,10 +230,10 @@ impl Catalog {
         };
         let truncated = || bad("truncated");
         let version = r.u32().ok_or_else(truncated)?;
-        if version > TABLE_DESIGNS_FORMAT_VERSION {
+        if version > LOG_FORMAT_VERSION {
             return Err(Error::FormatTooNew {
                 found: version,
-                supported: TABLE_DESIGNS_FORMAT_VERSION,
+                supported: LOG_FORMAT_VERSION,
             });
         }
         let page_size = r.u32().ok_or_else(truncated)?;
@@ -227,6 +243,16 @@ impl Catalog {
         if flags > 1 || logical_lsn > redo_lsn {
             return Err(bad("bad control fields"));
         }
+        let (log_salt, log_segment_bytes) = if version >= LOG_FORMAT_VERSION {
+            let salt = r.u64().ok_or_else(truncated)?;
+            let segment_bytes = r.u64().ok_or_else(truncated)?;
+            if segment_bytes < (1 << 20) || !segment_bytes.is_multiple_of(4096) {
+                return Err(bad("bad log segment size"));
+            }
+            (salt, segment_bytes)
+        } else {
+            (0, 0)
+        };
         let count = r.u32().ok_or_else(truncated)? as usize;
         if count > TABLES_MAX {
             return Err(bad("too many tables"));
@@ -288,6 +314,9 @@ impl Catalog {
             redo_lsn,
             logical_lsn,
             unlogged_open: flags == 1,
+            log_salt,
+            log_segment_bytes,
+            format_version: version,
             tables,
         })
     }
@@ -344,6 +373,9 @@ mod tests {
             redo_lsn: 4096,
             logical_lsn: 1024,
             unlogged_open: false,
+            log_salt: 0x0123_4567_89ab_cdef,
+            log_segment_bytes: 1 << 20,
+            format_version: LOG_FORMAT_VERSION,
             tables: vec![
                 TableEntry {
                     name: "orders".into(),
@@ -426,11 +458,26 @@ mod tests {
         assert_eq!(back, sample());
     }
 
+    /// Re-seals `bytes` (a format 5 encoding) as `version`: without the log salt.
+    fn as_format(mut bytes: Vec<u8>, version: u32) -> Vec<u8> {
+        bytes.truncate(bytes.len() - 4);
+        // magic 8, format 4, page size 4, redo 8, logical 8, flags 4: salt and segment
+        // size follow.
+        bytes.drain(36..52);
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
     #[test]
     fn a_format_2_catalog_reads_as_clustered_tables() {
         let mut v2 = sample();
         v2.tables.truncate(2);
-        let mut bytes = v2.encode();
+        let mut bytes = as_format(v2.encode(), 2);
+        v2.log_salt = 0;
+        v2.log_segment_bytes = 0;
+        v2.format_version = 2;
         // Drop each table's layout fields (tag, parameter, root count: 9 bytes) and
         // re-seal it as format 2.
         bytes.truncate(bytes.len() - 4);
@@ -453,15 +500,24 @@ mod tests {
     }
 
     #[test]
-    fn heap_and_memory_tables_make_the_catalog_format_4() {
+    fn every_catalog_is_written_as_format_5_and_formats_3_and_4_still_read() {
         let version = |c: &Catalog| {
             let bytes = c.encode();
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
         };
-        assert_eq!(version(&sample()), TABLE_DESIGNS_FORMAT_VERSION);
+        assert_eq!(version(&sample()), LOG_FORMAT_VERSION);
         let mut trees_only = sample();
         trees_only.tables.truncate(4);
-        assert_eq!(version(&trees_only), FORMAT_VERSION);
+        assert_eq!(version(&trees_only), LOG_FORMAT_VERSION);
+        for old in [LAYOUT_FORMAT_VERSION, TABLE_DESIGNS_FORMAT_VERSION] {
+            let back = Catalog::decode(&as_format(sample().encode(), old), Path::new("db"))
+                .expect("an older format");
+            assert_eq!(
+                (back.format_version, back.log_salt, back.log_segment_bytes),
+                (old, 0, 0)
+            );
+            assert_eq!(back.tables, sample().tables);
+        }
         // A heap without an index: roots are its chains' heads only.
         let mut heap = sample();
         heap.tables[5].layout = Layout::Heap { chains: 3 };
@@ -474,7 +530,7 @@ mod tests {
         // A newer format is refused as too new, not misread.
         let mut bytes = sample().encode();
         bytes.truncate(bytes.len() - 4);
-        bytes[8..12].copy_from_slice(&(TABLE_DESIGNS_FORMAT_VERSION + 1).to_le_bytes());
+        bytes[8..12].copy_from_slice(&(LOG_FORMAT_VERSION + 1).to_le_bytes());
         let crc = crc32c::crc32c(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
         assert!(matches!(

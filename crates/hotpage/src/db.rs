@@ -18,18 +18,18 @@
 
 use crate::btree::{self, BTree, Inserted, TreeStats};
 use crate::buffer::{self, BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
-use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
+use crate::catalog::{Catalog, LOG_FORMAT_VERSION, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
+use crate::failstop::FailStop;
 use crate::heap::{Heap, HeapTarget};
-use crate::io::{LOCK_FILE, StdStorage, Storage};
+use crate::io::Storage;
 use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::layout::{FlowGate, Layout};
 use crate::logger::WalLogger;
 use crate::memtable::MemTable;
 use crate::page::{self, PAGE_SIZE_DEFAULT};
-use crate::recovery::{self, RedoOutcome};
 use crate::stats::{Stats, StatsSnapshot};
-use crate::txn::{Durability, encode_commit};
+use crate::txn::{self, Durability, encode_commit, encode_part};
 use crate::wal::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
@@ -40,8 +40,10 @@ use std::time::{Duration, Instant};
 
 pub mod inspect;
 mod memory;
+mod open;
 mod routing;
-use routing::{new_storage, roots_of};
+pub use open::CREATING_FILE;
+use routing::new_storage;
 
 /// The first data file's name inside the database directory (its header records how many
 /// data files the database has; see [`buffer::data_file_name`]).
@@ -82,6 +84,10 @@ pub struct Options {
     /// proportionally. An existing database keeps the count it was created with (data.0's
     /// header records it).
     pub data_files: u32,
+    /// Open without changing a byte on disk (`hotpage check` and `inspect` do): crash
+    /// recovery runs in memory only, nothing is created, and every change (a table, an
+    /// insert, a checkpoint) is refused with `Error::ReadOnly`. Works on a read-only mount.
+    pub read_only: bool,
 }
 
 impl Default for Options {
@@ -96,6 +102,7 @@ impl Default for Options {
             checkpoint_interval: CHECKPOINT_INTERVAL_DEFAULT,
             txn_bytes_max: TXN_BYTES_MAX_DEFAULT,
             data_files: 1,
+            read_only: false,
         }
     }
 }
@@ -205,11 +212,15 @@ pub struct RecoveryReport {
     pub unlogged_tables_emptied: bool,
     /// Rows of memory tables loaded from their checkpoint files.
     pub memory_rows_loaded: u64,
+    /// Bytes of a torn write past the end of the log (never acknowledged), discarded.
+    pub torn_log_bytes: u64,
 }
 
 struct Inner {
     path: PathBuf,
     storage: Arc<dyn Storage>,
+    // The fail-stop state the pool, the log and the commit path share.
+    stop: Arc<FailStop>,
     pool: Arc<BufferPool>,
     stats: Arc<Stats>,
     tables: RwLock<Vec<TableHandle>>,
@@ -217,6 +228,12 @@ struct Inner {
     wal: Option<Arc<Wal>>,
     // The current checkpoint's redo point (the logger's full-image rule reads it).
     redo_lsn: Arc<AtomicU64>,
+    // Where the log recovery would read starts: the last checkpoint's logical point.
+    log_start: AtomicU64,
+    // The catalog's log salt and segment size.
+    log_salt: u64,
+    log_segment_bytes: u64,
+    read_only: bool,
     // Each session's "applying a commit since" marker, for the checkpoint's logical point.
     appliers: Mutex<Vec<Weak<AtomicU64>>>,
     // One checkpoint at a time; also serialises catalog rewrites.
@@ -225,7 +242,7 @@ struct Inner {
     options: Options,
     recovery: RecoveryReport,
     // Stops the checkpointer thread (which holds only a weak reference to `Inner`).
-    stop: Arc<StopSignal>,
+    stop_signal: Arc<StopSignal>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
 }
@@ -248,13 +265,13 @@ impl Drop for Inner {
     /// cleanly as possible. Nothing committed depends on it (the log has it), but an
     /// unlogged database keeps its rows only through this flush.
     fn drop(&mut self) {
-        self.stop.stop();
+        self.stop_signal.stop();
         if let Some(handle) = self.checkpointer.get_mut().take()
             && handle.thread().id() != std::thread::current().id()
         {
             let _ = handle.join();
         }
-        if !self.closed.load(Ordering::Acquire) {
+        if !self.closed.load(Ordering::Acquire) && !self.read_only {
             let _ = checkpoint(self, false);
             if let Some(wal) = &self.wal {
                 let _ = wal.shutdown();
@@ -304,278 +321,13 @@ fn remove_data_files(storage: &dyn Storage, keep_first: bool) -> std::io::Result
     Ok(())
 }
 
-fn not_a_database(path: &Path, reason: &str) -> Error {
-    Error::NotADatabase {
-        path: path.to_path_buf(),
-        reason: reason.to_string(),
-    }
-}
-
 impl Database {
-    /// Opens (or, with `create_if_missing`, creates) the database in directory `path`,
-    /// recovering from a crash if the last run did not close cleanly.
-    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
-        let path = path.as_ref();
-        if path.exists() && !path.is_dir() {
-            return Err(not_a_database(path, "it is a file, not a directory"));
-        }
-        if !path.exists() && !options.create_if_missing {
-            return Err(not_a_database(path, "no such directory"));
-        }
-        let storage = StdStorage::open_dir(path, options.create_if_missing)
-            .map_err(|e| Error::io(format!("opening directory {}", path.display()), e))?;
-        Database::open_with_storage(Arc::new(storage), path, options)
-    }
-
-    /// Opens a database over any [`Storage`] (tests use the fault-injecting one); `path`
-    /// only names it in messages.
-    pub fn open_with_storage(
-        storage: Arc<dyn Storage>,
-        path: &Path,
-        options: Options,
-    ) -> Result<Database> {
-        page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
-        buffer::validate_data_files(options.data_files).map_err(Error::InvalidOption)?;
-        let started = Instant::now();
-        let existing = Catalog::load(&*storage, path)?;
-        let is_new = existing.is_none();
-        let mut catalog = match existing {
-            Some(catalog) => catalog,
-            None => {
-                let files = storage
-                    .list()
-                    .map_err(|e| Error::io(format!("listing {}", path.display()), e))?;
-                if files.iter().any(|name| name != LOCK_FILE) {
-                    return Err(not_a_database(
-                        path,
-                        "the directory has files but no hotpage catalog",
-                    ));
-                }
-                if !options.create_if_missing {
-                    return Err(not_a_database(path, "no hotpage catalog"));
-                }
-                Catalog {
-                    page_size: options.page_size as u32,
-                    redo_lsn: 0,
-                    logical_lsn: 0,
-                    unlogged_open: false,
-                    tables: Vec::new(),
-                }
-            }
-        };
-        // Held for the database's lifetime (the storage lives in `Inner`).
-        storage.lock().map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock => Error::Locked {
-                path: path.to_path_buf(),
-            },
-            _ => Error::io(format!("locking {}", path.display()), e),
-        })?;
-        let page_size = catalog.page_size as usize;
-        let mut report = RecoveryReport::default();
-        // How many data files a database created (or re-created) here gets.
-        let mut new_file_count = options.data_files;
-        if catalog.unlogged_open {
-            // The last run had no log and did not close: its pages cannot be trusted. The
-            // files are made anew, as many as before (data.0's header says, read first).
-            if let Some(count) = buffer::recorded_data_files(&*storage, page_size) {
-                new_file_count = count;
-            }
-            remove_data_files(&*storage, false)
-                .map_err(|e| Error::io("removing the data files of a crashed unlogged run", e))?;
-            report.unlogged_tables_emptied = true;
-        }
-        let data_exists = storage
-            .exists(DATA_FILE)
-            .map_err(|e| Error::io("looking for the data file", e))?;
-        if !catalog.tables.is_empty() && !data_exists && !catalog.unlogged_open {
-            return Err(not_a_database(path, &format!("{DATA_FILE} is missing")));
-        }
-        if !data_exists {
-            // data.0 is made anew (no table has a page yet): a data.N left over from an
-            // interrupted removal must not join the new files.
-            remove_data_files(&*storage, true)
-                .map_err(|e| Error::io("removing data files left without data.0", e))?;
-        }
-        let stats = Stats::new();
-        let pool = Arc::new(BufferPool::open_in(
-            &*storage,
-            path,
-            page_size,
-            options.pool_bytes,
-            new_file_count,
-            Arc::clone(&stats),
-        )?);
-        let segment_bytes = options.wal.segment_bytes;
-
-        // Recovery, pass 1: redo page records (always, whatever this run's durability: a
-        // previous run may have logged).
-        let redo = if catalog.unlogged_open {
-            RedoOutcome {
-                end: catalog.redo_lsn,
-                latest_values: vec![None; catalog.tables.len()],
-                ..RedoOutcome::default()
-            }
-        } else {
-            // Log bytes a killed process wrote may sit only in the OS cache: make them durable
-            // before redo writes pages that depend on them.
-            crate::wal::sync_segments(&*storage)?;
-            recovery::redo(&*storage, segment_bytes, &pool, &catalog)?
-        };
-        report.records = redo.records;
-        report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
-        report.pages_redone = redo.images + redo.inserts_applied;
-        let log_end = redo.end;
-        let redo_lsn = Arc::new(AtomicU64::new(log_end));
-        let wal = if options.durability == Durability::None {
-            None
-        } else {
-            let wal = Arc::new(Wal::open(
-                Arc::clone(&storage),
-                options.wal.clone(),
-                log_end,
-                catalog.logical_lsn.min(catalog.redo_lsn),
-                Arc::clone(&stats),
-            )?);
-            pool.attach_log(Arc::clone(&wal));
-            Some(wal)
-        };
-        let logger: Option<Arc<dyn btree::PageLogger>> = wal
-            .as_ref()
-            .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&redo_lsn))) as Arc<_>);
-        let mut tables = Vec::with_capacity(catalog.tables.len());
-        for (id, entry) in catalog.tables.iter_mut().enumerate() {
-            let (trees, heap) = if catalog.unlogged_open {
-                let (trees, heap) = new_storage(&pool, &stats, entry.layout)?;
-                let roots = roots_of(&trees, heap.as_ref());
-                entry.root = roots.first().copied().unwrap_or(page::NO_PAGE);
-                entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
-                entry.rows = 0;
-                (trees, heap)
-            } else {
-                let roots: Vec<u64> = std::iter::once(entry.root)
-                    .chain(entry.extra_roots.iter().copied())
-                    .collect();
-                // Trees' roots first, then the heap chains' heads; a table with neither (a
-                // memory table) keeps a placeholder root in the catalog.
-                let wanted = entry.layout.root_count();
-                if roots.len() != wanted.max(1) {
-                    return Err(not_a_database(
-                        path,
-                        &format!(
-                            "the catalog gives table {} {} root pages, its layout needs {wanted}",
-                            entry.name,
-                            roots.len()
-                        ),
-                    ));
-                }
-                let trees_end = entry.layout.tree_count();
-                let heads_end = trees_end + entry.layout.chain_count();
-                let trees = roots[..trees_end]
-                    .iter()
-                    .map(|root| BTree::open(Arc::clone(&pool), *root))
-                    .collect();
-                let heads = &roots[trees_end..heads_end];
-                let heap = if heads.is_empty() {
-                    None
-                } else {
-                    Some(Heap::open(
-                        Arc::clone(&pool),
-                        heads.to_vec(),
-                        Arc::clone(&stats),
-                    )?)
-                };
-                (trees, heap)
-            };
-            let (trees, heap) = match &logger {
-                Some(logger) => (
-                    trees
-                        .into_iter()
-                        .map(|t: BTree| t.with_logger(Arc::clone(logger)))
-                        .collect(),
-                    heap.map(|h| h.with_logger(Arc::clone(logger))),
-                ),
-                None => (trees, heap),
-            };
-            let (memory, loaded) = memory::open(&*storage, id, entry, catalog.unlogged_open)?;
-            report.memory_rows_loaded += loaded;
-            let mut high_water = entry.key_high_water;
-            if let Some(latest) = redo.latest_values.get(id).copied().flatten()
-                && let Some(next) = entry.kind.next_after(latest)
-                && entry.kind.is_later(next, high_water)
-            {
-                high_water = next;
-            }
-            tables.push(Arc::new(Table {
-                id,
-                name: entry.name.clone(),
-                design: entry.design.clone(),
-                trees,
-                heap,
-                layout: entry.layout,
-                flow: routing::flow_gate(entry.layout, &stats),
-                memory,
-                keys: KeyGenerator::new(entry.kind, Some(high_water))?,
-                rows: AtomicU64::new(entry.rows),
-                published: AtomicBool::new(true),
-            }));
-        }
-        // Recovery, pass 2: committed transactions whose rows had not reached their pages.
-        if redo.commits > 0 {
-            report.rows_reapplied = routing::reapply(
-                &*storage,
-                segment_bytes,
-                catalog.logical_lsn.min(catalog.redo_lsn),
-                log_end,
-                &tables,
-            )?;
-        }
-        let recovered = !is_new && (redo.records > 0 || catalog.unlogged_open);
-        if recovered {
-            // Row counts from the trees themselves: the catalog's are from the last checkpoint.
-            for table in &tables {
-                let shape = table.verify()?;
-                table.rows.store(shape.rows, Ordering::Relaxed);
-            }
-        }
-        report.elapsed = started.elapsed();
-        let inner = Arc::new(Inner {
-            path: path.to_path_buf(),
-            storage,
-            pool,
-            stats,
-            tables: RwLock::new(tables),
-            durability: options.durability,
-            wal,
-            redo_lsn,
-            appliers: Mutex::new(Vec::new()),
-            checkpoint_lock: Mutex::new(CheckpointState {
-                last_end: log_end,
-                last_at: Instant::now(),
-                checkpoints: 0,
-            }),
-            next_session_id: AtomicU64::new(1),
-            options,
-            recovery: report,
-            stop: Arc::new(StopSignal::default()),
-            checkpointer: Mutex::new(None),
-            closed: AtomicBool::new(false),
-        });
-        let db = Database { inner };
-        if is_new || recovered || !data_exists || db.inner.durability == Durability::None {
-            // Make the recovered (or new) state the checkpoint, so that recovery never has
-            // to look at the same log again; marks an unlogged run as open.
-            db.checkpoint()?;
-        }
-        db.start_checkpointer()?;
-        Ok(db)
-    }
-
     fn start_checkpointer(&self) -> Result<()> {
         if self.inner.wal.is_none() {
             return Ok(());
         }
         let weak = Arc::downgrade(&self.inner);
-        let stop = Arc::clone(&self.inner.stop);
+        let stop = Arc::clone(&self.inner.stop_signal);
         let handle = std::thread::Builder::new()
             .name("hotpage-checkpointer".into())
             .spawn(move || checkpointer_loop(&weak, &stop))
@@ -649,6 +401,7 @@ impl Database {
                 "table and design names must be 1 to {NAME_BYTES_MAX} bytes"
             )));
         }
+        self.writable("creating a table")?;
         kind.validate()?;
         layout.validate(kind)?;
         let table = {
@@ -768,7 +521,20 @@ impl Database {
     /// 3. Write every dirty page (each after the log is durable up to its LSN), fdatasync.
     /// 4. Write the catalog naming both points (atomically, durably); release old segments.
     pub fn checkpoint(&self) -> Result<()> {
+        self.writable("a checkpoint")?;
         checkpoint(&self.inner, self.inner.durability == Durability::None)
+    }
+
+    /// True when opened with `Options::read_only`.
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only
+    }
+
+    fn writable(&self, what: &str) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly(what.to_string()));
+        }
+        Ok(())
     }
 
     /// Closes the database cleanly: a final checkpoint, the log flushed and stopped. Fails
@@ -781,9 +547,13 @@ impl Database {
                 handles - 1
             )));
         }
-        self.inner.stop.stop();
+        self.inner.stop_signal.stop();
         if let Some(handle) = self.inner.checkpointer.lock().take() {
             let _ = handle.join();
+        }
+        if self.inner.read_only {
+            self.inner.closed.store(true, Ordering::Release);
+            return Ok(());
         }
         // A clean close of an unlogged run: its pages are all on disk after this.
         checkpoint(&self.inner, false)?;
@@ -799,14 +569,9 @@ impl Database {
 /// should say about an unlogged database (true while it is open).
 fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
     let mut state = inner.checkpoint_lock.lock();
+    inner.stop.check()?;
     let (redo, logical) = match &inner.wal {
         Some(wal) => {
-            if wal.has_failed() {
-                return Err(Error::io(
-                    "checkpointing",
-                    std::io::Error::other("the log failed (fail-stop): reopen to recover"),
-                ));
-            }
             let redo = wal.end();
             inner.redo_lsn.store(redo, Ordering::SeqCst);
             let mut logical = redo;
@@ -825,9 +590,14 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
         // The kernel may have dropped pages it now reports clean: no checkpoint may ever
         // claim the data file is current again, and commits stop too (fail-stop).
         if let Some(wal) = &inner.wal {
-            wal.fail();
+            wal.stop("writing the data files at a checkpoint", &error);
         }
         return Err(error);
+    }
+    if let Some(wal) = &inner.wal {
+        // The log up to the redo point is durable before the catalog names it: recovery
+        // then knows a log that ends before it lost records (see `wal::reader`).
+        wal.wait_durable(redo)?;
     }
     // Memory tables: the rows of every commit before `logical` go to their checkpoint
     // files before the catalog lets the log before `logical` go.
@@ -838,6 +608,9 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
         redo_lsn: redo,
         logical_lsn: logical,
         unlogged_open: inner.durability == Durability::None && unlogged_open,
+        log_salt: inner.log_salt,
+        log_segment_bytes: inner.log_segment_bytes,
+        format_version: LOG_FORMAT_VERSION,
         tables: tables
             .iter()
             .map(|t| {
@@ -857,6 +630,7 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
             .collect(),
     };
     catalog.store(&*inner.storage)?;
+    inner.log_start.store(logical, Ordering::SeqCst);
     if let Some(wal) = &inner.wal {
         wal.release_before(logical);
     }
@@ -969,6 +743,9 @@ impl Session {
     /// Inserts one row, with a key from the table's generator, and returns the key. Outside
     /// a transaction it commits at once (autocommit).
     pub fn insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<Key> {
+        if self.db.read_only {
+            return Err(Error::ReadOnly("an insert".into()));
+        }
         let max = table.layout.row_bytes_max(self.db.pool.page_size());
         if row.len() > max {
             return Err(Error::RowTooLarge {
@@ -1040,36 +817,58 @@ impl Session {
         if rows.is_empty() {
             return Ok(());
         }
-        if let Some(wal) = self.db.wal.clone() {
-            // Before reserving: a checkpoint that misses this marker sees our record's LSN
-            // at or after its redo point (see Database::checkpoint).
-            self.applying.store(wal.end(), Ordering::SeqCst);
-            let txn = self.next_txn_id();
-            let mut record = std::mem::take(&mut self.record);
+        self.db.stop.check()?;
+        let Some(wal) = self.db.wal.clone() else {
+            return self.apply(rows);
+        };
+        // Before reserving: a checkpoint that misses this marker sees our record's LSN
+        // at or after its redo point (see Database::checkpoint).
+        self.applying.store(wal.end(), Ordering::SeqCst);
+        let txn = self.next_txn_id();
+        let result = self.log_commit(&wal, txn, rows).and_then(|end| {
+            if self.durability == Durability::Sync {
+                wal.wait_durable(end)?;
+            }
+            self.apply(rows).inspect_err(|error| {
+                // The commit is in the log but its rows are only partly applied. No
+                // checkpoint may now move the logical point past it (its rest would never
+                // be applied), so the database stops like a failed log: reopening
+                // re-applies the whole transaction.
+                wal.stop("applying a committed transaction's rows", error);
+            })
+        });
+        self.applying.store(NOT_APPLYING, Ordering::SeqCst);
+        result
+    }
+
+    /// Appends the commit: one record, or, for a transaction larger than one record holds,
+    /// parts whose last one is the commit point. Returns the LSN the commit waits for.
+    fn log_commit(
+        &mut self,
+        wal: &Wal,
+        txn: u64,
+        rows: &[(&TableHandle, Key, &[u8])],
+    ) -> Result<Lsn> {
+        let max = wal.record_payload_bytes_max();
+        let encoded = txn::COMMIT_HEADER_BYTES
+            + rows
+                .iter()
+                .map(|(_, k, r)| txn::encoded_row_bytes(k, r))
+                .sum::<usize>();
+        let mut record = std::mem::take(&mut self.record);
+        let result = if encoded <= max {
             encode_commit(
                 &mut record,
                 txn,
                 rows.iter().map(|(t, k, r)| (t.id as u32, *k, *r)),
             );
-            let appended = wal.append(RecordKind::TxnCommit, &[&record]);
-            self.record = record;
-            let result = appended.and_then(|(_, end)| {
-                if self.durability == Durability::Sync {
-                    wal.wait_durable(end)?;
-                }
-                self.apply(rows).inspect_err(|_| {
-                    // The commit record is in the log but its rows are only partly applied.
-                    // No checkpoint may now move the logical point past it (its rest would
-                    // never be applied), so the database stops like a failed log: reopening
-                    // re-applies the whole transaction.
-                    wal.fail();
-                })
-            });
-            self.applying.store(NOT_APPLYING, Ordering::SeqCst);
-            result
+            wal.append(RecordKind::TxnCommit, &[&record])
+                .map(|(_, end)| end)
         } else {
-            self.apply(rows)
-        }
+            log_parts(wal, txn, rows, max, &mut record)
+        };
+        self.record = record;
+        result
     }
 
     fn apply(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
@@ -1118,6 +917,50 @@ impl Session {
     ) -> Result<()> {
         table.scan(from.map(|k| k.as_bytes()), visit)
     }
+}
+
+/// Logs a transaction too large for one record as parts of at most `max` payload bytes;
+/// the last part is the commit point (see `RecordKind::TxnPart`). Returns its end.
+fn log_parts(
+    wal: &Wal,
+    txn: u64,
+    rows: &[(&TableHandle, Key, &[u8])],
+    max: usize,
+    record: &mut Vec<u8>,
+) -> Result<Lsn> {
+    let room = max - txn::PART_HEADER_BYTES - txn::COMMIT_HEADER_BYTES;
+    let mut first = txn::FIRST_PART;
+    let mut start = 0usize;
+    let mut end_lsn = 0;
+    while start < rows.len() {
+        let mut bytes = 0usize;
+        let mut end = start;
+        while end < rows.len() {
+            let row_bytes = txn::encoded_row_bytes(&rows[end].1, rows[end].2);
+            if end > start && bytes + row_bytes > room {
+                break;
+            }
+            bytes += row_bytes;
+            end += 1;
+        }
+        let last = end == rows.len();
+        encode_part(
+            record,
+            first,
+            last,
+            txn,
+            rows[start..end]
+                .iter()
+                .map(|(t, k, r)| (t.id as u32, *k, *r)),
+        );
+        let (lsn, part_end) = wal.append(RecordKind::TxnPart, &[record])?;
+        if first == txn::FIRST_PART {
+            first = lsn;
+        }
+        end_lsn = part_end;
+        start = end;
+    }
+    Ok(end_lsn)
 }
 
 impl Drop for Session {

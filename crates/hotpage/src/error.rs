@@ -66,6 +66,33 @@ pub enum Error {
     /// A key generator ran out of values.
     #[error("key space exhausted for {0}")]
     KeySpaceExhausted(&'static str),
+    /// The write-ahead log is damaged where recovery needs it: a record that fails its
+    /// checksum with more log after it, a missing segment, or a log that ends before the
+    /// last checkpoint. Nothing was changed on disk.
+    #[error(
+        "corrupt log: {file} at byte {offset} (LSN {lsn}): {reason}; nothing was changed on disk"
+    )]
+    CorruptLog {
+        file: String,
+        offset: u64,
+        lsn: u64,
+        reason: String,
+    },
+    /// The database stopped after a failed write or fdatasync (fail-stop): every commit and
+    /// checkpoint is refused until it is reopened, when recovery restores every committed
+    /// row. `context`, `kind` and `message` are the *first* failure's.
+    #[error(
+        "the database stopped after a failure ({context}: {message}); {advice}, then reopen the database to recover"
+    )]
+    Stopped {
+        context: String,
+        kind: std::io::ErrorKind,
+        message: String,
+        advice: &'static str,
+    },
+    /// A change was asked of a database opened read-only.
+    #[error("{0}: the database was opened read-only")]
+    ReadOnly(String),
 }
 
 impl Error {

@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod catalog;
 pub mod db;
 pub mod error;
+pub mod failstop;
 pub mod fsm;
 pub mod heap;
 pub mod io;

@@ -1,4 +1,6 @@
-//! Crash recovery, run by `Database::open` before anyone uses the database.
+//! Crash recovery, run by `Database::open` before anyone uses the database, over a log
+//! whose end `wal::LogReader::find_end` has already proven (so every record read here is
+//! valid, and none past the end is looked at).
 //!
 //! 1. **Redo** page records from the last checkpoint's redo point to the end of the log:
 //!    page images are installed whole (never reading the page on disk, which a crash may
@@ -6,6 +8,7 @@
 //! 2. **Re-apply** committed transactions from the checkpoint's logical point: every row of
 //!    every commit record is inserted if absent. A commit's rows reach pages only after its
 //!    commit record, so a crash in between leaves rows that only the commit record knows.
+//!    A transaction logged in several parts counts only if its last part is in the log.
 //!
 //! There is no undo: uncommitted rows never reach a page (see `txn`). Both passes are
 //! idempotent (redo by page LSN, re-apply by key), so a crash during recovery is followed
@@ -16,19 +19,25 @@ use crate::btree::Inserted;
 use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::io::Storage;
 use crate::keys::Key;
 use crate::logger::{decode_heap_link, decode_page_images, decode_page_insert};
 use crate::page::{PageBuf, PageType};
-use crate::txn::decode_commit;
-use crate::wal::{self, Lsn, RecordKind};
+use crate::txn::{CommitRow, decode_commit, decode_part};
+use crate::wal::{LogEnd, LogReader, Lsn, Record, RecordKind};
 use std::collections::{HashMap, HashSet};
 
 /// What the redo pass found.
 #[derive(Clone, Debug, Default)]
 pub struct RedoOutcome {
+    /// Where the log recovery read starts (the checkpoint's logical point or its redo
+    /// point, whichever is first).
+    pub start: Lsn,
     /// The end of the valid log: appends continue here.
     pub end: Lsn,
+    /// Bytes of a torn write past `end`, discarded.
+    pub torn_bytes: u64,
+    /// The log's segment size.
+    pub segment_bytes: u64,
     /// Records read.
     pub records: u64,
     /// Page images installed.
@@ -37,27 +46,38 @@ pub struct RedoOutcome {
     pub inserts_applied: u64,
     /// Per table (catalog order): the latest key counter value a commit record used.
     pub latest_values: Vec<Option<i64>>,
-    /// Commit records seen from the logical point.
+    /// Commit records (and last parts of multi-part transactions) from the logical point.
     pub commits: u64,
+    /// The first LSNs of the multi-part transactions whose last part is in the log.
+    pub committed_parts: HashSet<Lsn>,
 }
 
-/// Redoes page records into `pool` and collects the key values commits used.
+/// Redoes the page records of `[start, log_end.end)` into `pool` and collects the key
+/// values commits used and which multi-part transactions committed.
 pub fn redo(
-    storage: &dyn Storage,
-    segment_bytes: u64,
+    reader: &LogReader<'_>,
+    start: Lsn,
+    log_end: LogEnd,
     pool: &BufferPool,
     catalog: &Catalog,
 ) -> Result<RedoOutcome> {
+    assert!(start <= log_end.end, "recovery starts inside the log");
     let page_size = pool.page_size();
     let mut outcome = RedoOutcome {
+        start,
+        end: log_end.end,
+        torn_bytes: log_end.torn_bytes,
+        segment_bytes: reader.segment_bytes(),
         latest_values: vec![None; catalog.tables.len()],
         ..RedoOutcome::default()
     };
-    let start = catalog.logical_lsn.min(catalog.redo_lsn);
     // Scratch for the empty pages heap-link records create (reused, not one per record).
     let empty = PageBuf::new(page_size);
     let mut empty_image = vec![0u8; page_size];
-    outcome.end = wal::scan(storage, segment_bytes, start, |record| {
+    let mut last_lsn = None;
+    reader.scan(start, log_end.end, |record| {
+        assert!(last_lsn < Some(record.lsn), "LSNs ascend");
+        last_lsn = Some(record.lsn);
         outcome.records += 1;
         match record.kind {
             RecordKind::PageImages if record.lsn >= catalog.redo_lsn => {
@@ -114,26 +134,15 @@ pub fn redo(
                     page.page().set_lsn(record.end);
                 }
             }
-            RecordKind::TxnCommit if record.lsn >= catalog.logical_lsn => {
-                outcome.commits += 1;
-                let (_, rows) = decode_commit(record.payload)?;
-                for row in rows {
-                    let table = row.table as usize;
-                    let Some(entry) = catalog.tables.get(table) else {
-                        return Err(Error::CorruptPage {
-                            file: "wal".into(),
-                            page_id: 0,
-                            reason: format!("commit at LSN {} names table {table}", record.lsn),
-                        });
-                    };
-                    let key = crate::keys::Key::from_bytes(row.key)?;
-                    if let Some(value) = entry.kind.value_of(&key) {
-                        let latest = &mut outcome.latest_values[table];
-                        if latest.is_none_or(|l| entry.kind.is_later(value, l)) {
-                            *latest = Some(value);
-                        }
-                    }
+            RecordKind::TxnCommit | RecordKind::TxnPart if record.lsn >= catalog.logical_lsn => {
+                let (rows, committed_part) = rows_of(record)?;
+                if let Some(first) = committed_part {
+                    outcome.committed_parts.insert(first);
                 }
+                if record.kind == RecordKind::TxnCommit || committed_part.is_some() {
+                    outcome.commits += 1;
+                }
+                note_latest_values(catalog, record, &rows, &mut outcome.latest_values)?;
             }
             _ => {}
         }
@@ -142,30 +151,83 @@ pub fn redo(
     Ok(outcome)
 }
 
-/// Re-applies the rows of every commit record in `[from, until)` that are not in their
-/// table yet. `apply(table, key, row)` inserts a row of the catalog's `table` if absent,
-/// where sessions put it (a tree, a partition, a memory table), or returns `None` for a
-/// table the catalog does not have. Returns the rows inserted.
+/// The rows a commit record or transaction part holds, and for a part that ends its
+/// transaction, the transaction's first LSN.
+fn rows_of<'r>(record: &Record<'r>) -> Result<(Vec<CommitRow<'r>>, Option<Lsn>)> {
+    if record.kind == RecordKind::TxnPart {
+        let part = decode_part(record.payload)?;
+        let first = part.first_lsn(record.lsn);
+        return Ok((part.rows, part.last.then_some(first)));
+    }
+    let (_, rows) = decode_commit(record.payload)?;
+    Ok((rows, None))
+}
+
+/// The rows of a committed transaction in `record`: a commit record's, or a part's whose
+/// transaction's last part is in the log (`committed_parts`); `None` otherwise.
+fn committed_rows<'r>(
+    record: &Record<'r>,
+    committed_parts: &HashSet<Lsn>,
+) -> Result<Option<Vec<CommitRow<'r>>>> {
+    match record.kind {
+        RecordKind::TxnCommit => Ok(Some(decode_commit(record.payload)?.1)),
+        RecordKind::TxnPart => {
+            let part = decode_part(record.payload)?;
+            let committed = committed_parts.contains(&part.first_lsn(record.lsn));
+            Ok(committed.then_some(part.rows))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn wal_damage(record: &Record<'_>, reason: String) -> Error {
+    Error::CorruptPage {
+        file: "wal".into(),
+        page_id: 0,
+        reason: format!("record at LSN {}: {reason}", record.lsn),
+    }
+}
+
+/// Raises each table's latest key value to what `rows` used.
+fn note_latest_values(
+    catalog: &Catalog,
+    record: &Record<'_>,
+    rows: &[CommitRow<'_>],
+    latest_values: &mut [Option<i64>],
+) -> Result<()> {
+    for row in rows {
+        let table = row.table as usize;
+        let Some(entry) = catalog.tables.get(table) else {
+            return Err(wal_damage(record, format!("names table {table}")));
+        };
+        let key = Key::from_bytes(row.key)?;
+        if let Some(value) = entry.kind.value_of(&key) {
+            let latest = &mut latest_values[table];
+            if latest.is_none_or(|l| entry.kind.is_later(value, l)) {
+                *latest = Some(value);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Re-applies the rows of every committed transaction in `redo`'s log range that are not
+/// in their table yet. `apply(table, key, row)` inserts a row of the catalog's `table` if
+/// absent, where sessions put it (a tree, a partition, a memory table), or returns `None`
+/// for a table the catalog does not have. Returns the rows inserted.
 pub fn reapply_commits(
-    storage: &dyn Storage,
-    segment_bytes: u64,
-    from: Lsn,
-    until: Lsn,
+    reader: &LogReader<'_>,
+    redo: &RedoOutcome,
     mut apply: impl FnMut(usize, &[u8], &[u8]) -> Result<Option<Inserted>>,
 ) -> Result<u64> {
     let mut inserted = 0u64;
-    wal::scan(storage, segment_bytes, from, |record| {
-        if record.lsn >= until || record.kind != RecordKind::TxnCommit {
+    reader.scan(redo.start, redo.end, |record| {
+        let Some(rows) = committed_rows(record, &redo.committed_parts)? else {
             return Ok(());
-        }
-        let (_, rows) = decode_commit(record.payload)?;
+        };
         for row in rows {
-            let done =
-                apply(row.table as usize, row.key, row.row)?.ok_or_else(|| Error::CorruptPage {
-                    file: "wal".into(),
-                    page_id: 0,
-                    reason: format!("commit at LSN {} names table {}", record.lsn, row.table),
-                })?;
+            let done = apply(row.table as usize, row.key, row.row)?
+                .ok_or_else(|| wal_damage(record, format!("names table {}", row.table)))?;
             if done == Inserted::Yes {
                 inserted += 1;
             }
@@ -175,21 +237,18 @@ pub fn reapply_commits(
     Ok(inserted)
 }
 
-/// The keys of the rows that commit records in `[from, until)` put in the tables `wanted`
-/// selects, per table.
+/// The keys of the rows that committed transactions in `redo`'s log range put in the
+/// tables `wanted` selects, per table.
 pub fn commit_keys(
-    storage: &dyn Storage,
-    segment_bytes: u64,
-    from: Lsn,
-    until: Lsn,
+    reader: &LogReader<'_>,
+    redo: &RedoOutcome,
     wanted: impl Fn(usize) -> bool,
 ) -> Result<HashMap<usize, HashSet<Key>>> {
     let mut keys: HashMap<usize, HashSet<Key>> = HashMap::new();
-    wal::scan(storage, segment_bytes, from, |record| {
-        if record.lsn >= until || record.kind != RecordKind::TxnCommit {
+    reader.scan(redo.start, redo.end, |record| {
+        let Some(rows) = committed_rows(record, &redo.committed_parts)? else {
             return Ok(());
-        }
-        let (_, rows) = decode_commit(record.payload)?;
+        };
         for row in rows {
             let table = row.table as usize;
             if wanted(table) {

@@ -112,6 +112,83 @@ pub fn decode_commit(payload: &[u8]) -> Result<(u64, Vec<CommitRow<'_>>)> {
     Ok((txn, rows))
 }
 
+/// One part of a transaction too large for one log record (`RecordKind::TxnPart`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnPart<'a> {
+    /// The LSN of the transaction's first part; [`FIRST_PART`] in the first part itself.
+    pub first: u64,
+    /// True for the transaction's last part: its commit point.
+    pub last: bool,
+    /// The transaction's id.
+    pub txn: u64,
+    /// The rows this part holds.
+    pub rows: Vec<CommitRow<'a>>,
+}
+
+impl TxnPart<'_> {
+    /// The LSN of the transaction's first part, given this part's own LSN.
+    pub fn first_lsn(&self, own_lsn: u64) -> u64 {
+        if self.first == FIRST_PART {
+            own_lsn
+        } else {
+            self.first
+        }
+    }
+}
+
+/// The `first` of a transaction's first part (which cannot name its own LSN before it has
+/// one; no record is at LSN `u64::MAX`).
+pub const FIRST_PART: u64 = u64::MAX;
+/// Bytes a part's header adds before the commit payload: `first u64, last u8`.
+pub const PART_HEADER_BYTES: usize = 9;
+/// Bytes a commit payload's header takes: `txn u64, count u32`.
+pub const COMMIT_HEADER_BYTES: usize = 12;
+
+/// Bytes one row takes in a commit payload: `table u32, key_len u8, key, row_len u32, row`.
+pub fn encoded_row_bytes(key: &Key, row: &[u8]) -> usize {
+    4 + 1 + key.as_bytes().len() + 4 + row.len()
+}
+
+/// Appends a transaction part's payload to `out` (cleared first): `first u64, last u8`,
+/// then a commit payload of `rows`.
+pub fn encode_part<'a>(
+    out: &mut Vec<u8>,
+    first: u64,
+    last: bool,
+    txn: u64,
+    rows: impl ExactSizeIterator<Item = (u32, Key, &'a [u8])>,
+) {
+    let mut body = Vec::new();
+    encode_commit(&mut body, txn, rows);
+    out.clear();
+    out.extend_from_slice(&first.to_le_bytes());
+    out.push(u8::from(last));
+    out.extend_from_slice(&body);
+}
+
+/// Decodes a transaction part's payload.
+pub fn decode_part(payload: &[u8]) -> Result<TxnPart<'_>> {
+    let bad = || Error::CorruptPage {
+        file: "wal".into(),
+        page_id: 0,
+        reason: "malformed transaction part".into(),
+    };
+    let head = payload.get(..PART_HEADER_BYTES).ok_or_else(bad)?;
+    let first = u64::from_le_bytes(head[..8].try_into().map_err(|_| bad())?);
+    let last = match head[8] {
+        0 => false,
+        1 => true,
+        _ => return Err(bad()),
+    };
+    let (txn, rows) = decode_commit(&payload[PART_HEADER_BYTES..])?;
+    Ok(TxnPart {
+        first,
+        last,
+        txn,
+        rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +212,28 @@ mod tests {
         for len in 0..out.len() {
             assert!(decode_commit(&out[..len]).is_err());
         }
+    }
+
+    #[test]
+    fn parts_round_trip_and_reject_truncation() {
+        let rows = [(2u32, Key::from_i64(9), &b"nine"[..])];
+        let mut out = Vec::new();
+        encode_part(&mut out, 4096, true, 77, rows.iter().copied());
+        let part = decode_part(&out).expect("decode");
+        assert_eq!((part.first, part.last, part.txn), (4096, true, 77));
+        assert_eq!(part.first_lsn(8192), 4096);
+        assert_eq!(part.rows.len(), 1);
+        assert_eq!(
+            out.len(),
+            PART_HEADER_BYTES + COMMIT_HEADER_BYTES + encoded_row_bytes(&rows[0].1, rows[0].2)
+        );
+        encode_part(&mut out, FIRST_PART, false, 77, rows.iter().copied());
+        assert_eq!(decode_part(&out).expect("first part").first_lsn(8192), 8192);
+        for len in 0..out.len() {
+            assert!(decode_part(&out[..len]).is_err());
+        }
+        out[8] = 2;
+        assert!(decode_part(&out).is_err(), "last is 0 or 1");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use hotpage::logger::{decode_heap_link, decode_page_images, decode_page_insert};
 use hotpage::memtable;
 use hotpage::page;
 use hotpage::stats::Stats;
-use hotpage::txn::decode_commit;
+use hotpage::txn::{self, decode_commit};
 use hotpage::wal;
 use proptest::prelude::*;
 use std::path::Path;
@@ -118,7 +118,38 @@ proptest! {
             }
         }
         file.write_at(&bytes, 0).expect("write");
-        let end = wal::scan(&*mem, 1 << 20, 0, |_| Ok(())).expect("scan reads what it can");
+        let reader = wal::LogReader::new(&*mem, 1 << 20, 0);
+        let end = reader.scan_prefix(0, |_| Ok(())).expect("scan reads what it can");
         prop_assert!(end <= bytes.len() as u64 + 8);
+        // Finding the end either proves one or reports damage; it never panics, and a
+        // proven end is where the valid records stop.
+        if let Ok(found) = reader.find_end(0, 0) {
+            prop_assert_eq!(found.end, end);
+        }
+    }
+
+    #[test]
+    fn finding_the_end_never_panics_across_segments(
+        first in proptest::collection::vec(any::<u8>(), 0..2048),
+        second in proptest::collection::vec(any::<u8>(), 0..2048),
+        from_words in 0u64..64,
+    ) {
+        let mem = MemStorage::new(2);
+        // Segment 0 full length (1 MiB) ending in `first`, then a short segment 1.
+        let seg = 1u64 << 20;
+        let a = mem.open("wal.0000000000000000", true).expect("open");
+        a.set_len(seg).expect("len");
+        a.write_at(&first, seg - first.len() as u64).expect("write");
+        let b = mem.open("wal.0000000000000001", true).expect("open");
+        b.write_at(&second, 0).expect("write");
+        let reader = wal::LogReader::new(&*mem, seg, 7);
+        let from = seg - (from_words * 8).min(seg);
+        let _ = reader.find_end(from, 0);
+        let _ = reader.find_end(from, seg + 8);
+    }
+
+    #[test]
+    fn transaction_parts_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let _ = txn::decode_part(&bytes);
     }
 }

@@ -153,7 +153,7 @@ pub struct LogKindCount {
 /// What the log files hold, by record kind.
 #[derive(Clone, Debug, Default)]
 pub struct LogSummary {
-    /// Where the retained log starts (oldest segment still on disk).
+    /// Where the log recovery would read starts (the last checkpoint's logical point).
     pub from_lsn: u64,
     /// The last checkpoint's redo point: recovery would start here.
     pub redo_lsn: u64,
@@ -164,21 +164,24 @@ pub struct LogSummary {
 }
 
 impl Database {
-    /// Reads the retained log files and counts records by kind, in all and since the last
-    /// checkpoint (fn_dblog's view). Empty for a database without a log.
+    /// Reads the log from where recovery would start (the last checkpoint's logical
+    /// point) and counts records by kind, in all and since the checkpoint's redo point
+    /// (fn_dblog's view). Empty for a database without a log.
     pub fn log_summary(&self) -> Result<LogSummary> {
         let inner = &self.inner;
         let redo_lsn = inner.redo_lsn.load(Ordering::SeqCst);
-        let segment_bytes = inner.options.wal.segment_bytes;
-        let Some(from_lsn) = wal::oldest_segment_lsn(&*inner.storage, segment_bytes)? else {
+        let from_lsn = inner.log_start.load(Ordering::SeqCst);
+        let reader = wal::LogReader::new(&*inner.storage, inner.log_segment_bytes, inner.log_salt);
+        if wal::list_segments(&*inner.storage)?.is_empty() {
             return Ok(LogSummary {
+                from_lsn,
                 redo_lsn,
-                end_lsn: redo_lsn,
+                end_lsn: from_lsn,
                 ..LogSummary::default()
             });
-        };
+        }
         let mut kinds: Vec<LogKindCount> = Vec::new();
-        let end_lsn = wal::scan(&*inner.storage, segment_bytes, from_lsn, |record| {
+        let end_lsn = reader.scan_prefix(from_lsn, |record| {
             let name = record.kind.name();
             let index = match kinds.iter().position(|k| k.kind == name) {
                 Some(index) => index,

@@ -11,12 +11,11 @@ use crate::btree::{BTree, Inserted, TreeStats};
 use crate::buffer::{BufferPool, data_file_name, file_of};
 use crate::error::{Error, Result};
 use crate::heap::{Heap, HeapTarget};
-use crate::io::Storage;
 use crate::keys::Key;
 use crate::layout::{self, FlowGate, Layout};
-use crate::recovery;
+use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
-use crate::wal::Lsn;
+use crate::wal::LogReader;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -63,16 +62,14 @@ pub(super) fn roots_of(trees: &[BTree], heap: Option<&Heap>) -> Vec<u64> {
 /// in the log since the checkpoint's logical point) and the heap's pages are read once to strike out those
 /// present; a heap's index gets back entries whose row reached the heap but not the index.
 pub(super) fn reapply(
-    storage: &dyn Storage,
-    segment_bytes: u64,
-    from: Lsn,
-    until: Lsn,
+    reader: &LogReader<'_>,
+    redo: &RedoOutcome,
     tables: &[TableHandle],
 ) -> Result<u64> {
     let mut absent: HashMap<usize, HashSet<Key>> = HashMap::new();
     let mut repaired = 0u64;
     if tables.iter().any(|t| t.heap.is_some()) {
-        absent = recovery::commit_keys(storage, segment_bytes, from, until, |table| {
+        absent = recovery::commit_keys(reader, redo, |table| {
             tables.get(table).is_some_and(|t| t.heap.is_some())
         })?;
         for (table_id, keys) in absent.iter_mut() {
@@ -89,24 +86,23 @@ pub(super) fn reapply(
         }
     }
     let mut targets: HashMap<usize, HeapTarget> = HashMap::new();
-    let reinserted =
-        recovery::reapply_commits(storage, segment_bytes, from, until, |table_id, key, row| {
-            let Some(table) = tables.get(table_id) else {
-                return Ok(None);
-            };
-            if table.heap.is_some() {
-                // Present unless the page walk above left it in the set.
-                let missing = absent
-                    .get_mut(&table_id)
-                    .is_some_and(|keys| Key::from_bytes(key).is_ok_and(|key| keys.remove(&key)));
-                if !missing {
-                    return Ok(Some(Inserted::Duplicate));
-                }
+    let reinserted = recovery::reapply_commits(reader, redo, |table_id, key, row| {
+        let Some(table) = tables.get(table_id) else {
+            return Ok(None);
+        };
+        if table.heap.is_some() {
+            // Present unless the page walk above left it in the set.
+            let missing = absent
+                .get_mut(&table_id)
+                .is_some_and(|keys| Key::from_bytes(key).is_ok_and(|key| keys.remove(&key)));
+            if !missing {
+                return Ok(Some(Inserted::Duplicate));
             }
-            table
-                .insert_row(key, row, targets.entry(table_id).or_default())
-                .map(Some)
-        })?;
+        }
+        table
+            .insert_row(key, row, targets.entry(table_id).or_default())
+            .map(Some)
+    })?;
     Ok(reinserted + repaired)
 }
 

@@ -1,0 +1,590 @@
+//! Opening a database, as named steps in the order they run:
+//!
+//! 1. **Lock** the directory (shared for a read-only open).
+//! 2. **Catalog, or an atomic creation.** A new database first makes a `creating` marker
+//!    durable; only then do its data files appear, and the marker goes only after the first
+//!    catalog is durable. A kill at any moment leaves either a whole database (a catalog)
+//!    or a directory the next open recognises as an interrupted creation and starts again;
+//!    never a directory that no command opens.
+//! 3. **Find the log's end and prove it** (`wal::LogReader::find_end`): damage, a missing
+//!    segment or a log short of the last checkpoint is `CorruptLog`, before anything is
+//!    changed on disk.
+//! 4. **Redo** page records into the pool (`recovery::redo`).
+//! 5. **Open the log** for appending (it clears the torn tail past the end).
+//! 6. **Open the tables**, then **re-apply** committed transactions whose rows had not
+//!    reached their pages, and recount rows.
+//! 7. **Checkpoint** the recovered state, and finish a creation.
+//!
+//! A read-only open runs the same steps over an [`OverlayStorage`]: every write (redo's
+//! page write-back, the torn tail's truncation, a recovered unlogged run's new files) lands
+//! in memory, and the files keep every byte. It opens no log for appending and takes no
+//! checkpoint.
+
+use super::{
+    CheckpointState, DATA_FILE, Database, Inner, Options, RecoveryReport, StopSignal, Table,
+    TableHandle, memory, remove_data_files, routing,
+};
+use crate::btree::{self, BTree};
+use crate::buffer::{self, BufferPool};
+use crate::catalog::{Catalog, LOG_FORMAT_VERSION, TableEntry};
+use crate::error::{Error, Result};
+use crate::heap::Heap;
+use crate::io::{LOCK_FILE, OverlayStorage, StdStorage, Storage};
+use crate::keys::KeyGenerator;
+use crate::logger::WalLogger;
+use crate::page;
+use crate::recovery::{self, RedoOutcome};
+use crate::stats::Stats;
+use crate::txn::Durability;
+use crate::wal::{self, LogReader, Wal, WalStart};
+use parking_lot::{Mutex, RwLock};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The marker a database's creation makes durable before anything else and removes last.
+pub const CREATING_FILE: &str = "creating";
+
+fn not_a_database(path: &Path, reason: &str) -> Error {
+    Error::NotADatabase {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    }
+}
+
+/// How the log is read back at open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LogPolicy {
+    /// Damage is an error, and nothing is changed.
+    Strict,
+    /// Salvage: replay the log up to `until` (where damage was found) and append from
+    /// `append_from`, past everything the old log's files held (see `salvage`).
+    Truncated { until: u64, append_from: u64 },
+}
+
+impl Database {
+    /// Opens (or, with `create_if_missing`, creates) the database in directory `path`,
+    /// recovering from a crash if the last run did not close cleanly. With
+    /// `Options::read_only` it changes nothing on disk and works on a read-only mount.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let path = path.as_ref();
+        if path.exists() && !path.is_dir() {
+            return Err(not_a_database(path, "it is a file, not a directory"));
+        }
+        if !path.exists() && (!options.create_if_missing || options.read_only) {
+            return Err(not_a_database(path, "no such directory"));
+        }
+        validate_options(&options)?;
+        let opened = if options.read_only {
+            StdStorage::open_dir_read_only(path)
+        } else {
+            StdStorage::open_dir(path, options.create_if_missing)
+        };
+        let storage =
+            opened.map_err(|e| Error::io(format!("opening directory {}", path.display()), e))?;
+        Database::open_with_storage(Arc::new(storage), path, options)
+    }
+
+    /// Opens a database over any [`Storage`] (tests use the fault-injecting one); `path`
+    /// only names it in messages.
+    pub fn open_with_storage(
+        storage: Arc<dyn Storage>,
+        path: &Path,
+        options: Options,
+    ) -> Result<Database> {
+        open_steps(storage, path, options, LogPolicy::Strict)
+    }
+}
+
+/// Checks the options before anything is created.
+fn validate_options(options: &Options) -> Result<()> {
+    page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
+    buffer::validate_data_files(options.data_files).map_err(Error::InvalidOption)?;
+    options.wal.validate()?;
+    if options.txn_bytes_max == 0 {
+        return Err(Error::InvalidOption(
+            "txn_bytes_max must be at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Every step of an open (see the module docs).
+pub(super) fn open_steps(
+    storage: Arc<dyn Storage>,
+    path: &Path,
+    options: Options,
+    policy: LogPolicy,
+) -> Result<Database> {
+    validate_options(&options)?;
+    let started = Instant::now();
+    let storage: Arc<dyn Storage> = if options.read_only {
+        Arc::new(OverlayStorage::new(storage))
+    } else {
+        storage
+    };
+    lock(&*storage, path)?;
+    let (mut catalog, creating) = load_or_begin_catalog(&*storage, path, &options)?;
+    let mut report = RecoveryReport::default();
+    let (new_file_count, data_existed) =
+        prepare_data_files(&*storage, path, &catalog, &options, &mut report)?;
+    let stats = Stats::new();
+    let pool = Arc::new(BufferPool::open_in(
+        &*storage,
+        path,
+        catalog.page_size as usize,
+        options.pool_bytes,
+        new_file_count,
+        Arc::clone(&stats),
+    )?);
+    let redo = recover_pages(&*storage, &catalog, &pool, &options, policy)?;
+    report.records = redo.records;
+    report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
+    report.pages_redone = redo.images + redo.inserts_applied;
+    report.torn_log_bytes = redo.torn_bytes;
+    let append_from = match policy {
+        LogPolicy::Strict => redo.end,
+        LogPolicy::Truncated { append_from, .. } => append_from,
+    };
+    let wal = open_log(&storage, &catalog, &options, &pool, &stats, append_from)?;
+    let redo_lsn = Arc::new(AtomicU64::new(append_from));
+    let tables = open_tables(
+        &*storage,
+        path,
+        &mut catalog,
+        &pool,
+        &stats,
+        &wal,
+        &redo_lsn,
+        &redo,
+        &mut report,
+    )?;
+    reapply_and_recount(&*storage, &catalog, &redo, &tables, creating, &mut report)?;
+    report.elapsed = started.elapsed();
+    let recovered = !creating && (redo.records > 0 || catalog.unlogged_open);
+    let db = Database {
+        inner: Arc::new(Inner {
+            path: path.to_path_buf(),
+            storage,
+            stop: Arc::clone(pool.fail_stop()),
+            pool,
+            stats,
+            tables: RwLock::new(tables),
+            durability: options.durability,
+            wal,
+            redo_lsn,
+            log_start: AtomicU64::new(catalog.logical_lsn.min(catalog.redo_lsn)),
+            log_salt: catalog.log_salt,
+            log_segment_bytes: log_segment_bytes(&catalog, &options),
+            appliers: Mutex::new(Vec::new()),
+            checkpoint_lock: Mutex::new(CheckpointState {
+                last_end: append_from,
+                last_at: Instant::now(),
+                checkpoints: 0,
+            }),
+            next_session_id: AtomicU64::new(1),
+            read_only: options.read_only,
+            options,
+            recovery: report,
+            stop_signal: Arc::new(StopSignal::default()),
+            checkpointer: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        }),
+    };
+    finish_open(
+        &db,
+        creating,
+        recovered || !data_existed || policy != LogPolicy::Strict,
+    )?;
+    Ok(db)
+}
+
+/// The catalog's log segment size, or the options' for a catalog from before it was kept.
+fn log_segment_bytes(catalog: &Catalog, options: &Options) -> u64 {
+    if catalog.log_segment_bytes > 0 {
+        catalog.log_segment_bytes
+    } else {
+        options.wal.segment_bytes
+    }
+}
+
+/// Step 1: the directory's lock, held for the database's lifetime (the storage lives in
+/// `Inner`). Taken before the catalog is read, so that no other process changes it
+/// between the read and the lock.
+fn lock(storage: &dyn Storage, path: &Path) -> Result<()> {
+    storage.lock().map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock => Error::Locked {
+            path: path.to_path_buf(),
+        },
+        _ => Error::io(format!("locking {}", path.display()), e),
+    })
+}
+
+/// Step 2: the existing catalog, or a new one for a database being created (then `true`,
+/// with the creation marker durable).
+fn load_or_begin_catalog(
+    storage: &dyn Storage,
+    path: &Path,
+    options: &Options,
+) -> Result<(Catalog, bool)> {
+    let has_marker = storage
+        .exists(CREATING_FILE)
+        .map_err(|e| Error::io("looking for the creation marker", e))?;
+    if let Some(catalog) = Catalog::load(storage, path)? {
+        if has_marker && !options.read_only {
+            // Killed after the first catalog was durable: the database is whole.
+            end_creation(storage)?;
+        }
+        return Ok((catalog, false));
+    }
+    let files: Vec<String> = storage
+        .list()
+        .map_err(|e| Error::io(format!("listing {}", path.display()), e))?
+        .into_iter()
+        .filter(|name| name != LOCK_FILE)
+        .collect();
+    if has_marker {
+        if !options.create_if_missing || options.read_only {
+            return Err(not_a_database(
+                path,
+                "it holds a creation that was interrupted (no catalog yet); opening it with create starts it again",
+            ));
+        }
+        remove_interrupted_creation(storage, path, &files)?;
+    } else if !files.is_empty() {
+        return Err(not_a_database(
+            path,
+            "the directory has files but no hotpage catalog",
+        ));
+    } else if !options.create_if_missing || options.read_only {
+        return Err(not_a_database(path, "no hotpage catalog"));
+    }
+    // The marker is durable before any other file exists.
+    storage
+        .open(CREATING_FILE, true)
+        .and_then(|_| storage.sync_dir())
+        .map_err(|e| Error::io("writing the creation marker", e))?;
+    Ok((new_catalog(options), true))
+}
+
+/// A new database's catalog: nothing logged yet, a fresh random log salt.
+fn new_catalog(options: &Options) -> Catalog {
+    Catalog {
+        page_size: options.page_size as u32,
+        redo_lsn: 0,
+        logical_lsn: 0,
+        unlogged_open: false,
+        // Never 0, the salt of logs written before salts.
+        log_salt: rand::random::<u64>() | 1,
+        log_segment_bytes: options.wal.segment_bytes,
+        format_version: LOG_FORMAT_VERSION,
+        tables: Vec::new(),
+    }
+}
+
+/// The files an interrupted creation can have left, removed so that it can start again.
+/// Any other file means the directory is not only ours: refused.
+fn remove_interrupted_creation(storage: &dyn Storage, path: &Path, files: &[String]) -> Result<()> {
+    let ours = |name: &str| {
+        name == CREATING_FILE
+            || name == "catalog.tmp"
+            || buffer::parse_data_file_name(name).is_some()
+            || name.starts_with("wal.")
+            || name.starts_with("mem.")
+    };
+    if let Some(foreign) = files.iter().find(|name| !ours(name)) {
+        return Err(not_a_database(
+            path,
+            &format!(
+                "it holds an interrupted creation and a file hotpage did not make ({foreign})"
+            ),
+        ));
+    }
+    for name in files.iter().filter(|name| name.as_str() != CREATING_FILE) {
+        storage
+            .remove(name)
+            .map_err(|e| Error::io(format!("removing {name} of an interrupted creation"), e))?;
+    }
+    Ok(())
+}
+
+/// The creation is complete (its catalog is durable): the marker goes.
+fn end_creation(storage: &dyn Storage) -> Result<()> {
+    storage
+        .remove(CREATING_FILE)
+        .and_then(|()| storage.sync_dir())
+        .map_err(|e| Error::io("removing the creation marker", e))
+}
+
+/// The data files before the pool opens them: a crashed unlogged run's are removed (its
+/// pages cannot be trusted) and re-created as many as before. Returns how many data files
+/// a database (re-)created here gets, and whether data.0 was there.
+fn prepare_data_files(
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &Catalog,
+    options: &Options,
+    report: &mut RecoveryReport,
+) -> Result<(u32, bool)> {
+    let mut new_file_count = options.data_files;
+    if catalog.unlogged_open {
+        // data.0's header says how many files there were; read it first.
+        if let Some(count) = buffer::recorded_data_files(storage, catalog.page_size as usize) {
+            new_file_count = count;
+        }
+        remove_data_files(storage, false)
+            .map_err(|e| Error::io("removing the data files of a crashed unlogged run", e))?;
+        report.unlogged_tables_emptied = true;
+    }
+    let data_exists = storage
+        .exists(DATA_FILE)
+        .map_err(|e| Error::io("looking for the data file", e))?;
+    if !catalog.tables.is_empty() && !data_exists && !catalog.unlogged_open {
+        return Err(not_a_database(path, &format!("{DATA_FILE} is missing")));
+    }
+    if !data_exists {
+        // data.0 is made anew (no table has a page yet): a data.N left over from an
+        // interrupted removal must not join the new files.
+        remove_data_files(storage, true)
+            .map_err(|e| Error::io("removing data files left without data.0", e))?;
+    }
+    Ok((new_file_count, data_exists))
+}
+
+/// Steps 3 and 4: finds and proves the log's end, then redoes page records up to it.
+fn recover_pages(
+    storage: &dyn Storage,
+    catalog: &Catalog,
+    pool: &BufferPool,
+    options: &Options,
+    policy: LogPolicy,
+) -> Result<RedoOutcome> {
+    if catalog.unlogged_open {
+        return Ok(RedoOutcome {
+            end: catalog.redo_lsn,
+            latest_values: vec![None; catalog.tables.len()],
+            ..RedoOutcome::default()
+        });
+    }
+    let reader = LogReader::new(
+        storage,
+        log_segment_bytes(catalog, options),
+        catalog.log_salt,
+    );
+    let start = catalog.logical_lsn.min(catalog.redo_lsn);
+    let log_end = match policy {
+        LogPolicy::Strict => {
+            // Logs written since format 5 are durable up to the redo point at each
+            // checkpoint: one that ends before it lost records.
+            let required = if catalog.format_version >= LOG_FORMAT_VERSION {
+                catalog.redo_lsn
+            } else {
+                0
+            };
+            reader.find_end(start, required)?
+        }
+        LogPolicy::Truncated { until, .. } => wal::LogEnd {
+            end: until,
+            torn_bytes: 0,
+        },
+    };
+    if !options.read_only {
+        // Log bytes a killed process wrote may sit only in the OS cache: make them durable
+        // before redo writes pages that depend on them.
+        wal::sync_segments(storage)?;
+    }
+    recovery::redo(&reader, start, log_end, pool, catalog)
+}
+
+/// Step 5: the log, opened for appending at `append_from` (none without durability or
+/// for a read-only open).
+fn open_log(
+    storage: &Arc<dyn Storage>,
+    catalog: &Catalog,
+    options: &Options,
+    pool: &Arc<BufferPool>,
+    stats: &Arc<Stats>,
+    append_from: u64,
+) -> Result<Option<Arc<Wal>>> {
+    if options.durability == Durability::None || options.read_only {
+        return Ok(None);
+    }
+    let wal_options = crate::wal::WalOptions {
+        segment_bytes: log_segment_bytes(catalog, options),
+        ..options.wal.clone()
+    };
+    let start = WalStart {
+        end: append_from,
+        keep_from: catalog.logical_lsn.min(catalog.redo_lsn),
+        salt: catalog.log_salt,
+    };
+    let wal = Arc::new(Wal::open(
+        Arc::clone(storage),
+        wal_options,
+        start,
+        Arc::clone(stats),
+        Arc::clone(pool.fail_stop()),
+    )?);
+    pool.attach_log(Arc::clone(&wal));
+    Ok(Some(wal))
+}
+
+/// Step 6a: every table of the catalog, with its trees, heap and memory rows, and its key
+/// generator past the latest key any commit in the log used.
+#[allow(clippy::too_many_arguments)]
+fn open_tables(
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &mut Catalog,
+    pool: &Arc<BufferPool>,
+    stats: &Arc<Stats>,
+    wal: &Option<Arc<Wal>>,
+    redo_lsn: &Arc<AtomicU64>,
+    redo: &RedoOutcome,
+    report: &mut RecoveryReport,
+) -> Result<Vec<TableHandle>> {
+    let logger: Option<Arc<dyn btree::PageLogger>> = wal
+        .as_ref()
+        .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(redo_lsn))) as Arc<_>);
+    let unlogged_crash = catalog.unlogged_open;
+    let mut tables = Vec::with_capacity(catalog.tables.len());
+    for (id, entry) in catalog.tables.iter_mut().enumerate() {
+        let (trees, heap) = if unlogged_crash {
+            fresh_storage(pool, stats, entry)?
+        } else {
+            existing_storage(pool, stats, path, entry)?
+        };
+        let (trees, heap) = match &logger {
+            Some(logger) => (
+                trees
+                    .into_iter()
+                    .map(|t: BTree| t.with_logger(Arc::clone(logger)))
+                    .collect(),
+                heap.map(|h| h.with_logger(Arc::clone(logger))),
+            ),
+            None => (trees, heap),
+        };
+        let (memory, loaded) = memory::open(storage, id, entry, unlogged_crash)?;
+        report.memory_rows_loaded += loaded;
+        let mut high_water = entry.key_high_water;
+        if let Some(latest) = redo.latest_values.get(id).copied().flatten()
+            && let Some(next) = entry.kind.next_after(latest)
+            && entry.kind.is_later(next, high_water)
+        {
+            high_water = next;
+        }
+        tables.push(Arc::new(Table {
+            id,
+            name: entry.name.clone(),
+            design: entry.design.clone(),
+            trees,
+            heap,
+            layout: entry.layout,
+            flow: routing::flow_gate(entry.layout, stats),
+            memory,
+            keys: KeyGenerator::new(entry.kind, Some(high_water))?,
+            rows: AtomicU64::new(entry.rows),
+            published: AtomicBool::new(true),
+        }));
+    }
+    Ok(tables)
+}
+
+type TableStorage = (Vec<BTree>, Option<Heap>);
+
+/// New, empty trees and heap for a table of a crashed unlogged run.
+fn fresh_storage(
+    pool: &Arc<BufferPool>,
+    stats: &Arc<Stats>,
+    entry: &mut TableEntry,
+) -> Result<TableStorage> {
+    let (trees, heap) = routing::new_storage(pool, stats, entry.layout)?;
+    let roots = routing::roots_of(&trees, heap.as_ref());
+    entry.root = roots.first().copied().unwrap_or(page::NO_PAGE);
+    entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
+    entry.rows = 0;
+    Ok((trees, heap))
+}
+
+/// A table's trees and heap from the roots the catalog names.
+fn existing_storage(
+    pool: &Arc<BufferPool>,
+    stats: &Arc<Stats>,
+    path: &Path,
+    entry: &TableEntry,
+) -> Result<TableStorage> {
+    let roots: Vec<u64> = std::iter::once(entry.root)
+        .chain(entry.extra_roots.iter().copied())
+        .collect();
+    // Trees' roots first, then the heap chains' heads; a table with neither (a memory
+    // table) keeps a placeholder root in the catalog.
+    let wanted = entry.layout.root_count();
+    if roots.len() != wanted.max(1) {
+        return Err(not_a_database(
+            path,
+            &format!(
+                "the catalog gives table {} {} root pages, its layout needs {wanted}",
+                entry.name,
+                roots.len()
+            ),
+        ));
+    }
+    let trees_end = entry.layout.tree_count();
+    let heads_end = trees_end + entry.layout.chain_count();
+    let trees = roots[..trees_end]
+        .iter()
+        .map(|root| BTree::open(Arc::clone(pool), *root))
+        .collect();
+    let heads = &roots[trees_end..heads_end];
+    let heap = if heads.is_empty() {
+        None
+    } else {
+        Some(Heap::open(
+            Arc::clone(pool),
+            heads.to_vec(),
+            Arc::clone(stats),
+        )?)
+    };
+    Ok((trees, heap))
+}
+
+/// Step 6b: committed transactions whose rows had not reached their pages, then row
+/// counts from the tables themselves (the catalog's are from the last checkpoint).
+fn reapply_and_recount(
+    storage: &dyn Storage,
+    catalog: &Catalog,
+    redo: &RedoOutcome,
+    tables: &[TableHandle],
+    creating: bool,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    if redo.commits > 0 {
+        let reader = LogReader::new(storage, redo.segment_bytes, catalog.log_salt);
+        report.rows_reapplied = routing::reapply(&reader, redo, tables)?;
+    }
+    let recovered = !creating && (redo.records > 0 || catalog.unlogged_open);
+    if recovered {
+        for table in tables {
+            let shape = table.verify()?;
+            table.rows.store(shape.rows, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// Step 7: make the recovered (or new) state the checkpoint, so that recovery never has
+/// to look at the same log again (it also marks an unlogged run as open); end a creation;
+/// start the checkpointer.
+fn finish_open(db: &Database, creating: bool, checkpoint_needed: bool) -> Result<()> {
+    if db.inner.read_only {
+        return Ok(());
+    }
+    if creating || checkpoint_needed || db.inner.durability == Durability::None {
+        db.checkpoint()?;
+    }
+    if creating {
+        end_creation(&*db.inner.storage)?;
+    }
+    db.start_checkpointer()
+}

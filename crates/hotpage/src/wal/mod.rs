@@ -1,0 +1,1236 @@
+//! The write-ahead log: records with LSNs and checksums, a log buffer that many sessions
+//! fill at once, a group-commit flusher, and segment files recycled after checkpoints.
+//!
+//! - `record`: the record format (kinds, header word, salted CRC).
+//! - `segments`: segment files, `wal.<index>`, each holding a fixed LSN range.
+//! - `reader`: scanning the log back, and proving where it ends (a torn tail, or damage).
+//! - this module: the writer and its flusher.
+//!
+//! **LSN** = byte position in the endless log stream. Segment `n` holds LSNs
+//! `[n * segment_bytes, (n + 1) * segment_bytes)`.
+//!
+//! **Insertion scales with sessions** (Aether's and PostgreSQL's idea, no mutex around the copy):
+//! a session reserves its bytes with one atomic add on `reserved`, copies its record into a
+//! ring of `AtomicU64` words in parallel with everyone else, and publishes it by storing the
+//! header word last (release). The flusher scans headers from where it stopped: the first zero
+//! header is a record still being copied, so everything before it is complete. After writing a
+//! range out it zeroes those ring words and advances `freed`, which gives the space back.
+//!
+//! **Group commit**: one flusher thread writes the complete prefix, calls `sync_data` once,
+//! and then publishes the new durable LSN and wakes every waiter it covers: all commits that
+//! arrived during the previous fdatasync share the next one. Before each flush that carries
+//! new records it appends a **flush mark** holding the durable end, the evidence `reader`
+//! uses to tell damage from a torn tail.
+//!
+//! **Fail-stop**: if a write or fdatasync fails, the database's [`FailStop`] records why and
+//! stops for good; every waiting and later commit gets that cause; nothing after the failure
+//! is acknowledged (PostgreSQL's 2018 fsync lesson: never retry and carry on). Recovery after
+//! a restart rebuilds the truth from what reached the disk.
+//!
+//! Invariants, asserted: `durable <= freed <= reserved` at all times; each of them only
+//! grows; a published record's header is never zero.
+
+mod reader;
+mod record;
+mod segments;
+
+pub use reader::{LogEnd, LogReader};
+pub use record::{Lsn, Record, RecordKind};
+pub use segments::{list_segments, oldest_segment_lsn, sync_segments};
+
+use crate::error::{Error, Result};
+use crate::failstop::FailStop;
+use crate::io::{Storage, StorageFile};
+use crate::stats::{Stats, WaitType};
+use parking_lot::{Condvar, Mutex};
+use record::{HEADER_BYTES, header_word, record_crc, round8};
+use segments::{segment_index, segment_name};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Default segment size.
+pub const SEGMENT_BYTES_DEFAULT: u64 = 64 << 20;
+/// Default log buffer size.
+pub const BUFFER_BYTES_DEFAULT: usize = 16 << 20;
+/// The largest log buffer: a record is at most half of it, and a reader refuses to
+/// believe a header that claims more (a bound on what one damaged header makes it read).
+pub const BUFFER_BYTES_MAX: usize = 128 << 20;
+/// The longest record any log holds: half the largest buffer.
+pub const RECORD_BYTES_MAX: u64 = (BUFFER_BYTES_MAX / 2) as u64;
+/// Default bound on how long an `async` commit may stay only in memory.
+pub const ASYNC_FLUSH_INTERVAL_DEFAULT: Duration = Duration::from_millis(10);
+
+/// Log sizing and timing.
+#[derive(Clone, Debug)]
+pub struct WalOptions {
+    /// Bytes per segment file (a multiple of 4096, at least 1 MiB).
+    pub segment_bytes: u64,
+    /// Bytes of the in-memory log buffer (a power of two, 1 MiB to 128 MiB). One record
+    /// holds at most half of it; a larger transaction is logged in several records.
+    pub buffer_bytes: usize,
+    /// The longest an `async` commit stays only in memory.
+    pub async_flush_interval: Duration,
+}
+
+impl Default for WalOptions {
+    fn default() -> Self {
+        WalOptions {
+            segment_bytes: SEGMENT_BYTES_DEFAULT,
+            buffer_bytes: BUFFER_BYTES_DEFAULT,
+            async_flush_interval: ASYNC_FLUSH_INTERVAL_DEFAULT,
+        }
+    }
+}
+
+impl WalOptions {
+    /// Checks the sizes (see the fields).
+    pub fn validate(&self) -> Result<()> {
+        if self.segment_bytes < (1 << 20) || !self.segment_bytes.is_multiple_of(4096) {
+            return Err(Error::InvalidOption(format!(
+                "log segment of {} bytes: use a multiple of 4096, at least 1 MiB",
+                self.segment_bytes
+            )));
+        }
+        if self.buffer_bytes < (1 << 20)
+            || self.buffer_bytes > BUFFER_BYTES_MAX
+            || !self.buffer_bytes.is_power_of_two()
+        {
+            return Err(Error::InvalidOption(format!(
+                "log buffer of {} bytes: use a power of two from 1 MiB to 128 MiB",
+                self.buffer_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// The largest payload one record of this log holds (after the kind byte).
+    pub fn record_payload_bytes_max(&self) -> usize {
+        self.buffer_bytes / 2 - HEADER_BYTES as usize - 1 - 7
+    }
+}
+
+/// Log figures for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalCounters {
+    /// Bytes appended.
+    pub bytes: u64,
+    /// Flushes (write + fdatasync rounds).
+    pub flushes: u64,
+    /// Commit records appended.
+    pub commits: u64,
+    /// Segments renamed for reuse.
+    pub segments_recycled: u64,
+}
+
+/// Where a log opened for appending starts, and what it may reuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalStart {
+    /// The end of the valid log (`LogReader::find_end`): appends continue here, and
+    /// anything the files hold past it (a torn write) is discarded.
+    pub end: Lsn,
+    /// Segments wholly below this are no longer needed by recovery and may be reused.
+    pub keep_from: Lsn,
+    /// The database's log salt (the catalog's), mixed into every record's checksum.
+    pub salt: u64,
+}
+
+struct Segments {
+    // Open segment files by index (the flusher writes at most two at once).
+    open: Vec<(u64, Arc<dyn StorageFile>)>,
+    // Obsolete segment indexes, ready to be renamed into new ones.
+    free: Vec<u64>,
+}
+
+struct FlushState {
+    shutdown: bool,
+}
+
+struct Shared {
+    storage: Arc<dyn Storage>,
+    options: WalOptions,
+    salt: u64,
+    ring: Box<[AtomicU64]>,
+    // Next LSN to hand out.
+    reserved: AtomicU64,
+    // Everything below has been handed to the file (and its ring space zeroed).
+    freed: AtomicU64,
+    // Everything below is durable.
+    durable: AtomicU64,
+    // Highest LSN a committer waits for.
+    requested: AtomicU64,
+    stop: Arc<FailStop>,
+    state: Mutex<FlushState>,
+    // The flusher waits here for work.
+    work: Condvar,
+    // Committers wait here for durability; appenders for buffer space.
+    progress: Condvar,
+    segments: Mutex<Segments>,
+    stats: Arc<Stats>,
+    bytes: AtomicU64,
+    flushes: AtomicU64,
+    commits: AtomicU64,
+    recycled: AtomicU64,
+}
+
+/// The write-ahead log of one database.
+pub struct Wal {
+    shared: Arc<Shared>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Wal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wal")
+            .field("reserved", &self.shared.reserved.load(Ordering::Relaxed))
+            .field("durable", &self.shared.durable.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Wal {
+    /// Opens the log for appending at `start.end`, which `LogReader::find_end` proved to be
+    /// the end of the valid log: the torn write past it (if any) is cleared, so that no
+    /// stale record can follow the new ones. Segments wholly below `start.keep_from` are
+    /// kept for reuse. A failure of the log stops the database through `stop`.
+    pub fn open(
+        storage: Arc<dyn Storage>,
+        options: WalOptions,
+        start: WalStart,
+        stats: Arc<Stats>,
+        stop: Arc<FailStop>,
+    ) -> Result<Wal> {
+        options.validate()?;
+        assert!(
+            start.end.is_multiple_of(8),
+            "the log ends on a record boundary"
+        );
+        let free = clear_past_end(&*storage, options.segment_bytes, start)?;
+        let words = options.buffer_bytes / 8;
+        let shared = Arc::new(Shared {
+            storage,
+            ring: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            reserved: AtomicU64::new(start.end),
+            freed: AtomicU64::new(start.end),
+            durable: AtomicU64::new(start.end),
+            requested: AtomicU64::new(start.end),
+            stop,
+            state: Mutex::new(FlushState { shutdown: false }),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            segments: Mutex::new(Segments {
+                open: Vec::new(),
+                free,
+            }),
+            stats,
+            bytes: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            recycled: AtomicU64::new(0),
+            salt: start.salt,
+            options,
+        });
+        let flusher_shared = Arc::clone(&shared);
+        let flusher = std::thread::Builder::new()
+            .name("hotpage-wal-flusher".into())
+            .spawn(move || flusher_shared.flush_loop())
+            .map_err(|e| Error::io("starting the log flusher", e))?;
+        Ok(Wal {
+            shared,
+            flusher: Mutex::new(Some(flusher)),
+        })
+    }
+
+    /// Appends one record. Returns `(start, end)`: the record's LSN and the LSN just past
+    /// it (what a commit waits for). Waits (LOGBUFFER) while the buffer is full.
+    pub fn append(&self, kind: RecordKind, parts: &[&[u8]]) -> Result<(Lsn, Lsn)> {
+        self.shared.append(kind, parts)
+    }
+
+    /// Waits until everything before `lsn` is durable (WRITELOG), or the log has failed.
+    pub fn wait_durable(&self, lsn: Lsn) -> Result<()> {
+        let s = &self.shared;
+        if s.durable.load(Ordering::Acquire) >= lsn {
+            return Ok(());
+        }
+        let start = Instant::now();
+        s.requested.fetch_max(lsn, Ordering::SeqCst);
+        let mut state = s.state.lock();
+        s.work.notify_one();
+        while s.durable.load(Ordering::Acquire) < lsn && !s.stop.is_stopped() {
+            if state.shutdown {
+                break;
+            }
+            s.progress.wait(&mut state);
+        }
+        drop(state);
+        s.stats
+            .record_wait(WaitType::WriteLog, None, crate::stats::elapsed_ns(start));
+        if s.durable.load(Ordering::Acquire) >= lsn {
+            Ok(())
+        } else if s.stop.is_stopped() {
+            Err(s.stop.error())
+        } else {
+            Err(Error::InvalidOption(
+                "the log was shut down before the commit became durable".into(),
+            ))
+        }
+    }
+
+    /// Makes everything appended so far durable.
+    pub fn flush_all(&self) -> Result<()> {
+        self.wait_durable(self.shared.reserved.load(Ordering::SeqCst))
+    }
+
+    /// The next LSN to be handed out (everything below it has been reserved).
+    pub fn end(&self) -> Lsn {
+        self.shared.reserved.load(Ordering::SeqCst)
+    }
+
+    /// Everything below this is durable.
+    pub fn durable(&self) -> Lsn {
+        self.shared.durable.load(Ordering::Acquire)
+    }
+
+    /// The largest payload one record holds.
+    pub fn record_payload_bytes_max(&self) -> usize {
+        self.shared.options.record_payload_bytes_max()
+    }
+
+    /// Stops the database from outside the log (an apply after a durable commit failed, a
+    /// checkpoint could not write the data files): `error` while doing `context` becomes the
+    /// cause if it is the first, and everyone waiting on the log is woken to fail with it.
+    pub fn stop(&self, context: &str, error: &Error) {
+        self.shared.stop.stop_error(context, error);
+        let _state = self.shared.state.lock();
+        self.shared.progress.notify_all();
+        self.shared.work.notify_all();
+    }
+
+    /// True once the database stopped (fail-stop).
+    pub fn has_failed(&self) -> bool {
+        self.shared.stop.is_stopped()
+    }
+
+    /// Counters for reports.
+    pub fn counters(&self) -> WalCounters {
+        let s = &self.shared;
+        WalCounters {
+            bytes: s.bytes.load(Ordering::Relaxed),
+            flushes: s.flushes.load(Ordering::Relaxed),
+            commits: s.commits.load(Ordering::Relaxed),
+            segments_recycled: s.recycled.load(Ordering::Relaxed),
+        }
+    }
+
+    /// After a checkpoint: segments wholly below `keep_from` are no longer needed by
+    /// recovery; they become free for reuse (renamed into future segments).
+    pub fn release_before(&self, keep_from: Lsn) {
+        let s = &self.shared;
+        let segment_bytes = s.options.segment_bytes;
+        // Listed under the lock: the flusher renames free segments under it, and a segment
+        // renamed away must not be pushed back as free.
+        let mut segments = s.segments.lock();
+        let Ok(names) = s.storage.list() else {
+            return; // nothing released; the next checkpoint tries again
+        };
+        for index in names.iter().filter_map(|n| segment_index(n)) {
+            let obsolete = (index + 1) * segment_bytes <= keep_from;
+            let open = segments.open.iter().any(|(i, _)| *i == index);
+            if obsolete && !open && !segments.free.contains(&index) {
+                segments.free.push(index);
+            }
+        }
+    }
+
+    /// Stops the flusher after a final flush.
+    pub fn shutdown(&self) -> Result<()> {
+        let result = match self.shared.stop.check() {
+            Ok(()) => self.flush_all(),
+            Err(error) => Err(error),
+        };
+        {
+            let mut state = self.shared.state.lock();
+            state.shutdown = true;
+            self.shared.work.notify_all();
+            self.shared.progress.notify_all();
+        }
+        if let Some(handle) = self.flusher.lock().take() {
+            let _ = handle.join();
+        }
+        result
+    }
+}
+
+impl Drop for Wal {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// Clears what the segment files hold past the recovered end (a torn write) and returns
+/// the segments free for reuse. Later segments are removed: reused in place, one could
+/// validate again where new records happen to end at its start. The segment holding the
+/// end is cut there, for the same reason.
+fn clear_past_end(storage: &dyn Storage, segment_bytes: u64, start: WalStart) -> Result<Vec<u64>> {
+    let end_index = start.end / segment_bytes;
+    let mut free = Vec::new();
+    for index in list_segments(storage)? {
+        if index > end_index {
+            storage
+                .remove(&segment_name(index))
+                .map_err(|e| Error::io("removing a torn log segment", e))?;
+        } else if (index + 1) * segment_bytes <= start.keep_from.min(start.end) {
+            free.push(index);
+        }
+    }
+    storage
+        .sync_dir()
+        .map_err(|e| Error::io("syncing the log directory", e))?;
+    let name = segment_name(end_index);
+    if storage
+        .exists(&name)
+        .map_err(|e| Error::io("looking for the log tail", e))?
+    {
+        let file = storage
+            .open(&name, false)
+            .map_err(|e| Error::io("opening the log tail", e))?;
+        let offset = start.end % segment_bytes;
+        if file
+            .len()
+            .map_err(|e| Error::io("reading the log tail", e))?
+            > offset
+        {
+            file.set_len(offset)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| Error::io("truncating the log tail", e))?;
+        }
+    }
+    Ok(free)
+}
+
+impl Shared {
+    fn ring_bytes(&self) -> u64 {
+        (self.ring.len() * 8) as u64
+    }
+
+    fn append(&self, kind: RecordKind, parts: &[&[u8]]) -> Result<(Lsn, Lsn)> {
+        self.stop.check()?;
+        let len = HEADER_BYTES + 1 + parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let padded = round8(len);
+        if padded > self.ring_bytes() / 2 {
+            return Err(Error::InvalidOption(format!(
+                "log record of {len} bytes is larger than half the log buffer ({} bytes)",
+                self.ring_bytes()
+            )));
+        }
+        let start = self.reserved.fetch_add(padded, Ordering::SeqCst);
+        let end = start + padded;
+        if end - self.freed.load(Ordering::Acquire) > self.ring_bytes() {
+            self.wait_for_space(end)?;
+        }
+        self.fill(start, len, kind, parts);
+        Ok((start, end))
+    }
+
+    /// Appends without ever waiting: `None` when the buffer has no room now. The flusher
+    /// uses it for its marks (it must never wait for space that only it can free).
+    fn try_append(&self, kind: RecordKind, parts: &[&[u8]]) -> Option<(Lsn, Lsn)> {
+        let len = HEADER_BYTES + 1 + parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let padded = round8(len);
+        let mut start = self.reserved.load(Ordering::SeqCst);
+        loop {
+            if start + padded - self.freed.load(Ordering::Acquire) > self.ring_bytes() {
+                return None;
+            }
+            match self.reserved.compare_exchange_weak(
+                start,
+                start + padded,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(now) => start = now,
+            }
+        }
+        self.fill(start, len, kind, parts);
+        Some((start, start + padded))
+    }
+
+    /// Copies a reserved record into the ring and publishes it.
+    fn fill(&self, start: Lsn, len: u64, kind: RecordKind, parts: &[&[u8]]) {
+        let kind_byte = [kind as u8];
+        // No allocation on this path (every insert appends): the kind byte is chained in.
+        let body = || std::iter::once(&kind_byte[..]).chain(parts.iter().copied());
+        let crc = body().fold(
+            crc32c::crc32c(&(start ^ self.salt).to_le_bytes()),
+            |crc, part| crc32c::crc32c_append(crc, part),
+        );
+        debug_assert_eq!(
+            crc,
+            record_crc(self.salt, start, &body().collect::<Vec<_>>())
+        );
+        // Body words first, then the header word with release: the flusher trusts a record
+        // only once it sees a non-zero header.
+        let mut word = [0u8; 8];
+        let mut filled = 0usize;
+        let mut at = start + HEADER_BYTES;
+        for byte in body().flat_map(|p| p.iter()) {
+            word[filled] = *byte;
+            filled += 1;
+            if filled == 8 {
+                self.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
+                at += 8;
+                filled = 0;
+            }
+        }
+        if filled > 0 {
+            word[filled..].fill(0);
+            self.store_word(at, u64::from_le_bytes(word), Ordering::Relaxed);
+        }
+        self.store_word(start, header_word(len, crc), Ordering::Release);
+        self.bytes.fetch_add(round8(len), Ordering::Relaxed);
+        if kind == RecordKind::TxnCommit {
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn word_index(&self, lsn: Lsn) -> usize {
+        ((lsn / 8) as usize) % self.ring.len()
+    }
+
+    fn store_word(&self, lsn: Lsn, value: u64, order: Ordering) {
+        self.ring[self.word_index(lsn)].store(value, order);
+    }
+
+    fn load_word(&self, lsn: Lsn, order: Ordering) -> u64 {
+        self.ring[self.word_index(lsn)].load(order)
+    }
+
+    fn wait_for_space(&self, end: Lsn) -> Result<()> {
+        let start = Instant::now();
+        let ring_bytes = self.ring_bytes();
+        let mut state = self.state.lock();
+        while end - self.freed.load(Ordering::Acquire) > ring_bytes {
+            self.stop.check()?;
+            if state.shutdown {
+                return Err(Error::InvalidOption(
+                    "the log was shut down while a record waited for buffer space".into(),
+                ));
+            }
+            self.requested.fetch_max(end - ring_bytes, Ordering::SeqCst);
+            self.work.notify_one();
+            self.progress.wait_for(&mut state, Duration::from_millis(1));
+        }
+        drop(state);
+        self.stats
+            .record_wait(WaitType::LogBuffer, None, crate::stats::elapsed_ns(start));
+        Ok(())
+    }
+
+    /// The flusher thread: mark, write out the complete prefix, fdatasync, publish, repeat.
+    fn flush_loop(self: Arc<Self>) {
+        let mut image: Vec<u8> = Vec::new();
+        // The end of the last flush mark: a new one is due once anyone appended after it.
+        let mut marked_to = self.reserved.load(Ordering::SeqCst);
+        loop {
+            if self.wait_for_work() {
+                return;
+            }
+            if self.stop.is_stopped() {
+                // Whoever stopped the database (a data file, an apply), waiters learn it
+                // here at the latest.
+                {
+                    let _state = self.state.lock();
+                    self.progress.notify_all();
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            if self.reserved.load(Ordering::SeqCst) > marked_to {
+                let durable = self.durable.load(Ordering::Acquire).to_le_bytes();
+                if let Some((_, end)) = self.try_append(RecordKind::FlushMark, &[&durable]) {
+                    marked_to = end;
+                }
+            }
+            let from = self.freed.load(Ordering::Acquire);
+            let to = self.complete_prefix(from);
+            if to == from {
+                if self.requested.load(Ordering::SeqCst) > self.durable.load(Ordering::Acquire)
+                    || self.reserved.load(Ordering::SeqCst) > from
+                {
+                    // A record is still being copied in: give its session the core.
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            self.take_from_ring(from, to, &mut image);
+            match self.write_and_sync(from, &image) {
+                Ok(()) => {
+                    let before = self.durable.swap(to, Ordering::AcqRel);
+                    assert!(before <= to, "the durable end only grows");
+                    self.flushes.fetch_add(1, Ordering::Relaxed);
+                }
+                // Fail-stop: never retry a failed fdatasync and carry on.
+                Err((context, error)) => self.stop.stop_io(context, &error),
+            }
+            let _state = self.state.lock();
+            self.progress.notify_all();
+        }
+    }
+
+    /// Waits for a reason to flush. True when the flusher should exit: at shutdown once
+    /// everything is out, or at once after a failure (what is left can never be written,
+    /// and nobody waits for it).
+    fn wait_for_work(&self) -> bool {
+        let mut state = self.state.lock();
+        let idle = || self.requested.load(Ordering::SeqCst) <= self.durable.load(Ordering::Acquire);
+        if idle() && !state.shutdown {
+            // Async commits: flush at least every interval even if nobody waits.
+            self.work
+                .wait_for(&mut state, self.options.async_flush_interval);
+        }
+        state.shutdown
+            && (self.stop.is_stopped()
+                || self.freed.load(Ordering::Acquire) >= self.reserved.load(Ordering::SeqCst))
+    }
+
+    /// Copies `[from, to)` out of the ring into `image` and gives the space back.
+    fn take_from_ring(&self, from: Lsn, to: Lsn, image: &mut Vec<u8>) {
+        debug_assert!(self.durable.load(Ordering::Acquire) <= from);
+        image.clear();
+        let mut at = from;
+        while at < to {
+            let word = self.load_word(at, Ordering::Relaxed);
+            image.extend_from_slice(&word.to_le_bytes());
+            self.store_word(at, 0, Ordering::Relaxed);
+            at += 8;
+        }
+        // Ring space is free again (the words are zero); the data is in `image`.
+        let before = self.freed.swap(to, Ordering::AcqRel);
+        assert_eq!(before, from, "only the flusher frees ring space");
+        assert!(
+            to <= self.reserved.load(Ordering::SeqCst),
+            "freed <= reserved"
+        );
+        self.progress.notify_all();
+    }
+
+    /// The end of the run of complete records starting at `from`.
+    fn complete_prefix(&self, from: Lsn) -> Lsn {
+        // Never look past one ring length: the slot at `from + ring` is `from`'s own slot,
+        // and reading it again would take the record at `from` for one a ring further on.
+        let ring_bytes = self.ring_bytes();
+        let limit = self.reserved.load(Ordering::SeqCst).min(from + ring_bytes);
+        let mut at = from;
+        while at < limit {
+            let header = self.load_word(at, Ordering::Acquire);
+            if header == 0 {
+                break;
+            }
+            let len = header & u64::from(u32::MAX);
+            debug_assert!(len > HEADER_BYTES, "a published record has a body");
+            if at + round8(len) > from + ring_bytes {
+                break; // cannot happen for a published record; never cross the bound
+            }
+            at += round8(len);
+        }
+        at
+    }
+
+    fn segment(&self, index: u64) -> std::io::Result<Arc<dyn StorageFile>> {
+        let mut segments = self.segments.lock();
+        if let Some((_, file)) = segments.open.iter().find(|(i, _)| *i == index) {
+            return Ok(Arc::clone(file));
+        }
+        let name = segment_name(index);
+        // A stale segment reused in place must never be renamed away later.
+        segments.free.retain(|free| *free != index);
+        if !self.storage.exists(&name)?
+            && let Some(old) = segments.free.pop()
+        {
+            debug_assert!(old < index, "only segments before the log's end are reused");
+            self.storage.rename(&segment_name(old), &name)?;
+            self.recycled.fetch_add(1, Ordering::Relaxed);
+        }
+        let file = self.storage.open(&name, true)?;
+        // A new (or renamed) segment must survive a crash before records in it count.
+        self.storage.sync_dir()?;
+        segments.open.retain(|(i, _)| *i + 1 >= index);
+        segments.open.push((index, Arc::clone(&file)));
+        Ok(file)
+    }
+
+    /// Writes a flush's bytes and fdatasyncs them; on failure, what it was doing.
+    fn write_and_sync(&self, from: Lsn, image: &[u8]) -> Result<(), (String, std::io::Error)> {
+        let segment_bytes = self.options.segment_bytes;
+        let mut written = 0usize;
+        let mut touched: Vec<(u64, Arc<dyn StorageFile>)> = Vec::with_capacity(2);
+        while written < image.len() {
+            let lsn = from + written as u64;
+            let index = lsn / segment_bytes;
+            let offset = lsn % segment_bytes;
+            let room = (segment_bytes - offset) as usize;
+            let chunk = room.min(image.len() - written);
+            let name = || segment_name(index);
+            let file = self
+                .segment(index)
+                .map_err(|e| (format!("creating log segment {}", name()), e))?;
+            file.write_at(&image[written..written + chunk], offset)
+                .map_err(|e| {
+                    (
+                        format!("writing log segment {} at byte {offset}", name()),
+                        e,
+                    )
+                })?;
+            touched.push((index, file));
+            written += chunk;
+        }
+        for (index, file) in &touched {
+            file.sync_data().map_err(|e| {
+                (
+                    format!("fdatasync of log segment {}", segment_name(*index)),
+                    e,
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{CrashMode, FaultOp, MemStorage};
+
+    fn open_at(mem: &Arc<MemStorage>, end: Lsn, keep_from: Lsn) -> Wal {
+        let start = WalStart {
+            end,
+            keep_from,
+            salt: 0,
+        };
+        Wal::open(
+            mem.clone(),
+            options(),
+            start,
+            Stats::new(),
+            Arc::new(FailStop::new()),
+        )
+        .expect("open")
+    }
+
+    fn open(mem: &Arc<MemStorage>) -> Wal {
+        open_at(mem, 0, 0)
+    }
+
+    fn options() -> WalOptions {
+        WalOptions {
+            segment_bytes: 1 << 20,
+            buffer_bytes: 1 << 20,
+            async_flush_interval: Duration::from_millis(2),
+        }
+    }
+
+    /// Eight threads each call `append(thread, i)` for `i` in `0..per_thread`; returns
+    /// every (LSN, payload) appended.
+    fn append_from_threads(
+        per_thread: u32,
+        append: impl Fn(u8, u32) -> (Lsn, Vec<u8>) + Sync,
+    ) -> Vec<(Lsn, Vec<u8>)> {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8u8)
+                .map(|t| {
+                    let append = &append;
+                    s.spawn(move || (0..per_thread).map(|i| append(t, i)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("thread"))
+                .collect()
+        })
+    }
+
+    /// The valid records from LSN 0 (flush marks left out) and where they end.
+    fn read_all(storage: &dyn Storage) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
+        read_from(storage, 0)
+    }
+
+    fn read_from(storage: &dyn Storage, from: Lsn) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
+        let mut records = Vec::new();
+        let end = LogReader::new(storage, 1 << 20, 0)
+            .scan_prefix(from, |r| {
+                if r.kind != RecordKind::FlushMark {
+                    records.push((r.lsn, r.payload.to_vec()));
+                }
+                Ok(())
+            })
+            .expect("scan");
+        (records, end)
+    }
+
+    #[test]
+    fn records_from_many_threads_are_durable_and_read_back_in_order() {
+        let mem = MemStorage::new(1);
+        let wal = open(&mem);
+        let mut all = append_from_threads(2000, |t, i| {
+            let payload: Vec<u8> = std::iter::repeat_n(t, (i % 300) as usize + 1).collect();
+            let (lsn, end) = wal
+                .append(RecordKind::PageInsert, &[&payload])
+                .expect("append");
+            if i % 50 == 0 {
+                wal.wait_durable(end).expect("durable");
+            }
+            (lsn, payload)
+        });
+        wal.shutdown().expect("shutdown");
+        all.sort();
+        let (read, end) = read_all(&*mem);
+        assert!(
+            read == all,
+            "the log does not hold exactly what was appended, in LSN order"
+        );
+        assert_eq!(end, wal.end());
+        let counters = wal.counters();
+        assert!(counters.flushes >= 1);
+        assert!(counters.bytes >= end);
+    }
+
+    /// The ring exactly full, and one more record reserved by a session now waiting for
+    /// space: the complete prefix ends at one ring length. (Reading on, the flusher once
+    /// took the record in the first slot for one a ring further on, and lost records.)
+    #[test]
+    fn the_complete_prefix_never_reaches_past_one_ring_length() {
+        let ring_words = (1usize << 20) / 8;
+        let shared = Shared {
+            storage: MemStorage::new(10),
+            options: options(),
+            salt: 0,
+            ring: (0..ring_words).map(|_| AtomicU64::new(0)).collect(),
+            reserved: AtomicU64::new(0),
+            freed: AtomicU64::new(0),
+            durable: AtomicU64::new(0),
+            requested: AtomicU64::new(0),
+            stop: Arc::new(FailStop::new()),
+            state: Mutex::new(FlushState { shutdown: false }),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            segments: Mutex::new(Segments {
+                open: Vec::new(),
+                free: Vec::new(),
+            }),
+            stats: Stats::new(),
+            bytes: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            recycled: AtomicU64::new(0),
+        };
+        // 4096-byte records: header 8 + kind 1 + payload 4087.
+        let payload = vec![7u8; 4087];
+        for _ in 0..256 {
+            shared
+                .append(RecordKind::PageImages, &[&payload])
+                .expect("append");
+        }
+        let ring_bytes = (ring_words * 8) as u64;
+        assert_eq!(shared.reserved.load(Ordering::SeqCst), ring_bytes);
+        // A session reserves the next record and waits for space: nothing written yet.
+        shared.reserved.fetch_add(4096, Ordering::SeqCst);
+        assert_eq!(shared.complete_prefix(0), ring_bytes);
+    }
+
+    /// Appenders that never wait for durability keep the ring full all the time: the flusher
+    /// must never read past one ring length (it once did, and took a record for another).
+    #[test]
+    fn a_full_ring_keeps_every_record_exactly() {
+        let mem = MemStorage::new(9);
+        let wal = open(&mem);
+        let mut all = append_from_threads(600, |t, i| {
+            let payload: Vec<u8> =
+                std::iter::repeat_n(t ^ (i as u8), 1500 + (i as usize % 700)).collect();
+            let (lsn, _) = wal
+                .append(RecordKind::PageImages, &[&payload])
+                .expect("append");
+            (lsn, payload)
+        });
+        wal.shutdown().expect("shutdown");
+        all.sort();
+        assert!(
+            all.iter().map(|(_, p)| p.len()).sum::<usize>() > 5 << 20,
+            "the ring wrapped several times"
+        );
+        let (read, _) = read_all(&*mem);
+        assert!(
+            read == all,
+            "the log does not hold exactly what was appended"
+        );
+        assert!(wal.counters().bytes > 0);
+    }
+
+    #[test]
+    fn a_crash_keeps_every_durable_record_and_a_clean_prefix() {
+        for (seed, mode) in [
+            (1, CrashMode::DropAll),
+            (2, CrashMode::Torn),
+            (3, CrashMode::Reorder),
+        ] {
+            let mem = MemStorage::new(seed);
+            let wal = open(&mem);
+            let mut durable_up_to = 0;
+            for i in 0..3000u32 {
+                let (_, end) = wal
+                    .append(RecordKind::PageInsert, &[&i.to_le_bytes(), &[7u8; 100]])
+                    .expect("append");
+                if i % 97 == 0 {
+                    wal.wait_durable(end).expect("durable");
+                    durable_up_to = end;
+                }
+            }
+            // Power fails: the flusher may be mid-write.
+            mem.crash(mode);
+            let (read, end) = read_all(&*mem);
+            assert!(end >= durable_up_to, "{mode:?}: lost durable records");
+            for (k, (_, payload)) in read.iter().enumerate() {
+                assert_eq!(
+                    payload[..4],
+                    (k as u32).to_le_bytes(),
+                    "{mode:?}: not a prefix"
+                );
+            }
+            drop(wal);
+        }
+    }
+
+    #[test]
+    fn a_failed_fsync_stops_every_later_commit() {
+        let mem = MemStorage::new(4);
+        let wal = open(&mem);
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[b"one"])
+            .expect("append");
+        wal.wait_durable(end).expect("first commit is durable");
+        mem.fail_sync_after(Some(0));
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[b"two"])
+            .expect("append");
+        assert!(
+            wal.wait_durable(end).is_err(),
+            "a commit after a failed fsync was acknowledged"
+        );
+        assert!(wal.has_failed());
+        assert!(wal.append(RecordKind::TxnCommit, &[b"three"]).is_err());
+        mem.fail_sync_after(None);
+        assert!(
+            wal.wait_durable(end).is_err(),
+            "fail-stop must not heal by itself"
+        );
+    }
+
+    /// Recovery stopped in segment 0 while a later segment still held a previous run's
+    /// records: reopening removes it (reused in place, one of its records could validate
+    /// again where new records happen to end at its start), and the new log ends where its
+    /// own records end.
+    #[test]
+    fn stale_later_segments_never_come_back() {
+        let mem = MemStorage::new(12);
+        let wal = open(&mem);
+        let old = vec![0xAAu8; 4087]; // 4096-byte records
+        for _ in 0..400 {
+            wal.append(RecordKind::PageImages, &[&old]).expect("append");
+        }
+        wal.shutdown().expect("shutdown");
+        drop(wal);
+        assert!(mem.exists("wal.0000000000000001").expect("exists"));
+        // Reopen as if recovery had stopped at a record in segment 0.
+        let (records, _) = read_all(&*mem);
+        let cut = records[100].0;
+        let wal = open_at(&mem, cut, cut);
+        assert!(
+            !mem.exists("wal.0000000000000001").expect("exists"),
+            "the previous run's later segment was removed"
+        );
+        let new = vec![0x55u8; 4087];
+        for _ in 0..200 {
+            wal.append(RecordKind::PageImages, &[&new]).expect("append");
+        }
+        wal.flush_all().expect("flush");
+        let (read, end) = read_from(&*mem, cut);
+        assert_eq!(
+            end,
+            wal.end(),
+            "nothing of the previous run after the new end"
+        );
+        assert_eq!(read.len(), 200);
+        assert!(read.iter().all(|(_, payload)| payload == &new));
+    }
+
+    #[test]
+    fn shutdown_after_a_failed_write_returns() {
+        let mem = MemStorage::new(6);
+        let wal = open(&mem);
+        mem.fail_writes_after(Some(0));
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[b"never written"])
+            .expect("append");
+        assert!(wal.wait_durable(end).is_err());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = wal.shutdown();
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("shutdown hung after a failed write");
+    }
+
+    #[test]
+    fn reopening_at_the_end_clears_the_stale_tail_and_recycles_segments() {
+        let mem = MemStorage::new(5);
+        let wal = open(&mem);
+        let big = vec![1u8; 100_000];
+        for _ in 0..30 {
+            wal.append(RecordKind::PageImages, &[&big]).expect("append");
+        }
+        wal.shutdown().expect("shutdown");
+        let (_, end) = read_all(&*mem);
+        assert!(end > 2 << 20, "three segments written");
+        drop(wal);
+        // Reopen as if recovery had stopped early (at a record boundary in segment 1).
+        let (records, _) = read_all(&*mem);
+        let cut = records
+            .iter()
+            .map(|(l, _)| *l)
+            .find(|l| *l > 1 << 20)
+            .expect("record");
+        let wal = open_at(&mem, cut, cut);
+        assert_eq!(
+            read_all(&*mem).1,
+            cut,
+            "stale records after the new end were cleared"
+        );
+        for _ in 0..40 {
+            wal.append(RecordKind::PageImages, &[&big]).expect("append");
+        }
+        wal.flush_all().expect("flush");
+        assert!(
+            wal.counters().segments_recycled >= 1,
+            "segment 0 was reused"
+        );
+        let (read, end) = read_from(&*mem, cut);
+        let first = read.first().map(|(lsn, _)| *lsn);
+        assert_eq!(
+            end,
+            wal.end(),
+            "the recycled segment's stale records do not validate"
+        );
+        assert_eq!(first, Some(cut));
+    }
+
+    fn reader(mem: &MemStorage) -> LogReader<'_> {
+        LogReader::new(mem, 1 << 20, 0)
+    }
+
+    /// A log of `records` 320-byte commit records, each tenth one waited for (so flush
+    /// marks follow), shut down cleanly over about 2.5 segments. Returns the records' LSNs
+    /// and the log's end.
+    fn written_log(mem: &Arc<MemStorage>, records: u32) -> (Vec<Lsn>, Lsn) {
+        let wal = open(mem);
+        let mut lsns = Vec::new();
+        for i in 0..records {
+            let (lsn, end) = wal
+                .append(RecordKind::TxnCommit, &[&i.to_le_bytes(), &[3u8; 300]])
+                .expect("append");
+            lsns.push(lsn);
+            if i % 10 == 9 {
+                wal.wait_durable(end).expect("durable");
+            }
+        }
+        wal.shutdown().expect("shutdown");
+        (lsns, wal.end())
+    }
+
+    /// Flips one byte inside the record at `lsn` (past its header), durably.
+    fn flip_byte_in_record(mem: &MemStorage, lsn: Lsn) {
+        let name = segment_name(lsn / (1 << 20));
+        let offset = lsn % (1 << 20) + 12;
+        let bytes = mem.read_file(&name).expect("read");
+        let old = bytes[usize::try_from(offset).expect("offset")];
+        mem.damage(&name, offset, &[old ^ 0x10]).expect("damage");
+    }
+
+    #[test]
+    fn a_clean_log_ends_where_it_was_written_and_finding_it_changes_nothing() {
+        let mem = MemStorage::new(20);
+        let (_, end) = written_log(&mem, 8000);
+        assert!(end > 2 << 20, "the log spans three segments");
+        let ops = mem.change_ops();
+        let found = reader(&mem).find_end(0, end).expect("a clean log");
+        assert_eq!(found, LogEnd { end, torn_bytes: 0 });
+        assert_eq!(mem.change_ops(), ops, "finding the end changed nothing");
+        let mut marks = 0;
+        reader(&mem)
+            .scan(0, end, |r| {
+                marks += u32::from(r.kind == RecordKind::FlushMark);
+                Ok(())
+            })
+            .expect("scan");
+        assert!(marks >= 100, "a flush mark per flush, {marks} found");
+    }
+
+    #[test]
+    fn damage_with_durable_log_after_it_is_corruption_naming_file_and_offset() {
+        for (seed, victim) in [(21, 10usize), (22, 4000), (23, 7900)] {
+            let mem = MemStorage::new(seed);
+            let (lsns, end) = written_log(&mem, 8000);
+            let lsn = lsns[victim];
+            flip_byte_in_record(&mem, lsn);
+            let ops = mem.change_ops();
+            match reader(&mem).find_end(0, 0) {
+                Err(Error::CorruptLog {
+                    file,
+                    offset,
+                    lsn: at,
+                    reason,
+                }) => {
+                    assert_eq!(file, segment_name(lsn / (1 << 20)));
+                    assert_eq!((offset, at), (lsn % (1 << 20), lsn));
+                    assert!(reason.contains("flush mark"), "{reason}");
+                }
+                other => panic!("record {victim} of a log ending at {end}: {other:?}"),
+            }
+            assert_eq!(mem.change_ops(), ops, "nothing was changed");
+        }
+    }
+
+    /// The documented limit: damage inside the last flush, with no later mark to prove it
+    /// durable, reads as a torn tail.
+    #[test]
+    fn damage_inside_the_last_flush_reads_as_a_torn_tail() {
+        let mem = MemStorage::new(24);
+        let (lsns, end) = written_log(&mem, 8000);
+        let last = *lsns.last().expect("records");
+        flip_byte_in_record(&mem, last);
+        let found = reader(&mem).find_end(0, 0).expect("a torn tail");
+        assert_eq!(found.end, last);
+        assert_eq!(found.torn_bytes, end - last);
+    }
+
+    #[test]
+    fn a_torn_tail_is_never_taken_for_damage_and_keeps_every_durable_record() {
+        for seed in 0..45u64 {
+            let mode = [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn][seed as usize % 3];
+            let mem = MemStorage::new(seed);
+            let wal = open(&mem);
+            let mut durable_up_to = 0;
+            for i in 0..(2000 + seed as u32 * 97) {
+                let (_, end) = wal
+                    .append(RecordKind::TxnCommit, &[&i.to_le_bytes(), &[7u8; 500]])
+                    .expect("append");
+                if i % 13 == 0 {
+                    wal.wait_durable(end).expect("durable");
+                    durable_up_to = end;
+                }
+            }
+            // Power fails with the flusher maybe mid-write; the old machine is gone.
+            let rebooted = mem.reboot(mode, seed).expect("reboot");
+            drop(wal);
+            let found = reader(&rebooted)
+                .find_end(0, durable_up_to)
+                .unwrap_or_else(|e| panic!("seed {seed} {mode:?}: {e}"));
+            assert!(
+                found.end >= durable_up_to,
+                "seed {seed}: lost durable records"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_segment_is_corruption() {
+        let mem = MemStorage::new(25);
+        let (lsns, end) = written_log(&mem, 8000);
+        let seg = 1u64 << 20;
+        let in_segment_1 = *lsns.iter().find(|l| **l > seg).expect("a record in wal.1");
+        // The first segment, which the log starts in.
+        let missing_first = mem.reboot(CrashMode::DropAll, 1).expect("copy");
+        missing_first.remove(&segment_name(0)).expect("remove");
+        let error = reader(&missing_first)
+            .find_end(0, 0)
+            .expect_err("wal.0 missing");
+        assert!(error.to_string().contains(&segment_name(0)), "{error}");
+        // Not needed when the log to recover starts in segment 1.
+        let found = reader(&missing_first)
+            .find_end(in_segment_1, 0)
+            .expect("wal.0 is not needed");
+        assert_eq!(found.end, end);
+        // A gap: the middle segment, with the first and the last there.
+        let gap = MemStorage::new(26);
+        let (lsns, _) = written_log(&gap, 8000);
+        gap.remove(&segment_name(1)).expect("remove");
+        let (full, in_segment_0) = (gap, lsns[5]);
+        let error = reader(&full).find_end(in_segment_0, 0).expect_err("gap");
+        assert!(error.to_string().contains(&segment_name(1)), "{error}");
+    }
+
+    #[test]
+    fn a_log_that_ends_before_the_redo_point_is_corruption() {
+        let mem = MemStorage::new(26);
+        let (_, end) = written_log(&mem, 100);
+        assert!(reader(&mem).find_end(0, end).is_ok());
+        let error = reader(&mem).find_end(0, end + 8).expect_err("short log");
+        assert!(error.to_string().contains("redo point"), "{error}");
+    }
+
+    #[test]
+    fn a_valid_record_of_an_unknown_kind_is_corruption() {
+        let mem = MemStorage::new(27);
+        let (_, end) = written_log(&mem, 100);
+        let body = [200u8, 1, 2, 3];
+        let crc = record_crc(0, end, &[&body]);
+        let mut record = header_word(8 + body.len() as u64, crc)
+            .to_le_bytes()
+            .to_vec();
+        record.extend_from_slice(&body);
+        let file = mem.open(&segment_name(0), false).expect("open");
+        file.write_at(&record, end).expect("write");
+        let error = reader(&mem).find_end(0, 0).expect_err("unknown kind");
+        assert!(error.to_string().contains("unknown kind 200"), "{error}");
+    }
+
+    #[test]
+    fn another_salt_validates_nothing() {
+        let mem = MemStorage::new(28);
+        let (_, end) = written_log(&mem, 100);
+        let foreign = LogReader::new(&*mem, 1 << 20, 0x5eed_5eed_5eed_5eed);
+        assert_eq!(foreign.find_end(0, 0).map(|e| e.end).ok(), Some(0));
+        assert!(foreign.find_end(0, end).is_err(), "short of the redo point");
+    }
+
+    #[test]
+    fn a_failed_log_write_stops_with_its_cause() {
+        let mem = MemStorage::new(29);
+        let wal = open(&mem);
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[b"one"])
+            .expect("append");
+        wal.wait_durable(end).expect("durable");
+        mem.set_capacity(Some(0));
+        let (_, end) = wal
+            .append(RecordKind::TxnCommit, &[&[9u8; 70_000]])
+            .expect("append");
+        let message = wal.wait_durable(end).expect_err("disk full").to_string();
+        for needle in [
+            "No space left",
+            "wal.0000000000000000",
+            "free space",
+            "reopen",
+        ] {
+            assert!(message.contains(needle), "{needle:?} not in {message}");
+        }
+        let later = wal
+            .append(RecordKind::TxnCommit, &[b"two"])
+            .expect_err("stopped")
+            .to_string();
+        assert_eq!(later, message, "every later caller sees the first cause");
+        mem.fail_after(FaultOp::Sync, Some(0));
+        assert_eq!(wal.shutdown().expect_err("stopped").to_string(), message);
+    }
+}
