@@ -774,16 +774,32 @@ impl Database {
     /// Closes the database cleanly: a final checkpoint, the log flushed and stopped. Fails
     /// if sessions or other handles are still open.
     pub fn close(self) -> Result<()> {
-        let handles = Arc::strong_count(&self.inner);
-        if handles > 1 {
-            return Err(Error::InvalidOption(format!(
-                "close: {} other handles or sessions are still open; drop them first",
-                handles - 1
-            )));
-        }
-        self.inner.stop.stop();
-        if let Some(handle) = self.inner.checkpointer.lock().take() {
-            let _ = handle.join();
+        {
+            // The checkpointer holds the database (a strong reference) while it checks and
+            // checkpoints, so it is stopped before the handles are counted: counted, it
+            // would fail a close now and then for a handle nobody can drop. The lock makes
+            // concurrent closes take turns.
+            let mut checkpointer = self.inner.checkpointer.lock();
+            let was_running = match checkpointer.take() {
+                Some(handle) => {
+                    self.inner.stop.stop();
+                    let _ = handle.join();
+                    true
+                }
+                None => false,
+            };
+            let handles = Arc::strong_count(&self.inner);
+            if handles > 1 {
+                if was_running {
+                    // The database stays open for the other handles: checkpoints go on.
+                    *self.inner.stop.stopped.lock() = false;
+                    *checkpointer = Some(spawn_checkpointer(&self.inner)?);
+                }
+                return Err(Error::InvalidOption(format!(
+                    "close: {} other handles or sessions are still open; drop them first",
+                    handles - 1
+                )));
+            }
         }
         // A clean close of an unlogged run: its pages are all on disk after this.
         checkpoint(&self.inner, false)?;
@@ -864,6 +880,16 @@ fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
     state.last_at = Instant::now();
     state.checkpoints += 1;
     Ok(())
+}
+
+/// Starts the checkpointer thread again after a failed `close` stopped it.
+fn spawn_checkpointer(inner: &Arc<Inner>) -> Result<JoinHandle<()>> {
+    let weak = Arc::downgrade(inner);
+    let stop = Arc::clone(&inner.stop);
+    std::thread::Builder::new()
+        .name("hotpage-checkpointer".into())
+        .spawn(move || checkpointer_loop(&weak, &stop))
+        .map_err(|e| Error::io("starting the checkpointer", e))
 }
 
 /// Checkpoints when enough log has accumulated or enough time has passed. Holds the
