@@ -76,11 +76,12 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
 
 /// Runs the crash test.
 pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
-    if args.trials == 0 || args.sessions == 0 || args.batch == 0 || args.checkpoint_mib == 0 {
+    if args.trials == 0 || args.sessions == 0 || args.batch == 0 {
         return Err(CliError::usage(
-            "--trials, --sessions, --batch and --checkpoint-mib must be at least 1",
+            "--trials, --sessions and --batch must be at least 1",
         ));
     }
+    crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
     crate::stress::validate_files(args.files)?;
     if crate::designs::key_kind(
         &args.design,
