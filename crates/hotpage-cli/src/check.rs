@@ -262,7 +262,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         "ok": faults.is_empty(),
     });
     if args.json {
-        println!("{report}");
+        outln!("{report}")?;
     } else {
         let files = if pages_each.len() == 1 {
             "of data.0".to_string()
@@ -278,25 +278,25 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
                     .join(", ")
             )
         };
-        println!(
+        outln!(
             "hotpage check {}: {} pages {files}, {} tables",
             args.db.display(),
             file_pages,
             table_reports.len()
-        );
+        )?;
         for t in &table_reports {
             if let Some(file) = t["memory_file"].as_str() {
-                println!(
+                outln!(
                     "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
                     t["name"].as_str().unwrap_or("?"),
                     t["rows_catalog"],
                     t["rows_tree"],
                     t["memory_file_bytes"],
                     if t["ok"] == true { "ok" } else { "FAULTS" }
-                );
+                )?;
                 continue;
             }
-            println!(
+            outln!(
                 "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
                 t["name"].as_str().unwrap_or("?"),
                 t["rows_catalog"],
@@ -311,14 +311,14 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
                 },
                 t["pages"],
                 if t["ok"] == true { "ok" } else { "FAULTS" }
-            );
+            )?;
         }
         if faults.is_empty() {
-            println!("No faults found.");
+            outln!("No faults found.")?;
         } else {
-            println!("{} faults:", faults.len());
+            outln!("{} faults:", faults.len())?;
             for f in &faults {
-                println!("  {}", f.line());
+                outln!("  {}", f.line())?;
             }
         }
     }

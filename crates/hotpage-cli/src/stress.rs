@@ -322,9 +322,9 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
     if args.design != ALL_DESIGNS {
         let report = run_one(args)?;
         if args.json {
-            println!("{report}");
+            outln!("{report}")?;
         } else {
-            print_report(&report);
+            print_report(&report)?;
         }
         return Ok(());
     }
@@ -337,21 +337,21 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
         };
         let report = run_one(&one)?;
         if !args.json {
-            print_report(&report);
-            println!();
+            print_report(&report)?;
+            outln!()?;
         }
         reports.push(report);
     }
     if args.json {
-        println!("{}", json!({ "designs": reports }));
+        outln!("{}", json!({ "designs": reports }))?;
     } else {
-        print_summary(&reports);
+        print_summary(&reports)?;
     }
     Ok(())
 }
 
-fn print_summary(reports: &[serde_json::Value]) {
-    println!("Summary (ratios to identity, same run)");
+fn print_summary(reports: &[serde_json::Value]) -> Result<(), CliError> {
+    outln!("Summary (ratios to identity, same run)")?;
     let identity_rate = reports
         .iter()
         .find(|r| r["design"] == "identity")
@@ -388,7 +388,8 @@ fn print_summary(reports: &[serde_json::Value]) {
         ]);
     }
     right_align(&mut table, &[1, 2, 3, 5]);
-    println!("{table}");
+    outln!("{table}")?;
+    Ok(())
 }
 
 /// One design: returns its report.
@@ -926,7 +927,7 @@ impl Tracker<'_> {
                 bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
                 bar.set_message(line);
             }
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -941,14 +942,14 @@ fn number(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-fn print_report(r: &serde_json::Value) {
+fn print_report(r: &serde_json::Value) -> Result<(), CliError> {
     let amount = match (r["duration_s"].as_f64(), r["rows_per_session"].as_u64()) {
         (Some(d), _) => format!("for {d} s"),
         (None, Some(rows)) => format!("x {rows} rows"),
         _ => String::new(),
     };
     let warmup = number(&r["warmup_s"]);
-    println!(
+    outln!(
         "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{}{}",
         r["design"].as_str().unwrap_or(""),
         r["sessions"],
@@ -963,29 +964,29 @@ fn print_report(r: &serde_json::Value) {
         } else {
             String::new()
         }
-    );
+    )?;
     let lat = &r["latency_us"];
-    println!(
+    outln!(
         "rows {}   elapsed {:.3} s   {:.0} rows/s",
         r["rows_total"],
         number(&r["elapsed_s"]),
         number(&r["rows_per_s"])
-    );
-    println!(
+    )?;
+    outln!(
         "latency (us): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
         number(&lat["p50"]),
         number(&lat["p99"]),
         number(&lat["p999"]),
         number(&lat["max"])
-    );
-    println!();
-    print_waits_and_pages(r);
-    println!();
+    )?;
+    outln!()?;
+    print_waits_and_pages(r)?;
+    outln!()?;
     let index = &r["index"];
     let memory = &r["memory"];
     let heap = r["design"].as_str().is_some_and(|d| d.starts_with("heap"));
     if memory.is_null() {
-        println!(
+        outln!(
             "{}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
             if heap {
                 "Heap (pages, page fill)"
@@ -997,38 +998,39 @@ fn print_report(r: &serde_json::Value) {
             number(&index["avg_fill_pct"]),
             index["splits"],
             index["rows_in_table"]
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "Index: memory-optimized, no pages: {} rows, {:.1} MiB of keys and rows in memory; checkpoint file {} {:.1} MiB (closing appends the rest)",
             memory["rows"],
             (number(&memory["key_bytes"]) + number(&memory["row_bytes"])) / (1024.0 * 1024.0),
             memory["file"].as_str().unwrap_or("?"),
             number(&memory["file_bytes"]) / (1024.0 * 1024.0)
-        );
+        )?;
     }
     if heap {
         let fsm = &r["fsm"];
-        println!(
+        outln!(
             "Free-space map: {} updates, {} FSM_LATCH waits ({:.1} ms)",
             fsm["updates"],
             fsm["waits"],
             number(&fsm["wait_ms"])
-        );
+        )?;
     }
     let log = &r["log"];
     if log.is_null() {
-        println!("Log: none (--durability none: a crash empties the tables)");
+        outln!("Log: none (--durability none: a crash empties the tables)")?;
     } else {
-        println!(
+        outln!(
             "Log ({}, batch {}): {:.1} MiB, {} flushes (fdatasync), {:.1} commits per flush",
             r["durability"].as_str().unwrap_or(""),
             r["batch"],
             number(&log["bytes"]) / (1024.0 * 1024.0),
             log["flushes"],
             number(&log["commits_per_flush"])
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// `memory: {rows, key_bytes, row_bytes, file, file_bytes}` of a memory table, or null for
@@ -1061,8 +1063,8 @@ fn log_figures(db: &Database) -> serde_json::Value {
 }
 
 /// Prints the "Top waits" and "Hottest pages" tables of a report (`waits`, `hot_pages`).
-pub fn print_waits_and_pages(r: &serde_json::Value) {
-    println!("Top waits");
+pub fn print_waits_and_pages(r: &serde_json::Value) -> Result<(), CliError> {
+    outln!("Top waits")?;
     let list = r["waits"].as_array().cloned().unwrap_or_default();
     let total_ms: f64 = list.iter().map(|w| number(&w["wait_ms"])).sum();
     let pct = |ms: f64| 100.0 * ms / total_ms.max(1e-12);
@@ -1090,9 +1092,9 @@ pub fn print_waits_and_pages(r: &serde_json::Value) {
         ]);
     }
     right_align(&mut waits, &[1, 2, 3, 4, 5]);
-    println!("{waits}");
-    println!();
-    println!("Hottest pages (file:page; waits of every type on the page)");
+    outln!("{waits}")?;
+    outln!()?;
+    outln!("Hottest pages (file:page; waits of every type on the page)")?;
     let mut hot = Table::new();
     hot.set_header(vec![
         "page",
@@ -1123,7 +1125,8 @@ pub fn print_waits_and_pages(r: &serde_json::Value) {
         ]);
     }
     right_align(&mut hot, &[3, 4, 5]);
-    println!("{hot}");
+    outln!("{hot}")?;
+    Ok(())
 }
 
 /// Right-aligns the given columns of a table.
