@@ -1,10 +1,10 @@
 //! `hotpage check`: the integrity check (DBCC CHECKDB). Every page's checksum (of every data
-//! file), each table's
-//! B+tree (order, separators, levels, sibling links), the catalog against the trees (root
-//! pages, no page in two tables, no page in none) and row counts. A memory table has no
-//! pages: its checkpoint file's frames (checksums, lengths, keys) are checked against the
-//! rows in memory, which must be in key order. Lists every fault and exits 7 if there is
-//! one.
+//! file), each table's B+tree (order, separators, levels, sibling links), the catalog
+//! against the trees (root pages, no page in two tables, no page with rows or links in
+//! none) and row counts. A memory table has no pages: its checkpoint file's frames
+//! (checksums, lengths, keys) are checked against the rows in memory, which must be in key
+//! order. Lists every fault and exits 7 if there is one. An empty, unlinked page that no
+//! table reaches is leaked space, listed as a warning.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
 use hotpage::buffer::{data_file_name, file_of, page_id_of, page_number};
@@ -235,19 +235,25 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 
     // 3. Pages no table reaches (only meaningful when every tree could be walked).
+    let mut warnings: Vec<Fault> = Vec::new();
     if all_trees_ok && page_faults == 0 {
-        for (file, &pages) in (0u32..).zip(&pages_each) {
-            // Page 0 of every file is its header.
-            for number in 1..pages {
-                let page_id = page_id_of(file, number);
-                if !owners.contains_key(&page_id) {
-                    faults.push(Fault {
-                        kind: "orphan",
-                        page: Some(page_id),
-                        table: None,
-                        message: "no table's B+tree reaches this page".into(),
-                    });
-                }
+        for page_id in unreached_pages(&pages_each, &owners) {
+            if is_empty_and_unlinked(&db, page_id) {
+                warnings.push(Fault {
+                    kind: "leaked",
+                    page: Some(page_id),
+                    table: None,
+                    message: "an empty page no table reaches (a table whose creation failed \
+                              or was cut short): leaked space, no rows"
+                        .into(),
+                });
+            } else {
+                faults.push(Fault {
+                    kind: "orphan",
+                    page: Some(page_id),
+                    table: None,
+                    message: "no table's B+tree reaches this page".into(),
+                });
             }
         }
     }
@@ -259,6 +265,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         "pages_per_file": pages_each,
         "tables": table_reports,
         "faults": faults.iter().map(Fault::to_json).collect::<Vec<_>>(),
+        "warnings": warnings.iter().map(Fault::to_json).collect::<Vec<_>>(),
         "ok": faults.is_empty(),
     });
     if args.json {
@@ -313,6 +320,12 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
                 if t["ok"] == true { "ok" } else { "FAULTS" }
             )?;
         }
+        if !warnings.is_empty() {
+            outln!("{} warnings:", warnings.len())?;
+            for w in &warnings {
+                outln!("  {}", w.line())?;
+            }
+        }
         if faults.is_empty() {
             outln!("No faults found.")?;
         } else {
@@ -335,4 +348,32 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             ),
         ))
     }
+}
+
+/// Every page of every data file that no table reaches (page 0 of each file is its header).
+fn unreached_pages(pages_each: &[u64], owners: &HashMap<u64, String>) -> Vec<u64> {
+    (0u32..)
+        .zip(pages_each)
+        .flat_map(|(file, &pages)| (1..pages).map(move |number| page_id_of(file, number)))
+        .filter(|page_id| !owners.contains_key(page_id))
+        .collect()
+}
+
+/// True for a page that holds no record and links to no page: what a table's creation
+/// allocates (an empty root leaf, an empty heap chain head). Unreached, it is leaked space
+/// (pages are never freed), not lost rows: a warning (docs/design.md, "Leaked pages").
+fn is_empty_and_unlinked(db: &hotpage::Database, page_id: u64) -> bool {
+    let Ok(image) = db.raw_page_image(page_id) else {
+        return false;
+    };
+    let buf = PageBuf::new(image.len());
+    let page = buf.page();
+    page.copy_from(&image);
+    matches!(
+        page.page_type(),
+        Some(PageType::Leaf | PageType::Heap | PageType::Free)
+    ) && page.level() == 0
+        && page.slot_count() == 0
+        && page.next() == page::NO_PAGE
+        && page.aux() == page::NO_PAGE
 }
