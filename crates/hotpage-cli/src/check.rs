@@ -271,69 +271,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     if args.json {
         outln!("{report}")?;
     } else {
-        let files = if pages_each.len() == 1 {
-            "of data.0".to_string()
-        } else {
-            format!(
-                "in {} data files (data.0 to data.{}: {} pages)",
-                pages_each.len(),
-                pages_each.len() - 1,
-                pages_each
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        outln!(
-            "hotpage check {}: {} pages {files}, {} tables",
-            args.db.display(),
-            file_pages,
-            table_reports.len()
-        )?;
-        for t in &table_reports {
-            if let Some(file) = t["memory_file"].as_str() {
-                outln!(
-                    "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
-                    t["name"].as_str().unwrap_or("?"),
-                    t["rows_catalog"],
-                    t["rows_tree"],
-                    t["memory_file_bytes"],
-                    if t["ok"] == true { "ok" } else { "FAULTS" }
-                )?;
-                continue;
-            }
-            outln!(
-                "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
-                t["name"].as_str().unwrap_or("?"),
-                t["rows_catalog"],
-                t["rows_tree"],
-                match (t["trees"].as_u64(), t["heap_chains"].as_u64()) {
-                    (Some(0), Some(c)) => format!("heap ({c} page chains)"),
-                    (Some(_), Some(c)) if c > 0 => {
-                        format!("heap ({c} page chains) and its index")
-                    }
-                    (Some(n), _) if n > 1 => format!("tree ({n} partitions)"),
-                    _ => "tree".to_string(),
-                },
-                t["pages"],
-                if t["ok"] == true { "ok" } else { "FAULTS" }
-            )?;
-        }
-        if !warnings.is_empty() {
-            outln!("{} warnings:", warnings.len())?;
-            for w in &warnings {
-                outln!("  {}", w.line())?;
-            }
-        }
-        if faults.is_empty() {
-            outln!("No faults found.")?;
-        } else {
-            outln!("{} faults:", faults.len())?;
-            for f in &faults {
-                outln!("  {}", f.line())?;
-            }
-        }
+        print_text(&report, &faults, &warnings)?;
     }
     if faults.is_empty() {
         Ok(())
@@ -376,4 +314,77 @@ fn is_empty_and_unlinked(db: &hotpage::Database, page_id: u64) -> bool {
         && page.slot_count() == 0
         && page.next() == page::NO_PAGE
         && page.aux() == page::NO_PAGE
+}
+
+/// The text report: a line per table, then the warnings and the faults.
+fn print_text(report: &Value, faults: &[Fault], warnings: &[Fault]) -> Result<(), CliError> {
+    let pages_each: Vec<u64> = report["pages_per_file"]
+        .as_array()
+        .map(|files| files.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    let table_reports = report["tables"].as_array().cloned().unwrap_or_default();
+    let files = if pages_each.len() == 1 {
+        "of data.0".to_string()
+    } else {
+        format!(
+            "in {} data files (data.0 to data.{}: {} pages)",
+            pages_each.len(),
+            pages_each.len() - 1,
+            pages_each
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    outln!(
+        "hotpage check {}: {} pages {files}, {} tables",
+        report["db"].as_str().unwrap_or("?"),
+        report["pages_checked"],
+        table_reports.len()
+    )?;
+    for t in &table_reports {
+        if let Some(file) = t["memory_file"].as_str() {
+            outln!(
+                "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
+                t["name"].as_str().unwrap_or("?"),
+                t["rows_catalog"],
+                t["rows_tree"],
+                t["memory_file_bytes"],
+                if t["ok"] == true { "ok" } else { "FAULTS" }
+            )?;
+            continue;
+        }
+        outln!(
+            "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
+            t["name"].as_str().unwrap_or("?"),
+            t["rows_catalog"],
+            t["rows_tree"],
+            match (t["trees"].as_u64(), t["heap_chains"].as_u64()) {
+                (Some(0), Some(c)) => format!("heap ({c} page chains)"),
+                (Some(_), Some(c)) if c > 0 => {
+                    format!("heap ({c} page chains) and its index")
+                }
+                (Some(n), _) if n > 1 => format!("tree ({n} partitions)"),
+                _ => "tree".to_string(),
+            },
+            t["pages"],
+            if t["ok"] == true { "ok" } else { "FAULTS" }
+        )?;
+    }
+    if !warnings.is_empty() {
+        outln!("{} warnings:", warnings.len())?;
+        for w in warnings {
+            outln!("  {}", w.line())?;
+        }
+    }
+    if faults.is_empty() {
+        outln!("No faults found.")?;
+    } else {
+        outln!("{} faults:", faults.len())?;
+        for f in faults {
+            outln!("  {}", f.line())?;
+        }
+    }
+    Ok(())
 }
