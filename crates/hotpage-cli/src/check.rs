@@ -1,10 +1,10 @@
 //! `hotpage check`: the integrity check (DBCC CHECKDB). Every page's checksum (of every data
-//! file), each table's
-//! B+tree (order, separators, levels, sibling links), the catalog against the trees (root
-//! pages, no page in two tables, no page in none) and row counts. A memory table has no
-//! pages: its checkpoint file's frames (checksums, lengths, keys) are checked against the
-//! rows in memory, which must be in key order. Lists every fault and exits 7 if there is
-//! one.
+//! file), each table's B+tree (order, separators, levels, sibling links), the catalog
+//! against the trees (root pages, no page in two tables, no page with rows or links in
+//! none) and row counts. A memory table has no pages: its checkpoint file's frames
+//! (checksums, lengths, keys) are checked against the rows in memory, which must be in key
+//! order. Lists every fault and exits 7 if there is one. An empty, unlinked page that no
+//! table reaches is leaked space, listed as a warning.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
 use hotpage::buffer::{data_file_name, file_of, page_id_of, page_number};
@@ -235,19 +235,25 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 
     // 3. Pages no table reaches (only meaningful when every tree could be walked).
+    let mut warnings: Vec<Fault> = Vec::new();
     if all_trees_ok && page_faults == 0 {
-        for (file, &pages) in (0u32..).zip(&pages_each) {
-            // Page 0 of every file is its header.
-            for number in 1..pages {
-                let page_id = page_id_of(file, number);
-                if !owners.contains_key(&page_id) {
-                    faults.push(Fault {
-                        kind: "orphan",
-                        page: Some(page_id),
-                        table: None,
-                        message: "no table's B+tree reaches this page".into(),
-                    });
-                }
+        for page_id in unreached_pages(&pages_each, &owners) {
+            if is_empty_and_unlinked(&db, page_id) {
+                warnings.push(Fault {
+                    kind: "leaked",
+                    page: Some(page_id),
+                    table: None,
+                    message: "an empty page no table reaches (a table whose creation failed \
+                              or was cut short): leaked space, no rows"
+                        .into(),
+                });
+            } else {
+                faults.push(Fault {
+                    kind: "orphan",
+                    page: Some(page_id),
+                    table: None,
+                    message: "no table's B+tree reaches this page".into(),
+                });
             }
         }
     }
@@ -259,68 +265,13 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         "pages_per_file": pages_each,
         "tables": table_reports,
         "faults": faults.iter().map(Fault::to_json).collect::<Vec<_>>(),
+        "warnings": warnings.iter().map(Fault::to_json).collect::<Vec<_>>(),
         "ok": faults.is_empty(),
     });
     if args.json {
-        println!("{report}");
+        outln!("{report}")?;
     } else {
-        let files = if pages_each.len() == 1 {
-            "of data.0".to_string()
-        } else {
-            format!(
-                "in {} data files (data.0 to data.{}: {} pages)",
-                pages_each.len(),
-                pages_each.len() - 1,
-                pages_each
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        println!(
-            "hotpage check {}: {} pages {files}, {} tables",
-            args.db.display(),
-            file_pages,
-            table_reports.len()
-        );
-        for t in &table_reports {
-            if let Some(file) = t["memory_file"].as_str() {
-                println!(
-                    "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
-                    t["name"].as_str().unwrap_or("?"),
-                    t["rows_catalog"],
-                    t["rows_tree"],
-                    t["memory_file_bytes"],
-                    if t["ok"] == true { "ok" } else { "FAULTS" }
-                );
-                continue;
-            }
-            println!(
-                "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
-                t["name"].as_str().unwrap_or("?"),
-                t["rows_catalog"],
-                t["rows_tree"],
-                match (t["trees"].as_u64(), t["heap_chains"].as_u64()) {
-                    (Some(0), Some(c)) => format!("heap ({c} page chains)"),
-                    (Some(_), Some(c)) if c > 0 => {
-                        format!("heap ({c} page chains) and its index")
-                    }
-                    (Some(n), _) if n > 1 => format!("tree ({n} partitions)"),
-                    _ => "tree".to_string(),
-                },
-                t["pages"],
-                if t["ok"] == true { "ok" } else { "FAULTS" }
-            );
-        }
-        if faults.is_empty() {
-            println!("No faults found.");
-        } else {
-            println!("{} faults:", faults.len());
-            for f in &faults {
-                println!("  {}", f.line());
-            }
-        }
+        print_text(&report, &faults, &warnings)?;
     }
     if faults.is_empty() {
         Ok(())
@@ -335,4 +286,105 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             ),
         ))
     }
+}
+
+/// Every page of every data file that no table reaches (page 0 of each file is its header).
+fn unreached_pages(pages_each: &[u64], owners: &HashMap<u64, String>) -> Vec<u64> {
+    (0u32..)
+        .zip(pages_each)
+        .flat_map(|(file, &pages)| (1..pages).map(move |number| page_id_of(file, number)))
+        .filter(|page_id| !owners.contains_key(page_id))
+        .collect()
+}
+
+/// True for a page that holds no record and links to no page: what a table's creation
+/// allocates (an empty root leaf, an empty heap chain head). Unreached, it is leaked space
+/// (pages are never freed), not lost rows: a warning (docs/design.md, "Leaked pages").
+fn is_empty_and_unlinked(db: &hotpage::Database, page_id: u64) -> bool {
+    let Ok(image) = db.raw_page_image(page_id) else {
+        return false;
+    };
+    let buf = PageBuf::new(image.len());
+    let page = buf.page();
+    page.copy_from(&image);
+    matches!(
+        page.page_type(),
+        Some(PageType::Leaf | PageType::Heap | PageType::Free)
+    ) && page.level() == 0
+        && page.slot_count() == 0
+        && page.next() == page::NO_PAGE
+        && page.aux() == page::NO_PAGE
+}
+
+/// The text report: a line per table, then the warnings and the faults.
+fn print_text(report: &Value, faults: &[Fault], warnings: &[Fault]) -> Result<(), CliError> {
+    let pages_each: Vec<u64> = report["pages_per_file"]
+        .as_array()
+        .map(|files| files.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    let table_reports = report["tables"].as_array().cloned().unwrap_or_default();
+    let files = if pages_each.len() == 1 {
+        "of data.0".to_string()
+    } else {
+        format!(
+            "in {} data files (data.0 to data.{}: {} pages)",
+            pages_each.len(),
+            pages_each.len() - 1,
+            pages_each
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    outln!(
+        "hotpage check {}: {} pages {files}, {} tables",
+        report["db"].as_str().unwrap_or("?"),
+        report["pages_checked"],
+        table_reports.len()
+    )?;
+    for t in &table_reports {
+        if let Some(file) = t["memory_file"].as_str() {
+            outln!(
+                "  table {}: {} rows in the catalog, {} in memory, checkpoint file {file} ({} bytes), no pages: {}",
+                t["name"].as_str().unwrap_or("?"),
+                t["rows_catalog"],
+                t["rows_tree"],
+                t["memory_file_bytes"],
+                if t["ok"] == true { "ok" } else { "FAULTS" }
+            )?;
+            continue;
+        }
+        outln!(
+            "  table {}: {} rows in the catalog, {} in the {}, {} pages: {}",
+            t["name"].as_str().unwrap_or("?"),
+            t["rows_catalog"],
+            t["rows_tree"],
+            match (t["trees"].as_u64(), t["heap_chains"].as_u64()) {
+                (Some(0), Some(c)) => format!("heap ({c} page chains)"),
+                (Some(_), Some(c)) if c > 0 => {
+                    format!("heap ({c} page chains) and its index")
+                }
+                (Some(n), _) if n > 1 => format!("tree ({n} partitions)"),
+                _ => "tree".to_string(),
+            },
+            t["pages"],
+            if t["ok"] == true { "ok" } else { "FAULTS" }
+        )?;
+    }
+    if !warnings.is_empty() {
+        outln!("{} warnings:", warnings.len())?;
+        for w in warnings {
+            outln!("  {}", w.line())?;
+        }
+    }
+    if faults.is_empty() {
+        outln!("No faults found.")?;
+    } else {
+        outln!("{} faults:", faults.len())?;
+        for f in faults {
+            outln!("  {}", f.line())?;
+        }
+    }
+    Ok(())
 }

@@ -76,11 +76,12 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
 
 /// Runs the crash test.
 pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
-    if args.trials == 0 || args.sessions == 0 || args.batch == 0 || args.checkpoint_mib == 0 {
+    if args.trials == 0 || args.sessions == 0 || args.batch == 0 {
         return Err(CliError::usage(
-            "--trials, --sessions, --batch and --checkpoint-mib must be at least 1",
+            "--trials, --sessions and --batch must be at least 1",
         ));
     }
+    crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
     crate::stress::validate_files(args.files)?;
     if crate::designs::key_kind(
         &args.design,
@@ -145,7 +146,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         let trial_totals = verify_trial(&exe, &db_path, &ack_dir, &args.design)
             .with_context(|| format!("trial {trial} (seed {seed})"))?;
         if !args.json {
-            eprintln!(
+            errln!(
                 "trial {}/{}: killed after {} ms, {} rows acknowledged, {} lost, {} partial transactions, check {}",
                 trial + 1,
                 args.trials,
@@ -180,9 +181,9 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         "elapsed_s": started.elapsed().as_secs_f64(),
     });
     if args.json {
-        println!("{report}");
+        outln!("{report}")?;
     } else {
-        println!(
+        outln!(
             "hotpage crashtest: design {}, {} sessions, batch {}, {} data file{}, seed {}",
             args.design,
             args.sessions,
@@ -190,12 +191,12 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
             args.files,
             if args.files == 1 { "" } else { "s" },
             seed
-        );
-        println!("trials                {}", args.trials);
-        println!("rows acknowledged     {}", totals.rows_acknowledged);
-        println!("rows lost             {}", totals.rows_lost);
-        println!("partial transactions  {}", totals.partial_transactions);
-        println!("check failures        {}", totals.check_failures);
+        )?;
+        outln!("trials                {}", args.trials)?;
+        outln!("rows acknowledged     {}", totals.rows_acknowledged)?;
+        outln!("rows lost             {}", totals.rows_lost)?;
+        outln!("partial transactions  {}", totals.partial_transactions)?;
+        outln!("check failures        {}", totals.check_failures)?;
     }
     if totals.rows_lost + totals.partial_transactions + totals.check_failures > 0 {
         return Err(CliError {

@@ -138,3 +138,21 @@ pub fn flow_control_sessions_default() -> u32 {
         _ => 1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_design_name_fits_the_catalog() {
+        // A design's name is its table's default name and its catalog design field.
+        for design in DESIGNS {
+            let len = design.name.len();
+            assert!(
+                (1..=hotpage::catalog::NAME_BYTES_MAX).contains(&len),
+                "{}",
+                design.name
+            );
+        }
+    }
+}

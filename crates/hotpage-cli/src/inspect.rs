@@ -71,14 +71,14 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
         What::Log { db } => (db, log_report(db)?),
     };
     if db_args.json {
-        println!("{out}");
+        outln!("{out}")?;
     } else {
         match &args.what {
-            What::Page { .. } => print_page(&out),
-            What::Index { .. } => print_index(&out),
-            What::Waits { .. } => print_waits(&out),
-            What::Tables { .. } => print_tables(&out),
-            What::Log { .. } => print_log(&out),
+            What::Page { .. } => print_page(&out)?,
+            What::Index { .. } => print_index(&out)?,
+            What::Waits { .. } => print_waits(&out)?,
+            What::Tables { .. } => print_tables(&out)?,
+            What::Log { .. } => print_log(&out)?,
         }
     }
     Ok(())
@@ -269,7 +269,7 @@ fn id_location(v: &Value) -> String {
     }
 }
 
-fn print_page(r: &Value) {
+fn print_page(r: &Value) -> Result<(), CliError> {
     let h = &r["header"];
     let owner = match r["table"].as_str() {
         Some(table) => format!(
@@ -278,13 +278,13 @@ fn print_page(r: &Value) {
         ),
         None => "no table".into(),
     };
-    println!(
+    outln!(
         "Page {}:{} of {} ({})",
         r["file"],
         r["page"],
         r["db"].as_str().unwrap_or(""),
         owner
-    );
+    )?;
     let checksum = if r["checksum_ok"] == true {
         format!("{} ok", h["checksum"].as_str().unwrap_or(""))
     } else {
@@ -314,11 +314,11 @@ fn print_page(r: &Value) {
         ("checksum", checksum),
     ];
     for (name, value) in rows {
-        println!("  {name:<18} {value}");
+        outln!("  {name:<18} {value}")?;
     }
-    println!();
+    outln!()?;
     let slots = r["slots"].as_array().cloned().unwrap_or_default();
-    println!("Slots ({})", slots.len());
+    outln!("Slots ({})", slots.len())?;
     let mut table = comfy_table::Table::new();
     table.set_header(vec![
         "slot",
@@ -357,7 +357,8 @@ fn print_page(r: &Value) {
         ]);
     }
     stress::right_align(&mut table, &[0, 1, 2]);
-    println!("{table}");
+    outln!("{table}")?;
+    Ok(())
 }
 
 fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
@@ -446,37 +447,37 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
     }))
 }
 
-fn print_index(r: &Value) {
+fn print_index(r: &Value) -> Result<(), CliError> {
     if r["memory_optimized"] == true {
-        println!(
+        outln!(
             "Memory-optimized table {} (design {}): no pages, no levels",
             r["table"].as_str().unwrap_or(""),
             r["design"].as_str().unwrap_or("")
-        );
-        println!("  rows               {}", r["rows"]);
-        println!(
+        )?;
+        outln!("  rows               {}", r["rows"])?;
+        outln!(
             "  in memory          {} bytes of keys, {} bytes of rows (plus one index node per row; not bounded by the buffer pool)",
-            r["key_bytes"], r["row_bytes"]
-        );
-        println!(
+            r["key_bytes"],
+            r["row_bytes"]
+        )?;
+        outln!(
             "  checkpoint file    {}, {} bytes durable",
             r["file"].as_str().unwrap_or("?"),
             r["file_bytes"]
-        );
-        return;
+        )?;
+        return Ok(());
     }
     let heap = &r["heap"];
     if !heap.is_null() {
-        print_heap(r, heap);
-        return;
+        return print_heap(r, heap);
     }
-    println!(
+    outln!(
         "Index of table {} (design {}), root page {}:{}",
         r["table"].as_str().unwrap_or(""),
         r["design"].as_str().unwrap_or(""),
         r["root_file"],
         r["root_page"]
-    );
+    )?;
     let per_level: Vec<String> = r["pages_per_level"]
         .as_array()
         .cloned()
@@ -485,54 +486,60 @@ fn print_index(r: &Value) {
         .enumerate()
         .map(|(level, n)| format!("level {level}: {n}"))
         .collect();
-    println!("  levels             {}", r["levels"]);
-    println!(
+    outln!("  levels             {}", r["levels"])?;
+    outln!(
         "  pages              {} ({})",
         r["pages"],
         per_level.join(", ")
-    );
-    println!("  rows               {}", r["rows"]);
-    println!(
+    )?;
+    outln!("  rows               {}", r["rows"])?;
+    outln!(
         "  avg leaf fill      {:.1} %",
         r["avg_fill_pct"].as_f64().unwrap_or(0.0)
-    );
-    println!(
+    )?;
+    outln!(
         "  fragmentation      {:.1} % ({} of {} leaves link to a page that is not the next one in the file)",
         r["fragmentation_pct"].as_f64().unwrap_or(0.0),
         r["out_of_order_leaves"],
         r["leaf_pages"]
-    );
+    )?;
+    Ok(())
 }
 
-fn print_heap(r: &Value, heap: &Value) {
-    println!(
+fn print_heap(r: &Value, heap: &Value) -> Result<(), CliError> {
+    outln!(
         "Heap table {} (design {}), {} page chains (one per data file)",
         r["table"].as_str().unwrap_or(""),
         r["design"].as_str().unwrap_or(""),
         heap["chains"]
-    );
-    println!("  pages              {}", r["pages"]);
-    println!("  rows               {}", r["rows"]);
-    println!(
+    )?;
+    outln!("  pages              {}", r["pages"])?;
+    outln!("  rows               {}", r["rows"])?;
+    outln!(
         "  avg page fill      {:.1} %",
         r["avg_fill_pct"].as_f64().unwrap_or(0.0)
-    );
+    )?;
     let c = &heap["fsm_categories"];
-    println!(
+    outln!(
         "  free-space map     {} empty, {} up to 50 %, {} up to 80 %, {} up to 95 %, {} full",
-        c["empty"], c["le_50_pct"], c["le_80_pct"], c["le_95_pct"], c["full"]
-    );
+        c["empty"],
+        c["le_50_pct"],
+        c["le_80_pct"],
+        c["le_95_pct"],
+        c["full"]
+    )?;
     let index = &heap["index"];
     if !index.is_null() {
-        println!(
+        outln!(
             "  index              root page {}, {} levels, {} pages, leaf fill {:.1} %, {} entries",
             index["root_page"],
             index["levels"],
             index["pages"],
             index["avg_fill_pct"].as_f64().unwrap_or(0.0),
             index["rows"]
-        );
+        )?;
     }
+    Ok(())
 }
 
 fn load_run(db: &Database) -> Result<Option<Value>, CliError> {
@@ -572,22 +579,22 @@ fn waits_report(args: &DbArgs) -> Result<Value, CliError> {
     })
 }
 
-fn print_waits(r: &Value) {
+fn print_waits(r: &Value) -> Result<(), CliError> {
     if r["recorded"] != true {
-        println!("No stress run has recorded wait statistics in this database yet.");
-        return;
+        outln!("No stress run has recorded wait statistics in this database yet.")?;
+        return Ok(());
     }
     let run = &r["run"];
-    println!(
+    outln!(
         "Waits of the last stress run: design {}, table {}, {} sessions, {} rows in {:.3} s",
         run["design"].as_str().unwrap_or("?"),
         run["table"].as_str().unwrap_or("?"),
         run["sessions"],
         run["rows_total"],
         run["elapsed_s"].as_f64().unwrap_or(0.0)
-    );
-    println!();
-    stress::print_waits_and_pages(r);
+    )?;
+    outln!()?;
+    stress::print_waits_and_pages(r)
 }
 
 fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
@@ -612,7 +619,7 @@ fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
     Ok(json!({ "tables": tables }))
 }
 
-fn print_tables(r: &Value) {
+fn print_tables(r: &Value) -> Result<(), CliError> {
     let mut table = comfy_table::Table::new();
     table.set_header(vec!["table", "design", "rows", "root page"]);
     let list = r["tables"].as_array().cloned().unwrap_or_default();
@@ -631,8 +638,9 @@ fn print_tables(r: &Value) {
         ]);
     }
     stress::right_align(&mut table, &[2, 3]);
-    println!("{} tables", list.len());
-    println!("{table}");
+    outln!("{} tables", list.len())?;
+    outln!("{table}")?;
+    Ok(())
 }
 
 fn log_report(args: &DbArgs) -> Result<Value, CliError> {
@@ -663,11 +671,13 @@ fn log_report(args: &DbArgs) -> Result<Value, CliError> {
     }))
 }
 
-fn print_log(r: &Value) {
-    println!(
+fn print_log(r: &Value) -> Result<(), CliError> {
+    outln!(
         "Log: LSN {} to {}, last checkpoint's redo point {}",
-        r["from_lsn"], r["end_lsn"], r["redo_lsn"]
-    );
+        r["from_lsn"],
+        r["end_lsn"],
+        r["redo_lsn"]
+    )?;
     let mut table = comfy_table::Table::new();
     table.set_header(vec![
         "record kind",
@@ -686,14 +696,15 @@ fn print_log(r: &Value) {
         ]);
     }
     stress::right_align(&mut table, &[1, 2, 3, 4]);
-    println!("{table}");
+    outln!("{table}")?;
     let rec = &r["recovery"];
-    println!(
+    outln!(
         "Recovery at this open: {} records, {:.1} MiB of log after the redo point, {} pages redone, {} rows re-applied, {:.3} s",
         rec["records"],
         rec["log_bytes"].as_f64().unwrap_or(0.0) / (1024.0 * 1024.0),
         rec["pages_redone"],
         rec["rows_reapplied"],
         rec["elapsed_s"].as_f64().unwrap_or(0.0)
-    );
+    )?;
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! The `hotpage` command: stress a hotpage database the way ostress hammers SQL Server, and
 //! report what it waited on.
 
+#[macro_use]
+mod output;
 mod check;
 mod crashtest;
 mod designs;
@@ -24,6 +26,10 @@ pub const EXIT_LOCKED: u8 = 5;
 pub const EXIT_FORMAT_TOO_NEW: u8 = 6;
 /// Exit code when damage was found (`check` faults, or a corrupt page met on the way).
 pub const EXIT_CORRUPT: u8 = 7;
+/// Exit code when standard output was closed before the command had written everything
+/// (its reader, such as `head`, went away): 128 + SIGPIPE, what a shell reports for a tool
+/// that SIGPIPE ended.
+pub const EXIT_STDOUT_CLOSED: u8 = 141;
 
 const EXIT_CODES_HELP: &str = "Exit codes:
   0  success
@@ -33,7 +39,8 @@ const EXIT_CODES_HELP: &str = "Exit codes:
   4  no such table or page
   5  the database is in use by another process
   6  the database format is newer than this binary
-  7  corruption found (hotpage check, or a damaged page met on the way)";
+  7  corruption found (hotpage check, or a damaged page met on the way)
+  141  standard output was closed early (e.g. piped into head): the command stopped there";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -90,6 +97,15 @@ impl CliError {
         CliError {
             code: EXIT_FAILURE,
             message: message.into(),
+        }
+    }
+
+    /// Standard output is a pipe whose reader has gone: end quietly (exit code 141, no
+    /// message), as a tool that SIGPIPE ends.
+    pub fn stdout_closed() -> CliError {
+        CliError {
+            code: EXIT_STDOUT_CLOSED,
+            message: String::new(),
         }
     }
 
@@ -159,7 +175,7 @@ fn main() -> ExitCode {
             // Keep clap's first line ("error: ...") and point at --help: one clear line.
             let rendered = error.render().to_string();
             let first = rendered.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{first} (see 'hotpage --help')");
+            errln!("{first} (see 'hotpage --help')");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -172,7 +188,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {}", error.message);
+            if error.code != EXIT_STDOUT_CLOSED {
+                errln!("error: {}", error.message);
+            }
             ExitCode::from(error.code)
         }
     }

@@ -26,6 +26,11 @@ const LATENCY_NS_MAX: u64 = 60_000_000_000;
 const PROGRESS_INTERVAL_TTY: Duration = Duration::from_millis(100);
 /// How often a progress line is printed when stderr is not a terminal.
 const PROGRESS_INTERVAL_PLAIN: Duration = Duration::from_secs(5);
+/// The largest `--pool-mib` (1 TiB): larger values would overflow the byte count, and the
+/// pool allocates a frame descriptor per page when the database opens.
+const POOL_MIB_MAX: usize = 1 << 20;
+/// The largest `--checkpoint-mib` (1 TiB of log between checkpoints).
+const CHECKPOINT_MIB_MAX: u64 = 1 << 20;
 /// Rows per session when neither `--rows` nor `--duration` is given.
 const ROWS_DEFAULT: u64 = 10_000;
 /// The longest `--duration` or `--warmup`, in seconds (one day).
@@ -65,7 +70,7 @@ pub struct StressArgs {
     /// Database directory; without it a temporary one is used and removed afterwards
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Table to insert into (default: the design's name; created if missing)
+    /// Table to insert into, 1 to 128 bytes (default: the design's name; created if missing)
     #[arg(long)]
     pub table: Option<String>,
     /// Print one JSON object instead of the text report
@@ -74,7 +79,7 @@ pub struct StressArgs {
     /// Page size in bytes for a new database (power of two, 4096 to 65536)
     #[arg(long, default_value_t = 8192)]
     pub page_size: usize,
-    /// Buffer-pool size in MiB
+    /// Buffer-pool size in MiB (1 to 1048576)
     #[arg(long, default_value_t = 256)]
     pub pool_mib: usize,
     /// Data files for a new database, 1 to 64 (data.0 ... data.F-1); an existing database
@@ -111,7 +116,8 @@ pub struct StressArgs {
     /// Rows per transaction: each session commits every B rows (1 = autocommit)
     #[arg(long, default_value_t = 1)]
     pub batch: u32,
-    /// Checkpoint after this many MiB of log (bounds recovery time after a crash)
+    /// Checkpoint after this many MiB of log, 1 to 1048576 (bounds recovery time after a
+    /// crash)
     #[arg(long, default_value_t = 256)]
     pub checkpoint_mib: u64,
     /// For `hotpage crashtest`: after each commit returns, append the transaction's keys to
@@ -135,7 +141,41 @@ struct SessionResult {
     error: Option<EngineError>,
 }
 
+/// Checks every option before anything is opened or created: a bad command line leaves no
+/// database directory behind.
 fn validate(args: &StressArgs) -> Result<(), CliError> {
+    validate_design(args)?;
+    validate_amounts(args)?;
+    validate_storage(args)?;
+    if let Some(table) = &args.table {
+        validate_name("--table", table)?;
+    }
+    if let Some(dir) = &args.ack_dir
+        && !dir.is_dir()
+    {
+        return Err(CliError::usage(format!(
+            "--ack-dir {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a table or design name against the catalog's limit (the engine refuses it only
+/// when it creates the table, after the database directory exists).
+pub fn validate_name(option: &str, name: &str) -> Result<(), CliError> {
+    let max = hotpage::catalog::NAME_BYTES_MAX;
+    if name.is_empty() || name.len() > max {
+        return Err(CliError::usage(format!(
+            "{option} must be 1 to {max} bytes (hotpage::catalog::NAME_BYTES_MAX), not {}",
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The design and the options that shape its keys and layout.
+fn validate_design(args: &StressArgs) -> Result<(), CliError> {
     if args.design != ALL_DESIGNS && designs::key_kind(&args.design, key_options(args)).is_none() {
         return Err(CliError::usage(format!(
             "unknown design '{}'; choose one of: {}, or all",
@@ -143,6 +183,37 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
             designs::names()
         )));
     }
+    validate_name("--design", &args.design)?;
+    // Checked whatever the design (`all` uses every one of them).
+    for (option, value) in [
+        ("--buckets", u32::from(args.buckets)),
+        ("--cache", args.cache),
+        ("--block", args.block.unwrap_or(1)),
+    ] {
+        if value == 0 {
+            return Err(CliError::usage(format!("{option} must be at least 1")));
+        }
+    }
+    if !(1..=hotpage::layout::PARTITIONS_MAX).contains(&args.partitions) {
+        return Err(CliError::usage(format!(
+            "--partitions must be from 1 to {}, not {}",
+            hotpage::layout::PARTITIONS_MAX,
+            args.partitions
+        )));
+    }
+    if let Some(n) = args.flow_control_sessions
+        && !(1..=hotpage::layout::FLOW_CONTROL_SESSIONS_MAX).contains(&n)
+    {
+        return Err(CliError::usage(format!(
+            "--flow-control-sessions must be from 1 to {}, not {n}",
+            hotpage::layout::FLOW_CONTROL_SESSIONS_MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Sessions, rows, time and batch.
+fn validate_amounts(args: &StressArgs) -> Result<(), CliError> {
     if args.sessions == 0 || args.sessions > SESSIONS_MAX {
         return Err(CliError::usage(format!(
             "--sessions must be from 1 to {SESSIONS_MAX}, not {}",
@@ -165,6 +236,14 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
             args.warmup
         )));
     }
+    if args.batch == 0 {
+        return Err(CliError::usage("--batch must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Pages, rows, pool, log, files and durability.
+fn validate_storage(args: &StressArgs) -> Result<(), CliError> {
     hotpage::page::validate_page_size(args.page_size).map_err(CliError::usage)?;
     let row_max = designs::layout(&args.design, key_options(args)).row_bytes_max(args.page_size);
     if args.row_bytes > row_max {
@@ -173,37 +252,37 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
             args.row_bytes, args.page_size
         )));
     }
-    if args.checkpoint_mib == 0 {
-        return Err(CliError::usage("--checkpoint-mib must be at least 1"));
-    }
-    if args.batch == 0 {
-        return Err(CliError::usage("--batch must be at least 1"));
-    }
     if args.ack_dir.is_some() && args.row_bytes < ACK_STAMP_BYTES {
         return Err(CliError::usage(format!(
             "--row-bytes must be at least {ACK_STAMP_BYTES} with --ack-dir"
         )));
     }
-    if args.pool_mib == 0 {
-        return Err(CliError::usage("--pool-mib must be at least 1"));
-    }
-    validate_files(args.files)?;
-    if !(1..=hotpage::layout::PARTITIONS_MAX).contains(&args.partitions) {
+    if !(1..=POOL_MIB_MAX).contains(&args.pool_mib) {
         return Err(CliError::usage(format!(
-            "--partitions must be from 1 to {}, not {}",
-            hotpage::layout::PARTITIONS_MAX,
-            args.partitions
+            "--pool-mib must be from 1 to {POOL_MIB_MAX}, not {}",
+            args.pool_mib
         )));
     }
-    if let Some(n) = args.flow_control_sessions
-        && !(1..=hotpage::layout::FLOW_CONTROL_SESSIONS_MAX).contains(&n)
-    {
+    validate_checkpoint_mib(args.checkpoint_mib)?;
+    validate_files(args.files)?;
+    if Durability::parse(&args.durability).is_none() {
         return Err(CliError::usage(format!(
-            "--flow-control-sessions must be from 1 to {}, not {n}",
-            hotpage::layout::FLOW_CONTROL_SESSIONS_MAX
+            "unknown durability '{}'; choose sync, async or none",
+            args.durability
         )));
     }
     Ok(())
+}
+
+/// Checks `--checkpoint-mib` (also for `crashtest`, which passes it to its child).
+pub fn validate_checkpoint_mib(mib: u64) -> Result<(), CliError> {
+    if (1..=CHECKPOINT_MIB_MAX).contains(&mib) {
+        Ok(())
+    } else {
+        Err(CliError::usage(format!(
+            "--checkpoint-mib must be from 1 to {CHECKPOINT_MIB_MAX}, not {mib}"
+        )))
+    }
 }
 
 /// Checks `--files` (also for `crashtest`, which passes it to its child).
@@ -243,9 +322,9 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
     if args.design != ALL_DESIGNS {
         let report = run_one(args)?;
         if args.json {
-            println!("{report}");
+            outln!("{report}")?;
         } else {
-            print_report(&report);
+            print_report(&report)?;
         }
         return Ok(());
     }
@@ -258,21 +337,21 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
         };
         let report = run_one(&one)?;
         if !args.json {
-            print_report(&report);
-            println!();
+            print_report(&report)?;
+            outln!()?;
         }
         reports.push(report);
     }
     if args.json {
-        println!("{}", json!({ "designs": reports }));
+        outln!("{}", json!({ "designs": reports }))?;
     } else {
-        print_summary(&reports);
+        print_summary(&reports)?;
     }
     Ok(())
 }
 
-fn print_summary(reports: &[serde_json::Value]) {
-    println!("Summary (ratios to identity, same run)");
+fn print_summary(reports: &[serde_json::Value]) -> Result<(), CliError> {
+    outln!("Summary (ratios to identity, same run)")?;
     let identity_rate = reports
         .iter()
         .find(|r| r["design"] == "identity")
@@ -309,7 +388,8 @@ fn print_summary(reports: &[serde_json::Value]) {
         ]);
     }
     right_align(&mut table, &[1, 2, 3, 5]);
-    println!("{table}");
+    outln!("{table}")?;
+    Ok(())
 }
 
 /// One design: returns its report.
@@ -847,7 +927,7 @@ impl Tracker<'_> {
                 bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
                 bar.set_message(line);
             }
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -862,14 +942,14 @@ fn number(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-fn print_report(r: &serde_json::Value) {
+fn print_report(r: &serde_json::Value) -> Result<(), CliError> {
     let amount = match (r["duration_s"].as_f64(), r["rows_per_session"].as_u64()) {
         (Some(d), _) => format!("for {d} s"),
         (None, Some(rows)) => format!("x {rows} rows"),
         _ => String::new(),
     };
     let warmup = number(&r["warmup_s"]);
-    println!(
+    outln!(
         "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{}{}",
         r["design"].as_str().unwrap_or(""),
         r["sessions"],
@@ -884,29 +964,29 @@ fn print_report(r: &serde_json::Value) {
         } else {
             String::new()
         }
-    );
+    )?;
     let lat = &r["latency_us"];
-    println!(
+    outln!(
         "rows {}   elapsed {:.3} s   {:.0} rows/s",
         r["rows_total"],
         number(&r["elapsed_s"]),
         number(&r["rows_per_s"])
-    );
-    println!(
+    )?;
+    outln!(
         "latency (us): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
         number(&lat["p50"]),
         number(&lat["p99"]),
         number(&lat["p999"]),
         number(&lat["max"])
-    );
-    println!();
-    print_waits_and_pages(r);
-    println!();
+    )?;
+    outln!()?;
+    print_waits_and_pages(r)?;
+    outln!()?;
     let index = &r["index"];
     let memory = &r["memory"];
     let heap = r["design"].as_str().is_some_and(|d| d.starts_with("heap"));
     if memory.is_null() {
-        println!(
+        outln!(
             "{}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
             if heap {
                 "Heap (pages, page fill)"
@@ -918,38 +998,39 @@ fn print_report(r: &serde_json::Value) {
             number(&index["avg_fill_pct"]),
             index["splits"],
             index["rows_in_table"]
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "Index: memory-optimized, no pages: {} rows, {:.1} MiB of keys and rows in memory; checkpoint file {} {:.1} MiB (closing appends the rest)",
             memory["rows"],
             (number(&memory["key_bytes"]) + number(&memory["row_bytes"])) / (1024.0 * 1024.0),
             memory["file"].as_str().unwrap_or("?"),
             number(&memory["file_bytes"]) / (1024.0 * 1024.0)
-        );
+        )?;
     }
     if heap {
         let fsm = &r["fsm"];
-        println!(
+        outln!(
             "Free-space map: {} updates, {} FSM_LATCH waits ({:.1} ms)",
             fsm["updates"],
             fsm["waits"],
             number(&fsm["wait_ms"])
-        );
+        )?;
     }
     let log = &r["log"];
     if log.is_null() {
-        println!("Log: none (--durability none: a crash empties the tables)");
+        outln!("Log: none (--durability none: a crash empties the tables)")?;
     } else {
-        println!(
+        outln!(
             "Log ({}, batch {}): {:.1} MiB, {} flushes (fdatasync), {:.1} commits per flush",
             r["durability"].as_str().unwrap_or(""),
             r["batch"],
             number(&log["bytes"]) / (1024.0 * 1024.0),
             log["flushes"],
             number(&log["commits_per_flush"])
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// `memory: {rows, key_bytes, row_bytes, file, file_bytes}` of a memory table, or null for
@@ -982,8 +1063,8 @@ fn log_figures(db: &Database) -> serde_json::Value {
 }
 
 /// Prints the "Top waits" and "Hottest pages" tables of a report (`waits`, `hot_pages`).
-pub fn print_waits_and_pages(r: &serde_json::Value) {
-    println!("Top waits");
+pub fn print_waits_and_pages(r: &serde_json::Value) -> Result<(), CliError> {
+    outln!("Top waits")?;
     let list = r["waits"].as_array().cloned().unwrap_or_default();
     let total_ms: f64 = list.iter().map(|w| number(&w["wait_ms"])).sum();
     let pct = |ms: f64| 100.0 * ms / total_ms.max(1e-12);
@@ -1011,9 +1092,9 @@ pub fn print_waits_and_pages(r: &serde_json::Value) {
         ]);
     }
     right_align(&mut waits, &[1, 2, 3, 4, 5]);
-    println!("{waits}");
-    println!();
-    println!("Hottest pages (file:page; waits of every type on the page)");
+    outln!("{waits}")?;
+    outln!()?;
+    outln!("Hottest pages (file:page; waits of every type on the page)")?;
     let mut hot = Table::new();
     hot.set_header(vec![
         "page",
@@ -1044,7 +1125,8 @@ pub fn print_waits_and_pages(r: &serde_json::Value) {
         ]);
     }
     right_align(&mut hot, &[3, 4, 5]);
-    println!("{hot}");
+    outln!("{hot}")?;
+    Ok(())
 }
 
 /// Right-aligns the given columns of a table.

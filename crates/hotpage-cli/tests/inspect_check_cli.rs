@@ -419,3 +419,95 @@ fn errors_a_user_meets_have_distinct_codes_and_one_line() {
         assert!(help.contains(needle), "help lacks {needle:?}: {help}");
     }
 }
+
+/// A database on `MemStorage` with a table `kept` (one row) whose second table's creation
+/// failed: at the catalog's write (`fail_stop` false: the database goes on, checkpoints
+/// and closes) or at the data file's first write (`fail_stop` true: the database is
+/// dropped, fail-stopped). Its files are copied into `dir` for the binary to check.
+fn database_after_a_failed_create(dir: &Path, layout: hotpage::Layout, fail_stop: bool) {
+    use hotpage::io::{MemStorage, Storage};
+    use hotpage::{Database, KeyKind, Options};
+    use std::sync::Arc;
+    let identity = KeyKind::Identity { start: 1, step: 1 };
+    let open = |mem: &Arc<MemStorage>| {
+        let storage = Arc::clone(mem) as Arc<dyn Storage>;
+        // A small pool: a debug build formats every frame of it at open.
+        let options = Options {
+            page_size: 4096,
+            pool_bytes: 64 * 4096,
+            ..Options::default()
+        };
+        Database::open_with_storage(storage, Path::new("m"), options).expect("open")
+    };
+    let first_table = |db: &Database| {
+        let kept = db
+            .create_table("kept", "identity", identity)
+            .expect("create");
+        db.session().insert(&kept, b"kept row").expect("insert");
+    };
+    // A dry run counts the creation's writes: the catalog's is the last.
+    let dry = MemStorage::new(1);
+    let db = open(&dry);
+    first_table(&db);
+    let before = dry.write_count();
+    db.create_table_with_layout("doomed", "doomed", identity, layout)
+        .expect("create");
+    let creation_writes = dry.write_count() - before;
+
+    let mem = MemStorage::new(1);
+    let db = open(&mem);
+    first_table(&db);
+    mem.fail_writes_after(Some(if fail_stop { 0 } else { creation_writes - 1 }));
+    let created = db.create_table_with_layout("doomed", "doomed", identity, layout);
+    mem.fail_writes_after(None);
+    assert!(created.is_err());
+    if fail_stop {
+        assert!(db.checkpoint().is_err(), "not fail-stopped");
+        drop(db);
+    } else {
+        db.checkpoint().expect("checkpoint");
+        db.close().expect("close");
+    }
+    for name in mem.list().expect("list") {
+        let file = mem.open(&name, false).expect("open file");
+        let mut bytes = vec![0u8; usize::try_from(file.len().expect("len")).expect("size")];
+        file.read_at(&mut bytes, 0).expect("read");
+        std::fs::write(dir.join(&name), bytes).expect("write");
+    }
+}
+
+#[test]
+fn the_pages_of_a_failed_create_are_warnings_not_faults() {
+    use hotpage::Layout;
+    // (layout, fail-stop, pages its creation allocates and leaks)
+    let cases = [
+        (Layout::Clustered, false, 1),
+        (Layout::HashPartitioned { partitions: 3 }, false, 3),
+        (Layout::HeapIndexed { chains: 1 }, false, 2),
+        (Layout::Clustered, true, 0),
+    ];
+    for (layout, fail_stop, leaked) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        database_after_a_failed_create(dir.path(), layout, fail_stop);
+        let db = s(dir.path());
+        let report = json(&hotpage(&["check", "--db", db, "--json"]));
+        assert_eq!(report["ok"], true, "{layout:?}: {report}");
+        let tables: Vec<&str> = report["tables"]
+            .as_array()
+            .expect("tables")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(tables, ["kept"], "{layout:?}: {report}");
+        let warnings = report["warnings"].as_array().expect("warnings");
+        assert_eq!(warnings.len(), leaked, "{layout:?}: {report}");
+        assert!(warnings.iter().all(|w| w["kind"] == "leaked"), "{report}");
+        let text = hotpage(&["check", "--db", db]);
+        let stdout = String::from_utf8_lossy(&text.stdout);
+        assert!(text.status.success(), "{stdout}");
+        assert!(stdout.contains("No faults found."), "{stdout}");
+        if leaked > 0 {
+            assert!(stdout.contains(&format!("{leaked} warnings:")), "{stdout}");
+        }
+    }
+}
