@@ -7,6 +7,7 @@ mod check;
 mod crashtest;
 mod designs;
 mod inspect;
+mod recover;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -39,7 +40,8 @@ const EXIT_CODES_HELP: &str = "Exit codes:
   4  no such table or page
   5  the database is in use by another process
   6  the database format is newer than this binary
-  7  corruption found (hotpage check, or a damaged page met on the way)
+  7  corruption found (hotpage check, a damaged page met on the way, or a damaged log:
+     see hotpage recover)
   141  standard output was closed early (e.g. piped into head): the command stopped there";
 
 #[derive(Parser, Debug)]
@@ -74,6 +76,9 @@ enum Command {
     /// Kill a stress child with SIGKILL at random moments, recover, and verify that no
     /// acknowledged row is lost, no transaction is partly visible and `check` passes.
     Crashtest(crashtest::CrashtestArgs),
+    /// After log damage (an open exits 7 with "corrupt log"): show what is damaged and
+    /// what a salvage would discard, or with --accept-loss salvage the database.
+    Recover(recover::RecoverArgs),
 }
 
 /// An error with the exit code it should end the process with.
@@ -126,7 +131,7 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         E::NoSuchTable(_) => EXIT_NOT_FOUND,
         E::Locked { .. } => EXIT_LOCKED,
         E::FormatTooNew { .. } => EXIT_FORMAT_TOO_NEW,
-        E::CorruptPage { .. } | E::CorruptFile { .. } => EXIT_CORRUPT,
+        E::CorruptPage { .. } | E::CorruptFile { .. } | E::CorruptLog { .. } => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }
 }
@@ -138,7 +143,18 @@ impl From<anyhow::Error> for CliError {
             .find_map(|cause| cause.downcast_ref::<hotpage::Error>())
             .map_or(EXIT_FAILURE, exit_code);
         // One line: the context chain joined, outermost first.
-        CliError::new(code, format!("{error:#}"))
+        let mut message = format!("{error:#}");
+        if error.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref(),
+                Some(hotpage::Error::CorruptLog { .. })
+            )
+        }) {
+            message.push_str(
+                "; 'hotpage recover --db <database>' shows what a salvage would keep and discard",
+            );
+        }
+        CliError::new(code, message)
     }
 }
 
@@ -148,6 +164,8 @@ pub fn open_existing(path: &std::path::Path) -> Result<hotpage::Database, CliErr
     let options = hotpage::Options {
         pool_bytes: 8 << 20,
         create_if_missing: false,
+        // Recovery of a crashed database runs in memory: inspecting never changes a byte.
+        read_only: true,
         ..hotpage::Options::default()
     };
     Ok(hotpage::Database::open(path, options)
@@ -184,6 +202,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
+        Command::Recover(args) => recover::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

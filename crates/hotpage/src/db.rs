@@ -42,8 +42,10 @@ pub mod inspect;
 mod memory;
 mod open;
 mod routing;
+mod salvage;
 pub use open::CREATING_FILE;
 use routing::new_storage;
+pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
 
 /// The first data file's name inside the database directory (its header records how many
 /// data files the database has; see [`buffer::data_file_name`]).

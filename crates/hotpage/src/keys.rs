@@ -440,6 +440,25 @@ impl KeyGenerator {
         i64::try_from(value).unwrap_or(if self.step > 0 { i64::MAX } else { i64::MIN })
     }
 
+    /// Makes sure no value at or before `latest` (a counter value, as
+    /// [`KeyKind::value_of`] gives it) is handed out from now on. Salvage uses it when
+    /// rows with keys the log no longer knows are on pages. GUID kinds: nothing to do.
+    pub fn raise_past(&self, latest: i64) -> Result<()> {
+        if self.is_guid() {
+            return Ok(());
+        }
+        // Tickets up to the one that produced `latest` are used; the next is free.
+        let distance = (i128::from(latest) - i128::from(self.base)) / i128::from(self.step);
+        if distance < 0 {
+            return Ok(()); // `latest` comes before anything this generator hands out
+        }
+        let next_ticket = i64::try_from(distance + 1).map_err(|_| self.exhausted_error())?;
+        self.tickets
+            .0
+            .fetch_max(next_ticket, AtomicOrdering::Relaxed);
+        Ok(())
+    }
+
     /// How many times shared state was touched (identity: once per value;
     /// cached kinds: once per block; GUID kinds: never).
     pub fn shared_touches(&self) -> u64 {
@@ -689,6 +708,46 @@ mod tests {
         all.dedup();
         assert_eq!(before, THREADS * PER_THREAD);
         assert_eq!(all.len(), before, "{kind:?} produced duplicate keys");
+    }
+
+    #[test]
+    fn raising_past_a_value_skips_it_and_everything_before() {
+        for kind in [
+            KeyKind::Identity { start: 1, step: 1 },
+            KeyKind::Identity {
+                start: 100,
+                step: -3,
+            },
+            KeyKind::Sequence {
+                start: 1,
+                cache: 10,
+            },
+            KeyKind::BitReverse { cache: 10 },
+            KeyKind::HashPrefix { buckets: 4 },
+            KeyKind::SessionRange { block: 8 },
+        ] {
+            let generator = KeyGenerator::new(kind, None).expect("generator");
+            let mut session = generator.session();
+            let first = generator.next_key(&mut session).expect("key");
+            let first_value = kind.value_of(&first).expect("a counter value");
+            let latest = kind
+                .next_after(first_value)
+                .and_then(|v| kind.next_after(v))
+                .expect("value");
+            let generator = KeyGenerator::new(kind, None).expect("generator");
+            generator.raise_past(latest).expect("raise");
+            let mut session = generator.session();
+            let next = generator.next_key(&mut session).expect("key");
+            let next_value = kind.value_of(&next).expect("a counter value");
+            assert!(
+                kind.is_later(next_value, latest),
+                "{kind:?}: {next_value} after {latest}"
+            );
+            // Raising to an earlier value changes nothing.
+            generator.raise_past(first_value).expect("raise");
+            let again = kind.value_of(&generator.next_key(&mut session).expect("key"));
+            assert!(again.is_some_and(|v| kind.is_later(v, latest)), "{kind:?}");
+        }
     }
 
     #[test]

@@ -25,7 +25,10 @@ pub mod wal;
 
 pub use error::{Error, Result};
 
-pub use db::{Database, Options, RecoveryReport, Session, TableHandle, TableInfo};
+pub use db::{
+    Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
+    TableHandle, TableInfo,
+};
 pub use keys::{Key, KeyKind};
 pub use layout::Layout;
 pub use txn::Durability;

@@ -153,7 +153,8 @@ pub struct LogKindCount {
 /// What the log files hold, by record kind.
 #[derive(Clone, Debug, Default)]
 pub struct LogSummary {
-    /// Where the log recovery would read starts (the last checkpoint's logical point).
+    /// Where the retained log starts (the oldest segment still on disk from which every
+    /// segment up to the end's is there).
     pub from_lsn: u64,
     /// The last checkpoint's redo point: recovery would start here.
     pub redo_lsn: u64,
@@ -164,24 +165,33 @@ pub struct LogSummary {
 }
 
 impl Database {
-    /// Reads the log from where recovery would start (the last checkpoint's logical
-    /// point) and counts records by kind, in all and since the checkpoint's redo point
+    /// Reads the retained log segments (the oldest run of them that reaches the log's end)
+    /// and counts records by kind, in all and since the last checkpoint's redo point
     /// (fn_dblog's view). Empty for a database without a log.
     pub fn log_summary(&self) -> Result<LogSummary> {
         let inner = &self.inner;
         let redo_lsn = inner.redo_lsn.load(Ordering::SeqCst);
-        let from_lsn = inner.log_start.load(Ordering::SeqCst);
-        let reader = wal::LogReader::new(&*inner.storage, inner.log_segment_bytes, inner.log_salt);
-        if wal::list_segments(&*inner.storage)?.is_empty() {
-            return Ok(LogSummary {
-                from_lsn,
-                redo_lsn,
-                end_lsn: from_lsn,
-                ..LogSummary::default()
-            });
+        let log_end = match &inner.wal {
+            Some(wal) => wal.end(),
+            None => inner.checkpoint_lock.lock().last_end,
+        };
+        let seg = inner.log_segment_bytes;
+        let reader = wal::LogReader::new(&*inner.storage, seg, inner.log_salt);
+        let segments = wal::list_segments(&*inner.storage)?;
+        // The oldest segment from which every one up to the end's is there.
+        let mut oldest = log_end / seg;
+        while oldest > 0 && segments.binary_search(&(oldest - 1)).is_ok() {
+            oldest -= 1;
         }
+        let from_lsn = if segments.binary_search(&oldest).is_ok() {
+            oldest * seg
+        } else {
+            log_end
+        };
         let mut kinds: Vec<LogKindCount> = Vec::new();
-        let end_lsn = reader.scan_prefix(from_lsn, |record| {
+        let mut end_lsn = from_lsn;
+        reader.records_between(from_lsn, log_end, |record| {
+            end_lsn = record.end;
             let name = record.kind.name();
             let index = match kinds.iter().position(|k| k.kind == name) {
                 Some(index) => index,

@@ -160,6 +160,9 @@ pub(super) fn open_steps(
         &redo,
         &mut report,
     )?;
+    if policy != LogPolicy::Strict {
+        keys_past_every_row(&tables)?;
+    }
     reapply_and_recount(&*storage, &catalog, &redo, &tables, creating, &mut report)?;
     report.elapsed = started.elapsed();
     let recovered = !creating && (redo.records > 0 || catalog.unlogged_open);
@@ -549,6 +552,29 @@ fn existing_storage(
     Ok((trees, heap))
 }
 
+/// After a salvage: rows of commits whose log was discarded may still be on pages, with
+/// keys past what the kept log used. Each counter key generator restarts past the latest
+/// key its table holds, so that no new key collides with one of them.
+fn keys_past_every_row(tables: &[TableHandle]) -> Result<()> {
+    for table in tables {
+        let kind = table.keys.kind();
+        let mut latest: Option<i64> = None;
+        table.scan(None, |key, _| {
+            if let Ok(key) = crate::keys::Key::from_bytes(key)
+                && let Some(value) = kind.value_of(&key)
+                && latest.is_none_or(|l| kind.is_later(value, l))
+            {
+                latest = Some(value);
+            }
+            true
+        })?;
+        if let Some(latest) = latest {
+            table.keys.raise_past(latest)?;
+        }
+    }
+    Ok(())
+}
+
 /// Step 6b: committed transactions whose rows had not reached their pages, then row
 /// counts from the tables themselves (the catalog's are from the last checkpoint).
 fn reapply_and_recount(
@@ -578,7 +604,10 @@ fn reapply_and_recount(
 /// start the checkpointer.
 fn finish_open(db: &Database, creating: bool, checkpoint_needed: bool) -> Result<()> {
     if db.inner.read_only {
-        return Ok(());
+        // No checkpoint, but the recovered pages go to the files as seen through the
+        // overlay (in memory), so that readers of the files (the integrity check, page
+        // inspection) see what a writable open would have left there.
+        return db.inner.pool.flush_all();
     }
     if creating || checkpoint_needed || db.inner.durability == Durability::None {
         db.checkpoint()?;

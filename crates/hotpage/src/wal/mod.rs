@@ -465,7 +465,7 @@ impl Shared {
         let body = || std::iter::once(&kind_byte[..]).chain(parts.iter().copied());
         let crc = body().fold(
             crc32c::crc32c(&(start ^ self.salt).to_le_bytes()),
-            |crc, part| crc32c::crc32c_append(crc, part),
+            crc32c::crc32c_append,
         );
         debug_assert_eq!(
             crc,

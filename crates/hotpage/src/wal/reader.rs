@@ -24,6 +24,7 @@
 //! mark to prove it durable, reads as a torn tail; and a deleted last segment leaves no
 //! trace in the segments before it. docs/design.md says so.
 
+use super::RECORD_BYTES_MAX;
 use super::record::{
     FLUSH_MARK_LEN, HEADER_BYTES, Lsn, Record, RecordKind, parse_header, record_crc, round8,
 };
@@ -179,7 +180,9 @@ impl<'a> LogReader<'a> {
         };
         let word = u64::from_le_bytes(header.try_into().unwrap_or([0; 8]));
         let (len, crc) = parse_header(word);
-        if len <= HEADER_BYTES {
+        // No log holds a longer record: a header that claims one is damage (or a torn
+        // write), and believing it would read the whole rest of the log for nothing.
+        if len <= HEADER_BYTES || len > RECORD_BYTES_MAX {
             return Ok(Found::Invalid);
         }
         let Some(body) = stream.bytes(lsn + HEADER_BYTES, (len - HEADER_BYTES) as usize)? else {
@@ -256,6 +259,79 @@ impl<'a> LogReader<'a> {
             }
             stream.consume(lsn);
         }
+    }
+
+    /// Visits every record that validates in `[from, until)`, found without knowing where
+    /// records start: each 8-byte position is tried, and a valid record's end is where the
+    /// next try starts. Salvage counts with it what lies past damage; `inspect log` shows
+    /// the retained segments with it (a segment need not start on a record). Returns the
+    /// LSN past the last byte the segment files hold.
+    pub fn records_between(
+        &self,
+        from: Lsn,
+        until: Lsn,
+        mut visit: impl FnMut(&Record<'_>) -> Result<()>,
+    ) -> Result<Lsn> {
+        let segments = list_segments(self.storage)?;
+        // Unparsed bytes carried into the next segment (a record may straddle two).
+        let mut carry: Vec<u8> = Vec::new();
+        let mut carry_start: Lsn = 0;
+        for &index in segments.iter().filter(|i| **i >= from / self.segment_bytes) {
+            let base = index * self.segment_bytes;
+            let bytes = self.read_segment(index)?;
+            let (start, window) = if !carry.is_empty() && carry_start + carry.len() as u64 == base {
+                let mut joined = std::mem::take(&mut carry);
+                joined.extend_from_slice(&bytes);
+                (carry_start, joined)
+            } else {
+                (base, bytes)
+            };
+            let mut at = from.saturating_sub(start).min(window.len() as u64) as usize;
+            at = at.next_multiple_of(8);
+            let mut stalled_at = None;
+            while at + HEADER_BYTES as usize <= window.len() {
+                let lsn = start + at as u64;
+                let word = u64::from_le_bytes(window[at..at + 8].try_into().unwrap_or([0; 8]));
+                let (len, crc) = parse_header(word);
+                let body_end = at as u64 + len;
+                if len <= HEADER_BYTES || len > RECORD_BYTES_MAX {
+                    at += 8;
+                    continue;
+                }
+                if body_end > window.len() as u64 {
+                    // Maybe a record that goes on in the next segment.
+                    stalled_at.get_or_insert(at);
+                    at += 8;
+                    continue;
+                }
+                let body = &window[at + HEADER_BYTES as usize..body_end as usize];
+                match RecordKind::from_byte(body[0]) {
+                    Some(kind) if record_crc(self.salt, lsn, &[body]) == crc => {
+                        if lsn >= until {
+                            return self.files_end(&segments);
+                        }
+                        visit(&Record {
+                            lsn,
+                            end: lsn + round8(len),
+                            kind,
+                            payload: &body[1..],
+                        })?;
+                        stalled_at = None;
+                        at += round8(len) as usize;
+                    }
+                    _ => at += 8,
+                }
+            }
+            // A record that straddles into the next segment starts within the longest
+            // record's length of this one's end: carry no more than that.
+            let keep_from = stalled_at
+                .unwrap_or(at)
+                .max(window.len().saturating_sub(RECORD_BYTES_MAX as usize))
+                .min(window.len());
+            carry = window[keep_from..].to_vec();
+            carry_start = start + keep_from as u64;
+        }
+        self.files_end(&segments)
     }
 
     /// The first valid flush mark after `bad` whose durable end lies past `bad`, as

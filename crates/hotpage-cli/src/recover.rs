@@ -1,0 +1,118 @@
+//! `hotpage recover`: what to do when the log is damaged.
+//!
+//! Without `--accept-loss` it only looks (read-only): where the damage is, and what a
+//! salvage would discard. With `--accept-loss` it salvages: the damaged segments are
+//! copied aside first, the database keeps everything the log holds before the damage, and
+//! the report says what was discarded. Then run `hotpage check`.
+
+use crate::{CliError, EXIT_CORRUPT};
+use anyhow::Context;
+use hotpage::{Database, Options, SalvageReport};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct RecoverArgs {
+    /// Database directory
+    #[arg(long)]
+    db: PathBuf,
+    /// Salvage: discard the log from the damage on (after copying the damaged segment
+    /// files aside as salvage-N-wal.…) and keep everything before it. Without this flag
+    /// the command only reports, and changes nothing
+    #[arg(long)]
+    accept_loss: bool,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `hotpage recover`.
+pub fn run(args: &RecoverArgs) -> Result<(), CliError> {
+    let options = Options {
+        create_if_missing: false,
+        ..Options::default()
+    };
+    let report = if args.accept_loss {
+        Database::salvage(&args.db, options)
+            .with_context(|| format!("cannot salvage database {}", args.db.display()))?
+    } else {
+        Database::examine_log(&args.db, options)
+            .with_context(|| format!("cannot read database {}", args.db.display()))?
+    };
+    if args.json {
+        outln!("{}", to_json(&report))?;
+    } else {
+        print_text(args, &report)?;
+    }
+    if report.damage.is_some() && !report.applied {
+        return Err(CliError::new(
+            EXIT_CORRUPT,
+            format!(
+                "the log is damaged; run 'hotpage recover --db {} --accept-loss' to keep what precedes the damage, or restore a backup",
+                args.db.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn to_json(report: &SalvageReport) -> serde_json::Value {
+    json!({
+        "damage": report.damage.as_ref().map(|d| json!({
+            "file": d.file, "offset": d.offset, "lsn": d.lsn, "reason": d.reason,
+        })),
+        "discarded": {
+            "bytes": report.discarded.bytes,
+            "records": report.discarded.records,
+            "commits": report.discarded.commits,
+            "rows": report.discarded.rows,
+        },
+        "copies": report.copies,
+        "new_log_start": report.new_log_start,
+        "applied": report.applied,
+    })
+}
+
+fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError> {
+    let Some(damage) = &report.damage else {
+        outln!(
+            "hotpage recover {}: the log is whole; nothing to recover",
+            args.db.display()
+        )?;
+        return Ok(());
+    };
+    outln!("hotpage recover {}", args.db.display())?;
+    outln!(
+        "damage      {} at byte {} (LSN {}): {}",
+        damage.file,
+        damage.offset,
+        damage.lsn,
+        damage.reason
+    )?;
+    let verb = if report.applied {
+        "discarded"
+    } else {
+        "would discard"
+    };
+    let d = &report.discarded;
+    outln!(
+        "{verb:<11} {} bytes of log: {} records still readable past the damage, {} commits holding {} rows",
+        d.bytes,
+        d.records,
+        d.commits,
+        d.rows
+    )?;
+    if report.applied {
+        outln!("copied      {}", report.copies.join(", "))?;
+        outln!(
+            "kept        everything the log holds before LSN {}; the new log starts at LSN {}",
+            damage.lsn,
+            report.new_log_start
+        )?;
+        outln!(
+            "next        hotpage check --db {} (the data files may hold part of what came after the damage)",
+            args.db.display()
+        )?;
+    }
+    Ok(())
+}
