@@ -24,15 +24,15 @@ fn sixty_four_sessions_through_a_one_mib_pool_complete_and_check_clean() {
         "--sessions",
         "64",
         "--rows",
-        "80",
+        "60",
         "--row-bytes",
         "1000",
         "--db",
         s(&db),
         "--json",
     ]));
-    assert_eq!(report["rows_total"], 64 * 80, "{report}");
-    assert_eq!(report["index"]["rows_in_table"], 64 * 80, "{report}");
+    assert_eq!(report["rows_total"], 64 * 60, "{report}");
+    assert_eq!(report["index"]["rows_in_table"], 64 * 60, "{report}");
     let waits = report["waits"].as_array().expect("waits");
     let free_buffer = waits
         .iter()

@@ -23,24 +23,26 @@
 //! threads that are not sessions (the checkpointer's flush, check, inspect and verify
 //! walks): they latch one frame at a time and never wait for a frame while holding one.
 //! A session takes `OP_FRAMES_MAX` permits for its whole life when it is created, if at
-//! least as many then remain for the others (the shared remainder); it then pays two
-//! thread-local writes per operation and touches no shared word. A session that could not
-//! takes permits for each operation from the shared remainder (`OP_FRAMES_MAX` to apply a
-//! commit, `READ_FRAMES_MAX` for a get or a scan), waiting for them while it holds no
-//! latch and no permit, and tries the lifetime reservation again each time.
+//! least as many then remain for the others (the shared remainder); it then pays a few
+//! thread-local reads and writes per operation and touches no shared word. A session
+//! that could not takes permits for each operation from the shared remainder
+//! (`OP_FRAMES_MAX` to apply a commit, `READ_FRAMES_MAX` for a get or a scan), waiting
+//! for them while it holds no latch and no permit, and tries the lifetime reservation
+//! again each time.
 //!
 //! **Why it cannot deadlock.** Every thread that waits for a frame while holding latched
-//! frames is in a covered operation and holds fewer frames than its permits. So when one
-//! waits, the covered operations hold fewer than `frames - FRAMES_RESERVED` frames between
-//! them, and every other latched frame is held briefly by a thread that waits for no frame
-//! meanwhile: a frame comes free. A permit holder waits only for frames, latches (taken
-//! top-down, by holders that hold permits too), the log and a flow gate (whose holders
-//! hold permits), so every permit comes back in bounded time. No user code runs with shared
-//! permits: a scan gives its shared permits back while its visitor runs (it holds no
-//! latch then). An operation that starts inside another on the same thread (a visitor
-//! that inserts) is covered by the outer one's permits when they suffice, since the outer
-//! holds no latch meanwhile; otherwise the outer holds no permit either. So a thread never
-//! waits for permits it holds itself, and as the shared remainder never falls below
+//! frames is in a covered operation and holds fewer frames than its permits (recovery,
+//! which is not, runs alone before any session exists). So when one waits, the covered
+//! operations hold fewer than `frames - FRAMES_RESERVED` frames between them, and every
+//! other latched frame is held briefly by a thread that waits for no frame meanwhile: a
+//! frame comes free. A permit holder waits only for frames, latches (taken top-down, by
+//! holders that hold permits too), the log and a flow gate (whose holders hold permits),
+//! so every permit comes back in bounded time. No user code runs with shared permits: a
+//! scan gives its shared permits back while its visitor runs (it holds no latch then).
+//! An operation that starts inside another on the same thread (a visitor that inserts) is
+//! covered by the outer one's permits when they suffice, since the outer holds no latch
+//! meanwhile; otherwise the outer holds no permit either. So a thread never waits for
+//! permits it holds itself, and as the shared remainder never falls below
 //! `OP_FRAMES_MAX`, a thread with several sessions cannot starve itself.
 //!
 //! **Why an apply cannot fail for frames.** A commit's apply waits for its permits as long
