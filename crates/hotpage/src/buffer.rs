@@ -17,7 +17,11 @@
 //!   and the latch, so every fix compares the frame's page id once it holds the latch
 //!   (or validates its optimistic version) and retries if the frame moved on.
 //! * **Eviction** takes a victim only with a non-blocking exclusive try-latch, so a page
-//!   anyone holds is never evicted, and eviction never waits while holding another latch.
+//!   anyone holds is never evicted. When every frame is latched it waits (`FREE_BUFFER`)
+//!   for one to come free instead of failing.
+//! * **Admission control** (`budget`): the frames that sessions' operations may hold
+//!   latched at once never add up to the pool, so that wait always ends: running out of
+//!   frames is back-pressure, and a commit's apply never fails for want of a frame.
 //!
 //! Nothing here knows what is on a page except the header and the file-header page.
 
@@ -28,15 +32,25 @@ use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
 use crate::stats::{Counter, Stats, WaitType, elapsed_ns};
 use crate::wal::Wal;
+use budget::{FrameBudget, HeldFrame};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+mod budget;
+pub use budget::{FRAMES_RESERVED, FrameClaim, FrameOp, OP_FRAMES_MAX, READ_FRAMES_MAX};
 
 /// The fewest frames a pool may have.
 pub const POOL_FRAMES_MIN: usize = 16;
+// Room for one operation's frames besides the reserve, and for a lifetime reservation
+// next to the shared remainder (see `budget`).
+const _: () = assert!(POOL_FRAMES_MIN >= 2 * OP_FRAMES_MAX + FRAMES_RESERVED);
+// A thread waiting for a frame sleeps this long first, doubling up to the most.
+const FRAME_RETRY_PAUSE_MIN: Duration = Duration::from_micros(20);
+const FRAME_RETRY_PAUSE_MAX: Duration = Duration::from_millis(1);
 /// The default pool size.
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
 /// The on-disk format version this binary writes and reads.
@@ -348,6 +362,11 @@ pub struct BufferPool {
     // clean, so nothing may claim the files are up to date again (no checkpoint may move
     // past the failure). Reopening recovers from the log.
     stop: Arc<FailStop>,
+    // Sessions' frame permits (admission control).
+    budget: FrameBudget,
+    // Frames evicted so far: a thread waiting for a frame that sees it move knows the
+    // pool is busy, not wedged. (Only eviction writes it: misses and allocations.)
+    evictions: AtomicU64,
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -460,6 +479,8 @@ impl BufferPool {
         page::validate_page_size(page_size).map_err(Error::InvalidOption)?;
         let frame_count = pool_bytes / page_size;
         if frame_count < POOL_FRAMES_MIN {
+            // Fewer could not hold one operation's frames next to the frames reserved for
+            // threads that are not sessions (see `budget`).
             return Err(Error::InvalidOption(format!(
                 "pool of {pool_bytes} bytes holds {frame_count} pages of {page_size} bytes; at least {POOL_FRAMES_MIN} are needed"
             )));
@@ -494,9 +515,11 @@ impl BufferPool {
             files: data_files.into_boxed_slice(),
             clock_hand: AtomicUsize::new(0),
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
+            budget: FrameBudget::new(frame_count, Arc::clone(&stats)),
             stats,
             log: OnceLock::new(),
             stop: Arc::new(FailStop::new()),
+            evictions: AtomicU64::new(0),
         };
         let count = pool.file_count();
         let creating = lens[0] == 0;
@@ -682,7 +705,8 @@ impl BufferPool {
             drop(_miss);
             return self.install_image(page_id, image, lsn);
         }
-        let (index, _guard) = self.evict_one()?;
+        let victim = self.evict_one()?;
+        let index = victim.index;
         let frame = &self.frames[index];
         frame.buf.page().copy_from(image);
         frame.buf.page().set_lsn(lsn);
@@ -730,6 +754,7 @@ impl BufferPool {
                     frame,
                     page_id,
                     _guard: guard,
+                    _held: HeldFrame::new(),
                 });
             }
         }
@@ -750,6 +775,7 @@ impl BufferPool {
                     frame,
                     page_id,
                     _guard: guard,
+                    _held: HeldFrame::new(),
                 });
             }
         }
@@ -785,18 +811,19 @@ impl BufferPool {
             )));
         }
         let page_id = page_id_of(file, number);
-        let (index, guard) = self.evict_one()?;
-        let frame = &self.frames[index];
+        let victim = self.evict_one()?;
+        let frame = &self.frames[victim.index];
         frame.buf.page().init(page_id, page_type, level);
         frame.page_id.store(page_id, Ordering::Relaxed);
         frame.dirty.store(true, Ordering::SeqCst);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
-        data.table.set(number, index);
+        data.table.set(number, victim.index);
         Ok(ExclusivePage {
             frame,
             page_id,
-            _guard: guard,
+            _guard: victim.guard,
+            _held: victim.held,
         })
     }
 
@@ -834,7 +861,8 @@ impl BufferPool {
                 ),
             ));
         }
-        let (index, guard) = self.evict_one()?;
+        let victim = self.evict_one()?;
+        let index = victim.index;
         let frame = &self.frames[index];
         let start = Instant::now();
         let read = IO_SCRATCH.with(|scratch| -> Result<()> {
@@ -857,16 +885,53 @@ impl BufferPool {
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
         data.table.set(number, index);
-        drop(guard);
+        drop(victim);
         Ok(())
     }
 
     /// Picks a victim frame by clock, writes it back if dirty, and returns it empty and
-    /// latched. Fails rather than blocks if every frame is latched.
-    fn evict_one(&self) -> Result<(usize, ExclusiveGuard<'_>)> {
-        let frame_count = self.frames.len();
+    /// latched. When every frame is latched it waits for one (`FREE_BUFFER`). A session's
+    /// wait ends (see `budget`); other callers get `PoolExhausted` once no frame was evicted
+    /// anywhere in the pool for the budget's `wait_max`, and a thread applying a commit
+    /// never does.
+    fn evict_one(&self) -> Result<Victim<'_>> {
         // Two sweeps clear every reference bit; a third finds any unlatched frame.
-        for _ in 0..frame_count * 3 {
+        match self.sweep(3)? {
+            Some(victim) => Ok(victim),
+            None => self.evict_waiting(),
+        }
+    }
+
+    /// The wait of `evict_one`: sweeps again after a pause that doubles up to a bound.
+    fn evict_waiting(&self) -> Result<Victim<'_>> {
+        let start = Instant::now();
+        let mut evictions_seen = self.evictions.load(Ordering::Relaxed);
+        let mut quiet_since = start;
+        let mut pause = FRAME_RETRY_PAUSE_MIN;
+        loop {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(FRAME_RETRY_PAUSE_MAX);
+            if let Some(found) = self.sweep(2).transpose() {
+                self.stats
+                    .record_wait(WaitType::FreeBuffer, None, elapsed_ns(start));
+                return found;
+            }
+            let evictions = self.evictions.load(Ordering::Relaxed);
+            if evictions != evictions_seen {
+                evictions_seen = evictions;
+                quiet_since = Instant::now();
+            } else if !budget::applying() && quiet_since.elapsed() >= self.budget.wait_max() {
+                self.stats
+                    .record_wait(WaitType::FreeBuffer, None, elapsed_ns(start));
+                return Err(self.budget.exhausted(start));
+            }
+        }
+    }
+
+    /// Up to `sweeps` turns of the clock for an unlatched frame; `None` if all were latched.
+    fn sweep(&self, sweeps: usize) -> Result<Option<Victim<'_>>> {
+        let frame_count = self.frames.len();
+        for _ in 0..frame_count * sweeps {
             let index = self.clock_hand.fetch_add(1, Ordering::Relaxed) % frame_count;
             let frame = &self.frames[index];
             if frame.referenced.load(Ordering::Relaxed) {
@@ -876,6 +941,7 @@ impl BufferPool {
             let Some(guard) = frame.latch.try_lock_exclusive() else {
                 continue;
             };
+            let held = HeldFrame::new();
             let old = frame.page_id.load(Ordering::Relaxed);
             if old != NO_PAGE {
                 if frame.dirty.load(Ordering::Relaxed) {
@@ -888,11 +954,10 @@ impl BufferPool {
                 }
                 frame.page_id.store(NO_PAGE, Ordering::Relaxed);
             }
-            return Ok((index, guard));
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(Victim { index, guard, held }));
         }
-        Err(Error::PoolExhausted {
-            frames: frame_count,
-        })
+        Ok(None)
     }
 
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
@@ -1034,8 +1099,16 @@ impl<'a> OptimisticPage<'a> {
             frame: self.frame,
             page_id: self.page_id,
             _guard: guard?,
+            _held: HeldFrame::new(),
         })
     }
+}
+
+/// A frame `evict_one` emptied for a new page, still latched exclusively.
+struct Victim<'a> {
+    index: usize,
+    guard: ExclusiveGuard<'a>,
+    held: HeldFrame,
 }
 
 /// A page held with a shared latch.
@@ -1043,6 +1116,7 @@ pub struct SharedPage<'a> {
     frame: &'a Frame,
     page_id: u64,
     _guard: SharedGuard<'a>,
+    _held: HeldFrame,
 }
 
 impl SharedPage<'_> {
@@ -1062,6 +1136,7 @@ pub struct ExclusivePage<'a> {
     frame: &'a Frame,
     page_id: u64,
     _guard: ExclusiveGuard<'a>,
+    _held: HeldFrame,
 }
 
 impl ExclusivePage<'_> {
@@ -1127,21 +1202,187 @@ mod tests {
         assert!(snap.counter(Counter::PagesRead) >= 140);
     }
 
-    #[test]
-    fn latched_frames_are_never_evicted_and_exhaustion_is_an_error() {
-        let (_mem, pool) = pool(POOL_FRAMES_MIN);
-        let held: Vec<_> = (0..POOL_FRAMES_MIN)
+    /// Holds every frame of `pool` latched (a direct user of the pool, outside the budget).
+    fn latch_every_frame(pool: &BufferPool) -> Vec<ExclusivePage<'_>> {
+        (0..pool.frames.len())
             .map(|_| pool.allocate(PageType::Leaf, 0).expect("allocate"))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn latched_frames_are_never_evicted_and_a_fix_waits_for_one_to_come_free() {
+        let (_mem, pool) = pool(POOL_FRAMES_MIN);
+        let mut held = latch_every_frame(&pool);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                // Formerly `PoolExhausted` at once: every frame is latched.
+                let page = pool
+                    .allocate(PageType::Leaf, 0)
+                    .expect("allocate after a wait");
+                drop(page);
+                Instant::now()
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(!waiter.is_finished(), "a latched frame was evicted");
+            let released_at = Instant::now();
+            drop(held.pop());
+            assert!(waiter.join().expect("waiter") >= released_at);
+        });
+        let waits = pool.stats().snapshot().wait(WaitType::FreeBuffer);
+        assert_eq!(waits.count, 1, "{waits:?}");
+        assert!(waits.wait_ns >= 90_000_000, "{waits:?}");
+    }
+
+    #[test]
+    fn exhaustion_is_a_clear_error_only_after_the_wait_bound() {
+        let (_mem, pool) = pool(POOL_FRAMES_MIN);
+        pool.budget.set_wait_max(Duration::from_millis(200));
+        let held = latch_every_frame(&pool);
+        let start = Instant::now();
         match pool.allocate(PageType::Leaf, 0) {
-            Err(Error::PoolExhausted { frames }) => assert_eq!(frames, POOL_FRAMES_MIN),
+            Err(error @ Error::PoolExhausted { frames, waited_ms }) => {
+                assert_eq!(frames, POOL_FRAMES_MIN);
+                assert!(waited_ms >= 200, "{error}");
+                let message = error.to_string();
+                assert!(message.contains("--pool-mib"), "{message}");
+                assert!(message.contains("fewer concurrent sessions"), "{message}");
+            }
             other => panic!(
                 "expected PoolExhausted, got {:?}",
                 other.map(|p| p.page_id())
             ),
         }
+        assert!(start.elapsed() >= Duration::from_millis(200));
         drop(held);
         assert!(pool.allocate(PageType::Leaf, 0).is_ok());
+    }
+
+    #[test]
+    fn an_applier_waits_past_the_bound_and_never_gets_pool_exhausted() {
+        let (_mem, pool) = pool(POOL_FRAMES_MIN);
+        let pool = Arc::new(pool);
+        pool.budget.set_wait_max(Duration::from_millis(50));
+        let mut held = latch_every_frame(&pool);
+        std::thread::scope(|s| {
+            let applier = s.spawn(|| {
+                let claim = FrameClaim::new(Arc::clone(&pool));
+                let _op = claim.enter_apply();
+                pool.allocate(PageType::Leaf, 0).map(|p| p.page_id())
+            });
+            // Six times the bound with no frame released anywhere.
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(!applier.is_finished(), "the applier gave up");
+            drop(held.pop());
+            applier
+                .join()
+                .expect("applier")
+                .expect("the applier got its frame");
+        });
+    }
+
+    /// Eight sessions each latch two pages, pause, then need a third: sixteen frames could
+    /// hold the first two of every one of them, and then nobody would get a third (a
+    /// deadlock: appliers never give up). Admission lets only as many in at once as the
+    /// frames can finish, so all complete.
+    #[test]
+    fn operations_that_hold_frames_and_need_more_are_admitted_so_that_all_finish() {
+        const THREADS: usize = 8;
+        let (_mem, pool) = pool(POOL_FRAMES_MIN);
+        let pool = Arc::new(pool);
+        let (done, finished) = std::sync::mpsc::channel();
+        let start = Arc::new(std::sync::Barrier::new(THREADS));
+        // Not scoped: if they deadlock, the test fails instead of hanging.
+        for _ in 0..THREADS {
+            let (pool, done, start) = (Arc::clone(&pool), done.clone(), Arc::clone(&start));
+            std::thread::spawn(move || {
+                let claim = FrameClaim::new(Arc::clone(&pool));
+                start.wait();
+                for _ in 0..3 {
+                    let _op = claim.enter_apply();
+                    let first = pool.allocate(PageType::Leaf, 0).expect("allocate");
+                    let second = pool.allocate(PageType::Leaf, 0).expect("allocate");
+                    std::thread::sleep(Duration::from_millis(20));
+                    let third = pool.allocate(PageType::Leaf, 0).expect("allocate");
+                    drop((third, second, first));
+                }
+                done.send(()).expect("send");
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for n in 0..THREADS {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if finished.recv_timeout(left).is_err() {
+                panic!("deadlock: {n} of {THREADS} sessions finished");
+            }
+        }
+    }
+
+    /// Writes take a while, as on a real disk: a thread evicting a dirty page holds frames
+    /// latched meanwhile, so many threads hold many frames at once.
+    #[derive(Debug)]
+    struct SlowWrites(Arc<dyn StorageFile>);
+
+    impl StorageFile for SlowWrites {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.0.read_at(buf, offset)
+        }
+        fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            std::thread::sleep(Duration::from_millis(1));
+            self.0.write_at(buf, offset)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.0.sync_data()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.0.len()
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.0.set_len(len)
+        }
+    }
+
+    /// 32 threads insert random keys into four B+trees through a 16-frame pool whose writes
+    /// are slow, each insert admitted like a session's apply. Without admission control,
+    /// threads holding split pages wait for frames other such threads hold, and the pool
+    /// runs out (`PoolExhausted`) or deadlocks.
+    #[test]
+    fn thirty_two_threads_insert_through_a_sixteen_frame_pool() {
+        use crate::btree::{BTree, Inserted};
+        const THREADS: u64 = 32;
+        const ROWS: u64 = 150;
+        let mem = MemStorage::new(12);
+        let file: Arc<dyn StorageFile> =
+            Arc::new(SlowWrites(mem.open("data.0", true).expect("open")));
+        let pool = Arc::new(
+            BufferPool::open(file, "data.0", PAGE, POOL_FRAMES_MIN * PAGE, Stats::new())
+                .expect("pool"),
+        );
+        let trees: Vec<BTree> = (0..4)
+            .map(|_| BTree::create(Arc::clone(&pool)).expect("tree"))
+            .collect();
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (pool, trees) = (&pool, &trees);
+                s.spawn(move || {
+                    let claim = FrameClaim::new(Arc::clone(pool));
+                    for i in 0..ROWS {
+                        let id = (t * ROWS + i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        let tree = &trees[(t % 4) as usize];
+                        let _op = claim.enter_apply();
+                        let inserted = tree.insert(&id.to_be_bytes(), &[t as u8; 200]);
+                        assert_eq!(inserted.expect("insert"), Inserted::Yes);
+                    }
+                });
+            }
+        });
+        let rows: u64 = trees
+            .iter()
+            .map(|tree| tree.verify().expect("verify").rows)
+            .sum();
+        assert_eq!(rows, THREADS * ROWS);
+        let snap = pool.stats().snapshot();
+        assert!(snap.counter(Counter::PageSplits) > 50);
+        assert!(snap.wait(WaitType::FreeBuffer).count > 0, "nobody waited");
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! ```
 
 use crate::btree::{self, BTree, Inserted, TreeStats};
-use crate::buffer::{self, BufferPool, POOL_BYTES_DEFAULT, PoolInfo};
+use crate::buffer::{self, BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo};
 use crate::catalog::{Catalog, LOG_FORMAT_VERSION, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
@@ -499,6 +499,7 @@ impl Database {
             txn: None,
             applying,
             record: Vec::new(),
+            frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
         }
     }
 
@@ -748,6 +749,8 @@ pub struct Session {
     applying: Arc<AtomicU64>,
     // Reused commit-record buffer.
     record: Vec<u8>,
+    // Its buffer-pool frame permits: reserved for life, or taken per operation.
+    frames: FrameClaim,
 }
 
 struct PendingTxn {
@@ -891,7 +894,12 @@ impl Session {
                 // The commit is in the log but its rows are only partly applied. No
                 // checkpoint may now move the logical point past it (its rest would never
                 // be applied), so the database stops like a failed log: reopening
-                // re-applies the whole transaction.
+                // re-applies the whole transaction. An I/O error gets here; a short pool
+                // cannot (the apply waits for frames instead: see `apply`).
+                debug_assert!(
+                    !matches!(error, Error::PoolExhausted { .. }),
+                    "an apply failed for want of frames: {error}"
+                );
                 wal.stop("applying a committed transaction's rows", error);
             })
         });
@@ -930,6 +938,11 @@ impl Session {
     }
 
     fn apply(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
+        // Admission to the buffer pool: waits (FREE_BUFFER) until this apply's frames are
+        // guaranteed, and never gives up, so that no apply fails for want of a frame (see
+        // `buffer::budget`). Taken after the commit is durable, so a waiting session does
+        // not hold up the group commit.
+        let _frames = self.frames.enter_apply();
         for (table, key, row) in rows {
             match table.insert_row(key.as_bytes(), row, &mut self.heap_targets[table.id])? {
                 Inserted::Yes => {}
@@ -962,6 +975,7 @@ impl Session {
         {
             return Ok(Some(row.clone()));
         }
+        let _frames = self.frames.enter_read()?;
         table.get(key.as_bytes())
     }
 
@@ -971,9 +985,33 @@ impl Session {
         &self,
         table: &TableHandle,
         from: Option<&Key>,
-        visit: impl FnMut(&[u8], &[u8]) -> bool,
+        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        table.scan(from.map(|k| k.as_bytes()), visit)
+        let from = from.map(|k| k.as_bytes());
+        let mut frames: Option<FrameOp<'_>> = Some(self.frames.enter_read()?);
+        if !frames.as_ref().is_some_and(FrameOp::holds_shared_permits) {
+            return table.scan(from, visit);
+        }
+        // Shared permits are given back while `visit` runs (the scan holds no latch then):
+        // a visitor that waits for another session must not hold up that session's commit.
+        let mut refused = None;
+        table.scan(from, |key, row| {
+            frames = None;
+            if !visit(key, row) {
+                return false;
+            }
+            match self.frames.enter_read() {
+                Ok(op) => {
+                    frames = Some(op);
+                    true
+                }
+                Err(error) => {
+                    refused = Some(error);
+                    false
+                }
+            }
+        })?;
+        refused.map_or(Ok(()), Err)
     }
 }
 
@@ -1146,6 +1184,45 @@ mod tests {
             Path::new("mem"),
             options,
         )
+    }
+
+    /// Sessions past the lifetime reservations of a 16-frame pool take permits per
+    /// operation. A scan gives its shared permits back while its visitor runs, so a
+    /// visitor may read and commit through other sessions without waiting for itself.
+    #[test]
+    fn a_scan_visitor_may_commit_through_another_session_in_a_small_pool() {
+        let storage = crate::io::MemStorage::new(5);
+        let options = Options {
+            pool_bytes: buffer::POOL_FRAMES_MIN * 4096,
+            ..small(Durability::Sync, 1)
+        };
+        let db = open_mem(&storage, options).expect("open");
+        let t = db
+            .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+            .expect("create");
+        let u = db
+            .create_table("u", "guid", KeyKind::GuidV4)
+            .expect("create");
+        let lifetime: Vec<Session> = (0..3).map(|_| db.session()).collect();
+        assert!(lifetime.iter().all(|s| s.frames.reserved_for_life()));
+        let (mut reader, mut writer) = (db.session(), db.session());
+        assert!(!reader.frames.reserved_for_life() && !writer.frames.reserved_for_life());
+        let keys: Vec<Key> = (0..600u32)
+            .map(|i| reader.insert(&t, &[i as u8; 100]).expect("insert"))
+            .collect();
+        let mut seen = 0usize;
+        reader
+            .scan(&t, None, |key, row| {
+                seen += 1;
+                let key = Key::from_bytes(key).expect("key");
+                assert_eq!(writer.get(&t, &key).expect("get").as_deref(), Some(row));
+                writer.insert(&u, row).expect("insert inside a scan");
+                true
+            })
+            .expect("scan");
+        assert_eq!(seen, keys.len());
+        assert_eq!(db.verify_table(&u).expect("verify").rows, 600);
+        assert_eq!(db.stats().wait(crate::stats::WaitType::FreeBuffer).count, 0);
     }
 
     #[test]

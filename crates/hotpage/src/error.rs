@@ -60,9 +60,14 @@ pub enum Error {
     /// An option or argument is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),
-    /// Every frame of the buffer pool is latched: the pool is too small for the concurrency.
-    #[error("buffer pool exhausted: all {frames} frames are latched; use a larger pool_bytes")]
-    PoolExhausted { frames: usize },
+    /// No buffer-pool frame came free for `waited_ms` (every one latched, or promised to
+    /// other sessions' operations): the pool is too small for the concurrency. Only an
+    /// operation that can be refused whole gets it (a read, a direct use of the pool); a
+    /// commit's apply waits instead (see `buffer::budget`).
+    #[error(
+        "buffer pool exhausted: none of its {frames} frames came free in {waited_ms} ms; use a larger pool (pool_bytes, hotpage --pool-mib) or fewer concurrent sessions"
+    )]
+    PoolExhausted { frames: usize, waited_ms: u64 },
     /// A key generator ran out of values.
     #[error("key space exhausted for {0}")]
     KeySpaceExhausted(&'static str),

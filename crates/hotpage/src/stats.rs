@@ -31,11 +31,15 @@ pub enum WaitType {
     Sequence,
     /// Waiting to be admitted to a sequential key's last page.
     BtreeInsertFlowControl,
+    /// Waiting for a buffer-pool frame: for the pool's admission control to let an
+    /// operation in (every frame is promised to operations running now), or, rarely, for a
+    /// latched frame to come free for eviction. A pool too small for the sessions.
+    FreeBuffer,
 }
 
 impl WaitType {
     /// Every wait type, in report order.
-    pub const ALL: [WaitType; 8] = [
+    pub const ALL: [WaitType; 9] = [
         WaitType::PageLatchSh,
         WaitType::PageLatchEx,
         WaitType::PageIoLatchSh,
@@ -44,6 +48,7 @@ impl WaitType {
         WaitType::FsmLatch,
         WaitType::Sequence,
         WaitType::BtreeInsertFlowControl,
+        WaitType::FreeBuffer,
     ];
 
     /// The name shown in reports (SQL Server's spelling).
@@ -57,6 +62,7 @@ impl WaitType {
             WaitType::FsmLatch => "FSM_LATCH",
             WaitType::Sequence => "SEQUENCE",
             WaitType::BtreeInsertFlowControl => "BTREE_INSERT_FLOW_CONTROL",
+            WaitType::FreeBuffer => "FREE_BUFFER",
         }
     }
 
