@@ -70,6 +70,7 @@ fn to_json(report: &SalvageReport) -> serde_json::Value {
         "copies": report.copies,
         "new_log_start": report.new_log_start,
         "applied": report.applied,
+        "table_faults": report.table_faults,
     })
 }
 
@@ -109,10 +110,17 @@ fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError
             damage.lsn,
             report.new_log_start
         )?;
-        outln!(
-            "next        hotpage check --db {} (the data files may hold part of what came after the damage)",
-            args.db.display()
-        )?;
+        if report.table_faults.is_empty() {
+            outln!("tables      every table verifies")?;
+        } else {
+            for fault in &report.table_faults {
+                outln!("FAULT       {fault}")?;
+            }
+            outln!(
+                "            the data files hold changes from after the damage that the kept log cannot reconcile: restore a backup"
+            )?;
+        }
+        outln!("next        hotpage check --db {}", args.db.display())?;
     }
     Ok(())
 }

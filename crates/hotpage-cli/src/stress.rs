@@ -120,6 +120,14 @@ pub struct StressArgs {
     /// crash)
     #[arg(long, default_value_t = 256)]
     pub checkpoint_mib: u64,
+    /// Log segment file size of a new database, 1 to 1024 MiB (an existing database keeps
+    /// the size it was created with)
+    #[arg(long, default_value_t = 64, value_name = "M")]
+    pub log_segment_mib: u64,
+    /// For `hotpage crashtest --power-loss`: keep every write in memory until its
+    /// fdatasync, so that a kill loses what was never synced, as a power loss would
+    #[arg(long, hide = true)]
+    pub simulate_power_loss: bool,
     /// For `hotpage crashtest`: after each commit returns, append the transaction's keys to
     /// a file per session in this directory, and put (session, transaction, position,
     /// size) at the front of every row
@@ -264,6 +272,12 @@ fn validate_storage(args: &StressArgs) -> Result<(), CliError> {
         )));
     }
     validate_checkpoint_mib(args.checkpoint_mib)?;
+    if !(1..=LOG_SEGMENT_MIB_MAX).contains(&args.log_segment_mib) {
+        return Err(CliError::usage(format!(
+            "--log-segment-mib must be from 1 to {LOG_SEGMENT_MIB_MAX}, not {}",
+            args.log_segment_mib
+        )));
+    }
     validate_files(args.files)?;
     if Durability::parse(&args.durability).is_none() {
         return Err(CliError::usage(format!(
@@ -272,6 +286,25 @@ fn validate_storage(args: &StressArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// The largest `--log-segment-mib`.
+const LOG_SEGMENT_MIB_MAX: u64 = 1024;
+
+/// Opens (or creates) the stress database; with `power_loss`, over a storage that keeps
+/// writes in memory until their fdatasync (`crashtest --power-loss`'s child).
+fn open_for_stress(
+    path: &std::path::Path,
+    options: Options,
+    power_loss: bool,
+) -> hotpage::Result<Database> {
+    if !power_loss {
+        return Database::open(path, options);
+    }
+    let dir = hotpage::io::StdStorage::open_dir(path, true)
+        .map_err(|e| hotpage::Error::io(format!("opening directory {}", path.display()), e))?;
+    let storage = hotpage::io::VolatileStorage::new(std::sync::Arc::new(dir));
+    Database::open_with_storage(std::sync::Arc::new(storage), path, options)
 }
 
 /// Checks `--checkpoint-mib` (also for `crashtest`, which passes it to its child).
@@ -417,9 +450,13 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         durability,
         checkpoint_log_bytes: args.checkpoint_mib << 20,
         data_files: args.files,
+        wal: hotpage::wal::WalOptions {
+            segment_bytes: args.log_segment_mib << 20,
+            ..hotpage::wal::WalOptions::default()
+        },
         ..Options::default()
     };
-    let db = Database::open(&path, options)
+    let db = open_for_stress(&path, options, args.simulate_power_loss)
         .with_context(|| format!("cannot open database {}", path.display()))?;
     let table_name = args.table.clone().unwrap_or_else(|| args.design.clone());
     let table = match db.table(&table_name) {

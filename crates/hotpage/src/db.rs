@@ -90,6 +90,11 @@ pub struct Options {
     /// recovery runs in memory only, nothing is created, and every change (a table, an
     /// insert, a checkpoint) is refused with `Error::ReadOnly`. Works on a read-only mount.
     pub read_only: bool,
+    /// For tests and simulations: GUID keys drawn from this seed (mixed with the log's
+    /// end at open, so that each open draws new keys), and v7 GUIDs from a logical clock,
+    /// so that a single-session run replays exactly (the crash campaign's seeds do).
+    /// `None`, the default: the OS random source and the wall clock.
+    pub key_seed: Option<u64>,
 }
 
 impl Default for Options {
@@ -105,6 +110,7 @@ impl Default for Options {
             txn_bytes_max: TXN_BYTES_MAX_DEFAULT,
             data_files: 1,
             read_only: false,
+            key_seed: None,
         }
     }
 }
@@ -199,7 +205,7 @@ pub struct TableInfo {
 /// What the last open's recovery did.
 #[derive(Clone, Debug, Default)]
 pub struct RecoveryReport {
-    /// Log records read.
+    /// Log records read (flush marks left out).
     pub records: u64,
     /// Log bytes from the redo point to the end of the log.
     pub log_bytes: u64,
@@ -436,7 +442,16 @@ impl Database {
                 layout,
                 flow: routing::flow_gate(layout, &self.inner.stats),
                 memory: memory::create(&*self.inner.storage, tables.len(), layout)?,
-                keys: KeyGenerator::new(kind, None)?,
+                keys: KeyGenerator::new(kind, None)?.with_seed(self.inner.options.key_seed.map(
+                    |seed| {
+                        seed ^ self
+                            .inner
+                            .wal
+                            .as_ref()
+                            .map_or(0, |w| w.end())
+                            .rotate_left(17)
+                    },
+                )),
                 rows: AtomicU64::new(0),
                 published: AtomicBool::new(false),
             });

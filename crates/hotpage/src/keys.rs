@@ -312,6 +312,11 @@ pub struct KeyGenerator {
     tickets: Padded<AtomicI64>,
     /// Set once exhausted so failing callers stop advancing `tickets`.
     exhausted: AtomicBool,
+    /// For tests and simulations: GUIDs come from this seed and v7 GUIDs from a logical
+    /// clock, so that a run replays exactly (see `Options::key_seed`).
+    seed: Option<u64>,
+    /// Sessions made so far, to give each seeded session its own stream.
+    sessions_made: AtomicU64,
 }
 
 impl KeyGenerator {
@@ -354,7 +359,17 @@ impl KeyGenerator {
             ticket_limit,
             tickets: Padded(AtomicI64::new(0)),
             exhausted: AtomicBool::new(false),
+            seed: None,
+            sessions_made: AtomicU64::new(0),
         })
+    }
+
+    /// Draws GUIDs from `seed` (each session its own stream, by creation order) and v7
+    /// timestamps from a logical clock: a run replays exactly. For tests and simulations;
+    /// `None` keeps the OS random source and the wall clock.
+    pub fn with_seed(mut self, seed: Option<u64>) -> KeyGenerator {
+        self.seed = seed;
+        self
     }
 
     /// The kind of key this generator makes.
@@ -365,8 +380,12 @@ impl KeyGenerator {
     /// A per-session context (sequence cache, RNG, v7 clock): one per
     /// session, never shared.
     pub fn session(&self) -> KeySession {
-        let rng = match self.kind {
-            KeyKind::GuidV4 | KeyKind::GuidV7 => os_seeded_rng(),
+        let rng = match (self.kind, self.seed) {
+            (KeyKind::GuidV4 | KeyKind::GuidV7, Some(seed)) => {
+                let session = self.sessions_made.fetch_add(1, AtomicOrdering::Relaxed);
+                SmallRng::seed_from_u64(seed ^ session.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            }
+            (KeyKind::GuidV4 | KeyKind::GuidV7, None) => os_seeded_rng(),
             // Integer kinds never draw from the RNG; skip the OS call.
             _ => SmallRng::seed_from_u64(self.id),
         };
@@ -416,7 +435,12 @@ impl KeyGenerator {
                 let uuid = uuid::Builder::from_random_bytes(random).into_uuid();
                 Ok(Key::from_array(uuid.into_bytes()))
             }
-            KeyKind::GuidV7 => session.next_v7(unix_now_ms()),
+            // Seeded: one logical millisecond for ever (the counter, then the borrowed
+            // milliseconds past it, keep the keys ascending).
+            KeyKind::GuidV7 => session.next_v7(match self.seed {
+                Some(_) => SEEDED_V7_MS,
+                None => unix_now_ms(),
+            }),
         }
     }
 
@@ -588,6 +612,9 @@ fn write_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
 }
 
 /// Milliseconds since the unix epoch; 0 if the clock reads before it.
+/// The logical clock of seeded v7 GUIDs: 2026-01-01T00:00:00Z.
+const SEEDED_V7_MS: u64 = 1_767_225_600_000;
+
 fn unix_now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

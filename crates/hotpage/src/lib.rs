@@ -26,8 +26,8 @@ pub mod wal;
 pub use error::{Error, Result};
 
 pub use db::{
-    Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
-    TableHandle, TableInfo,
+    CREATING_FILE, Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport,
+    Session, TableHandle, TableInfo,
 };
 pub use keys::{Key, KeyKind};
 pub use layout::Layout;

@@ -24,7 +24,7 @@ use crate::logger::{decode_heap_link, decode_page_images, decode_page_insert};
 use crate::page::{PageBuf, PageType};
 use crate::txn::{CommitRow, decode_commit, decode_part};
 use crate::wal::{LogEnd, LogReader, Lsn, Record, RecordKind};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// What the redo pass found.
 #[derive(Clone, Debug, Default)]
@@ -78,7 +78,9 @@ pub fn redo(
     reader.scan(start, log_end.end, |record| {
         assert!(last_lsn < Some(record.lsn), "LSNs ascend");
         last_lsn = Some(record.lsn);
-        outcome.records += 1;
+        // A flush mark is evidence for `find_end`, not work: a clean close leaves one after
+        // its checkpoint, and that must not make the next open a recovery.
+        outcome.records += u64::from(record.kind != RecordKind::FlushMark);
         match record.kind {
             RecordKind::PageImages if record.lsn >= catalog.redo_lsn => {
                 for (page_id, image) in decode_page_images(record.payload, page_size)? {
@@ -243,8 +245,8 @@ pub fn commit_keys(
     reader: &LogReader<'_>,
     redo: &RedoOutcome,
     wanted: impl Fn(usize) -> bool,
-) -> Result<HashMap<usize, HashSet<Key>>> {
-    let mut keys: HashMap<usize, HashSet<Key>> = HashMap::new();
+) -> Result<BTreeMap<usize, HashSet<Key>>> {
+    let mut keys: BTreeMap<usize, HashSet<Key>> = BTreeMap::new();
     reader.scan(redo.start, redo.end, |record| {
         let Some(rows) = committed_rows(record, &redo.committed_parts)? else {
             return Ok(());

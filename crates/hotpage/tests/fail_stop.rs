@@ -115,3 +115,89 @@ fn a_failed_data_file_fsync_stops_checkpoints_and_commits() {
         .count();
     assert_eq!(lost, 0, "{lost} of 2000 acknowledged commits lost");
 }
+
+/// A full disk stops the database, and every later caller is told why: the first cause
+/// (ENOSPC, naming the file) and what to do, never a bare "failed earlier". Reopening on
+/// a disk that is still full says so again; once there is room, every acknowledged row is
+/// there.
+#[test]
+fn a_full_disk_stops_with_its_cause_and_a_reopen_with_room_recovers() {
+    let mem = MemStorage::new(78);
+    let (db, table, mut session, acknowledged) = acknowledged_rows(&mem, 300);
+    // Full: not one more byte.
+    let used: u64 = mem
+        .list()
+        .expect("list")
+        .iter()
+        .map(|n| mem.read_file(n).expect("read").len() as u64)
+        .sum();
+    mem.set_capacity(Some(used));
+    let first = loop {
+        // The log may still have room in its current write; fill it.
+        match session.insert(&table, &[1u8; 900]) {
+            Ok(_) => continue,
+            Err(error) => break error.to_string(),
+        }
+    };
+    for needle in ["No space left", "wal.", "free space", "reopen"] {
+        assert!(first.contains(needle), "{needle:?} missing from: {first}");
+    }
+    for _ in 0..3 {
+        let later = session.insert(&table, b"later").expect_err("stopped");
+        assert_eq!(
+            later.to_string(),
+            first,
+            "every later commit gives the first cause"
+        );
+    }
+    assert_eq!(db.checkpoint().expect_err("stopped").to_string(), first);
+    let mem = mem.reboot(CrashMode::DropAll, 79).expect("reboot");
+    drop((session, table, db));
+    // Still full after the restart: the open or the first commit says so.
+    mem.set_capacity(Some(
+        mem.list()
+            .expect("list")
+            .iter()
+            .map(|n| mem.read_file(n).expect("read").len() as u64)
+            .sum(),
+    ));
+    let still_full = match Database::open_with_storage(
+        Arc::clone(&mem) as Arc<dyn Storage>,
+        Path::new("m"),
+        options(),
+    ) {
+        Err(error) => error.to_string(),
+        Ok(db) => {
+            let table = db.table("t").expect("table");
+            let mut session = db.session();
+            let error = loop {
+                if let Err(error) = session.insert(&table, &[2u8; 900]) {
+                    break error.to_string();
+                }
+            };
+            drop((session, table));
+            drop(db);
+            error
+        }
+    };
+    assert!(
+        still_full.contains("No space left"),
+        "a still-full disk is named as the cause: {still_full}"
+    );
+    let mem = mem.reboot(CrashMode::DropAll, 80).expect("reboot");
+    let db = Database::open_with_storage(
+        Arc::clone(&mem) as Arc<dyn Storage>,
+        Path::new("m"),
+        options(),
+    )
+    .expect("room again");
+    let table = db.table("t").expect("table");
+    let session = db.session();
+    for (key, i) in &acknowledged {
+        assert_eq!(
+            session.get(&table, key).expect("get"),
+            Some(i.to_le_bytes().to_vec()),
+            "acknowledged row {i} lost"
+        );
+    }
+}

@@ -159,6 +159,11 @@ pub(super) fn open_steps(
         &redo_lsn,
         &redo,
         &mut report,
+        // Streams that differ from the previous open's (whose keys may be in the tables),
+        // yet replay: the log's end is the same for the same history.
+        options
+            .key_seed
+            .map(|seed| seed ^ append_from.rotate_left(17)),
     )?;
     if policy != LogPolicy::Strict {
         keys_past_every_row(&tables)?;
@@ -278,8 +283,12 @@ fn new_catalog(options: &Options) -> Catalog {
         redo_lsn: 0,
         logical_lsn: 0,
         unlogged_open: false,
-        // Never 0, the salt of logs written before salts.
-        log_salt: rand::random::<u64>() | 1,
+        // Never 0, the salt of logs written before salts. A seeded run derives it from its
+        // seed, so that it replays byte for byte.
+        log_salt: options
+            .key_seed
+            .map_or_else(rand::random::<u64>, |seed| seed.rotate_left(29) ^ 0x5a17)
+            | 1,
         log_segment_bytes: options.wal.segment_bytes,
         format_version: LOG_FORMAT_VERSION,
         tables: Vec::new(),
@@ -446,6 +455,7 @@ fn open_tables(
     redo_lsn: &Arc<AtomicU64>,
     redo: &RedoOutcome,
     report: &mut RecoveryReport,
+    key_seed: Option<u64>,
 ) -> Result<Vec<TableHandle>> {
     let logger: Option<Arc<dyn btree::PageLogger>> = wal
         .as_ref()
@@ -486,7 +496,7 @@ fn open_tables(
             layout: entry.layout,
             flow: routing::flow_gate(entry.layout, stats),
             memory,
-            keys: KeyGenerator::new(entry.kind, Some(high_water))?,
+            keys: KeyGenerator::new(entry.kind, Some(high_water))?.with_seed(key_seed),
             rows: AtomicU64::new(entry.rows),
             published: AtomicBool::new(true),
         }));

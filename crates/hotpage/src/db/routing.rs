@@ -16,7 +16,7 @@ use crate::layout::{self, FlowGate, Layout};
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
 use crate::wal::LogReader;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// The admission gate a table of `layout` needs, if any.
@@ -66,7 +66,9 @@ pub(super) fn reapply(
     redo: &RedoOutcome,
     tables: &[TableHandle],
 ) -> Result<u64> {
-    let mut absent: HashMap<usize, HashSet<Key>> = HashMap::new();
+    // Ordered by table: recovery touches (and allocates) pages in the same order every
+    // time, so a crash test's seed replays exactly.
+    let mut absent: BTreeMap<usize, HashSet<Key>> = BTreeMap::new();
     let mut repaired = 0u64;
     if tables.iter().any(|t| t.heap.is_some()) {
         absent = recovery::commit_keys(reader, redo, |table| {
@@ -85,7 +87,7 @@ pub(super) fn reapply(
             })?;
         }
     }
-    let mut targets: HashMap<usize, HeapTarget> = HashMap::new();
+    let mut targets: BTreeMap<usize, HeapTarget> = BTreeMap::new();
     let reinserted = recovery::reapply_commits(reader, redo, |table_id, key, row| {
         let Some(table) = tables.get(table_id) else {
             return Ok(None);

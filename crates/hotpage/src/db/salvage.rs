@@ -70,6 +70,10 @@ pub struct SalvageReport {
     pub new_log_start: Lsn,
     /// True once salvage has happened (false for `examine_log`).
     pub applied: bool,
+    /// What the salvaged tables' structural check found (`salvage` only): empty when every
+    /// table verifies. Anything here means the data files held changes from after the
+    /// damage that the kept log cannot reconcile: restore a backup.
+    pub table_faults: Vec<String>,
 }
 
 impl Database {
@@ -112,6 +116,16 @@ impl Database {
             append_from: report.new_log_start,
         };
         let db = open_steps(storage, path, options, policy)?;
+        for table in db.tables() {
+            let fault = db
+                .table(&table.name)
+                .and_then(|handle| db.verify_table(&handle).map(|_| ()));
+            if let Err(error) = fault {
+                report
+                    .table_faults
+                    .push(format!("table {}: {error}", table.name));
+            }
+        }
         db.close()?;
         report.applied = true;
         Ok(report)
@@ -201,6 +215,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         copies: Vec::new(),
         new_log_start: past.next_multiple_of(seg),
         applied: false,
+        table_faults: Vec::new(),
     })
 }
 

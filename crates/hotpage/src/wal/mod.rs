@@ -234,7 +234,7 @@ impl Wal {
         let flusher_shared = Arc::clone(&shared);
         let flusher = std::thread::Builder::new()
             .name("hotpage-wal-flusher".into())
-            .spawn(move || flusher_shared.flush_loop())
+            .spawn(move || flusher_shared.flush_loop(start.end))
             .map_err(|e| Error::io("starting the log flusher", e))?;
         Ok(Wal {
             shared,
@@ -530,10 +530,12 @@ impl Shared {
     }
 
     /// The flusher thread: mark, write out the complete prefix, fdatasync, publish, repeat.
-    fn flush_loop(self: Arc<Self>) {
+    fn flush_loop(self: Arc<Self>, opened_at: Lsn) {
         let mut image: Vec<u8> = Vec::new();
         // The end of the last flush mark: a new one is due once anyone appended after it.
-        let mut marked_to = self.reserved.load(Ordering::SeqCst);
+        // (Where the log was opened, not where it is when this thread first runs: that
+        // would race the first appends, and a crash test's seed would not replay.)
+        let mut marked_to = opened_at;
         loop {
             if self.wait_for_work() {
                 return;

@@ -1,0 +1,310 @@
+//! Issue 9's reproductions, run as a user would: a crashed database whose log is damaged
+//! in the middle, or lost a segment; `check` and `inspect` that change nothing (on a
+//! read-only mount too); a creation killed early; a transaction larger than a log record;
+//! `crashtest --power-loss`.
+
+mod common;
+
+use common::{hotpage, json, s};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every file of a directory and its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|entry| {
+            let entry = entry.expect("entry");
+            let name = entry.file_name().into_string().expect("utf-8");
+            (name, std::fs::read(entry.path()).expect("read"))
+        })
+        .collect()
+}
+
+/// A database killed with SIGKILL while 4 sessions insert (async durability) once its log
+/// reaches `segments` segments of 1 MiB; nothing was checkpointed after its creation, so
+/// recovery needs the whole log.
+fn killed_database(db: &Path, segments: usize) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(["stress", "--design", "identity", "--sessions", "4"])
+        .args(["--duration", "600", "--durability", "async"])
+        .args([
+            "--log-segment-mib",
+            "1",
+            "--row-bytes",
+            "200",
+            "--db",
+            s(db),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start stress");
+    let last = db.join(format!("wal.{:016x}", segments - 1));
+    let started = Instant::now();
+    while !last.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the log never reached {segments} segments"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A little more, so that the last segment has flushes (and flush marks) in it too.
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    killed_database(&db, 4);
+    let segment = db.join("wal.0000000000000001");
+    let mut bytes = std::fs::read(&segment).expect("read");
+    let at = bytes.len() / 2;
+    bytes[at..at + 64].fill(0x5A);
+    std::fs::write(&segment, &bytes).expect("damage");
+    let before = files(&db);
+    for args in [
+        &["check", "--db", s(&db)][..],
+        &["inspect", "log", "--db", s(&db)][..],
+        &["inspect", "tables", "--db", s(&db)][..],
+        &["recover", "--db", s(&db)][..],
+    ] {
+        let out = hotpage(args);
+        assert_eq!(out.status.code(), Some(7), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("wal.0000000000000001"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(files(&db), before, "{args:?} changed a file");
+    }
+    assert!(stderr(&hotpage(&["check", "--db", s(&db)])).contains("corrupt log"));
+    let dry_run = hotpage(&["recover", "--db", s(&db)]);
+    assert!(String::from_utf8_lossy(&dry_run.stdout).contains("would discard"));
+
+    let salvaged = json(&hotpage(&[
+        "recover",
+        "--db",
+        s(&db),
+        "--accept-loss",
+        "--json",
+    ]));
+    assert_eq!(salvaged["applied"], true, "{salvaged}");
+    assert_eq!(salvaged["damage"]["file"], "wal.0000000000000001");
+    assert!(salvaged["discarded"]["commits"].as_u64().expect("commits") > 0);
+    let copy = db.join("salvage-1-wal.0000000000000001");
+    assert_eq!(
+        std::fs::read(copy).expect("copy"),
+        bytes,
+        "copied aside as it was"
+    );
+    let check = hotpage(&["check", "--db", s(&db)]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let more = hotpage(&["stress", "--rows", "200", "--sessions", "2", "--db", s(&db)]);
+    assert!(more.status.success(), "{}", stderr(&more));
+}
+
+#[test]
+fn a_missing_segment_that_recovery_needs_is_exit_7() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    killed_database(&db, 3);
+    std::fs::remove_file(db.join("wal.0000000000000000")).expect("rm wal.0");
+    let before = files(&db);
+    let out = hotpage(&["check", "--db", s(&db)]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("wal.0000000000000000 at byte 0"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(files(&db), before, "check changed a file");
+}
+
+/// Runs `hotpage check` on `db` through a read-only bind mount of it (in a private mount
+/// namespace), or, where that is not permitted, as an unprivileged user who can read and
+/// not write the files. Fails the test if neither can be arranged.
+fn check_read_only(db: &Path) -> std::process::Output {
+    let exe = env!("CARGO_BIN_EXE_hotpage");
+    let script = format!(
+        "mount --bind -o ro '{0}' '{0}' && exec '{exe}' check --db '{0}'",
+        db.display()
+    );
+    let mounted = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output();
+    if let Ok(out) = mounted
+        && !String::from_utf8_lossy(&out.stderr).contains("mount")
+    {
+        return out;
+    }
+    // No mount namespace: the files stay root's, readable by all, writable by none other.
+    let status = Command::new("chmod")
+        .args(["-R", "a+rX,go-w", s(db)])
+        .status();
+    assert!(status.is_ok_and(|s| s.success()), "chmod");
+    Command::new("setpriv")
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            exe,
+            "check",
+            "--db",
+            s(db),
+        ])
+        .output()
+        .expect("neither a read-only mount nor setpriv is available to run this test")
+}
+
+#[test]
+fn check_and_inspect_change_no_byte_of_a_crashed_database_and_work_read_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    killed_database(&db, 2);
+    let before = files(&db);
+    for args in [
+        &["check", "--db", s(&db)][..],
+        &["inspect", "log", "--db", s(&db), "--json"][..],
+        &["inspect", "tables", "--db", s(&db)][..],
+        &["inspect", "index", "identity", "--db", s(&db)][..],
+        &["inspect", "page", "0:1", "--db", s(&db)][..],
+        &["recover", "--db", s(&db)][..],
+    ] {
+        let out = hotpage(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(files(&db), before, "{args:?} changed a file");
+    }
+    let log = json(&hotpage(&["inspect", "log", "--db", s(&db), "--json"]));
+    assert!(
+        log["recovery"]["records"].as_u64().expect("records") > 0,
+        "the crash left recovery to do: {log}"
+    );
+    let out = check_read_only(&db);
+    assert!(
+        out.status.success(),
+        "check on a read-only directory: {}",
+        stderr(&out)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("No faults found"));
+    assert_eq!(files(&db), before);
+}
+
+#[test]
+fn an_interrupted_creation_is_not_a_database_until_a_creating_command_completes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    // What a kill -9 early in `stress --db D` leaves: the lock, the creation marker and an
+    // empty data file.
+    std::fs::create_dir(&db).expect("mkdir");
+    for name in ["LOCK", "creating", "data.0"] {
+        std::fs::write(db.join(name), b"").expect("file");
+    }
+    let out = hotpage(&["check", "--db", s(&db)]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(db.join("data.0")).expect("data.0").len(),
+        0,
+        "check wrote"
+    );
+    let out = hotpage(&["stress", "--rows", "100", "--sessions", "2", "--db", s(&db)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!db.join("creating").exists());
+    assert!(hotpage(&["check", "--db", s(&db)]).status.success());
+    // And real kills at the start of a creation: whatever they leave, a later command
+    // opens or completes it.
+    for kill_after_ms in [2, 5, 10, 20, 40] {
+        let db = dir.path().join(format!("killed-{kill_after_ms}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+            .args([
+                "stress",
+                "--sessions",
+                "4",
+                "--rows",
+                "1000000",
+                "--db",
+                s(&db),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start");
+        std::thread::sleep(Duration::from_millis(kill_after_ms));
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        let out = hotpage(&["stress", "--rows", "10", "--sessions", "1", "--db", s(&db)]);
+        assert!(
+            out.status.success(),
+            "after {kill_after_ms} ms: {}",
+            stderr(&out)
+        );
+        assert!(hotpage(&["check", "--db", s(&db)]).status.success());
+    }
+}
+
+#[test]
+fn a_transaction_larger_than_a_log_record_commits() {
+    // 600 rows of 16,331 bytes: about 9.8 MB in one transaction, over the 8 MiB that one
+    // record of the default 16 MiB log buffer holds.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let report = json(&hotpage(&[
+        "stress",
+        "--page-size",
+        "65536",
+        "--row-bytes",
+        "16331",
+        "--batch",
+        "600",
+        "--sessions",
+        "1",
+        "--rows",
+        "600",
+        "--db",
+        s(&db),
+        "--json",
+    ]));
+    assert_eq!(report["rows_total"], 600, "{report}");
+    let log = json(&hotpage(&["inspect", "log", "--db", s(&db), "--json"]));
+    let kinds = log["kinds"].as_array().expect("kinds");
+    assert!(
+        kinds.iter().any(|k| k["kind"] == "txn-part"),
+        "logged in parts: {log}"
+    );
+    assert!(hotpage(&["check", "--db", s(&db)]).status.success());
+}
+
+#[test]
+fn crashtest_with_power_loss_loses_nothing() {
+    let report = json(&hotpage(&[
+        "crashtest",
+        "--power-loss",
+        "--trials",
+        "2",
+        "--sessions",
+        "4",
+        "--seed",
+        "5",
+        "--json",
+    ]));
+    assert_eq!(report["power_loss"], true);
+    assert!(
+        report["rows_acknowledged"].as_u64().expect("acked") > 0,
+        "{report}"
+    );
+    assert_eq!(report["rows_lost"], 0, "{report}");
+    assert_eq!(report["partial_transactions"], 0, "{report}");
+    assert_eq!(report["check_failures"], 0, "{report}");
+}

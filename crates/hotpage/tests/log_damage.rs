@@ -1,0 +1,260 @@
+//! Damage in the log is corruption, never the end of the log (issue 9, item 1).
+//!
+//! A crashed database whose log has a flipped byte in the middle, or a missing segment,
+//! must not open: the open reports `CorruptLog` naming the file and the offset, and not a
+//! byte of any file changes (before this, the open took the damage for the end of the log
+//! and deleted everything after it, acknowledged commits included). Salvage then keeps
+//! what precedes the damage, after copying the damaged files aside.
+
+use hotpage::io::{CrashMode, MemStorage, Storage};
+use hotpage::wal::WalOptions;
+use hotpage::{Database, Error, Key, KeyKind, Options};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SEGMENT_BYTES: u64 = 1 << 20;
+
+fn options() -> Options {
+    Options {
+        page_size: 4096,
+        pool_bytes: 64 * 4096,
+        wal: WalOptions {
+            segment_bytes: SEGMENT_BYTES,
+            buffer_bytes: 1 << 20,
+            async_flush_interval: Duration::from_millis(1),
+        },
+        // No checkpoint but the ones at open: the whole run stays in the log.
+        checkpoint_log_bytes: u64::MAX,
+        checkpoint_interval: Duration::from_secs(3600),
+        ..Options::default()
+    }
+}
+
+fn open(storage: &Arc<MemStorage>, options: Options) -> hotpage::Result<Database> {
+    Database::open_with_storage(
+        Arc::clone(storage) as Arc<dyn Storage>,
+        Path::new("damage"),
+        options,
+    )
+}
+
+fn snapshot(storage: &MemStorage) -> BTreeMap<String, Vec<u8>> {
+    storage
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|name| {
+            let bytes = storage.read_file(&name).expect("read");
+            (name, bytes)
+        })
+        .collect()
+}
+
+/// A crashed database whose log spans three segments of acknowledged commits (each
+/// autocommit waited for its fdatasync). Returns the rebooted storage and the keys.
+fn crashed_database(seed: u64) -> (Arc<MemStorage>, Vec<Key>) {
+    let storage = MemStorage::new(seed);
+    let db = open(&storage, options()).expect("create");
+    let table = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut session = db.session();
+    let mut keys = Vec::new();
+    while storage
+        .list()
+        .expect("list")
+        .iter()
+        .filter(|n| n.starts_with("wal."))
+        .count()
+        < 3
+    {
+        keys.push(session.insert(&table, &[7u8; 300]).expect("insert"));
+    }
+    for _ in 0..200 {
+        keys.push(session.insert(&table, &[7u8; 300]).expect("insert"));
+    }
+    let rebooted = storage.reboot(CrashMode::Torn, seed + 1).expect("reboot");
+    drop((session, table, db));
+    (rebooted, keys)
+}
+
+/// Overwrites 64 bytes in the middle of `file`: whatever record lies there (a body, not
+/// only padding) fails its checksum.
+fn damage_middle(storage: &MemStorage, file: &str) -> u64 {
+    let len = storage.read_file(file).expect("read").len() as u64;
+    let at = len / 2;
+    storage.damage(file, at, &[0xA5; 64]).expect("damage");
+    at
+}
+
+#[test]
+fn a_damaged_record_mid_log_is_corruption_and_changes_nothing() {
+    let (storage, _) = crashed_database(1);
+    let at = damage_middle(&storage, "wal.0000000000000001");
+    let before = snapshot(&storage);
+    let ops = storage.change_ops();
+    for read_only in [false, true] {
+        let options = Options {
+            read_only,
+            ..options()
+        };
+        match open(&storage, options) {
+            Err(Error::CorruptLog { file, offset, .. }) => {
+                assert_eq!(file, "wal.0000000000000001");
+                assert!(
+                    offset <= at && at - offset < 64 * 1024,
+                    "offset {offset}, damage at {at}"
+                );
+            }
+            other => panic!("read_only {read_only}: expected CorruptLog, got {other:?}"),
+        }
+        assert_eq!(
+            snapshot(&storage),
+            before,
+            "read_only {read_only}: a file changed"
+        );
+        assert_eq!(
+            storage.change_ops(),
+            ops,
+            "read_only {read_only}: an operation changed the storage"
+        );
+    }
+}
+
+#[test]
+fn a_missing_segment_that_recovery_needs_is_corruption() {
+    for missing in ["wal.0000000000000000", "wal.0000000000000001"] {
+        let (storage, _) = crashed_database(3);
+        storage.remove(missing).expect("remove");
+        let before = snapshot(&storage);
+        match open(&storage, options()) {
+            Err(Error::CorruptLog { file, reason, .. }) => {
+                assert_eq!(file, missing, "{reason}");
+                assert!(reason.contains("missing"), "{reason}");
+            }
+            other => panic!("{missing} removed: expected CorruptLog, got {other:?}"),
+        }
+        assert_eq!(snapshot(&storage), before, "{missing}: a file changed");
+    }
+}
+
+#[test]
+fn a_torn_tail_still_opens_with_every_acknowledged_row() {
+    let (storage, keys) = crashed_database(5);
+    let db = open(&storage, options()).expect("a crash alone is not damage");
+    let table = db.table("t").expect("table");
+    let session = db.session();
+    for key in &keys {
+        assert!(
+            session.get(&table, key).expect("get").is_some(),
+            "lost {key:?}"
+        );
+    }
+}
+
+/// Copies a database directory's files (the database is open: this is the state a kill
+/// -9 would leave, every acknowledged commit being durable in the log).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
+
+#[test]
+fn salvage_keeps_what_precedes_the_damage_and_reports_what_it_discards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let live = dir.path().join("live");
+    let crashed = dir.path().join("crashed");
+    // A pool that holds the whole table: no page is written after the creation's
+    // checkpoint, so salvage's result is exact (pages written after the damage could not
+    // be reconciled with the kept log; salvage's table check would report them).
+    let options = || Options {
+        pool_bytes: 16 << 20,
+        ..options()
+    };
+    let db = Database::open(&live, options()).expect("create");
+    let table = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut session = db.session();
+    let keys: Vec<Key> = (0..9000u32)
+        .map(|i| session.insert(&table, &i.to_le_bytes()).expect("insert"))
+        .collect();
+    copy_dir(&live, &crashed);
+    drop((session, table));
+    db.close().expect("close");
+    std::fs::remove_file(crashed.join("LOCK")).expect("the copy's lock file");
+    // Damage the first segment; commits go on in the second and third.
+    let segment = crashed.join("wal.0000000000000000");
+    let mut bytes = std::fs::read(&segment).expect("read");
+    let at = bytes.len() / 2;
+    bytes[at..at + 64].fill(0xA5);
+    std::fs::write(&segment, &bytes).expect("write");
+    assert!(matches!(
+        Database::open(&crashed, options()),
+        Err(Error::CorruptLog { .. })
+    ));
+
+    let examined = Database::examine_log(&crashed, options()).expect("examine");
+    let damage = examined.damage.clone().expect("damage found");
+    assert_eq!(damage.file, "wal.0000000000000000");
+    assert!(!examined.applied && examined.copies.is_empty());
+    assert!(examined.discarded.commits > 100, "{:?}", examined.discarded);
+    assert_eq!(
+        std::fs::read(&segment).expect("read"),
+        bytes,
+        "examining changed nothing"
+    );
+
+    let report = Database::salvage(&crashed, options()).expect("salvage");
+    assert!(report.applied);
+    assert_eq!(report.damage, Some(damage));
+    assert!(report.table_faults.is_empty(), "{:?}", report.table_faults);
+    assert!(
+        report
+            .copies
+            .contains(&"salvage-1-wal.0000000000000000".to_string())
+    );
+    assert_eq!(
+        std::fs::read(crashed.join("salvage-1-wal.0000000000000000")).expect("copy"),
+        bytes,
+        "the damaged segment was copied aside as it was"
+    );
+
+    let db = Database::open(&crashed, options()).expect("opens after salvage");
+    let table = db.table("t").expect("table");
+    let mut session = db.session();
+    assert!(db.verify_table(&table).is_ok());
+    // The rows whose commits preceded the damage are there, in one unbroken prefix.
+    let present: Vec<bool> = keys
+        .iter()
+        .map(|k| session.get(&table, k).expect("get").is_some())
+        .collect();
+    let kept = present.iter().take_while(|p| **p).count();
+    assert!(kept > 100, "only {kept} rows kept");
+    assert!(
+        present[kept..].iter().all(|p| !p),
+        "every commit after the damage is gone"
+    );
+    assert!(
+        keys.len() - kept >= examined.discarded.commits as usize,
+        "{} rows gone, {} commits reported discarded",
+        keys.len() - kept,
+        examined.discarded.commits
+    );
+    // New keys never collide with rows left on pages by discarded commits.
+    for _ in 0..2000 {
+        session
+            .insert(&table, b"after salvage")
+            .expect("insert after salvage");
+    }
+    drop((session, table));
+    db.close().expect("close");
+    // A second salvage finds nothing to do.
+    let again = Database::salvage(&crashed, options()).expect("salvage again");
+    assert_eq!((again.damage, again.applied), (None, false));
+}
