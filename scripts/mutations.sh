@@ -1,31 +1,46 @@
 #!/usr/bin/env bash
-# Proves the crash campaign can fail: runs it against six deliberate durability bugs, in
-# copies of this repository, and reports whether each is caught (it must be).
+# Proves the crash proofs can fail: patches deliberate durability bugs into copies of this
+# repository and reports whether each is caught (each must be).
+# The crash campaign (tests/crash_campaign.rs) must catch:
 #   1. a commit acknowledged before its fdatasync;
 #   2. no full-page images (no torn-page repair);
 #   3. recovery skips re-applying committed transactions;
 #   4. heap recovery skips reading the heap, so every logged heap row counts as missing;
 #   5. a checkpoint fdatasyncs only data.0 of several data files;
-#   6. a checkpoint takes a memory table's unsaved rows but never writes them to its file.
-# Usage: scripts/mutations.sh [seeds]   (default 300; takes a few minutes on 2 cores)
+#   6. a checkpoint takes a memory table's unsaved rows but never writes them to its file;
+#   7. the log's fdatasync removed;
+#   8. no directory fsync after a log segment is created (or renamed for reuse);
+#   9. damage in the middle of the log taken for the end of the log.
+# And `hotpage crashtest --power-loss` must catch:
+#  10. the log's fdatasync removed (a plain crashtest, which only kills a process, cannot:
+#      the OS keeps every written byte).
+# Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 seeds=${1:-300}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-run() {
+
+# copy NAME FILE OLD NEW: a copy of the repository with OLD replaced by NEW in FILE.
+copy() {
   local name=$1 file=$2 old=$3 new=$4
-  local copy="$work/$name"
-  mkdir -p "$copy" && (cd "$repo" && git ls-files -z | xargs -0 -I{} cp --parents {} "$copy/")
-  python3 - "$copy/$file" "$old" "$new" <<'PY' || { echo "$name: patch failed"; return; }
+  local dir="$work/$name"
+  mkdir -p "$dir" && (cd "$repo" && git ls-files -z | xargs -0 -I{} cp --parents {} "$dir/")
+  python3 - "$dir/$file" "$old" "$new" <<'PY' || return 1
 import sys
 path, old, new = sys.argv[1:4]
 text = open(path).read()
 assert old in text, "pattern not found"
 open(path, "w").write(text.replace(old, new, 1))
 PY
+}
+
+# campaign NAME FILE OLD NEW: the mutation must make the crash campaign fail.
+campaign() {
+  local name=$1
+  copy "$@" || { echo "$name: patch failed"; return; }
   local out
-  out=$(cd "$copy" && HOTPAGE_CRASH_SEEDS=$seeds CARGO_TARGET_DIR="$work/target" \
+  out=$(cd "$work/$name" && HOTPAGE_CRASH_SEEDS=$seeds CARGO_TARGET_DIR="$work/target" \
         cargo test -q -p hotpage --test crash_campaign 2>&1)
   if echo "$out" | grep -q "test result: ok"; then
     echo "$name: NOT CAUGHT"
@@ -33,20 +48,47 @@ PY
     echo "$name: caught: $(echo "$out" | grep -E 'seeds failed|seed [0-9]+:' | head -2 | tr '\n' ' ' | cut -c1-240)"
   fi
 }
-run ack-before-fsync crates/hotpage/src/db.rs \
+
+# power_loss NAME FILE OLD NEW: the mutation must make `crashtest --power-loss` fail, and
+# (to show why the option exists) a plain crashtest passes it.
+power_loss() {
+  local name=$1
+  copy "$@" || { echo "$name: patch failed"; return; }
+  (cd "$work/$name" && CARGO_TARGET_DIR="$work/target-cli" cargo build -q --release -p hotpage-cli) || {
+    echo "$name: build failed"; return; }
+  local bin="$work/target-cli/release/hotpage" plain loss
+  plain=$("$bin" crashtest --trials 3 --seed 5 --json 2>/dev/null)
+  loss=$("$bin" crashtest --power-loss --trials 3 --seed 5 --json 2>/dev/null)
+  if echo "$loss" | grep -q '"rows_lost":0,'; then
+    echo "$name: NOT CAUGHT by crashtest --power-loss: $loss"
+  else
+    echo "$name: caught by crashtest --power-loss ($(echo "$loss" | grep -o '"rows_lost":[0-9]*')); plain crashtest: $(echo "$plain" | grep -o '"rows_lost":[0-9]*')"
+  fi
+}
+
+campaign ack-before-fsync crates/hotpage/src/db.rs \
   'if self.durability == Durability::Sync {
-                    wal.wait_durable(end)?;
-                }' 'let _ = end;'
-run no-full-page-images crates/hotpage/src/logger.rs \
+                wal.wait_durable(end)?;
+            }' 'let _ = end;'
+campaign no-full-page-images crates/hotpage/src/logger.rs \
   'if image_lsn == 0 || image_lsn <= self.redo_lsn.load(Ordering::SeqCst) {' 'if false && image_lsn == 0 {'
-run no-reapply crates/hotpage/src/db.rs \
-  '        if redo.commits > 0 {' '        if false && redo.commits > 0 {'
-run heap-reapply-without-page-walk crates/hotpage/src/db/routing.rs \
+campaign no-reapply crates/hotpage/src/db/open.rs \
+  '    if redo.commits > 0 {' '    if false && redo.commits > 0 {'
+campaign heap-reapply-without-page-walk crates/hotpage/src/db/routing.rs \
   '            heap.remove_present(keys, |key, page_id| {' '            keys.retain(|_| true);
             heap.remove_present(&mut HashSet::new(), |key, page_id| {'
-run sync-only-data0 crates/hotpage/src/buffer.rs \
+campaign sync-only-data0 crates/hotpage/src/buffer.rs \
   'for data in self.files.iter() {
             data.file.sync_data()' 'for data in self.files.iter().take(1) {
             data.file.sync_data()'
-run memory-checkpoint-skips-file crates/hotpage/src/db/memory.rs \
+campaign memory-checkpoint-skips-file crates/hotpage/src/db/memory.rs \
   '        table.write_taken()?;' '        let _ = table;'
+campaign no-log-fdatasync crates/hotpage/src/wal/mod.rs \
+  'for (index, file) in &touched {' 'for (index, file) in touched.iter().take(0) {'
+campaign no-dir-fsync-after-new-segment crates/hotpage/src/wal/mod.rs \
+  '        // A new (or renamed) segment must survive a crash before records in it count.
+        self.storage.sync_dir()?;' ''
+campaign mid-log-damage-taken-for-the-end crates/hotpage/src/wal/reader.rs \
+  'self.durable_mark_past(end, &segments)? {' 'None::<(Lsn, Lsn)> {'
+power_loss no-log-fdatasync-crashtest crates/hotpage/src/wal/mod.rs \
+  'for (index, file) in &touched {' 'for (index, file) in touched.iter().take(0) {'

@@ -82,7 +82,9 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             .copied()
     };
 
-    // 1. Every page of every data file: checksum, page id, slot directory.
+    // 1. Every page of every data file: checksum, page id, slot directory; and on disk,
+    //    an LSN the log reaches (see `Database::pages_past_log_end`).
+    let log_end = db.log_end();
     let mut page_types: Vec<Vec<Option<PageType>>> = Vec::with_capacity(pages_each.len());
     for (file, &pages) in (0u32..).zip(&pages_each) {
         let mut types = Vec::with_capacity(usize::try_from(pages).unwrap_or(0));
@@ -111,6 +113,21 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             }
         }
         page_types.push(types);
+    }
+    if let Some(end) = log_end {
+        for (page_id, lsn) in db
+            .pages_past_log_end()
+            .map_err(|e| CliError::failure(format!("reading the data files: {e}")))?
+        {
+            faults.push(Fault {
+                kind: "page",
+                page: Some(page_id),
+                table: None,
+                message: format!(
+                    "on disk, the page holds changes logged up to LSN {lsn}, past the end of the log ({end}): log records are missing (a deleted or lost last log segment?)"
+                ),
+            });
+        }
     }
     let page_faults = faults.len();
 

@@ -80,11 +80,8 @@ fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
     ] {
         let out = hotpage(args);
         assert_eq!(out.status.code(), Some(7), "{args:?}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("wal.0000000000000001"),
-            "{args:?}: {}",
-            stderr(&out)
-        );
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(said.contains("wal.0000000000000001"), "{args:?}: {said}");
         assert_eq!(files(&db), before, "{args:?} changed a file");
     }
     assert!(stderr(&hotpage(&["check", "--db", s(&db)])).contains("corrupt log"));
@@ -126,6 +123,82 @@ fn a_missing_segment_that_recovery_needs_is_exit_7() {
         stderr(&out).contains("wal.0000000000000000 at byte 0"),
         "{}",
         stderr(&out)
+    );
+    assert_eq!(files(&db), before, "check changed a file");
+}
+
+/// The log's tail lost (its last segments gone: nothing in the segments before says they
+/// existed): `check` finds it all the same, by the pages on disk whose changes the log no
+/// longer reaches.
+#[test]
+fn a_log_that_lost_its_tail_is_found_by_check() {
+    // A small pool: evictions write pages with recent changes all the time.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args([
+            "stress",
+            "--design",
+            "guid",
+            "--sessions",
+            "4",
+            "--duration",
+            "600",
+        ])
+        .args([
+            "--durability",
+            "async",
+            "--log-segment-mib",
+            "1",
+            "--pool-mib",
+            "1",
+        ])
+        .args(["--row-bytes", "200", "--db", s(&db)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start stress");
+    let started = Instant::now();
+    while !db.join("wal.0000000000000003").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the log never grew"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    // The newest change on any page (8 KiB pages, the LSN at byte 16 of each), and every
+    // segment from the one that logged it on, removed.
+    let data = std::fs::read(db.join("data.0")).expect("data.0");
+    let newest = data
+        .chunks(8192)
+        .map(|page| u64::from_le_bytes(page[16..24].try_into().expect("8 bytes")))
+        .max()
+        .expect("pages");
+    let mut removed = 0;
+    for entry in std::fs::read_dir(&db).expect("read_dir") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .into_string()
+            .expect("utf-8");
+        if let Some(hex) = name.strip_prefix("wal.")
+            && u64::from_str_radix(hex, 16).expect("hex") >= newest >> 20
+        {
+            std::fs::remove_file(db.join(&name)).expect("rm");
+            removed += 1;
+        }
+    }
+    assert!(removed > 0);
+    let before = files(&db);
+    let out = hotpage(&["check", "--db", s(&db)]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        said.contains("past the end of the log") || said.contains("corrupt log"),
+        "{said}"
     );
     assert_eq!(files(&db), before, "check changed a file");
 }

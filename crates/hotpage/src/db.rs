@@ -229,6 +229,9 @@ struct Inner {
     storage: Arc<dyn Storage>,
     // The fail-stop state the pool, the log and the commit path share.
     stop: Arc<FailStop>,
+    // The files as they were opened: `storage` itself, or for a read-only open the storage
+    // below its in-memory overlay (what the disk holds, untouched by recovery).
+    disk: Arc<dyn Storage>,
     pool: Arc<BufferPool>,
     stats: Arc<Stats>,
     tables: RwLock<Vec<TableHandle>>,
@@ -372,6 +375,18 @@ impl Database {
     /// Log figures, if the database has a log.
     pub fn log_counters(&self) -> Option<WalCounters> {
         self.inner.wal.as_ref().map(|w| w.counters())
+    }
+
+    /// The end of the log: where the next record goes (for a read-only open, where the
+    /// recovered log ends). `None` for a database without a log.
+    pub fn log_end(&self) -> Option<Lsn> {
+        if self.inner.durability == Durability::None && !self.inner.read_only {
+            return None;
+        }
+        Some(match &self.inner.wal {
+            Some(wal) => wal.end(),
+            None => self.inner.checkpoint_lock.lock().last_end,
+        })
     }
 
     /// What recovery did when this database was opened.

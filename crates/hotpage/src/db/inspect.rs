@@ -43,6 +43,45 @@ impl Database {
         self.inner.pool.read_page_raw(page_id)
     }
 
+    /// The pages that, as the data files held them when this database was opened (before
+    /// recovery, which a read-only open keeps in memory), verify and carry an LSN past the
+    /// end of the log, as `(page id, LSN)`. A page reaches the disk only once the log is
+    /// durable up to its LSN, so each one means log records are gone: a lost tail of the
+    /// log, which leaves no trace in the segments before it. Recovery rewrites such pages
+    /// from the log's older images, so only the files as they were can show it: meaningful
+    /// for a read-only open (`hotpage check`). Reads every page of every data file.
+    pub fn pages_past_log_end(&self) -> Result<Vec<(u64, u64)>> {
+        let Some(end) = self.log_end() else {
+            return Ok(Vec::new());
+        };
+        let page_size = self.page_size() as u64;
+        let mut found = Vec::new();
+        let mut image = vec![0u8; self.page_size()];
+        for file in 0..self.data_files() {
+            let name = crate::buffer::data_file_name(file);
+            let read = |image: &mut [u8], at: u64| {
+                let handle = self.inner.disk.open(&name, false)?;
+                let pages = handle.len()? / page_size;
+                if at >= pages {
+                    return Ok(false);
+                }
+                handle.read_at(image, at * page_size).map(|()| true)
+            };
+            let mut number = 0u64;
+            while read(&mut image, number).map_err(|e| Error::io(format!("reading {name}"), e))? {
+                let page_id = crate::buffer::page_id_of(file, number);
+                if crate::page::verify(&image, page_id).is_ok()
+                    && let Some(lsn) = crate::page::image_lsn(&image)
+                    && lsn > end
+                {
+                    found.push((page_id, lsn));
+                }
+                number += 1;
+            }
+        }
+        Ok(found)
+    }
+
     /// Every page of a table: its B+trees' (partition by partition, or a heap's index),
     /// then its heap pages (a walk; meant for a quiescent table).
     pub fn table_pages(&self, table: &TableHandle) -> Result<Vec<TreePage>> {

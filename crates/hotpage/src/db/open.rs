@@ -119,6 +119,7 @@ pub(super) fn open_steps(
 ) -> Result<Database> {
     validate_options(&options)?;
     let started = Instant::now();
+    let disk = Arc::clone(&storage);
     let storage: Arc<dyn Storage> = if options.read_only {
         Arc::new(OverlayStorage::new(storage))
     } else {
@@ -175,6 +176,7 @@ pub(super) fn open_steps(
         inner: Arc::new(Inner {
             path: path.to_path_buf(),
             storage,
+            disk,
             stop: Arc::clone(pool.fail_stop()),
             pool,
             stats,
