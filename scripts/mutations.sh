@@ -44,6 +44,8 @@ campaign() {
         cargo test -q -p hotpage --test crash_campaign 2>&1)
   if echo "$out" | grep -q "test result: ok"; then
     echo "$name: NOT CAUGHT"
+  elif ! echo "$out" | grep -q "seeds failed\|seed [0-9]*:\|panicked"; then
+    echo "$name: no verdict (the mutated copy did not build or run): $(echo "$out" | grep -m1 -E '^error')"
   else
     echo "$name: caught: $(echo "$out" | grep -E 'seeds failed|seed [0-9]+:' | head -2 | tr '\n' ' ' | cut -c1-240)"
   fi

@@ -84,7 +84,6 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
 
     // 1. Every page of every data file: checksum, page id, slot directory; and on disk,
     //    an LSN the log reaches (see `Database::pages_past_log_end`).
-    let log_end = db.log_end();
     let mut page_types: Vec<Vec<Option<PageType>>> = Vec::with_capacity(pages_each.len());
     for (file, &pages) in (0u32..).zip(&pages_each) {
         let mut types = Vec::with_capacity(usize::try_from(pages).unwrap_or(0));
@@ -114,21 +113,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         }
         page_types.push(types);
     }
-    if let Some(end) = log_end {
-        for (page_id, lsn) in db
-            .pages_past_log_end()
-            .map_err(|e| CliError::failure(format!("reading the data files: {e}")))?
-        {
-            faults.push(Fault {
-                kind: "page",
-                page: Some(page_id),
-                table: None,
-                message: format!(
-                    "on disk, the page holds changes logged up to LSN {lsn}, past the end of the log ({end}): log records are missing (a deleted or lost last log segment?)"
-                ),
-            });
-        }
-    }
+    faults.extend(log_tail_faults(&db)?);
     let page_faults = faults.len();
 
     // 2. Each table: catalog entry, tree structure, pages, row count.
@@ -306,6 +291,27 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
 }
 
 /// Every page of every data file that no table reaches (page 0 of each file is its header).
+/// Pages that, on disk, hold changes the log no longer reaches: a lost tail of the log.
+fn log_tail_faults(db: &hotpage::Database) -> Result<Vec<Fault>, CliError> {
+    let Some(end) = db.log_end() else {
+        return Ok(Vec::new());
+    };
+    let pages = db
+        .pages_past_log_end()
+        .map_err(|e| CliError::failure(format!("reading the data files: {e}")))?;
+    Ok(pages
+        .into_iter()
+        .map(|(page_id, lsn)| Fault {
+            kind: "page",
+            page: Some(page_id),
+            table: None,
+            message: format!(
+                "on disk, the page holds changes logged up to LSN {lsn}, past the end of the log ({end}): log records are missing (a deleted or lost last log segment?)"
+            ),
+        })
+        .collect())
+}
+
 fn unreached_pages(pages_each: &[u64], owners: &HashMap<u64, String>) -> Vec<u64> {
     (0u32..)
         .zip(pages_each)

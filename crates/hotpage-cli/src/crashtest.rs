@@ -82,32 +82,7 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
 
 /// Runs the crash test.
 pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
-    if args.trials == 0 || args.sessions == 0 || args.batch == 0 {
-        return Err(CliError::usage(
-            "--trials, --sessions and --batch must be at least 1",
-        ));
-    }
-    crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
-    crate::stress::validate_files(args.files)?;
-    if crate::designs::key_kind(
-        &args.design,
-        crate::designs::KeyOptions {
-            buckets: 16,
-            cache: 10_000,
-            block: 64,
-            partitions: 8,
-            flow_control_sessions: 1,
-            files: 1,
-        },
-    )
-    .is_none()
-    {
-        return Err(CliError::usage(format!(
-            "unknown design '{}'; choose one of: {}",
-            args.design,
-            crate::designs::names()
-        )));
-    }
+    validate(args)?;
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -173,44 +148,7 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         totals.partial_transactions += trial_totals.partial_transactions;
         totals.check_failures += trial_totals.check_failures;
     }
-    let report = json!({
-        "design": args.design,
-        "sessions": args.sessions,
-        "batch": args.batch,
-        "files": args.files,
-        "checkpoint_mib": args.checkpoint_mib,
-        "power_loss": args.power_loss,
-        "seed": seed,
-        "trials": args.trials,
-        "rows_acknowledged": totals.rows_acknowledged,
-        "rows_lost": totals.rows_lost,
-        "partial_transactions": totals.partial_transactions,
-        "check_failures": totals.check_failures,
-        "elapsed_s": started.elapsed().as_secs_f64(),
-    });
-    if args.json {
-        outln!("{report}")?;
-    } else {
-        outln!(
-            "hotpage crashtest: design {}, {} sessions, batch {}, {} data file{}, {}, seed {}",
-            args.design,
-            args.sessions,
-            args.batch,
-            args.files,
-            if args.files == 1 { "" } else { "s" },
-            if args.power_loss {
-                "power loss (unsynced writes lost)"
-            } else {
-                "process kill"
-            },
-            seed
-        )?;
-        outln!("trials                {}", args.trials)?;
-        outln!("rows acknowledged     {}", totals.rows_acknowledged)?;
-        outln!("rows lost             {}", totals.rows_lost)?;
-        outln!("partial transactions  {}", totals.partial_transactions)?;
-        outln!("check failures        {}", totals.check_failures)?;
-    }
+    print_report(args, seed, &totals, started.elapsed())?;
     if totals.rows_lost + totals.partial_transactions + totals.check_failures > 0 {
         return Err(CliError {
             code: crate::EXIT_CORRUPT,
@@ -221,6 +159,83 @@ pub fn run(args: &CrashtestArgs) -> Result<(), CliError> {
         });
     }
     Ok(())
+}
+
+/// Checks the arguments before any child starts.
+fn validate(args: &CrashtestArgs) -> Result<(), CliError> {
+    if args.trials == 0 || args.sessions == 0 || args.batch == 0 {
+        return Err(CliError::usage(
+            "--trials, --sessions and --batch must be at least 1",
+        ));
+    }
+    crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
+    crate::stress::validate_files(args.files)?;
+    if crate::designs::key_kind(
+        &args.design,
+        crate::designs::KeyOptions {
+            buckets: 16,
+            cache: 10_000,
+            block: 64,
+            partitions: 8,
+            flow_control_sessions: 1,
+            files: 1,
+        },
+    )
+    .is_none()
+    {
+        return Err(CliError::usage(format!(
+            "unknown design '{}'; choose one of: {}",
+            args.design,
+            crate::designs::names()
+        )));
+    }
+    Ok(())
+}
+
+/// The report: one JSON object, or text.
+fn print_report(
+    args: &CrashtestArgs,
+    seed: u64,
+    totals: &Totals,
+    elapsed: Duration,
+) -> Result<(), CliError> {
+    if args.json {
+        let report = json!({
+            "design": args.design,
+            "sessions": args.sessions,
+            "batch": args.batch,
+            "files": args.files,
+            "checkpoint_mib": args.checkpoint_mib,
+            "power_loss": args.power_loss,
+            "seed": seed,
+            "trials": args.trials,
+            "rows_acknowledged": totals.rows_acknowledged,
+            "rows_lost": totals.rows_lost,
+            "partial_transactions": totals.partial_transactions,
+            "check_failures": totals.check_failures,
+            "elapsed_s": elapsed.as_secs_f64(),
+        });
+        return outln!("{report}");
+    }
+    outln!(
+        "hotpage crashtest: design {}, {} sessions, batch {}, {} data file{}, {}, seed {}",
+        args.design,
+        args.sessions,
+        args.batch,
+        args.files,
+        if args.files == 1 { "" } else { "s" },
+        if args.power_loss {
+            "power loss (unsynced writes lost)"
+        } else {
+            "process kill"
+        },
+        seed
+    )?;
+    outln!("trials                {}", args.trials)?;
+    outln!("rows acknowledged     {}", totals.rows_acknowledged)?;
+    outln!("rows lost             {}", totals.rows_lost)?;
+    outln!("partial transactions  {}", totals.partial_transactions)?;
+    outln!("check failures        {}", totals.check_failures)
 }
 
 fn verify_trial(

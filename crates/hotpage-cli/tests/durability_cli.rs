@@ -25,19 +25,13 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// A database killed with SIGKILL while 4 sessions insert (async durability) once its log
 /// reaches `segments` segments of 1 MiB; nothing was checkpointed after its creation, so
-/// recovery needs the whole log.
-fn killed_database(db: &Path, segments: usize) {
+/// recovery needs the whole log. `extra`: more `stress` options.
+fn killed_database(db: &Path, segments: usize, extra: &[&str]) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
-        .args(["stress", "--design", "identity", "--sessions", "4"])
-        .args(["--duration", "600", "--durability", "async"])
-        .args([
-            "--log-segment-mib",
-            "1",
-            "--row-bytes",
-            "200",
-            "--db",
-            s(db),
-        ])
+        .args(["stress", "--sessions", "4", "--duration", "600"])
+        .args(["--durability", "async", "--log-segment-mib", "1"])
+        .args(["--row-bytes", "200", "--db", s(db)])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -65,7 +59,7 @@ fn stderr(output: &std::process::Output) -> String {
 fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    killed_database(&db, 4);
+    killed_database(&db, 4, &[]);
     let segment = db.join("wal.0000000000000001");
     let mut bytes = std::fs::read(&segment).expect("read");
     let at = bytes.len() / 2;
@@ -114,7 +108,7 @@ fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
 fn a_missing_segment_that_recovery_needs_is_exit_7() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    killed_database(&db, 3);
+    killed_database(&db, 3, &[]);
     std::fs::remove_file(db.join("wal.0000000000000000")).expect("rm wal.0");
     let before = files(&db);
     let out = hotpage(&["check", "--db", s(&db)]);
@@ -135,40 +129,7 @@ fn a_log_that_lost_its_tail_is_found_by_check() {
     // A small pool: evictions write pages with recent changes all the time.
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
-        .args([
-            "stress",
-            "--design",
-            "guid",
-            "--sessions",
-            "4",
-            "--duration",
-            "600",
-        ])
-        .args([
-            "--durability",
-            "async",
-            "--log-segment-mib",
-            "1",
-            "--pool-mib",
-            "1",
-        ])
-        .args(["--row-bytes", "200", "--db", s(&db)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start stress");
-    let started = Instant::now();
-    while !db.join("wal.0000000000000003").exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "the log never grew"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    child.kill().expect("kill");
-    child.wait().expect("wait");
+    killed_database(&db, 4, &["--design", "guid", "--pool-mib", "1"]);
     // The newest change on any page (8 KiB pages, the LSN at byte 16 of each), and every
     // segment from the one that logged it on, removed.
     let data = std::fs::read(db.join("data.0")).expect("data.0");
@@ -245,7 +206,7 @@ fn check_read_only(db: &Path) -> std::process::Output {
 fn check_and_inspect_change_no_byte_of_a_crashed_database_and_work_read_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    killed_database(&db, 2);
+    killed_database(&db, 2, &[]);
     let before = files(&db);
     for args in [
         &["check", "--db", s(&db)][..],
@@ -361,23 +322,6 @@ fn a_transaction_larger_than_a_log_record_commits() {
 
 #[test]
 fn crashtest_with_power_loss_loses_nothing() {
-    let report = json(&hotpage(&[
-        "crashtest",
-        "--power-loss",
-        "--trials",
-        "2",
-        "--sessions",
-        "4",
-        "--seed",
-        "5",
-        "--json",
-    ]));
+    let report = common::crashtest_loses_nothing("identity", &["--power-loss"]);
     assert_eq!(report["power_loss"], true);
-    assert!(
-        report["rows_acknowledged"].as_u64().expect("acked") > 0,
-        "{report}"
-    );
-    assert_eq!(report["rows_lost"], 0, "{report}");
-    assert_eq!(report["partial_transactions"], 0, "{report}");
-    assert_eq!(report["check_failures"], 0, "{report}");
 }

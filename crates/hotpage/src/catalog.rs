@@ -166,6 +166,64 @@ fn put_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+fn catalog_error(path: &Path, reason: &str) -> Error {
+    Error::NotADatabase {
+        path: path.to_path_buf(),
+        reason: format!("catalog: {reason}"),
+    }
+}
+
+/// One table entry of a catalog written as format `version`.
+fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEntry> {
+    let bad = |reason: &str| catalog_error(path, reason);
+    let truncated = || bad("truncated");
+    let name = r.string().ok_or_else(truncated)?;
+    let design = r.string().ok_or_else(truncated)?;
+    let (tag, a, b) = (
+        r.u8().ok_or_else(truncated)?,
+        r.i64().ok_or_else(truncated)?,
+        r.i64().ok_or_else(truncated)?,
+    );
+    let kind = kind_from_parts(tag, a, b).ok_or_else(|| bad("unknown key kind"))?;
+    let root = r.u64().ok_or_else(truncated)?;
+    let key_high_water = r.i64().ok_or_else(truncated)?;
+    let rows = r.u64().ok_or_else(truncated)?;
+    let mut memory_bytes = 0;
+    let (layout, extra_roots) = if version >= LAYOUT_FORMAT_VERSION {
+        let tag = r.u8().ok_or_else(truncated)?;
+        let param = r.u32().ok_or_else(truncated)?;
+        let layout = Layout::from_parts(tag, param).ok_or_else(|| bad("unknown table layout"))?;
+        layout
+            .validate(kind)
+            .map_err(|_| bad("table layout out of range"))?;
+        let count = r.u32().ok_or_else(truncated)? as usize;
+        if count != layout.root_count().saturating_sub(1) {
+            return Err(bad("root count does not match the table layout"));
+        }
+        let mut extra_roots = Vec::with_capacity(count);
+        for _ in 0..count {
+            extra_roots.push(r.u64().ok_or_else(truncated)?);
+        }
+        if layout == Layout::Memory {
+            memory_bytes = r.u64().ok_or_else(truncated)?;
+        }
+        (layout, extra_roots)
+    } else {
+        (Layout::Clustered, Vec::new())
+    };
+    Ok(TableEntry {
+        name,
+        design,
+        kind,
+        root,
+        key_high_water,
+        rows,
+        layout,
+        extra_roots,
+        memory_bytes,
+    })
+}
+
 impl Catalog {
     /// Serialises the catalog.
     pub fn encode(&self) -> Vec<u8> {
@@ -212,10 +270,7 @@ impl Catalog {
 
     /// Parses a catalog; `path` names the database in errors.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Catalog> {
-        let bad = |reason: &str| Error::NotADatabase {
-            path: path.to_path_buf(),
-            reason: format!("catalog: {reason}"),
-        };
+        let bad = |reason: &str| catalog_error(path, reason);
         if bytes.len() < MAGIC.len() + 16 || &bytes[..MAGIC.len()] != MAGIC {
             return Err(bad("no catalog magic"));
         }
@@ -259,52 +314,7 @@ impl Catalog {
         }
         let mut tables = Vec::with_capacity(count);
         for _ in 0..count {
-            let name = r.string().ok_or_else(truncated)?;
-            let design = r.string().ok_or_else(truncated)?;
-            let (tag, a, b) = (
-                r.u8().ok_or_else(truncated)?,
-                r.i64().ok_or_else(truncated)?,
-                r.i64().ok_or_else(truncated)?,
-            );
-            let kind = kind_from_parts(tag, a, b).ok_or_else(|| bad("unknown key kind"))?;
-            let root = r.u64().ok_or_else(truncated)?;
-            let key_high_water = r.i64().ok_or_else(truncated)?;
-            let rows = r.u64().ok_or_else(truncated)?;
-            let mut memory_bytes = 0;
-            let (layout, extra_roots) = if version >= LAYOUT_FORMAT_VERSION {
-                let tag = r.u8().ok_or_else(truncated)?;
-                let param = r.u32().ok_or_else(truncated)?;
-                let layout =
-                    Layout::from_parts(tag, param).ok_or_else(|| bad("unknown table layout"))?;
-                layout
-                    .validate(kind)
-                    .map_err(|_| bad("table layout out of range"))?;
-                let count = r.u32().ok_or_else(truncated)? as usize;
-                if count != layout.root_count().saturating_sub(1) {
-                    return Err(bad("root count does not match the table layout"));
-                }
-                let mut extra_roots = Vec::with_capacity(count);
-                for _ in 0..count {
-                    extra_roots.push(r.u64().ok_or_else(truncated)?);
-                }
-                if layout == Layout::Memory {
-                    memory_bytes = r.u64().ok_or_else(truncated)?;
-                }
-                (layout, extra_roots)
-            } else {
-                (Layout::Clustered, Vec::new())
-            };
-            tables.push(TableEntry {
-                name,
-                design,
-                kind,
-                root,
-                key_high_water,
-                rows,
-                layout,
-                extra_roots,
-                memory_bytes,
-            });
+            tables.push(decode_table(&mut r, version, path)?);
         }
         if r.at != body.len() {
             return Err(bad("trailing bytes"));

@@ -40,6 +40,21 @@ fn open(storage: &Arc<MemStorage>) -> hotpage::Result<Database> {
     )
 }
 
+/// A database on `storage` with a table and a transaction of `rows` rows of `ROW_BYTES`
+/// open, not yet committed.
+fn open_transaction(storage: &Arc<MemStorage>, rows: usize) -> (Database, hotpage::Session) {
+    let db = open(storage).expect("open");
+    let t = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut s = db.session();
+    s.begin().expect("begin");
+    for _ in 0..rows {
+        s.insert(&t, &[5u8; ROW_BYTES]).expect("insert");
+    }
+    (db, s)
+}
+
 #[test]
 fn a_transaction_at_the_limit_commits_and_one_byte_more_is_refused_at_insert() {
     let storage = MemStorage::new(1);
@@ -93,15 +108,7 @@ fn a_crash_during_a_multi_part_commit_leaves_all_or_nothing() {
     // How many storage operations the commit takes, to crash inside it.
     let span = {
         let storage = MemStorage::new(3);
-        let db = open(&storage).expect("open");
-        let t = db
-            .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-            .expect("table");
-        let mut s = db.session();
-        s.begin().expect("begin");
-        for _ in 0..rows {
-            s.insert(&t, &[5u8; ROW_BYTES]).expect("insert");
-        }
+        let (_db, mut s) = open_transaction(&storage, rows);
         let before = storage.change_ops();
         s.commit().expect("commit");
         storage.change_ops() - before
@@ -109,19 +116,11 @@ fn a_crash_during_a_multi_part_commit_leaves_all_or_nothing() {
     let (mut all, mut none) = (0, 0);
     for halt_after in (0..span).step_by((span as usize / 12).max(1)) {
         let storage = MemStorage::new(halt_after);
-        let db = open(&storage).expect("open");
-        let t = db
-            .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-            .expect("table");
-        let mut s = db.session();
-        s.begin().expect("begin");
-        for _ in 0..rows {
-            s.insert(&t, &[5u8; ROW_BYTES]).expect("insert");
-        }
+        let (db, mut s) = open_transaction(&storage, rows);
         storage.halt_after_ops(Some(halt_after));
         let acknowledged = s.commit().is_ok();
         let storage = storage.reboot(CrashMode::Torn, halt_after).expect("reboot");
-        drop((s, t, db));
+        drop((s, db));
         let db = open(&storage).expect("recovers");
         let t = db.table("t").expect("table");
         let found = db.verify_table(&t).expect("verify").rows;
