@@ -78,21 +78,23 @@ pub enum Error {
         "corrupt log: {file} at byte {offset} (LSN {lsn}): {reason}; nothing was changed on disk"
     )]
     CorruptLog {
-        file: String,
+        // Boxed, like `Stopped`'s cause: every `Result` of the engine is as large as its
+        // largest error, and the insert path moves them.
+        file: Box<str>,
         offset: u64,
         lsn: u64,
         reason: String,
     },
     /// The database stopped after a failed write or fdatasync (fail-stop): every commit and
     /// checkpoint is refused until it is reopened, when recovery restores every committed
-    /// row. `context`, `kind` and `message` are the *first* failure's.
+    /// row. `cause` is the *first* failure's.
     #[error(
-        "the database stopped after a failure ({context}: {message}); {advice}, then reopen the database to recover"
+        "the database stopped after a failure ({}: {}); {advice}, then reopen the database to recover",
+        cause.context,
+        cause.message
     )]
     Stopped {
-        context: String,
-        kind: std::io::ErrorKind,
-        message: String,
+        cause: Box<crate::failstop::StopCause>,
         advice: &'static str,
     },
     /// A change was asked of a database opened read-only.
@@ -109,3 +111,9 @@ impl Error {
         }
     }
 }
+
+// Every engine call returns `Result<T, Error>`, and the insert path moves them: a larger
+// error makes every such result larger. Issue 9's first versions of `CorruptLog` and
+// `Stopped` took it from 64 to 72 bytes and cost 12 % of single-session inserts without a
+// log (docs/BENCHMARKS.md). Box a large variant's fields rather than grow this.
+const _: () = assert!(std::mem::size_of::<Error>() <= 64);

@@ -92,12 +92,9 @@ impl FailStop {
             kind: io::ErrorKind::Other,
             message: "unknown".into(),
         });
-        let advice = advice(cause.kind);
         Error::Stopped {
-            context: cause.context,
-            kind: cause.kind,
-            message: cause.message,
-            advice,
+            advice: advice(cause.kind),
+            cause: Box::new(cause),
         }
     }
 }

@@ -102,7 +102,7 @@ fn a_damaged_record_mid_log_is_corruption_and_changes_nothing() {
         };
         match open(&storage, options) {
             Err(Error::CorruptLog { file, offset, .. }) => {
-                assert_eq!(file, "wal.0000000000000001");
+                assert_eq!(&*file, "wal.0000000000000001");
                 assert!(
                     offset <= at && at - offset < 64 * 1024,
                     "offset {offset}, damage at {at}"
@@ -131,7 +131,7 @@ fn a_missing_segment_that_recovery_needs_is_corruption() {
         let before = snapshot(&storage);
         match open(&storage, options()) {
             Err(Error::CorruptLog { file, reason, .. }) => {
-                assert_eq!(file, missing, "{reason}");
+                assert_eq!(&*file, missing, "{reason}");
                 assert!(reason.contains("missing"), "{reason}");
             }
             other => panic!("{missing} removed: expected CorruptLog, got {other:?}"),

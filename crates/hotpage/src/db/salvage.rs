@@ -178,7 +178,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
             lsn,
             reason,
         }) => LogDamage {
-            file,
+            file: file.into(),
             offset,
             lsn,
             reason,

@@ -1093,7 +1093,7 @@ mod tests {
                     lsn: at,
                     reason,
                 }) => {
-                    assert_eq!(file, segment_name(lsn / (1 << 20)));
+                    assert_eq!(&*file, segment_name(lsn / (1 << 20)));
                     assert_eq!((offset, at), (lsn % (1 << 20), lsn));
                     assert!(reason.contains("flush mark"), "{reason}");
                 }

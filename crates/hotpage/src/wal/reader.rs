@@ -75,7 +75,7 @@ impl<'a> LogReader<'a> {
 
     fn damage(&self, lsn: Lsn, reason: impl Into<String>) -> Error {
         Error::CorruptLog {
-            file: segment_name(lsn / self.segment_bytes),
+            file: segment_name(lsn / self.segment_bytes).into(),
             offset: lsn % self.segment_bytes,
             lsn,
             reason: reason.into(),
