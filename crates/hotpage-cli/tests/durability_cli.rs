@@ -325,3 +325,71 @@ fn crashtest_with_power_loss_loses_nothing() {
     let report = common::crashtest_loses_nothing("identity", &["--power-loss"]);
     assert_eq!(report["power_loss"], true);
 }
+
+/// What `strace -f -e trace=mkdir,openat,fsync` saw `hotpage ARGS` do, one call a line.
+fn traced(trace: &Path, args: &[&str]) -> Vec<String> {
+    let status = Command::new("strace")
+        .args([
+            "-f",
+            "-e",
+            "trace=mkdir,mkdirat,openat,fsync",
+            "-o",
+            s(trace),
+        ])
+        .arg(env!("CARGO_BIN_EXE_hotpage"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("strace runs (Debian's strace package)");
+    assert!(status.success(), "hotpage under strace failed");
+    std::fs::read_to_string(trace)
+        .expect("trace")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The quoted path of a traced call, and its result.
+fn path_and_result(line: &str) -> Option<(&str, &str)> {
+    let path = line.split('"').nth(1)?;
+    let result = line.rsplit("= ").next()?.split_whitespace().next()?;
+    Some((path, result))
+}
+
+#[test]
+fn a_new_database_directory_is_fsynced_in_its_parent_and_its_marker_before_its_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("new").join("db");
+    let calls = traced(
+        &dir.path().join("trace"),
+        &["stress", "--rows", "1", "--sessions", "1", "--db", s(&db)],
+    );
+    let position = |want: &dyn Fn(&str) -> bool| calls.iter().position(|c| want(c));
+    // Each directory created: its parent is opened and fsynced afterwards.
+    for created in [db.parent().expect("parent"), db.as_path()] {
+        let mkdir =
+            position(&|c| c.contains("mkdir") && path_and_result(c) == Some((s(created), "0")))
+                .unwrap_or_else(|| panic!("no mkdir of {}: {calls:#?}", created.display()));
+        let parent = s(created.parent().expect("parent"));
+        let fsynced = calls[mkdir..].windows(2).any(|pair| {
+            pair[0].contains("openat")
+                && path_and_result(&pair[0]).is_some_and(|(p, _)| p == parent)
+                && pair[1].contains("fsync(")
+                && pair[1].ends_with("= 0")
+        });
+        assert!(
+            fsynced,
+            "{parent} not fsynced after creating {}",
+            created.display()
+        );
+    }
+    // The creation marker, then the directory fsynced, then the first data file.
+    let marker = position(&|c| c.contains("/creating\"") && c.contains("O_CREAT"))
+        .expect("the creation marker");
+    let data = position(&|c| c.contains("/data.0\"") && c.contains("O_CREAT")).expect("data.0");
+    assert!(
+        calls[marker..data].iter().any(|c| c.contains("fsync(")),
+        "the marker is not durable before data.0 exists"
+    );
+}

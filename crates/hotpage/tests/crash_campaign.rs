@@ -690,15 +690,23 @@ fn run_seed(seed: u64) -> Result<Outcome, String> {
 }
 
 /// Runs `seeds` seeds of `run` on two threads; returns the summed outcome and failures.
+/// Each worker takes the next seed from a shared counter: the long seeds (one in ten, all
+/// odd) would otherwise all fall to one worker.
 fn campaign(seeds: u64, run: fn(u64) -> Result<Outcome, String>) -> (Outcome, Vec<String>) {
-    let workers = 2u64;
+    let workers = 2;
+    let next = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
-            .map(|w| {
+            .map(|_| {
+                let next = &next;
                 s.spawn(move || {
                     let mut total = Outcome::default();
                     let mut failures = Vec::new();
-                    for seed in (0..seeds).filter(|seed| seed % workers == w) {
+                    loop {
+                        let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if seed >= seeds {
+                            break;
+                        }
                         match run(seed) {
                             Ok(outcome) => total.add(&outcome),
                             Err(f) => failures.push(format!("seed {seed}: {f}")),
@@ -715,6 +723,7 @@ fn campaign(seeds: u64, run: fn(u64) -> Result<Outcome, String>) -> (Outcome, Ve
             total.add(&outcome);
             failures.append(&mut failed);
         }
+        failures.sort();
         (total, failures)
     })
 }

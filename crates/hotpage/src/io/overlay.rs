@@ -39,6 +39,21 @@ struct Blocks {
     base_visible: u64,
 }
 
+impl Blocks {
+    /// The invariants every operation keeps: the base shows through only below the length,
+    /// and every changed block is one block long and starts below the length.
+    fn check(&self) {
+        debug_assert!(self.base_visible <= self.len, "the base shows past the end");
+        debug_assert!(self.changed.values().all(|b| b.len() as u64 == BLOCK_BYTES));
+        debug_assert!(
+            self.changed
+                .keys()
+                .all(|n| *n < self.len.div_ceil(BLOCK_BYTES)),
+            "a changed block past the end"
+        );
+    }
+}
+
 impl BlockFile {
     fn over(base: Option<Arc<dyn StorageFile>>) -> io::Result<BlockFile> {
         let len = match &base {
@@ -76,6 +91,7 @@ impl BlockFile {
 
     fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let blocks = self.state.lock();
+        blocks.check();
         let end = offset
             .checked_add(buf.len() as u64)
             .filter(|end| *end <= blocks.len)
@@ -116,6 +132,7 @@ impl BlockFile {
             at += take as u64;
         }
         blocks.len = blocks.len.max(end);
+        blocks.check();
         Ok(())
     }
 
@@ -139,6 +156,7 @@ impl BlockFile {
             blocks.base_visible = blocks.base_visible.min(len);
         }
         blocks.len = len;
+        blocks.check();
         Ok(())
     }
 
