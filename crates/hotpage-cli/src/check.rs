@@ -7,8 +7,8 @@
 //! table reaches is leaked space, listed as a warning.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
-use hotpage::buffer::{data_file_name, file_of, page_id_of, page_number};
-use hotpage::page::{self, PageBuf, PageType};
+use hotpage::testing::page::{self, PageBuf, PageType};
+use hotpage::testing::{data_file_name, file_of, page_id_of, page_number};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -335,8 +335,8 @@ fn is_empty_and_unlinked(db: &hotpage::Database, page_id: u64) -> bool {
         Some(PageType::Leaf | PageType::Heap | PageType::Free)
     ) && page.level() == 0
         && page.slot_count() == 0
-        && page.next() == page::NO_PAGE
-        && page.aux() == page::NO_PAGE
+        && page.next() == hotpage::testing::NO_PAGE
+        && page.aux() == hotpage::testing::NO_PAGE
 }
 
 /// The text report: a line per table, then the warnings and the faults.

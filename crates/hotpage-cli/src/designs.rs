@@ -149,7 +149,7 @@ mod tests {
         for design in DESIGNS {
             let len = design.name.len();
             assert!(
-                (1..=hotpage::catalog::NAME_BYTES_MAX).contains(&len),
+                (1..=hotpage::limits::NAME_BYTES_MAX).contains(&len),
                 "{}",
                 design.name
             );

@@ -3,8 +3,9 @@
 
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, stress};
 use anyhow::Context;
-use hotpage::buffer::{self, file_of, page_number};
-use hotpage::page::{self, NO_PAGE, PageBuf, PageType};
+use hotpage::testing::NO_PAGE;
+use hotpage::testing::page::{self, PageBuf, PageType};
+use hotpage::testing::{file_of, page_number};
 use hotpage::{Database, Key, KeyKind};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -97,7 +98,7 @@ fn parse_location(location: &str) -> Result<(u32, u64), CliError> {
         return Ok((file_of(page_id), page_number(page_id)));
     };
     let file = file.trim();
-    let file: u32 = match buffer::parse_data_file_name(file) {
+    let file: u32 = match hotpage::testing::parse_data_file_name(file) {
         Some(number) => number,
         None => file.parse().map_err(|_| bad())?,
     };
@@ -167,12 +168,12 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
             format!(
                 "no page {file}:{number} in {}: {} has {file_pages} pages (0 to {})",
                 args.db.display(),
-                buffer::data_file_name(file),
+                hotpage::testing::data_file_name(file),
                 file_pages.saturating_sub(1)
             ),
         ));
     }
-    let page_id = buffer::page_id_of(file, number);
+    let page_id = hotpage::testing::page_id_of(file, number);
     let image = db
         .raw_page_image(page_id)
         .with_context(|| format!("reading page {file}:{number}"))?;

@@ -6,8 +6,8 @@ use crate::designs::{self, KeyOptions};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
-use hotpage::buffer::{file_of, page_number};
-use hotpage::stats::{Counter, WaitType};
+use hotpage::testing::{file_of, page_number};
+use hotpage::{Counter, WaitType};
 use hotpage::{Database, Durability, Error as EngineError, Key, Options};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
@@ -103,7 +103,7 @@ pub struct StressArgs {
     #[arg(long)]
     pub block: Option<u32>,
     /// hash-partition: number of partitions, rows going to partition id % N (seed 000 used 8)
-    #[arg(long, default_value_t = hotpage::layout::PARTITIONS_DEFAULT)]
+    #[arg(long, default_value_t = hotpage::limits::PARTITIONS_DEFAULT)]
     pub partitions: u32,
     /// identity-flow-control: sessions admitted at once to the last page (default: the
     /// number of CPUs)
@@ -172,10 +172,10 @@ fn validate(args: &StressArgs) -> Result<(), CliError> {
 /// Checks a table or design name against the catalog's limit (the engine refuses it only
 /// when it creates the table, after the database directory exists).
 pub fn validate_name(option: &str, name: &str) -> Result<(), CliError> {
-    let max = hotpage::catalog::NAME_BYTES_MAX;
+    let max = hotpage::limits::NAME_BYTES_MAX;
     if name.is_empty() || name.len() > max {
         return Err(CliError::usage(format!(
-            "{option} must be 1 to {max} bytes (hotpage::catalog::NAME_BYTES_MAX), not {}",
+            "{option} must be 1 to {max} bytes (hotpage::limits::NAME_BYTES_MAX), not {}",
             name.len()
         )));
     }
@@ -202,19 +202,19 @@ fn validate_design(args: &StressArgs) -> Result<(), CliError> {
             return Err(CliError::usage(format!("{option} must be at least 1")));
         }
     }
-    if !(1..=hotpage::layout::PARTITIONS_MAX).contains(&args.partitions) {
+    if !(1..=hotpage::limits::PARTITIONS_MAX).contains(&args.partitions) {
         return Err(CliError::usage(format!(
             "--partitions must be from 1 to {}, not {}",
-            hotpage::layout::PARTITIONS_MAX,
+            hotpage::limits::PARTITIONS_MAX,
             args.partitions
         )));
     }
     if let Some(n) = args.flow_control_sessions
-        && !(1..=hotpage::layout::FLOW_CONTROL_SESSIONS_MAX).contains(&n)
+        && !(1..=hotpage::limits::FLOW_CONTROL_SESSIONS_MAX).contains(&n)
     {
         return Err(CliError::usage(format!(
             "--flow-control-sessions must be from 1 to {}, not {n}",
-            hotpage::layout::FLOW_CONTROL_SESSIONS_MAX
+            hotpage::limits::FLOW_CONTROL_SESSIONS_MAX
         )));
     }
     Ok(())
@@ -252,7 +252,7 @@ fn validate_amounts(args: &StressArgs) -> Result<(), CliError> {
 
 /// Pages, rows, pool, log, files and durability.
 fn validate_storage(args: &StressArgs) -> Result<(), CliError> {
-    hotpage::page::validate_page_size(args.page_size).map_err(CliError::usage)?;
+    hotpage::limits::validate_page_size(args.page_size).map_err(CliError::usage)?;
     let row_max = designs::layout(&args.design, key_options(args)).row_bytes_max(args.page_size);
     if args.row_bytes > row_max {
         return Err(CliError::usage(format!(
@@ -301,9 +301,9 @@ fn open_for_stress(
     if !power_loss {
         return Database::open(path, options);
     }
-    let dir = hotpage::io::StdStorage::open_dir(path, true)
+    let dir = hotpage::StdStorage::open_dir(path, true)
         .map_err(|e| hotpage::Error::io(format!("opening directory {}", path.display()), e))?;
-    let storage = hotpage::io::VolatileStorage::new(std::sync::Arc::new(dir));
+    let storage = hotpage::VolatileStorage::new(std::sync::Arc::new(dir));
     Database::open_with_storage(std::sync::Arc::new(storage), path, options)
 }
 
@@ -320,12 +320,12 @@ pub fn validate_checkpoint_mib(mib: u64) -> Result<(), CliError> {
 
 /// Checks `--files` (also for `crashtest`, which passes it to its child).
 pub fn validate_files(files: u32) -> Result<(), CliError> {
-    if (1..=hotpage::buffer::DATA_FILES_MAX).contains(&files) {
+    if (1..=hotpage::limits::DATA_FILES_MAX).contains(&files) {
         Ok(())
     } else {
         Err(CliError::usage(format!(
             "--files must be from 1 to {}, not {files}",
-            hotpage::buffer::DATA_FILES_MAX
+            hotpage::limits::DATA_FILES_MAX
         )))
     }
 }
@@ -450,9 +450,9 @@ fn run_one(args: &StressArgs) -> Result<serde_json::Value, CliError> {
         durability,
         checkpoint_log_bytes: args.checkpoint_mib << 20,
         data_files: args.files,
-        wal: hotpage::wal::WalOptions {
+        wal: hotpage::WalOptions {
             segment_bytes: args.log_segment_mib << 20,
-            ..hotpage::wal::WalOptions::default()
+            ..hotpage::WalOptions::default()
         },
         ..Options::default()
     };
@@ -877,7 +877,7 @@ struct Tracker<'a> {
     last_rows: u64,
     last_time: Instant,
     // Wait time per type at the last refresh, to name the wait that grows fastest now.
-    last_waits: Vec<(hotpage::stats::WaitType, u64)>,
+    last_waits: Vec<(hotpage::WaitType, u64)>,
 }
 
 impl Tracker<'_> {
@@ -894,7 +894,7 @@ impl Tracker<'_> {
             .iter()
             .map(|(w, t)| (*w, t.wait_ns))
             .collect();
-        let grown = |w: hotpage::stats::WaitType, ns: u64| {
+        let grown = |w: hotpage::WaitType, ns: u64| {
             let before = self
                 .last_waits
                 .iter()

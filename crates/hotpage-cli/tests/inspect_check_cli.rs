@@ -425,8 +425,8 @@ fn errors_a_user_meets_have_distinct_codes_and_one_line() {
 /// and closes) or at the data file's first write (`fail_stop` true: the database is
 /// dropped, fail-stopped). Its files are copied into `dir` for the binary to check.
 fn database_after_a_failed_create(dir: &Path, layout: hotpage::Layout, fail_stop: bool) {
-    use hotpage::io::{MemStorage, Storage};
     use hotpage::{Database, KeyKind, Options};
+    use hotpage::{MemStorage, Storage};
     use std::sync::Arc;
     let identity = KeyKind::Identity { start: 1, step: 1 };
     let open = |mem: &Arc<MemStorage>| {

@@ -132,7 +132,7 @@ fn bad_arguments_are_one_clear_line() {
 fn bad_names_and_options_are_refused_before_a_directory_is_made() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    let max = hotpage::catalog::NAME_BYTES_MAX;
+    let max = hotpage::limits::NAME_BYTES_MAX;
     let too_long = "t".repeat(max + 1);
     let limit = format!("--table must be 1 to {max} bytes");
     let no_such_dir = dir.path().join("no-such-dir");

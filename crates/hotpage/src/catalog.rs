@@ -24,24 +24,15 @@
 //! too new. Formats 2 to 4 still open: their salt is 0, and recovery does not require
 //! their log to reach the redo point.
 
+use crate::access::keys::KeyKind;
+use crate::access::layout::{Layout, PARTITIONS_MAX};
 use crate::error::{Error, Result};
-use crate::io::Storage;
-use crate::keys::KeyKind;
-use crate::layout::{Layout, PARTITIONS_MAX};
+use crate::format::{
+    CATALOG_FILE, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION, LOG_FORMAT_VERSION,
+};
+use crate::storage::Storage;
 use std::path::Path;
 
-/// The catalog's file name inside the database directory.
-pub const CATALOG_FILE: &str = "catalog";
-const CATALOG_TMP_FILE: &str = "catalog.tmp";
-const MAGIC: &[u8; 8] = b"HPCATLG\0";
-/// The first format whose tables carry a layout and extra roots.
-const LAYOUT_FORMAT_VERSION: u32 = 3;
-/// The format of a catalog with a heap or memory table (layout tags 3 to 5). Written only
-/// when such a table exists, so that a binary that reads format 3 refuses it as too new
-/// (`FormatTooNew`) instead of misreading a layout it does not know.
-pub const TABLE_DESIGNS_FORMAT_VERSION: u32 = 4;
-/// The format this binary writes (see the module docs).
-pub const LOG_FORMAT_VERSION: u32 = 5;
 /// The most tables a catalog holds.
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
@@ -228,7 +219,7 @@ impl Catalog {
     /// Serialises the catalog.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.tables.len() * 96);
-        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(CATALOG_MAGIC);
         debug_assert_eq!(
             self.format_version, LOG_FORMAT_VERSION,
             "only the current format is written"
@@ -271,7 +262,8 @@ impl Catalog {
     /// Parses a catalog; `path` names the database in errors.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Catalog> {
         let bad = |reason: &str| catalog_error(path, reason);
-        if bytes.len() < MAGIC.len() + 16 || &bytes[..MAGIC.len()] != MAGIC {
+        if bytes.len() < CATALOG_MAGIC.len() + 16 || &bytes[..CATALOG_MAGIC.len()] != CATALOG_MAGIC
+        {
             return Err(bad("no catalog magic"));
         }
         let (body, crc) = bytes.split_at(bytes.len() - 4);
@@ -281,7 +273,7 @@ impl Catalog {
         }
         let mut r = Reader {
             bytes: body,
-            at: MAGIC.len(),
+            at: CATALOG_MAGIC.len(),
         };
         let truncated = || bad("truncated");
         let version = r.u32().ok_or_else(truncated)?;
@@ -375,7 +367,8 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{CrashMode, MemStorage};
+    use crate::format::TABLE_DESIGNS_FORMAT_VERSION;
+    use crate::storage::{CrashMode, MemStorage};
 
     fn sample() -> Catalog {
         Catalog {
@@ -435,7 +428,7 @@ mod tests {
                     name: "orders_memory".into(),
                     design: "memory".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: crate::page::NO_PAGE,
+                    root: crate::format::NO_PAGE,
                     key_high_water: 30,
                     rows: 29,
                     layout: Layout::Memory,

@@ -17,7 +17,7 @@ pub enum Error {
     },
     /// A page read from disk failed its checksum or structural checks. `page_id` is the
     /// whole id (file in the high bits); the message shows the page's number in `file`.
-    #[error("corrupt page {} in file {file}: {reason}", crate::buffer::page_number(*page_id))]
+    #[error("corrupt page {} in file {file}: {reason}", crate::format::page_number(*page_id))]
     CorruptPage {
         file: String,
         page_id: u64,

@@ -85,6 +85,7 @@ impl HybridLatch {
         self.version.load(Ordering::Relaxed) == version
     }
 
+    #[cfg(test)]
     /// The current version (for tests and diagnostics).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)

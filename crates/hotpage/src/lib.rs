@@ -1,34 +1,105 @@
 //! hotpage: an embedded, durable storage engine built around the last-page insert problem.
 //!
-//! Layers, bottom up (each depends only on those below it; see `docs/design.md`):
-//! `io` → `stats` → `latch` → `page` → `buffer` → `keys` → `btree` → `catalog` → `db`.
+//! Layers, bottom up; each module imports only from those below it (docs/design.md,
+//! "Layers", draws the same picture, and the README has the folder map):
+//!
+//! ```text
+//! db/          Database, Session, TableHandle: the public API; open, checkpoint, check,
+//!              inspect, salvage, routing rows to a design's trees
+//! recovery     redo of the log after a crash
+//! catalog      the table list, stored atomically
+//! txn          commit records (a transaction's rows), durability levels
+//! access/      btree, heap + fsm, memtable, keys, layout (the table designs), page logger
+//! buffer/      the buffer pool: frames, page table, eviction, the WAL rule, admission
+//! log/         the write-ahead log: records, writer, group commit, segments, reader
+//! page         the slotted page format and its checksum
+//! latch, stats the hybrid latch; wait types and sharded counters
+//! failstop     the first fatal cause, kept for every later caller
+//! storage/     the narrow file trait, the std, in-memory (fault-injecting) and overlay impls
+//! format       the on-disk format's one home: names, magics, versions, page ids
+//! error        the typed error
+//! ```
+//!
+//! Modules are private; the API an embedder needs is re-exported below. Integration tests
+//! that need internals enable the `testing` feature, which exposes [`testing`].
 
-pub mod btree;
-pub mod buffer;
-pub mod catalog;
-pub mod db;
-pub mod error;
-pub mod failstop;
-pub mod fsm;
-pub mod heap;
-pub mod io;
-pub mod keys;
-pub mod latch;
-pub mod layout;
-pub mod logger;
-pub mod memtable;
-pub mod page;
-pub mod recovery;
-pub mod stats;
-pub mod txn;
-pub mod wal;
+mod access;
+mod buffer;
+mod catalog;
+mod db;
+mod error;
+mod failstop;
+mod format;
+mod latch;
+mod log;
+mod page;
+mod recovery;
+mod stats;
+mod storage;
+mod txn;
 
-pub use error::{Error, Result};
-
+pub use access::keys::{Key, KeyKind};
+pub use access::layout::Layout;
 pub use db::{
-    CREATING_FILE, Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport,
-    Session, TableHandle, TableInfo,
+    Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
+    TableHandle, TableInfo,
 };
-pub use keys::{Key, KeyKind};
-pub use layout::Layout;
+pub use error::{Error, Result};
+pub use failstop::StopCause;
+pub use log::WalOptions;
+pub use stats::{Counter, WaitType};
+pub use storage::{
+    CrashMode, FaultOp, MemStorage, StdStorage, Storage, StorageFile, VolatileStorage,
+};
 pub use txn::Durability;
+
+/// Limits an embedder (or a command line) validates its input against.
+pub mod limits {
+    pub use crate::access::layout::{
+        FLOW_CONTROL_SESSIONS_MAX, PARTITIONS_DEFAULT, PARTITIONS_MAX,
+    };
+    pub use crate::buffer::{DATA_FILES_MAX, POOL_BYTES_DEFAULT};
+    pub use crate::catalog::{NAME_BYTES_MAX, TABLES_MAX};
+    pub use crate::page::{PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, PAGE_SIZE_MIN, validate_page_size};
+
+    /// The largest row a clustered (B+tree) table of this page size stores.
+    pub fn clustered_row_bytes_max(page_size: usize) -> usize {
+        crate::access::btree::row_bytes_max(page_size)
+    }
+
+    /// The largest row a heap table of this page size stores.
+    pub fn heap_row_bytes_max(page_size: usize) -> usize {
+        crate::access::heap::row_bytes_max(page_size)
+    }
+}
+
+/// Internals for the crate's own integration tests (crash campaigns, model tests, decoder
+/// fuzzing). Not a stable API: enabled only by the `testing` feature.
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use crate::access::Inserted;
+    pub use crate::access::btree::BTree;
+    pub use crate::buffer::{BufferPool, FileHeader};
+    pub use crate::catalog::Catalog;
+    pub use crate::format::{
+        CREATING_FILE, DATA_FILE_MAGIC, NO_PAGE, data_file_name, file_of, memtable_file_name,
+        page_id_of, page_number, parse_data_file_name,
+    };
+    pub use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
+    pub use crate::log::{LogReader, RecordKind, WalOptions};
+    pub use crate::stats::{Counter, Stats, WaitType};
+    pub use crate::storage::{CrashMode, FaultOp, MemStorage, StdStorage, Storage};
+
+    /// The memory table's checkpoint-file codecs.
+    pub mod memtable {
+        pub use crate::access::memtable::*;
+    }
+    /// The page format.
+    pub mod page {
+        pub use crate::page::*;
+    }
+    /// Commit-record codecs.
+    pub mod txn {
+        pub use crate::txn::*;
+    }
+}

@@ -26,6 +26,7 @@
 //! on a page that changes underneath: offsets are bounds-checked and out-of-range bytes read
 //! as 0, so a torn read yields garbage that the version check then throws away.
 
+use crate::format::NO_PAGE;
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -39,8 +40,6 @@ pub const PAGE_SIZE_DEFAULT: usize = 8192;
 pub const PAGE_SIZE_MIN: usize = 4096;
 /// The largest page size (slot offsets are u16).
 pub const PAGE_SIZE_MAX: usize = 65536;
-/// "No page" in sibling and child fields.
-pub const NO_PAGE: u64 = u64::MAX;
 
 const OFF_CHECKSUM: usize = 0;
 const OFF_TYPE: usize = 4;

@@ -15,15 +15,16 @@
 //! by the same recovery again. The catalog (the control file) only moves to a new
 //! checkpoint once recovery has flushed everything it did.
 
-use crate::btree::Inserted;
-use crate::buffer::{BufferPool, data_file_name, file_of};
+use crate::access::Inserted;
+use crate::access::keys::Key;
+use crate::buffer::BufferPool;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::keys::Key;
-use crate::logger::{decode_heap_link, decode_page_images, decode_page_insert};
+use crate::format::{data_file_name, file_of};
+use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
+use crate::log::{LogEnd, LogReader, Lsn, Record, RecordKind};
 use crate::page::{PageBuf, PageType};
 use crate::txn::{CommitRow, decode_commit, decode_part};
-use crate::wal::{LogEnd, LogReader, Lsn, Record, RecordKind};
 use std::collections::{BTreeMap, HashSet};
 
 /// What the redo pass found.

@@ -14,8 +14,8 @@
 //! so a concurrent reader may see some rows of a transaction that has committed and not yet
 //! the rest. A session sees its own uncommitted rows through `get`.
 
+use crate::access::keys::Key;
 use crate::error::{Error, Result};
-use crate::keys::Key;
 
 /// When a commit returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

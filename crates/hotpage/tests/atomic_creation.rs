@@ -3,8 +3,9 @@
 //! completes, and that a plain open calls "not a database") or a whole one. Before, a
 //! kill in the first moments left `LOCK` and an empty `data.0` that no command opened.
 
-use hotpage::io::{CrashMode, MemStorage, Storage};
-use hotpage::{CREATING_FILE, Database, Error, KeyKind, Layout, Options};
+use hotpage::testing::CREATING_FILE;
+use hotpage::testing::{CrashMode, MemStorage, Storage};
+use hotpage::{Database, Error, KeyKind, Layout, Options};
 use std::path::Path;
 use std::sync::Arc;
 

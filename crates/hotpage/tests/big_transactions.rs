@@ -4,8 +4,8 @@
 //! time, never at commit. A crash at any moment of a multi-part commit leaves the
 //! transaction all there or not at all.
 
-use hotpage::io::{CrashMode, MemStorage, Storage};
-use hotpage::wal::WalOptions;
+use hotpage::testing::WalOptions;
+use hotpage::testing::{CrashMode, MemStorage, Storage};
 use hotpage::{Database, Error, KeyKind, Options};
 use std::path::Path;
 use std::sync::Arc;

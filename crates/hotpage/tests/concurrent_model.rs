@@ -4,10 +4,10 @@
 //! model's rows (a `BTreeMap` built from what each insert reported), in order, and pass
 //! its structural check.
 
-use hotpage::btree::{BTree, Inserted};
-use hotpage::buffer::BufferPool;
-use hotpage::io::{MemStorage, Storage};
-use hotpage::stats::Stats;
+use hotpage::testing::BufferPool;
+use hotpage::testing::Stats;
+use hotpage::testing::{BTree, Inserted};
+use hotpage::testing::{MemStorage, Storage};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::collections::BTreeMap;
 use std::sync::Arc;

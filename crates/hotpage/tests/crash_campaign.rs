@@ -34,9 +34,9 @@
 //! 100,000 seeds: `HOTPAGE_CRASH_SEEDS=100000 cargo test --release -p hotpage --test
 //! crash_campaign -- --nocapture` (docs/BENCHMARKS.md has the figures).
 
-use hotpage::catalog::Catalog;
-use hotpage::io::{CrashMode, FaultOp, MemStorage, Storage};
-use hotpage::wal::{LogReader, RecordKind, WalOptions};
+use hotpage::testing::Catalog;
+use hotpage::testing::{CrashMode, FaultOp, MemStorage, Storage};
+use hotpage::testing::{LogReader, RecordKind, WalOptions};
 use hotpage::{Database, Durability, Error, Key, KeyKind, Layout, Options, TableHandle};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng, rngs::SmallRng};

@@ -1,15 +1,15 @@
 //! Every decoder of on-disk bytes, fed arbitrary and damaged input: a clear error or a
 //! value, never a panic. (cargo-fuzz needs a nightly toolchain; these run in CI on stable.)
 
-use hotpage::buffer::{BufferPool, FileHeader};
-use hotpage::catalog::Catalog;
-use hotpage::io::{MemStorage, Storage};
-use hotpage::logger::{decode_heap_link, decode_page_images, decode_page_insert};
-use hotpage::memtable;
-use hotpage::page;
-use hotpage::stats::Stats;
-use hotpage::txn::{self, decode_commit};
-use hotpage::wal;
+use hotpage::testing as wal;
+use hotpage::testing::Catalog;
+use hotpage::testing::Stats;
+use hotpage::testing::memtable;
+use hotpage::testing::page;
+use hotpage::testing::txn::{self, decode_commit};
+use hotpage::testing::{BufferPool, FileHeader};
+use hotpage::testing::{MemStorage, Storage};
+use hotpage::testing::{decode_heap_link, decode_page_images, decode_page_insert};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -47,7 +47,7 @@ proptest! {
         // the open of a several-file database reach every field.
         let buf = page::PageBuf::new(4096);
         buf.page().init(0, page::PageType::FileHeader, 0);
-        prop_assert!(buf.page().insert_record(0, hotpage::buffer::DATA_FILE_MAGIC, &payload));
+        prop_assert!(buf.page().insert_record(0, hotpage::testing::DATA_FILE_MAGIC, &payload));
         let mut image = vec![0u8; 4096];
         buf.page().copy_to(&mut image);
         page::seal(&mut image);
@@ -91,7 +91,7 @@ proptest! {
         let _ = memtable::decode(&file, "fuzz");
         // And through the loader, which reads the file in chunks up to a durable length.
         let mem = MemStorage::new(1);
-        let handle = mem.open(&memtable::file_name(0), true).expect("open");
+        let handle = mem.open(&hotpage::testing::memtable_file_name(0), true).expect("open");
         handle.write_at(&file, 0).expect("write");
         let durable = file.len() as u64;
         let _ = memtable::MemTable::open(&*mem, 0, durable);

@@ -2,7 +2,7 @@
 //! read from the documents and compared with `row_bytes_max` at 8 KiB pages, so the text
 //! cannot drift from the code again (issue 9: the README said 2011 and 8107).
 
-use hotpage::{btree, heap};
+use hotpage::limits::{clustered_row_bytes_max, heap_row_bytes_max};
 
 const PAGE_BYTES: usize = 8192;
 
@@ -29,11 +29,11 @@ fn the_readme_quotes_the_row_limits_of_8_kib_pages() {
     let readme = document("README.md");
     assert_eq!(
         number_before(&readme, "bytes in a B+tree at 8 KiB pages"),
-        btree::row_bytes_max(PAGE_BYTES)
+        clustered_row_bytes_max(PAGE_BYTES)
     );
     assert_eq!(
         number_before(&readme, "in a heap |"),
-        heap::row_bytes_max(PAGE_BYTES)
+        heap_row_bytes_max(PAGE_BYTES)
     );
 }
 
@@ -42,6 +42,6 @@ fn the_design_notes_quote_the_b_tree_row_limit_of_8_kib_pages() {
     let design = document("docs/design.md");
     assert_eq!(
         number_before(&design, "bytes at 8 KiB pages: at least four records fit"),
-        btree::row_bytes_max(PAGE_BYTES)
+        clustered_row_bytes_max(PAGE_BYTES)
     );
 }

@@ -2,7 +2,7 @@
 //! even once the disk "recovers"; nothing that was not durable is acknowledged; and a
 //! restart recovers every acknowledged row.
 
-use hotpage::io::{CrashMode, MemStorage, Storage};
+use hotpage::testing::{CrashMode, MemStorage, Storage};
 use hotpage::{Database, Durability, Key, KeyKind, Options, Session, TableHandle};
 use std::path::Path;
 use std::sync::Arc;

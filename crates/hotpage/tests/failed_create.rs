@@ -8,7 +8,7 @@
 //! A failure while it writes the catalog is not: the old catalog stands, and the database
 //! goes on.
 
-use hotpage::io::{MemStorage, Storage};
+use hotpage::testing::{MemStorage, Storage};
 use hotpage::{Database, Durability, Error, Key, KeyKind, Layout, Options};
 use std::path::Path;
 use std::sync::Arc;

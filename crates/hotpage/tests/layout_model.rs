@@ -15,7 +15,7 @@
 //! every row is found by `get`, the trees pass their structural check, and (partitions)
 //! each partition holds only ids of its residue.
 
-use hotpage::io::{MemStorage, Storage};
+use hotpage::testing::{MemStorage, Storage};
 use hotpage::{Database, Key, KeyKind, Layout, Options};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -261,7 +261,7 @@ fn heap_sixteen_sessions_keep_every_row_over_two_chains() {
     // Proportional fill: the chains differ by at most a page per concurrent allocation.
     let (a, b) = (heap.fsm().len(0), heap.fsm().len(1));
     assert!(a.abs_diff(b) <= 16, "chains of {a} and {b} pages");
-    let fsm = db.stats().counter(hotpage::stats::Counter::FsmUpdates);
+    let fsm = db.stats().counter(hotpage::testing::Counter::FsmUpdates);
     assert!(
         fsm as usize >= a + b,
         "{fsm} map updates for {} pages",
@@ -294,7 +294,7 @@ fn memory_sixteen_sessions_keep_every_row_in_id_order_and_in_the_file() {
     for (wait, totals) in stats.top_waits() {
         assert_eq!(
             wait,
-            hotpage::stats::WaitType::WriteLog,
+            hotpage::testing::WaitType::WriteLog,
             "{} waits of {}",
             totals.count,
             wait.name()

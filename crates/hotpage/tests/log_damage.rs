@@ -6,8 +6,8 @@
 //! and deleted everything after it, acknowledged commits included). Salvage then keeps
 //! what precedes the damage, after copying the damaged files aside.
 
-use hotpage::io::{CrashMode, MemStorage, Storage};
-use hotpage::wal::WalOptions;
+use hotpage::testing::WalOptions;
+use hotpage::testing::{CrashMode, MemStorage, Storage};
 use hotpage::{Database, Error, Key, KeyKind, Options};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! session got I/O errors. Now sessions wait for frames (`FREE_BUFFER`), every row arrives,
 //! and the database stays up.
 
-use hotpage::stats::WaitType;
+use hotpage::testing::WaitType;
 use hotpage::{Database, Key, KeyKind, Options};
 use std::collections::HashMap;
 

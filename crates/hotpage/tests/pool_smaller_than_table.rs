@@ -2,7 +2,7 @@
 //! pages all the time, and after a clean close and reopen (with the same small pool) every
 //! row is there, in order, and the tree is sound.
 
-use hotpage::stats::Counter;
+use hotpage::testing::Counter;
 use hotpage::{Database, Durability, Key, KeyKind, Options};
 
 const POOL_PAGES: usize = 64;

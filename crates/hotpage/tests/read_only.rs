@@ -2,9 +2,10 @@
 //! recovered data, refuses every change, and leaves every file exactly as it found it, so
 //! that a later writable open still recovers.
 
-use hotpage::io::{CrashMode, MemStorage, Storage};
-use hotpage::wal::WalOptions;
-use hotpage::{CREATING_FILE, Database, Error, Key, KeyKind, Layout, Options};
+use hotpage::testing::CREATING_FILE;
+use hotpage::testing::WalOptions;
+use hotpage::testing::{CrashMode, MemStorage, Storage};
+use hotpage::{Database, Error, Key, KeyKind, Layout, Options};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -170,7 +171,7 @@ fn a_read_only_open_works_on_a_read_only_directory() {
         drop((s, t));
         db.close().expect("close");
     }
-    let storage = hotpage::io::StdStorage::open_dir_read_only(&path).expect("read-only dir");
+    let storage = hotpage::testing::StdStorage::open_dir_read_only(&path).expect("read-only dir");
     let db = Database::open_with_storage(Arc::new(storage), &path, options(true))
         .expect("opens through a storage that refuses every write");
     let t = db.table("t").expect("table");

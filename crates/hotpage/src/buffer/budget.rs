@@ -425,10 +425,11 @@ impl Drop for FrameOp<'_> {
 #[cfg(all(test, debug_assertions))]
 mod tests {
     use super::*;
-    use crate::btree::{BTree, Inserted};
+    use crate::access::Inserted;
+    use crate::access::btree::BTree;
+    use crate::access::heap::{Heap, HeapTarget};
     use crate::buffer::POOL_FRAMES_MIN;
-    use crate::heap::{Heap, HeapTarget};
-    use crate::io::{MemStorage, Storage};
+    use crate::storage::{MemStorage, Storage};
 
     const PAGE: usize = 4096;
 
@@ -505,7 +506,7 @@ mod tests {
             })
             .expect("heap scan");
             let both: Vec<&BTree> = trees.iter().collect();
-            crate::layout::merge_scan(&both, None, |_, _| {
+            crate::access::layout::merge_scan(&both, None, |_, _| {
                 rows += 1;
                 true
             })

@@ -5,10 +5,9 @@
 //! A child module of `db` so that these additions stay out of `db.rs`.
 
 use super::{Database, TableHandle};
-use crate::btree::TreePage;
+use crate::access::TreePage;
 use crate::error::{Error, Result};
 use crate::page::PageType;
-use crate::wal;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
@@ -58,7 +57,7 @@ impl Database {
         let mut found = Vec::new();
         let mut image = vec![0u8; self.page_size()];
         for file in 0..self.data_files() {
-            let name = crate::buffer::data_file_name(file);
+            let name = crate::format::data_file_name(file);
             let read = |image: &mut [u8], at: u64| {
                 let handle = self.inner.disk.open(&name, false)?;
                 let pages = handle.len()? / page_size;
@@ -69,7 +68,7 @@ impl Database {
             };
             let mut number = 0u64;
             while read(&mut image, number).map_err(|e| Error::io(format!("reading {name}"), e))? {
-                let page_id = crate::buffer::page_id_of(file, number);
+                let page_id = crate::format::page_id_of(file, number);
                 if crate::page::verify(&image, page_id).is_ok()
                     && let Some(lsn) = crate::page::image_lsn(&image)
                     && lsn > end
@@ -215,8 +214,8 @@ impl Database {
             None => inner.checkpoint_lock.lock().last_end,
         };
         let seg = inner.log_segment_bytes;
-        let reader = wal::LogReader::new(&*inner.storage, seg, inner.log_salt);
-        let segments = wal::list_segments(&*inner.storage)?;
+        let reader = crate::log::LogReader::new(&*inner.storage, seg, inner.log_salt);
+        let segments = crate::log::list_segments(&*inner.storage)?;
         // The oldest segment from which every one up to the end's is there.
         let mut oldest = log_end / seg;
         while oldest > 0 && segments.binary_search(&(oldest - 1)).is_ok() {
@@ -264,7 +263,7 @@ impl Database {
 
 #[cfg(test)]
 mod tests {
-    use crate::io::MemStorage;
+    use crate::storage::MemStorage;
     use crate::{Database, Error, KeyKind, Options};
     use std::path::Path;
     use std::sync::Arc;

@@ -1,14 +1,14 @@
 //! The database's side of memory-optimized tables (`Layout::Memory`, see
-//! `crate::memtable`): creating and loading them, and the checkpoint step that saves their
+//! `crate::access::memtable`): creating and loading them, and the checkpoint step that saves their
 //! rows. A child module of `db` so that these additions stay out of `db.rs`.
 
 use super::{Database, Table, TableHandle};
+use crate::access::layout::Layout;
+use crate::access::memtable::{MemTable, MemoryUsage};
 use crate::catalog::TableEntry;
 use crate::error::Result;
-use crate::io::Storage;
-use crate::layout::Layout;
-use crate::memtable::{MemTable, MemoryUsage};
-use crate::wal::Wal;
+use crate::log::Wal;
+use crate::storage::Storage;
 
 /// A new table's memory part: a memory table's (empty) rows and file, `None` otherwise.
 pub(super) fn create(storage: &dyn Storage, id: usize, layout: Layout) -> Result<Option<MemTable>> {
@@ -79,10 +79,9 @@ impl Database {
 
 #[cfg(test)]
 mod tests {
-    use crate::io::{CrashMode, MemStorage, Storage};
-    use crate::layout::Layout;
-    use crate::memtable;
-    use crate::wal::WalOptions;
+    use crate::access::layout::Layout;
+    use crate::log::WalOptions;
+    use crate::storage::{CrashMode, MemStorage, Storage};
     use crate::{Database, Durability, Error, Key, KeyKind, Options};
     use std::path::Path;
     use std::sync::Arc;
@@ -328,7 +327,9 @@ mod tests {
             drop(t);
             db.close().expect("close");
         }
-        let file = mem.open(&memtable::file_name(0), false).expect("file");
+        let file = mem
+            .open(&crate::format::memtable_file_name(0), false)
+            .expect("file");
         let mut byte = [0u8; 1];
         file.read_at(&mut byte, 100).expect("read");
         file.write_at(&[byte[0] ^ 0x40], 100).expect("write");

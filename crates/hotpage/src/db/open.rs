@@ -6,7 +6,7 @@
 //!    catalog is durable. A kill at any moment leaves either a whole database (a catalog)
 //!    or a directory the next open recognises as an interrupted creation and starts again;
 //!    never a directory that no command opens.
-//! 3. **Find the log's end and prove it** (`wal::LogReader::find_end`): damage, a missing
+//! 3. **Find the log's end and prove it** (`crate::log::LogReader::find_end`): damage, a missing
 //!    segment or a log short of the last checkpoint is `CorruptLog`, before anything is
 //!    changed on disk.
 //! 4. **Redo** page records into the pool (`recovery::redo`).
@@ -21,30 +21,28 @@
 //! checkpoint.
 
 use super::{
-    CheckpointState, DATA_FILE, Database, Inner, Options, RecoveryReport, StopSignal, Table,
-    TableHandle, memory, remove_data_files, routing,
+    CheckpointState, Database, Inner, Options, RecoveryReport, StopSignal, Table, TableHandle,
+    memory, remove_data_files, routing,
 };
-use crate::btree::{self, BTree};
+use crate::access::btree::BTree;
+use crate::access::heap::Heap;
+use crate::access::keys::KeyGenerator;
+use crate::access::logger::WalLogger;
 use crate::buffer::{self, BufferPool};
-use crate::catalog::{Catalog, LOG_FORMAT_VERSION, TableEntry};
+use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
-use crate::heap::Heap;
-use crate::io::{LOCK_FILE, OverlayStorage, StdStorage, Storage};
-use crate::keys::KeyGenerator;
-use crate::logger::WalLogger;
+use crate::format::{CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION};
+use crate::log::{LogReader, Wal, WalStart};
 use crate::page;
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
+use crate::storage::{OverlayStorage, StdStorage, Storage};
 use crate::txn::Durability;
-use crate::wal::{self, LogReader, Wal, WalStart};
 use parking_lot::{Mutex, RwLock};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
-
-/// The marker a database's creation makes durable before anything else and removes last.
-pub const CREATING_FILE: &str = "creating";
 
 fn not_a_database(path: &Path, reason: &str) -> Error {
     Error::NotADatabase {
@@ -303,7 +301,7 @@ fn remove_interrupted_creation(storage: &dyn Storage, path: &Path, files: &[Stri
     let ours = |name: &str| {
         name == CREATING_FILE
             || name == "catalog.tmp"
-            || buffer::parse_data_file_name(name).is_some()
+            || crate::format::parse_data_file_name(name).is_some()
             || name.starts_with("wal.")
             || name.starts_with("mem.")
     };
@@ -398,7 +396,7 @@ fn recover_pages(
             };
             reader.find_end(start, required)?
         }
-        LogPolicy::Truncated { until, .. } => wal::LogEnd {
+        LogPolicy::Truncated { until, .. } => crate::log::LogEnd {
             end: until,
             torn_bytes: 0,
         },
@@ -406,7 +404,7 @@ fn recover_pages(
     if !options.read_only {
         // Log bytes a killed process wrote may sit only in the OS cache: make them durable
         // before redo writes pages that depend on them.
-        wal::sync_segments(storage)?;
+        crate::log::sync_segments(storage)?;
     }
     recovery::redo(&reader, start, log_end, pool, catalog)
 }
@@ -424,7 +422,7 @@ fn open_log(
     if options.durability == Durability::None || options.read_only {
         return Ok(None);
     }
-    let wal_options = crate::wal::WalOptions {
+    let wal_options = crate::log::WalOptions {
         segment_bytes: log_segment_bytes(catalog, options),
         ..options.wal.clone()
     };
@@ -459,7 +457,7 @@ fn open_tables(
     report: &mut RecoveryReport,
     key_seed: Option<u64>,
 ) -> Result<Vec<TableHandle>> {
-    let logger: Option<Arc<dyn btree::PageLogger>> = wal
+    let logger: Option<Arc<dyn crate::access::PageLogger>> = wal
         .as_ref()
         .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(redo_lsn))) as Arc<_>);
     let unlogged_crash = catalog.unlogged_open;
@@ -516,7 +514,7 @@ fn fresh_storage(
 ) -> Result<TableStorage> {
     let (trees, heap) = routing::new_storage(pool, stats, entry.layout)?;
     let roots = routing::roots_of(&trees, heap.as_ref());
-    entry.root = roots.first().copied().unwrap_or(page::NO_PAGE);
+    entry.root = roots.first().copied().unwrap_or(crate::format::NO_PAGE);
     entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
     entry.rows = 0;
     Ok((trees, heap))
@@ -572,7 +570,7 @@ fn keys_past_every_row(tables: &[TableHandle]) -> Result<()> {
         let kind = table.keys.kind();
         let mut latest: Option<i64> = None;
         table.scan(None, |key, _| {
-            if let Ok(key) = crate::keys::Key::from_bytes(key)
+            if let Ok(key) = crate::access::keys::Key::from_bytes(key)
                 && let Some(value) = kind.value_of(&key)
                 && latest.is_none_or(|l| kind.is_later(value, l))
             {

@@ -1,21 +1,23 @@
 //! Which tree a row of a table goes to, and the table-level reads and checks that cover
-//! every tree (see `crate::layout`). A child module of `db` so that these additions stay
+//! every tree (see `crate::access::layout`). A child module of `db` so that these additions stay
 //! out of `db.rs`.
 //!
 //! Sessions (`Session::apply`) and recovery (`recovery::reapply_commits`) both route with
 //! [`Table::tree_for`], so a re-applied row lands in the partition its session used. A
-//! memory table has no tree: its rows go to its `MemTable` (see `crate::memtable`).
+//! memory table has no tree: its rows go to its `MemTable` (see `crate::access::memtable`).
 
 use super::{Table, TableHandle};
-use crate::btree::{BTree, Inserted, TreeStats};
-use crate::buffer::{BufferPool, data_file_name, file_of};
+use crate::access::btree::BTree;
+use crate::access::heap::{Heap, HeapTarget};
+use crate::access::keys::Key;
+use crate::access::layout::{self, FlowGate, Layout};
+use crate::access::{Inserted, TreeStats};
+use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
-use crate::heap::{Heap, HeapTarget};
-use crate::keys::Key;
-use crate::layout::{self, FlowGate, Layout};
+use crate::format::{data_file_name, file_of};
+use crate::log::LogReader;
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
-use crate::wal::LogReader;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -314,8 +316,8 @@ fn page_pointer(pointer: &[u8]) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use crate::io::MemStorage;
-    use crate::layout::Layout;
+    use crate::access::layout::Layout;
+    use crate::storage::MemStorage;
     use crate::{Database, Key, KeyKind, Options};
     use std::path::Path;
 
@@ -412,8 +414,8 @@ mod tests {
     /// are lost.
     #[test]
     fn heap_pages_linked_after_a_checkpoint_survive_a_power_loss() {
-        use crate::io::CrashMode;
-        use crate::wal::WalOptions;
+        use crate::log::WalOptions;
+        use crate::storage::CrashMode;
         use std::time::Duration;
         let options = Options {
             page_size: 4096,

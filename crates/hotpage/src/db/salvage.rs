@@ -20,13 +20,14 @@
 use super::open::{LogPolicy, open_steps};
 use super::{Database, Options};
 use crate::buffer::{self, BufferPool};
-use crate::catalog::{Catalog, LOG_FORMAT_VERSION};
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::io::{OverlayStorage, StdStorage, Storage};
+use crate::format::LOG_FORMAT_VERSION;
+use crate::log::{LogReader, Lsn, RecordKind};
 use crate::page;
 use crate::stats::Stats;
+use crate::storage::{OverlayStorage, StdStorage, Storage};
 use crate::txn::{decode_commit, decode_part};
-use crate::wal::{self, LogReader, Lsn, RecordKind};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -223,7 +224,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
 /// be damaged too, which can only move the new log further on).
 fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<Lsn> {
     if !storage
-        .exists(super::DATA_FILE)
+        .exists(crate::format::DATA_FILE)
         .map_err(|e| Error::io("looking for the data file", e))?
     {
         return Ok(0);
@@ -240,7 +241,7 @@ fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options)
     let mut highest = 0;
     for (file, pages) in (0u32..).zip(pool.info().file_pages_each) {
         for number in 1..pages {
-            let image = pool.read_page_raw(buffer::page_id_of(file, number))?;
+            let image = pool.read_page_raw(crate::format::page_id_of(file, number))?;
             highest = highest.max(page::image_lsn(&image).unwrap_or(0));
         }
     }
@@ -271,7 +272,7 @@ fn copy_aside(
         .max()
         .unwrap_or(0);
     let mut copies = Vec::new();
-    for index in wal::list_segments(storage)?
+    for index in crate::log::list_segments(storage)?
         .into_iter()
         .filter(|i| *i >= damaged / seg)
     {

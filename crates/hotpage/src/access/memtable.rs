@@ -25,11 +25,12 @@
 //! the whole table lives in memory (in SQL Server too), plus one file-sized copy of nothing
 //! (the file is read in chunks at open).
 
-use crate::btree::{Inserted, TreeStats};
+use crate::access::keys::{KEY_BYTES_MAX, Key};
+use crate::access::{Inserted, TreeStats};
 use crate::error::{Error, Result};
-use crate::io::{Storage, StorageFile};
-use crate::keys::{KEY_BYTES_MAX, Key};
+use crate::format::{MEMTABLE_FORMAT, MEMTABLE_MAGIC, memtable_file_name};
 use crate::page::PAGE_SIZE_MAX;
+use crate::storage::{Storage, StorageFile};
 use crossbeam_queue::SegQueue;
 use crossbeam_skiplist::SkipMap;
 use parking_lot::Mutex;
@@ -37,9 +38,6 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-const MAGIC: &[u8; 8] = b"HPMEMTB\0";
-/// The checkpoint file format this binary writes and reads.
-pub const FORMAT: u32 = 1;
 /// Bytes of the file header.
 pub const HEADER_BYTES: usize = 16;
 /// Bytes before each frame's body: its length and checksum.
@@ -49,16 +47,11 @@ pub const FRAME_BODY_MAX: usize = 1 + KEY_BYTES_MAX + PAGE_SIZE_MAX;
 /// Bytes read (at open and by `verify`) and written (at a checkpoint) per call.
 const IO_CHUNK_BYTES: usize = 1 << 20;
 
-/// The checkpoint file of the memory table at catalog position `table_id`.
-pub fn file_name(table_id: usize) -> String {
-    format!("mem.{table_id}")
-}
-
 /// The file header.
 pub fn encode_header() -> [u8; HEADER_BYTES] {
     let mut header = [0u8; HEADER_BYTES];
-    header[..8].copy_from_slice(MAGIC);
-    header[8..12].copy_from_slice(&FORMAT.to_le_bytes());
+    header[..8].copy_from_slice(MEMTABLE_MAGIC);
+    header[8..12].copy_from_slice(&MEMTABLE_FORMAT.to_le_bytes());
     let crc = crc32c::crc32c(&header[..12]);
     header[12..].copy_from_slice(&crc.to_le_bytes());
     header
@@ -134,7 +127,7 @@ fn corrupt(file: &str, offset: u64, reason: impl Into<String>) -> Error {
 }
 
 fn check_header(header: &[u8], file: &str) -> Result<()> {
-    if header.len() < HEADER_BYTES || &header[..8] != MAGIC {
+    if header.len() < HEADER_BYTES || &header[..8] != MEMTABLE_MAGIC {
         return Err(corrupt(file, 0, "no memory-table file magic"));
     }
     let crc = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
@@ -142,15 +135,16 @@ fn check_header(header: &[u8], file: &str) -> Result<()> {
         return Err(corrupt(file, 0, "header checksum mismatch"));
     }
     let format = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-    if format > FORMAT {
+    if format > MEMTABLE_FORMAT {
         return Err(Error::FormatTooNew {
             found: format,
-            supported: FORMAT,
+            supported: MEMTABLE_FORMAT,
         });
     }
     Ok(())
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Decodes a whole checkpoint file (`bytes` is its durable part): every row in file order.
 /// An empty file has no rows; anything damaged is `CorruptFile` naming `file`.
 pub fn decode(bytes: &[u8], file: &str) -> Result<Vec<(Key, Vec<u8>)>> {
@@ -286,7 +280,7 @@ impl MemTable {
     /// A new, empty memory table for catalog position `table_id`. Any file of that name (from
     /// a table whose creation never reached the catalog) is emptied.
     pub fn create(storage: &dyn Storage, table_id: usize) -> Result<MemTable> {
-        let name = file_name(table_id);
+        let name = memtable_file_name(table_id);
         let file = storage
             .open(&name, true)
             .and_then(|file| file.set_len(0).map(|()| file))
@@ -303,7 +297,7 @@ impl MemTable {
         table_id: usize,
         durable_len: u64,
     ) -> Result<(MemTable, u64)> {
-        let name = file_name(table_id);
+        let name = memtable_file_name(table_id);
         let io = |what: &str, e| Error::io(format!("{what} {name}"), e);
         let exists = storage.exists(&name).map_err(|e| io("looking for", e))?;
         if !exists && durable_len > 0 {
@@ -377,11 +371,13 @@ impl MemTable {
         Ok(())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Rows in memory.
     pub fn len(&self) -> u64 {
         self.rows.len() as u64
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// True when the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
@@ -507,7 +503,7 @@ impl MemTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{CrashMode, MemStorage};
+    use crate::storage::{CrashMode, MemStorage};
 
     fn key(i: i64) -> Key {
         Key::from_i64(i)

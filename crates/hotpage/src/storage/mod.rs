@@ -18,9 +18,10 @@
 mod mem;
 mod overlay;
 
-pub use mem::{CrashMode, FaultOp, MEM_FILE_MAX_BYTES, MemStorage, SECTOR_BYTES};
+pub use mem::{CrashMode, FaultOp, MemStorage};
 pub use overlay::{OverlayStorage, VolatileStorage};
 
+use crate::format::LOCK_FILE;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -68,9 +69,6 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         Ok(())
     }
 }
-
-/// The file [`StdStorage::lock`] locks (it stays behind, empty, when the lock is released).
-pub const LOCK_FILE: &str = "LOCK";
 
 /// Rejects names that could escape the directory or name it: empty, `.`,
 /// anything containing `/`, `..` or NUL.

@@ -423,7 +423,7 @@ impl Storage for VolatileStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{CrashMode, MemStorage};
+    use crate::storage::{CrashMode, MemStorage};
     use proptest::prelude::*;
 
     fn read_all(file: &dyn StorageFile) -> Vec<u8> {

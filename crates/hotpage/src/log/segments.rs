@@ -1,21 +1,9 @@
 //! Segment files: segment `n` is the file `wal.<n as 16 hex digits>` and holds LSNs
 //! `[n * segment_bytes, (n + 1) * segment_bytes)`, at file offset `lsn % segment_bytes`.
 
-use super::record::Lsn;
 use crate::error::{Error, Result};
-use crate::io::Storage;
-
-/// The file name of segment `index`.
-pub(crate) fn segment_name(index: u64) -> String {
-    format!("wal.{index:016x}")
-}
-
-/// The segment index a file name names, if it names one.
-pub(crate) fn segment_index(name: &str) -> Option<u64> {
-    let hex = name.strip_prefix("wal.")?;
-    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| u64::from_str_radix(hex, 16).ok())?
-}
+use crate::format::{segment_index, segment_name};
+use crate::storage::Storage;
 
 /// The indexes of every segment file in `storage`, ascending.
 pub fn list_segments(storage: &dyn Storage) -> Result<Vec<u64>> {
@@ -41,14 +29,6 @@ pub fn sync_segments(storage: &dyn Storage) -> Result<()> {
     storage
         .sync_dir()
         .map_err(|e| Error::io("syncing the log directory", e))
-}
-
-/// The first LSN of the oldest log segment still on disk (where a reader can start to see
-/// every retained record), or `None` if there is no segment.
-pub fn oldest_segment_lsn(storage: &dyn Storage, segment_bytes: u64) -> Result<Option<Lsn>> {
-    Ok(list_segments(storage)?
-        .first()
-        .map(|index| index * segment_bytes))
 }
 
 #[cfg(test)]

@@ -27,11 +27,15 @@
 
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::io::{Storage, StorageFile};
+use crate::format::{
+    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, NO_PAGE, data_file_name, file_of,
+    page_id_of, page_number,
+};
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
-use crate::page::{self, NO_PAGE, Page, PageBuf, PageType};
+use crate::log::Wal;
+use crate::page::{self, Page, PageBuf, PageType};
 use crate::stats::{Counter, Stats, WaitType, elapsed_ns};
-use crate::wal::Wal;
+use crate::storage::{Storage, StorageFile};
 use budget::{FrameBudget, HeldFrame};
 use parking_lot::Mutex;
 use std::cell::RefCell;
@@ -41,7 +45,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 mod budget;
-pub use budget::{FRAMES_RESERVED, FrameClaim, FrameOp, OP_FRAMES_MAX, READ_FRAMES_MAX};
+pub use budget::{FRAMES_RESERVED, FrameClaim, FrameOp, OP_FRAMES_MAX};
 
 /// The fewest frames a pool may have.
 pub const POOL_FRAMES_MIN: usize = 16;
@@ -53,18 +57,8 @@ const FRAME_RETRY_PAUSE_MIN: Duration = Duration::from_micros(20);
 const FRAME_RETRY_PAUSE_MAX: Duration = Duration::from_millis(1);
 /// The default pool size.
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
-/// The on-disk format version this binary writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
-/// The version in the data-file headers of a database with more than one data file. An
-/// older binary (which knows only data.0) then refuses it as too new instead of failing on
-/// page ids it cannot place; a one-file database keeps `FORMAT_VERSION`.
-pub const DATA_FILES_FORMAT_VERSION: u32 = 4;
-// An older reader must see the multi-file version as newer than its own.
-const _: () = assert!(DATA_FILES_FORMAT_VERSION > FORMAT_VERSION);
 /// The most data files a database may have.
 pub const DATA_FILES_MAX: u32 = 64;
-/// Magic bytes at the start of a data file's header record.
-pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
 
 /// The most pages one data file may hold (2^30: 8 TiB at 8 KiB pages).
 pub const FILE_PAGES_MAX: u64 = 1 << 30;
@@ -74,41 +68,6 @@ const TABLE_FIRST_CHUNK_BITS: u32 = 10;
 const TABLE_CHUNKS: usize = 21;
 const _: () = assert!(((1u64 << TABLE_CHUNKS) - 1) << TABLE_FIRST_CHUNK_BITS >= FILE_PAGES_MAX);
 const MISS_LOCK_SHARDS: usize = 64;
-/// A page id is `file << PAGE_FILE_SHIFT | page number in that file`, so the ids of data
-/// file 0 are plain page numbers.
-pub const PAGE_FILE_SHIFT: u32 = 40;
-
-const PAGE_NUMBER_MASK: u64 = (1 << PAGE_FILE_SHIFT) - 1;
-
-/// The data file (0-based) that holds `page_id`.
-pub fn file_of(page_id: u64) -> u32 {
-    (page_id >> PAGE_FILE_SHIFT) as u32
-}
-
-/// The page's number within its data file.
-pub fn page_number(page_id: u64) -> u64 {
-    page_id & PAGE_NUMBER_MASK
-}
-
-/// The id of page `page_number` of data file `file`.
-pub fn page_id_of(file: u32, page_number: u64) -> u64 {
-    (u64::from(file) << PAGE_FILE_SHIFT) | (page_number & PAGE_NUMBER_MASK)
-}
-
-/// The name of data file `file` in the database directory.
-pub fn data_file_name(file: u32) -> String {
-    format!("data.{file}")
-}
-
-/// The data file number of a directory entry named `data.N`, or `None`.
-pub fn parse_data_file_name(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix("data.")?;
-    // `str::parse` would also take "+1"; only plain decimal digits name a data file.
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
 
 /// Checks a data-file count: 1 to `DATA_FILES_MAX`.
 pub fn validate_data_files(count: u32) -> std::result::Result<(), String> {
@@ -1171,7 +1130,8 @@ impl ExclusivePage<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{CrashMode, MemStorage, Storage};
+    use crate::format::{PAGE_FILE_SHIFT, parse_data_file_name};
+    use crate::storage::{CrashMode, MemStorage, Storage};
 
     fn pool(frames: usize) -> (Arc<MemStorage>, BufferPool) {
         let mem = MemStorage::new(1);
@@ -1347,7 +1307,8 @@ mod tests {
     /// runs out (`PoolExhausted`) or deadlocks.
     #[test]
     fn thirty_two_threads_insert_through_a_sixteen_frame_pool() {
-        use crate::btree::{BTree, Inserted};
+        use crate::access::Inserted;
+        use crate::access::btree::BTree;
         const THREADS: u64 = 32;
         const ROWS: u64 = 150;
         let mem = MemStorage::new(12);

@@ -17,12 +17,13 @@
 //!   visits rows in physical order (chain by chain). A heap with a nonclustered index
 //!   (`heap-nc-identity`) reads through the index instead (see `db::routing`).
 
-use crate::btree::{Inserted, PageLogger, TreeStats};
-use crate::buffer::{BufferPool, data_file_name, file_of};
+use crate::access::fsm::{self, Candidate, FreeSpaceMap};
+use crate::access::keys::Key;
+use crate::access::{Inserted, PageLogger, TreeStats};
+use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
-use crate::fsm::{self, Candidate, FreeSpaceMap};
-use crate::keys::Key;
-use crate::page::{HEADER_BYTES, NO_PAGE, PageType, SLOT_BYTES};
+use crate::format::{NO_PAGE, data_file_name, file_of};
+use crate::page::{HEADER_BYTES, PageType, SLOT_BYTES};
 use crate::stats::Stats;
 use crate::stats::WaitType;
 use parking_lot::Mutex;
@@ -87,7 +88,7 @@ impl<'a> LoopGuard<'a> {
 
 /// The largest row a heap page of `page_size` bytes holds (one row, the longest key).
 pub fn row_bytes_max(page_size: usize) -> usize {
-    page_size - HEADER_BYTES - SLOT_BYTES - 1 - crate::keys::KEY_BYTES_MAX
+    page_size - HEADER_BYTES - SLOT_BYTES - 1 - crate::access::keys::KEY_BYTES_MAX
 }
 
 /// Bytes a row takes on a heap page: its record (key length, key, row) and its slot.
@@ -532,8 +533,8 @@ impl Heap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{MemStorage, Storage};
     use crate::stats::Counter;
+    use crate::storage::{MemStorage, Storage};
 
     fn pool(frames: usize) -> Arc<BufferPool> {
         let mem = MemStorage::new(1);

@@ -28,9 +28,10 @@ use super::RECORD_BYTES_MAX;
 use super::record::{
     FLUSH_MARK_LEN, HEADER_BYTES, Lsn, Record, RecordKind, parse_header, record_crc, round8,
 };
-use super::segments::{list_segments, segment_name};
+use super::segments::list_segments;
 use crate::error::{Error, Result};
-use crate::io::Storage;
+use crate::format::segment_name;
+use crate::storage::Storage;
 
 /// Where the valid log ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -240,6 +241,7 @@ impl<'a> LogReader<'a> {
         Ok(())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Visits the valid records from `from` until the first position that holds none, and
     /// returns that position. For tools that show a log as it is (no proof of an end).
     pub fn scan_prefix(

@@ -11,10 +11,11 @@
 //! the page dirty (SeqCst) first, so the checkpoint flushes the page after the change and
 //! the next change sees the new redo point (see `ExclusivePage::mark_dirty`).
 
-use crate::btree::PageLogger;
+use crate::access::PageLogger;
 use crate::buffer::ExclusivePage;
-use crate::error::{Error, Result};
-use crate::wal::{Lsn, RecordKind, Wal};
+use crate::error::Result;
+use crate::log::page_records::{encode_heap_link, encode_page_insert};
+use crate::log::{Lsn, RecordKind, Wal};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,80 +30,6 @@ impl WalLogger {
     pub fn new(wal: Arc<Wal>, redo_lsn: Arc<AtomicU64>) -> WalLogger {
         WalLogger { wal, redo_lsn }
     }
-}
-
-/// Payload of a `PageInsert` record.
-pub fn encode_page_insert(page_id: u64, key: &[u8]) -> [u8; 9] {
-    let mut head = [0u8; 9];
-    head[..8].copy_from_slice(&page_id.to_le_bytes());
-    head[8] = key.len() as u8;
-    head
-}
-
-/// Decodes a `PageInsert` payload into (page, key, record payload).
-pub fn decode_page_insert(payload: &[u8]) -> Result<(u64, &[u8], &[u8])> {
-    let bad = || Error::CorruptPage {
-        file: "wal".into(),
-        page_id: 0,
-        reason: "malformed page-insert record".into(),
-    };
-    let head = payload.get(..9).ok_or_else(bad)?;
-    let page_id = u64::from_le_bytes(head[..8].try_into().map_err(|_| bad())?);
-    let key_len = usize::from(head[8]);
-    let key = payload.get(9..9 + key_len).ok_or_else(bad)?;
-    Ok((page_id, key, &payload[9 + key_len..]))
-}
-
-/// Payload of a `HeapLink` record.
-pub fn encode_heap_link(tail: u64, new: u64) -> [u8; 16] {
-    let mut payload = [0u8; 16];
-    payload[..8].copy_from_slice(&tail.to_le_bytes());
-    payload[8..].copy_from_slice(&new.to_le_bytes());
-    payload
-}
-
-/// Decodes a `HeapLink` payload into (tail page, new page).
-pub fn decode_heap_link(payload: &[u8]) -> Result<(u64, u64)> {
-    let bytes: &[u8; 16] = payload.try_into().map_err(|_| Error::CorruptPage {
-        file: "wal".into(),
-        page_id: 0,
-        reason: "malformed heap-link record".into(),
-    })?;
-    let mut tail = [0u8; 8];
-    let mut new = [0u8; 8];
-    tail.copy_from_slice(&bytes[..8]);
-    new.copy_from_slice(&bytes[8..]);
-    Ok((u64::from_le_bytes(tail), u64::from_le_bytes(new)))
-}
-
-/// Decodes a `PageImages` payload into (page, image) pairs.
-pub fn decode_page_images(payload: &[u8], page_size: usize) -> Result<Vec<(u64, &[u8])>> {
-    let bad = || Error::CorruptPage {
-        file: "wal".into(),
-        page_id: 0,
-        reason: "malformed page-images record".into(),
-    };
-    let count = u32::from_le_bytes(
-        payload
-            .get(..4)
-            .ok_or_else(bad)?
-            .try_into()
-            .map_err(|_| bad())?,
-    ) as usize;
-    // The count comes from the record: never trust it for an allocation.
-    let mut images = Vec::with_capacity(count.min(payload.len() / (8 + page_size.max(1))));
-    let mut at = 4;
-    for _ in 0..count {
-        let id = payload.get(at..at + 8).ok_or_else(bad)?;
-        let page_id = u64::from_le_bytes(id.try_into().map_err(|_| bad())?);
-        let image = payload.get(at + 8..at + 8 + page_size).ok_or_else(bad)?;
-        images.push((page_id, image));
-        at += 8 + page_size;
-    }
-    if at != payload.len() {
-        return Err(bad());
-    }
-    Ok(images)
 }
 
 impl WalLogger {

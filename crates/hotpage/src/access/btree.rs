@@ -19,10 +19,12 @@
 //! page keeps records up to 95 % of its space (PostgreSQL's and SQL Server's rightmost-split
 //! rule), leaving a little room for stragglers of nearly ascending keys.
 
-use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage, data_file_name, file_of};
+use crate::access::keys::KEY_BYTES_MAX;
+use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
+use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
 use crate::error::{Error, Result};
-use crate::keys::KEY_BYTES_MAX;
-use crate::page::{self, HEADER_BYTES, NO_PAGE, Page, PageType, SLOT_BYTES};
+use crate::format::{NO_PAGE, data_file_name, file_of};
+use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
 use crate::stats::Counter;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -37,49 +39,6 @@ const RIGHTMOST_SPLIT_FILL_PCT: usize = 95;
 /// The largest row (value) a tree of this page size stores.
 pub fn row_bytes_max(page_size: usize) -> usize {
     page::record_bytes_max(page_size) - 1 - KEY_BYTES_MAX
-}
-
-/// What an insert did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Inserted {
-    /// The row was added.
-    Yes,
-    /// The key exists already; nothing changed.
-    Duplicate,
-}
-
-/// Shape and fill of a tree.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TreeStats {
-    /// Number of levels (1 for a tree that is one leaf).
-    pub levels: u32,
-    /// Pages per level, leaves first.
-    pub pages_per_level: Vec<u64>,
-    /// Rows in the leaves.
-    pub rows: u64,
-    /// Average fill of the leaves, in percent of the page size.
-    pub leaf_fill_pct: f64,
-    /// Leaves whose right link is not the next page number of the file (logical order
-    /// differs from physical order: what index physical stats call fragmentation).
-    pub out_of_order_leaves: u64,
-}
-
-impl TreeStats {
-    /// All pages of the tree.
-    pub fn pages(&self) -> u64 {
-        self.pages_per_level.iter().sum()
-    }
-}
-
-/// One page of a tree, as [`BTree::pages`] lists it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TreePage {
-    /// The page number.
-    pub page_id: u64,
-    /// Leaf or inner.
-    pub page_type: PageType,
-    /// 0 for leaves.
-    pub level: u8,
 }
 
 /// What [`BTree::probe_insert`] saw on the leaf an insert would go to.
@@ -103,21 +62,6 @@ pub struct BTree {
     pool: Arc<BufferPool>,
     root: u64,
     log: Option<Arc<dyn PageLogger>>,
-}
-
-/// Where a tree logs its page changes (the write-ahead log), so that they can be redone
-/// after a crash. Called with the changed pages still latched exclusively, after
-/// `mark_dirty` and the change; it must set each page's LSN.
-pub trait PageLogger: Send + Sync {
-    /// `key` → `payload` was inserted into `page`.
-    fn inserted(&self, page: &ExclusivePage<'_>, key: &[u8], payload: &[u8]) -> Result<()>;
-    /// These pages changed together (a split): log them as one atomic record.
-    fn images(&self, pages: &[&ExclusivePage<'_>]) -> Result<()>;
-    /// `new`, a freshly formatted empty page, was linked after `tail` (a heap chain grew).
-    /// The default logs both pages' images.
-    fn linked(&self, tail: &ExclusivePage<'_>, new: &ExclusivePage<'_>) -> Result<()> {
-        self.images(&[tail, new])
-    }
 }
 
 impl std::fmt::Debug for BTree {
@@ -890,8 +834,8 @@ fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{MemStorage, Storage};
     use crate::stats::Stats;
+    use crate::storage::{MemStorage, Storage};
 
     fn tree(page_size: usize, frames: usize) -> BTree {
         let mem = MemStorage::new(3);
@@ -985,8 +929,8 @@ mod tests {
 #[cfg(test)]
 mod split_tests {
     use super::*;
-    use crate::io::{MemStorage, Storage};
     use crate::stats::Stats;
+    use crate::storage::{MemStorage, Storage};
 
     fn fill_after(keys: impl Iterator<Item = Vec<u8>>) -> f64 {
         let mem = MemStorage::new(3);

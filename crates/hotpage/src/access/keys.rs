@@ -483,6 +483,7 @@ impl KeyGenerator {
         Ok(())
     }
 
+    #[cfg(test)]
     /// How many times shared state was touched (identity: once per value;
     /// cached kinds: once per block; GUID kinds: never).
     pub fn shared_touches(&self) -> u64 {

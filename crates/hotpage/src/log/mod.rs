@@ -30,21 +30,22 @@
 //! Invariants, asserted: `durable <= freed <= reserved` at all times; each of them only
 //! grows; a published record's header is never zero.
 
+pub(crate) mod page_records;
 mod reader;
 mod record;
 mod segments;
 
 pub use reader::{LogEnd, LogReader};
 pub use record::{Lsn, Record, RecordKind};
-pub use segments::{list_segments, oldest_segment_lsn, sync_segments};
+pub use segments::{list_segments, sync_segments};
 
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::io::{Storage, StorageFile};
+use crate::format::{segment_index, segment_name};
 use crate::stats::{Stats, WaitType};
+use crate::storage::{Storage, StorageFile};
 use parking_lot::{Condvar, Mutex};
 use record::{HEADER_BYTES, header_word, record_crc, round8};
-use segments::{segment_index, segment_name};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -703,7 +704,7 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{CrashMode, FaultOp, MemStorage};
+    use crate::storage::{CrashMode, FaultOp, MemStorage};
 
     fn open_at(mem: &Arc<MemStorage>, end: Lsn, keep_from: Lsn) -> Wal {
         let start = WalStart {

@@ -16,21 +16,23 @@
 //! # Ok::<(), hotpage::Error>(())
 //! ```
 
-use crate::btree::{self, BTree, Inserted, TreeStats};
-use crate::buffer::{self, BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo};
-use crate::catalog::{Catalog, LOG_FORMAT_VERSION, NAME_BYTES_MAX, TableEntry};
+use crate::access::btree::{self, BTree};
+use crate::access::heap::{Heap, HeapTarget};
+use crate::access::keys::{Key, KeyGenerator, KeyKind, KeySession};
+use crate::access::layout::{FlowGate, Layout};
+use crate::access::logger::WalLogger;
+use crate::access::memtable::MemTable;
+use crate::access::{Inserted, TreeStats};
+use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo};
+use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::heap::{Heap, HeapTarget};
-use crate::io::Storage;
-use crate::keys::{Key, KeyGenerator, KeyKind, KeySession};
-use crate::layout::{FlowGate, Layout};
-use crate::logger::WalLogger;
-use crate::memtable::MemTable;
-use crate::page::{self, PAGE_SIZE_DEFAULT};
+use crate::format::LOG_FORMAT_VERSION;
+use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
+use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Stats, StatsSnapshot};
+use crate::storage::Storage;
 use crate::txn::{self, Durability, encode_commit, encode_part};
-use crate::wal::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -43,13 +45,9 @@ mod memory;
 mod open;
 mod routing;
 mod salvage;
-pub use open::CREATING_FILE;
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
 
-/// The first data file's name inside the database directory (its header records how many
-/// data files the database has; see [`buffer::data_file_name`]).
-pub const DATA_FILE: &str = "data.0";
 /// Rows a session counts locally before adding them to the table's shared count (so the
 /// count is not a cache line every insert writes).
 const ROW_COUNT_FLUSH_EVERY: u64 = 1024;
@@ -162,7 +160,10 @@ impl Table {
     /// Its first root page: the B+tree's root (partition 0's, a heap's index's), or the
     /// first heap page of a plain heap.
     pub fn root_page(&self) -> u64 {
-        self.roots().first().copied().unwrap_or(page::NO_PAGE)
+        self.roots()
+            .first()
+            .copied()
+            .unwrap_or(crate::format::NO_PAGE)
     }
 
     /// Every root page: the trees' roots, then the heap chains' head pages.
@@ -319,12 +320,12 @@ fn remove_data_files(storage: &dyn Storage, keep_first: bool) -> std::io::Result
     let mut numbers: Vec<u32> = storage
         .list()?
         .iter()
-        .filter_map(|name| buffer::parse_data_file_name(name))
+        .filter_map(|name| crate::format::parse_data_file_name(name))
         .filter(|&n| !(keep_first && n == 0))
         .collect();
     numbers.sort_unstable_by(|a, b| b.cmp(a));
     for number in numbers {
-        match storage.remove(&buffer::data_file_name(number)) {
+        match storage.remove(&crate::format::data_file_name(number)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
@@ -434,7 +435,7 @@ impl Database {
             let (trees, heap) = new_storage(&self.inner.pool, &self.inner.stats, layout)?;
             let (trees, heap) = match &self.inner.wal {
                 Some(wal) => {
-                    let logger: Arc<dyn btree::PageLogger> = Arc::new(WalLogger::new(
+                    let logger: Arc<dyn crate::access::PageLogger> = Arc::new(WalLogger::new(
                         Arc::clone(wal),
                         Arc::clone(&self.inner.redo_lsn),
                     ));
@@ -698,7 +699,7 @@ fn checkpoint_locked(
                     name: t.name.clone(),
                     design: t.design.clone(),
                     kind: t.keys.kind(),
-                    root: roots.first().copied().unwrap_or(page::NO_PAGE),
+                    root: roots.first().copied().unwrap_or(crate::format::NO_PAGE),
                     key_high_water: t.keys.high_water(),
                     rows: t.rows.load(Ordering::Relaxed),
                     layout: t.layout,
@@ -1107,6 +1108,7 @@ impl Drop for Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer;
 
     #[test]
     fn clean_close_and_reopen_keeps_tables_rows_and_keys() {
@@ -1208,7 +1210,7 @@ mod tests {
         }
     }
 
-    fn open_mem(storage: &Arc<crate::io::MemStorage>, options: Options) -> Result<Database> {
+    fn open_mem(storage: &Arc<crate::storage::MemStorage>, options: Options) -> Result<Database> {
         Database::open_with_storage(
             Arc::clone(storage) as Arc<dyn Storage>,
             Path::new("mem"),
@@ -1221,7 +1223,7 @@ mod tests {
     /// visitor may read and commit through other sessions without waiting for itself.
     #[test]
     fn a_scan_visitor_may_commit_through_another_session_in_a_small_pool() {
-        let storage = crate::io::MemStorage::new(5);
+        let storage = crate::storage::MemStorage::new(5);
         let options = Options {
             pool_bytes: buffer::POOL_FRAMES_MIN * 4096,
             ..small(Durability::Sync, 1)
@@ -1258,7 +1260,7 @@ mod tests {
     #[test]
     fn data_files_out_of_range_is_an_invalid_option() {
         for bad in [0, buffer::DATA_FILES_MAX + 1] {
-            let storage = crate::io::MemStorage::new(1);
+            let storage = crate::storage::MemStorage::new(1);
             match open_mem(&storage, small(Durability::Sync, bad)) {
                 Err(Error::InvalidOption(message)) => {
                     assert!(message.contains("data_files"), "{message}")
@@ -1272,7 +1274,7 @@ mod tests {
 
     #[test]
     fn a_database_keeps_its_data_files_and_spreads_pages_over_them() {
-        let storage = crate::io::MemStorage::new(2);
+        let storage = crate::storage::MemStorage::new(2);
         let keys: Vec<Key> = {
             let db = open_mem(&storage, small(Durability::Sync, 3)).expect("create");
             assert_eq!(db.data_files(), 3);
@@ -1306,7 +1308,9 @@ mod tests {
         let pages = db.table_pages(&t).expect("pages");
         for file in 0..3 {
             assert!(
-                pages.iter().any(|p| buffer::file_of(p.page_id) == file),
+                pages
+                    .iter()
+                    .any(|p| crate::format::file_of(p.page_id) == file),
                 "no page of the tree in data.{file}"
             );
         }
@@ -1314,7 +1318,7 @@ mod tests {
 
     #[test]
     fn a_crashed_unlogged_run_recreates_all_its_data_files() {
-        let storage = crate::io::MemStorage::new(3);
+        let storage = crate::storage::MemStorage::new(3);
         let db = open_mem(&storage, small(Durability::None, 3)).expect("create");
         let t = db
             .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
@@ -1326,7 +1330,7 @@ mod tests {
         // Power fails with the unlogged database open; the killed instance (dropped after
         // the reboot) cannot reach the new machine's files.
         let storage = storage
-            .reboot(crate::io::CrashMode::DropAll, 4)
+            .reboot(crate::storage::CrashMode::DropAll, 4)
             .expect("reboot");
         drop((s, t, db));
         let db = open_mem(&storage, small(Durability::None, 1)).expect("reopen");
@@ -1336,9 +1340,15 @@ mod tests {
         assert_eq!(db.verify_table(&t).expect("verify").rows, 0);
         let names = storage.list().expect("list");
         for file in 0..3 {
-            assert!(names.contains(&buffer::data_file_name(file)), "{names:?}");
+            assert!(
+                names.contains(&crate::format::data_file_name(file)),
+                "{names:?}"
+            );
         }
-        assert!(!names.contains(&buffer::data_file_name(3)), "{names:?}");
+        assert!(
+            !names.contains(&crate::format::data_file_name(3)),
+            "{names:?}"
+        );
         // The files were made anew: a header each, and the empty tree's root.
         assert!(db.pool_info().file_pages <= 4, "{:?}", db.pool_info());
     }

@@ -8,11 +8,11 @@
 //!   number of sessions at a time to inserts at the right end of the tree. Time spent
 //!   waiting at the gate is the wait type `BTREE_INSERT_FLOW_CONTROL`.
 //! - **Memory**: no B+tree at all; the rows live in a latch-free ordered index in memory,
-//!   durable through the log and a checkpoint file (see `crate::memtable`).
+//!   durable through the log and a checkpoint file (see `crate::access::memtable`).
 
-use crate::btree::BTree;
+use crate::access::btree::BTree;
+use crate::access::keys::{Key, KeyKind};
 use crate::error::{Error, Result};
-use crate::keys::{Key, KeyKind};
 use crate::stats::{Stats, WaitType};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub enum Layout {
         /// Sessions admitted at once (1 to [`FLOW_CONTROL_SESSIONS_MAX`]).
         sessions: u32,
     },
-    /// A heap (see `crate::heap`): rows placed by a free-space map, one page chain per
+    /// A heap (see `crate::access::heap`): rows placed by a free-space map, one page chain per
     /// data file. No index: `get` reads pages, scans are in physical order.
     Heap {
         /// Page chains (the database's data files when the table was created).
@@ -62,7 +62,7 @@ pub enum Layout {
         chains: u32,
     },
     /// A memory-optimized table: no pages, a lock-free skip list in memory, durable through
-    /// the commit records and a per-table checkpoint file (see [`crate::memtable`]).
+    /// the commit records and a per-table checkpoint file (see [`crate::access::memtable`]).
     Memory,
 }
 
@@ -106,9 +106,9 @@ impl Layout {
     /// B+tree leaf a quarter of it (so that a split always makes room).
     pub fn row_bytes_max(&self, page_size: usize) -> usize {
         if self.is_heap() {
-            crate::heap::row_bytes_max(page_size)
+            crate::access::heap::row_bytes_max(page_size)
         } else {
-            crate::btree::row_bytes_max(page_size)
+            crate::access::btree::row_bytes_max(page_size)
         }
     }
 
@@ -331,11 +331,7 @@ impl FlowGate {
         }
     }
 
-    /// Sessions admitted at once.
-    pub fn limit(&self) -> u32 {
-        self.limit
-    }
-
+    #[cfg(test)]
     /// Sessions inside the gate now.
     pub fn active(&self) -> u32 {
         self.active.load(Ordering::SeqCst)
