@@ -116,6 +116,11 @@ impl BTree {
 
     fn leaf_insert(&self, leaf: &ExclusivePage<'_>, key: &[u8], value: &[u8]) -> Result<Attempt> {
         let page = leaf.page();
+        // Latched exclusively, so this is what the page holds: an inner page (or anything
+        // else) here means a child link points at the wrong page. Never write a row into it.
+        if page.page_type() != Some(PageType::Leaf) {
+            return Err(self.corrupt(leaf.page_id(), "an insert reached a page that is not a leaf"));
+        }
         match page.search(key) {
             Ok(_) => Ok(Attempt::Done(Inserted::Duplicate)),
             Err(pos) => {
@@ -291,6 +296,9 @@ impl BTree {
             if !node.validate() || node_level < level {
                 return Ok(None);
             }
+            // Validated: the type is what the page holds. A page of no tree type on the
+            // path is damage; reading it as a leaf would make the split loop for ever.
+            self.tree_page_type(node.page_id(), &page)?;
             if node_level == level {
                 return Ok(Some((parent, node)));
             }
@@ -317,7 +325,7 @@ impl BTree {
     ) -> Result<(Vec<u8>, ExclusivePage<'_>)> {
         left.mark_dirty();
         let page = left.page();
-        let page_type = page.page_type().unwrap_or(PageType::Leaf);
+        let page_type = self.tree_page_type(left.page_id(), &page)?;
         let level = page.level();
         let rightmost = page.next() == NO_PAGE;
         let at = choose_split(
@@ -360,7 +368,7 @@ impl BTree {
     ) -> Result<()> {
         root.mark_dirty();
         let page = root.page();
-        let page_type = page.page_type().unwrap_or(PageType::Leaf);
+        let page_type = self.tree_page_type(root.page_id(), &page)?;
         let level = page.level();
         if usize::from(level) >= usize::from(u8::MAX) - 1 {
             return Err(self.corrupt(root.page_id(), "tree too tall"));
@@ -670,6 +678,18 @@ impl BTree {
         Ok(())
     }
 
+    /// The page's type, which must be a tree page's: an unknown type is damage, never
+    /// quietly read as a leaf.
+    fn tree_page_type(&self, page_id: u64, page: &Page<'_>) -> Result<PageType> {
+        match page.page_type() {
+            Some(t @ (PageType::Leaf | PageType::Inner)) => Ok(t),
+            other => Err(self.corrupt(
+                page_id,
+                &format!("a tree page of type {other:?}, not a leaf or inner page"),
+            )),
+        }
+    }
+
     fn corrupt(&self, page_id: u64, reason: &str) -> Error {
         Error::CorruptPage {
             file: data_file_name(file_of(page_id)),
@@ -866,6 +886,36 @@ mod tests {
             "leaf fill {:.1} %",
             stats.leaf_fill_pct
         );
+    }
+
+    /// Retypes the page an insert of `k` would reach at `level` (0: the leaf).
+    fn retype_page_on_path(tree: &BTree, k: &[u8], level: u8, page_type: PageType) -> u64 {
+        let mut page_id = tree.root();
+        loop {
+            let page = tree.pool.fix_exclusive(page_id).expect("fix");
+            if page.page().level() == level {
+                page.mark_dirty();
+                page.page().init(page_id, page_type, level);
+                return page_id;
+            }
+            page_id = page.page().child_for(k);
+        }
+    }
+
+    #[test]
+    fn an_insert_into_a_page_of_the_wrong_type_is_refused_as_corrupt() {
+        for (level, page_type) in [(0, PageType::Heap), (0, PageType::Inner), (1, PageType::Free)] {
+            let tree = tree(4096, 256);
+            for i in 0..2_000u64 {
+                tree.insert(&key(i), &[7u8; 40]).expect("insert");
+            }
+            assert!(tree.verify().expect("verify").levels >= 2);
+            let bad = retype_page_on_path(&tree, &key(5), level, page_type);
+            match tree.insert(&key(5_000_000), &[1u8; 40]).and_then(|_| tree.insert(&[0u8; 1], b"x")) {
+                Err(Error::CorruptPage { page_id, .. }) => assert_eq!(page_id, bad),
+                other => panic!("level {level} retyped {page_type:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]
