@@ -470,6 +470,13 @@ pub fn image_lsn(image: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.try_into().ok()?))
 }
 
+/// The page id in a page image's header, read without verifying the page (`None` for an
+/// image shorter than a header).
+pub fn image_page_id(image: &[u8]) -> Option<u64> {
+    let bytes = image.get(OFF_PAGE_ID..OFF_PAGE_ID + 8)?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
 /// Verifies a page image read from disk: checksum, page id, and the structure every reader
 /// relies on (slot directory and records inside the page). Returns why it is bad.
 pub fn verify(image: &[u8], expected_page_id: u64) -> Result<(), String> {

@@ -78,6 +78,10 @@ pub fn redo(
     let mut last_lsn = None;
     reader.scan(start, log_end.end, |record| {
         assert!(last_lsn < Some(record.lsn), "LSNs ascend");
+        assert!(
+            record.end <= log_end.end,
+            "a record past the proven end of the log"
+        );
         last_lsn = Some(record.lsn);
         // A flush mark is evidence for `find_end`, not work: a clean close leaves one after
         // its checkpoint, and that must not make the next open a recovery.
@@ -90,52 +94,16 @@ pub fn redo(
                 }
             }
             RecordKind::HeapLink if record.lsn >= catalog.redo_lsn => {
-                let (tail_id, new_id) = decode_heap_link(record.payload)?;
                 // The new page from nothing (whatever a crash left of it on disk).
+                let (tail_id, new_id) = decode_heap_link(record.payload)?;
                 empty.page().init(new_id, PageType::Heap, 0);
                 empty.page().copy_to(&mut empty_image);
                 pool.install_image(new_id, &empty_image, record.end)?;
                 outcome.images += 1;
-                // The tail had a full image since the redo point (or this record would be
-                // one), so it is whole here: set its link if it lacks this change.
-                let tail = pool.fix_exclusive(tail_id)?;
-                if tail.page().lsn() < record.end {
-                    if tail.page().page_type() != Some(PageType::Heap) {
-                        return Err(Error::CorruptPage {
-                            file: data_file_name(file_of(tail_id)),
-                            page_id: tail_id,
-                            reason: format!(
-                                "the heap link at LSN {} names a page that is not a heap page",
-                                record.lsn
-                            ),
-                        });
-                    }
-                    tail.mark_dirty();
-                    tail.page().set_next(new_id);
-                    tail.page().set_lsn(record.end);
-                    outcome.inserts_applied += 1;
-                }
+                outcome.inserts_applied += u64::from(redo_link(pool, record, tail_id, new_id)?);
             }
             RecordKind::PageInsert if record.lsn >= catalog.redo_lsn => {
-                let (page_id, key, payload) = decode_page_insert(record.payload)?;
-                let page = pool.fix_exclusive(page_id)?;
-                if page.page().lsn() < record.end {
-                    page.mark_dirty();
-                    if let Err(pos) = page.page().search(key) {
-                        if !page.page().insert_record(pos, key, payload) {
-                            return Err(Error::CorruptPage {
-                                file: data_file_name(file_of(page_id)),
-                                page_id,
-                                reason: format!(
-                                    "redo of the insert at LSN {} does not fit the page",
-                                    record.lsn
-                                ),
-                            });
-                        }
-                        outcome.inserts_applied += 1;
-                    }
-                    page.page().set_lsn(record.end);
-                }
+                outcome.inserts_applied += u64::from(redo_insert(pool, record)?);
             }
             RecordKind::TxnCommit | RecordKind::TxnPart if record.lsn >= catalog.logical_lsn => {
                 let (rows, committed_part) = rows_of(record)?;
@@ -152,6 +120,62 @@ pub fn redo(
         Ok(())
     })?;
     Ok(outcome)
+}
+
+/// Sets a heap chain's link from `tail_id` to `new_id` if the tail lacks it. The tail had a
+/// full image since the redo point (or the heap-link record would be one), so it is whole
+/// here. Returns whether it changed the page.
+fn redo_link(pool: &BufferPool, record: &Record<'_>, tail_id: u64, new_id: u64) -> Result<bool> {
+    let tail = pool.fix_exclusive(tail_id)?;
+    if tail.page().lsn() >= record.end {
+        return Ok(false);
+    }
+    if tail.page().page_type() != Some(PageType::Heap) {
+        return Err(corrupt(
+            tail_id,
+            record,
+            "names a page that is not a heap page",
+        ));
+    }
+    tail.mark_dirty();
+    tail.page().set_next(new_id);
+    tail.page().set_lsn(record.end);
+    Ok(true)
+}
+
+/// Applies a page insert the page's LSN shows it lacks. Returns whether it added a row.
+fn redo_insert(pool: &BufferPool, record: &Record<'_>) -> Result<bool> {
+    let (page_id, key, payload) = decode_page_insert(record.payload)?;
+    let page = pool.fix_exclusive(page_id)?;
+    if page.page().lsn() >= record.end {
+        return Ok(false);
+    }
+    // Inserts are logged only for leaves and heap pages.
+    if !matches!(
+        page.page().page_type(),
+        Some(PageType::Leaf | PageType::Heap)
+    ) {
+        return Err(corrupt(page_id, record, "names a page that holds no rows"));
+    }
+    page.mark_dirty();
+    let mut added = false;
+    if let Err(pos) = page.page().search(key) {
+        if !page.page().insert_record(pos, key, payload) {
+            return Err(corrupt(page_id, record, "does not fit the page"));
+        }
+        added = true;
+    }
+    page.page().set_lsn(record.end);
+    Ok(added)
+}
+
+/// A page a redo record cannot be applied to.
+fn corrupt(page_id: u64, record: &Record<'_>, what: &str) -> Error {
+    Error::CorruptPage {
+        file: data_file_name(file_of(page_id)),
+        page_id,
+        reason: format!("the {:?} record at LSN {} {what}", record.kind, record.lsn),
+    }
 }
 
 /// The rows a commit record or transaction part holds, and for a part that ends its

@@ -119,7 +119,10 @@ impl BTree {
         // Latched exclusively, so this is what the page holds: an inner page (or anything
         // else) here means a child link points at the wrong page. Never write a row into it.
         if page.page_type() != Some(PageType::Leaf) {
-            return Err(self.corrupt(leaf.page_id(), "an insert reached a page that is not a leaf"));
+            return Err(self.corrupt(
+                leaf.page_id(),
+                "an insert reached a page that is not a leaf",
+            ));
         }
         match page.search(key) {
             Ok(_) => Ok(Attempt::Done(Inserted::Duplicate)),
@@ -904,14 +907,21 @@ mod tests {
 
     #[test]
     fn an_insert_into_a_page_of_the_wrong_type_is_refused_as_corrupt() {
-        for (level, page_type) in [(0, PageType::Heap), (0, PageType::Inner), (1, PageType::Free)] {
+        for (level, page_type) in [
+            (0, PageType::Heap),
+            (0, PageType::Inner),
+            (1, PageType::Free),
+        ] {
             let tree = tree(4096, 256);
             for i in 0..2_000u64 {
                 tree.insert(&key(i), &[7u8; 40]).expect("insert");
             }
             assert!(tree.verify().expect("verify").levels >= 2);
             let bad = retype_page_on_path(&tree, &key(5), level, page_type);
-            match tree.insert(&key(5_000_000), &[1u8; 40]).and_then(|_| tree.insert(&[0u8; 1], b"x")) {
+            match tree
+                .insert(&key(5_000_000), &[1u8; 40])
+                .and_then(|_| tree.insert(&[0u8; 1], b"x"))
+            {
                 Err(Error::CorruptPage { page_id, .. }) => assert_eq!(page_id, bad),
                 other => panic!("level {level} retyped {page_type:?}: {other:?}"),
             }

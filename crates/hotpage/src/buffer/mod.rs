@@ -642,6 +642,11 @@ impl BufferPool {
         if image.len() != self.page_size {
             return Err(self.corrupt(page_id, "log image of the wrong size".into()));
         }
+        // An image is a copy of the page it is logged for: one that names another page
+        // would put that page's contents here (and fail every later read's id check).
+        if page::image_page_id(image) != Some(page_id) {
+            return Err(self.corrupt(page_id, "log image of another page".into()));
+        }
         if number >= FILE_PAGES_MAX {
             return Err(self.corrupt(
                 page_id,

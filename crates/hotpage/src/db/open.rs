@@ -32,7 +32,7 @@ use crate::buffer::{self, BufferPool};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
 use crate::format::{CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION};
-use crate::log::{LogReader, Wal, WalStart};
+use crate::log::{LogReader, Lsn, Wal, WalStart};
 use crate::page;
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
@@ -142,10 +142,7 @@ pub(super) fn open_steps(
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
     report.pages_redone = redo.images + redo.inserts_applied;
     report.torn_log_bytes = redo.torn_bytes;
-    let append_from = match policy {
-        LogPolicy::Strict => redo.end,
-        LogPolicy::Truncated { append_from, .. } => append_from,
-    };
+    let append_from = append_point(policy, &redo);
     let wal = open_log(&storage, &catalog, &options, &pool, &stats, append_from)?;
     let redo_lsn = Arc::new(AtomicU64::new(append_from));
     let tables = open_tables(
@@ -206,6 +203,19 @@ pub(super) fn open_steps(
         recovered || !data_existed || policy != LogPolicy::Strict,
     )?;
     Ok(db)
+}
+
+/// Where new log records go: after everything redo read, never over a record it applied.
+fn append_point(policy: LogPolicy, redo: &RedoOutcome) -> Lsn {
+    let append_from = match policy {
+        LogPolicy::Strict => redo.end,
+        LogPolicy::Truncated { append_from, .. } => append_from,
+    };
+    assert!(
+        append_from >= redo.end,
+        "the log would be appended inside its redone part"
+    );
+    append_from
 }
 
 /// The catalog's log segment size, or the options' for a catalog from before it was kept.
@@ -394,7 +404,14 @@ fn recover_pages(
             } else {
                 0
             };
-            reader.find_end(start, required)?
+            let end = reader.find_end(start, required)?;
+            // `find_end` refuses a log that ends before the redo point it was asked to
+            // prove: redo from a point past the end would skip records.
+            assert!(
+                end.end >= required,
+                "the proven log end precedes the redo point"
+            );
+            end
         }
         LogPolicy::Truncated { until, .. } => crate::log::LogEnd {
             end: until,
