@@ -194,51 +194,9 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
     };
     let table = owner.as_ref().and_then(|o| db.table(&o.table).ok());
     let kind = table.as_ref().map(|t| t.key_kind());
-    let mut slots = Vec::new();
-    for i in 0..page.slot_count() {
-        let (offset, length) = page.slot(i);
-        let mut key = Vec::new();
-        page.copy_key(i, &mut key);
-        let mut record = Vec::new();
-        page.copy_record(i, &mut record);
-        let mut slot = json!({
-            "slot": i,
-            "offset": offset,
-            "length": length,
-            "key_hex": hex(&key),
-            "hex": hex(&record),
-        });
-        match page_type {
-            Some(PageType::Inner) => {
-                slot["key"] = json!(decode_key(kind, &key));
-                slot["child"] = json!(page.child(i));
-            }
-            Some(PageType::Leaf) => {
-                let mut row = Vec::new();
-                page.copy_payload(i, &mut row);
-                slot["key"] = json!(decode_key(kind, &key));
-                slot["row_bytes"] = json!(row.len());
-            }
-            Some(PageType::FileHeader) => {
-                let mut payload = Vec::new();
-                page.copy_payload(i, &mut payload);
-                let word = |at: usize| {
-                    payload
-                        .get(at..at + 4)
-                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                        .map(u32::from_le_bytes)
-                };
-                slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
-                slot["format_version"] = json!(word(0));
-                slot["page_size"] = json!(word(4));
-                // Absent from headers written before several data files.
-                slot["file_count"] = json!(word(8).unwrap_or(1));
-                slot["file_number"] = json!(word(12).unwrap_or(0));
-            }
-            _ => {}
-        }
-        slots.push(slot);
-    }
+    let slots: Vec<Value> = (0..page.slot_count())
+        .map(|i| slot_report(&page, i, page_type, kind))
+        .collect();
     let is_inner = page_type == Some(PageType::Inner);
     Ok(json!({
         "db": args.db.display().to_string(),
@@ -264,6 +222,58 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
         "design": table.as_ref().map(|t| t.design().to_string()),
         "slots": slots,
     }))
+}
+
+/// One slot of `inspect page`: where its record is, the record in hex, and what it
+/// decodes to for the page's type (a key and child, a key and row, a file header).
+fn slot_report(
+    page: &page::Page<'_>,
+    i: usize,
+    page_type: Option<PageType>,
+    kind: Option<KeyKind>,
+) -> Value {
+    let (offset, length) = page.slot(i);
+    let mut key = Vec::new();
+    page.copy_key(i, &mut key);
+    let mut record = Vec::new();
+    page.copy_record(i, &mut record);
+    let mut slot = json!({
+        "slot": i,
+        "offset": offset,
+        "length": length,
+        "key_hex": hex(&key),
+        "hex": hex(&record),
+    });
+    match page_type {
+        Some(PageType::Inner) => {
+            slot["key"] = json!(decode_key(kind, &key));
+            slot["child"] = json!(page.child(i));
+        }
+        Some(PageType::Leaf) => {
+            let mut row = Vec::new();
+            page.copy_payload(i, &mut row);
+            slot["key"] = json!(decode_key(kind, &key));
+            slot["row_bytes"] = json!(row.len());
+        }
+        Some(PageType::FileHeader) => {
+            let mut payload = Vec::new();
+            page.copy_payload(i, &mut payload);
+            let word = |at: usize| {
+                payload
+                    .get(at..at + 4)
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .map(u32::from_le_bytes)
+            };
+            slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
+            slot["format_version"] = json!(word(0));
+            slot["page_size"] = json!(word(4));
+            // Absent from headers written before several data files.
+            slot["file_count"] = json!(word(8).unwrap_or(1));
+            slot["file_number"] = json!(word(12).unwrap_or(0));
+        }
+        _ => {}
+    }
+    slot
 }
 
 /// A page id from a report (a number, or null for none) as `FILE:PAGE`.
