@@ -13,9 +13,9 @@
 //!    - `hotpage check` passes.
 
 use crate::CliError;
-use crate::stress::ACK_STAMP_BYTES;
 use anyhow::Context;
 use hotpage::{Database, Key, Options};
+use hotpage_workload::engine::ACK_STAMP_BYTES;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use serde_json::json;
 use std::collections::HashMap;
@@ -170,24 +170,8 @@ fn validate(args: &CrashtestArgs) -> Result<(), CliError> {
     }
     crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
     crate::stress::validate_files(args.files)?;
-    if crate::designs::key_kind(
-        &args.design,
-        crate::designs::KeyOptions {
-            buckets: 16,
-            cache: 10_000,
-            block: 64,
-            partitions: 8,
-            flow_control_sessions: 1,
-            files: 1,
-        },
-    )
-    .is_none()
-    {
-        return Err(CliError::usage(format!(
-            "unknown design '{}'; choose one of: {}",
-            args.design,
-            crate::designs::names()
-        )));
+    if let Err(error) = args.design.parse::<hotpage_workload::DesignName>() {
+        return Err(CliError::usage(error.to_string()));
     }
     Ok(())
 }

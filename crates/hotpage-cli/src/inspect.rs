@@ -1,12 +1,16 @@
 //! `hotpage inspect`: look inside a database the way DBCC PAGE, sys.dm_db_index_physical_stats
 //! and sys.dm_os_wait_stats look inside SQL Server.
 
-use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, stress};
+use crate::output::right_align;
+use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, report_text};
 use anyhow::Context;
 use hotpage::testing::NO_PAGE;
 use hotpage::testing::page::{self, PageBuf, PageType};
 use hotpage::testing::{file_of, page_number};
 use hotpage::{Database, Key, KeyKind};
+use hotpage_workload::Report;
+use hotpage_workload::report::{HotPage, Wait};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -67,7 +71,7 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
     let (db_args, out) = match &args.what {
         What::Page { location, db } => (db, page_report(db, location)?),
         What::Index { table, db } => (db, index_report(db, table)?),
-        What::Waits { db } => (db, waits_report(db)?),
+        What::Waits { db } => return waits(db),
         What::Tables { db } => (db, tables_report(db)?),
         What::Log { db } => (db, log_report(db)?),
     };
@@ -77,7 +81,8 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
         match &args.what {
             What::Page { .. } => print_page(&out)?,
             What::Index { .. } => print_index(&out)?,
-            What::Waits { .. } => print_waits(&out)?,
+            // Printed by `waits` from its typed report, which returned above.
+            What::Waits { .. } => {}
             What::Tables { .. } => print_tables(&out)?,
             What::Log { .. } => print_log(&out)?,
         }
@@ -190,51 +195,9 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
     };
     let table = owner.as_ref().and_then(|o| db.table(&o.table).ok());
     let kind = table.as_ref().map(|t| t.key_kind());
-    let mut slots = Vec::new();
-    for i in 0..page.slot_count() {
-        let (offset, length) = page.slot(i);
-        let mut key = Vec::new();
-        page.copy_key(i, &mut key);
-        let mut record = Vec::new();
-        page.copy_record(i, &mut record);
-        let mut slot = json!({
-            "slot": i,
-            "offset": offset,
-            "length": length,
-            "key_hex": hex(&key),
-            "hex": hex(&record),
-        });
-        match page_type {
-            Some(PageType::Inner) => {
-                slot["key"] = json!(decode_key(kind, &key));
-                slot["child"] = json!(page.child(i));
-            }
-            Some(PageType::Leaf) => {
-                let mut row = Vec::new();
-                page.copy_payload(i, &mut row);
-                slot["key"] = json!(decode_key(kind, &key));
-                slot["row_bytes"] = json!(row.len());
-            }
-            Some(PageType::FileHeader) => {
-                let mut payload = Vec::new();
-                page.copy_payload(i, &mut payload);
-                let word = |at: usize| {
-                    payload
-                        .get(at..at + 4)
-                        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                        .map(u32::from_le_bytes)
-                };
-                slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
-                slot["format_version"] = json!(word(0));
-                slot["page_size"] = json!(word(4));
-                // Absent from headers written before several data files.
-                slot["file_count"] = json!(word(8).unwrap_or(1));
-                slot["file_number"] = json!(word(12).unwrap_or(0));
-            }
-            _ => {}
-        }
-        slots.push(slot);
-    }
+    let slots: Vec<Value> = (0..page.slot_count())
+        .map(|i| slot_report(&page, i, page_type, kind))
+        .collect();
     let is_inner = page_type == Some(PageType::Inner);
     Ok(json!({
         "db": args.db.display().to_string(),
@@ -260,6 +223,58 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
         "design": table.as_ref().map(|t| t.design().to_string()),
         "slots": slots,
     }))
+}
+
+/// One slot of `inspect page`: where its record is, the record in hex, and what it
+/// decodes to for the page's type (a key and child, a key and row, a file header).
+fn slot_report(
+    page: &page::Page<'_>,
+    i: usize,
+    page_type: Option<PageType>,
+    kind: Option<KeyKind>,
+) -> Value {
+    let (offset, length) = page.slot(i);
+    let mut key = Vec::new();
+    page.copy_key(i, &mut key);
+    let mut record = Vec::new();
+    page.copy_record(i, &mut record);
+    let mut slot = json!({
+        "slot": i,
+        "offset": offset,
+        "length": length,
+        "key_hex": hex(&key),
+        "hex": hex(&record),
+    });
+    match page_type {
+        Some(PageType::Inner) => {
+            slot["key"] = json!(decode_key(kind, &key));
+            slot["child"] = json!(page.child(i));
+        }
+        Some(PageType::Leaf) => {
+            let mut row = Vec::new();
+            page.copy_payload(i, &mut row);
+            slot["key"] = json!(decode_key(kind, &key));
+            slot["row_bytes"] = json!(row.len());
+        }
+        Some(PageType::FileHeader) => {
+            let mut payload = Vec::new();
+            page.copy_payload(i, &mut payload);
+            let word = |at: usize| {
+                payload
+                    .get(at..at + 4)
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .map(u32::from_le_bytes)
+            };
+            slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
+            slot["format_version"] = json!(word(0));
+            slot["page_size"] = json!(word(4));
+            // Absent from headers written before several data files.
+            slot["file_count"] = json!(word(8).unwrap_or(1));
+            slot["file_number"] = json!(word(12).unwrap_or(0));
+        }
+        _ => {}
+    }
+    slot
 }
 
 /// A page id from a report (a number, or null for none) as `FILE:PAGE`.
@@ -357,7 +372,7 @@ fn print_page(r: &Value) -> Result<(), CliError> {
             shown,
         ]);
     }
-    stress::right_align(&mut table, &[0, 1, 2]);
+    right_align(&mut table, &[0, 1, 2]);
     outln!("{table}")?;
     Ok(())
 }
@@ -543,7 +558,9 @@ fn print_heap(r: &Value, heap: &Value) -> Result<(), CliError> {
     Ok(())
 }
 
-fn load_run(db: &Database) -> Result<Option<Value>, CliError> {
+/// The last stress run saved with the database, if any. A run saved by a hotpage whose
+/// report this one cannot read is a clear error, not a panic.
+fn load_run(db: &Database) -> Result<Option<Report>, CliError> {
     let Some(bytes) = db
         .load_run_stats()
         .context("reading the last run's statistics")?
@@ -553,49 +570,80 @@ fn load_run(db: &Database) -> Result<Option<Value>, CliError> {
     serde_json::from_slice(&bytes).map(Some).map_err(|e| {
         CliError::new(
             EXIT_FAILURE,
-            format!("the last run's statistics are not valid JSON: {e}"),
+            format!("the last run's statistics are not a report this hotpage can read: {e}"),
         )
     })
 }
 
-fn waits_report(args: &DbArgs) -> Result<Value, CliError> {
+/// `inspect waits`: the saved run's waits and hottest pages.
+#[derive(Serialize)]
+struct WaitsReport {
+    /// Whether a stress run saved its report in this database.
+    recorded: bool,
+    run: Option<RunSummary>,
+    waits: Vec<Wait>,
+    hot_pages: Vec<HotPage>,
+}
+
+/// What `inspect waits` says of the run itself.
+#[derive(Serialize)]
+struct RunSummary {
+    design: String,
+    table: String,
+    sessions: u32,
+    rows_total: u64,
+    elapsed_s: f64,
+    warmup_s: f64,
+    rows_per_s: f64,
+}
+
+fn waits_report(args: &DbArgs) -> Result<WaitsReport, CliError> {
     let db = open_existing(&args.db)?;
-    let run = load_run(&db)?;
-    Ok(match run {
-        None => json!({ "recorded": false, "run": null, "waits": [], "hot_pages": [] }),
-        Some(r) => json!({
-            "recorded": true,
-            "run": {
-                "design": r["design"],
-                "table": r["table"],
-                "sessions": r["sessions"],
-                "rows_total": r["rows_total"],
-                "elapsed_s": r["elapsed_s"],
-                "warmup_s": r["warmup_s"],
-                "rows_per_s": r["rows_per_s"],
-            },
-            "waits": r["waits"],
-            "hot_pages": r["hot_pages"],
-        }),
+    Ok(match load_run(&db)? {
+        None => WaitsReport {
+            recorded: false,
+            run: None,
+            waits: Vec::new(),
+            hot_pages: Vec::new(),
+        },
+        Some(r) => WaitsReport {
+            recorded: true,
+            run: Some(RunSummary {
+                design: r.target.design,
+                table: r.target.table,
+                sessions: r.sessions,
+                rows_total: r.rows_total,
+                elapsed_s: r.elapsed_s,
+                warmup_s: r.warmup_s,
+                rows_per_s: r.rows_per_s,
+            }),
+            waits: r.target.waits,
+            hot_pages: r.target.hot_pages,
+        },
     })
 }
 
-fn print_waits(r: &Value) -> Result<(), CliError> {
-    if r["recorded"] != true {
+/// Runs `inspect waits`: JSON or text from the typed report.
+fn waits(args: &DbArgs) -> Result<(), CliError> {
+    let report = waits_report(args)?;
+    if args.json {
+        let text = serde_json::to_string(&report).context("writing the report as JSON")?;
+        return outln!("{text}");
+    }
+    let Some(run) = &report.run else {
         outln!("No stress run has recorded wait statistics in this database yet.")?;
         return Ok(());
-    }
-    let run = &r["run"];
+    };
     outln!(
         "Waits of the last stress run: design {}, table {}, {} sessions, {} rows in {:.3} s",
-        run["design"].as_str().unwrap_or("?"),
-        run["table"].as_str().unwrap_or("?"),
-        run["sessions"],
-        run["rows_total"],
-        run["elapsed_s"].as_f64().unwrap_or(0.0)
+        run.design,
+        run.table,
+        run.sessions,
+        run.rows_total,
+        run.elapsed_s
     )?;
     outln!()?;
-    stress::print_waits_and_pages(r)
+    report_text::print_waits_and_pages(&report.waits, &report.hot_pages)
 }
 
 fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
@@ -638,7 +686,7 @@ fn print_tables(r: &Value) -> Result<(), CliError> {
             },
         ]);
     }
-    stress::right_align(&mut table, &[2, 3]);
+    right_align(&mut table, &[2, 3]);
     outln!("{} tables", list.len())?;
     outln!("{table}")?;
     Ok(())
@@ -696,7 +744,7 @@ fn print_log(r: &Value) -> Result<(), CliError> {
             k["bytes_since_checkpoint"].to_string(),
         ]);
     }
-    stress::right_align(&mut table, &[1, 2, 3, 4]);
+    right_align(&mut table, &[1, 2, 3, 4]);
     outln!("{table}")?;
     let rec = &r["recovery"];
     outln!(

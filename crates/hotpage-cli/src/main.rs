@@ -5,9 +5,9 @@
 mod output;
 mod check;
 mod crashtest;
-mod designs;
 mod inspect;
 mod recover;
+mod report_text;
 mod stress;
 
 use clap::{Parser, Subcommand};

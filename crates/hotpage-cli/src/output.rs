@@ -42,3 +42,12 @@ pub fn line(text: std::fmt::Arguments<'_>) -> Result<(), CliError> {
 pub fn diagnostic(text: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
+
+/// Right-aligns the given columns of a table (numbers read best aligned on the right).
+pub fn right_align(table: &mut comfy_table::Table, columns: &[usize]) {
+    for &c in columns {
+        if let Some(column) = table.column_mut(c) {
+            column.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+}

@@ -38,16 +38,20 @@ mod stats;
 mod storage;
 mod txn;
 
+pub use access::TreeStats;
 pub use access::keys::{Key, KeyKind};
 pub use access::layout::Layout;
+pub use access::memtable::MemoryUsage;
+pub use buffer::PoolInfo;
+pub use db::inspect::PageOwner;
 pub use db::{
     Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
     TableHandle, TableInfo,
 };
 pub use error::{Error, Result};
 pub use failstop::StopCause;
-pub use log::WalOptions;
-pub use stats::{Counter, WaitType};
+pub use log::{WalCounters, WalOptions};
+pub use stats::{Counter, StatsSnapshot, WaitType};
 pub use storage::{
     CrashMode, FaultOp, MemStorage, StdStorage, Storage, StorageFile, VolatileStorage,
 };
