@@ -3,10 +3,10 @@
 
 use crate::CliError;
 use crate::designs::{self, KeyOptions};
+use crate::inspect::{file_of, page_number};
 use anyhow::Context;
 use comfy_table::Table;
 use hdrhistogram::Histogram;
-use hotpage::testing::{file_of, page_number};
 use hotpage::{Counter, WaitType};
 use hotpage::{Database, Durability, Error as EngineError, Key, Options};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

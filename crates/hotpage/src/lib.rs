@@ -38,15 +38,25 @@ mod stats;
 mod storage;
 mod txn;
 
+pub use access::TreeStats;
 pub use access::keys::{Key, KeyKind};
 pub use access::layout::Layout;
+pub use access::memtable::MemoryUsage;
+pub use buffer::PoolInfo;
 pub use db::{
     Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
     TableHandle, TableInfo,
 };
+// The integrity check's and the inspection reports' typed values (the CLI renders them).
+pub use db::{
+    CheckReport, Fault, FaultKind, FsmCategories, HeapIndexShape, HeapShape, IndexReport,
+    IndexShape, LogKindCount, LogReport, LogSummary, PageHeader, PageLocation, PageOwner,
+    PageReport, SlotContent, SlotReport, TableCheck, TableFigures, TableSummary,
+};
 pub use error::{Error, Result};
 pub use failstop::StopCause;
 pub use log::WalOptions;
+pub use page::PageType;
 pub use stats::{Counter, WaitType};
 pub use storage::{
     CrashMode, FaultOp, MemStorage, StdStorage, Storage, StorageFile, VolatileStorage,
