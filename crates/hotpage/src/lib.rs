@@ -20,8 +20,10 @@
 //! error        the typed error
 //! ```
 //!
-//! Modules are private; the API an embedder needs is re-exported below. Integration tests
-//! that need internals enable the `testing` feature, which exposes [`testing`].
+//! Modules are private; the API an embedder needs is re-exported below, the integrity check
+//! and the inspection reports included (typed values; `hotpage check` and `inspect` only
+//! render them). Integration tests that need internals enable the `testing` feature, which
+//! exposes [`testing`].
 
 mod access;
 mod buffer;
@@ -91,10 +93,7 @@ pub mod testing {
     pub use crate::access::btree::BTree;
     pub use crate::buffer::{BufferPool, FileHeader};
     pub use crate::catalog::Catalog;
-    pub use crate::format::{
-        CREATING_FILE, DATA_FILE_MAGIC, NO_PAGE, data_file_name, file_of, memtable_file_name,
-        page_id_of, page_number, parse_data_file_name,
-    };
+    pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
     pub use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
     pub use crate::log::{LogReader, RecordKind, WalOptions};
     pub use crate::stats::{Counter, Stats, WaitType};

@@ -4,8 +4,8 @@
 
 use hotpage::testing::page::{PageBuf, seal};
 use hotpage::{
-    CheckReport, Database, FaultKind, KeyKind, Layout, MemStorage, Options, PageLocation,
-    PageType, Storage,
+    CheckReport, Database, FaultKind, KeyKind, Layout, MemStorage, Options, PageLocation, PageType,
+    Storage,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -59,7 +59,9 @@ fn build() -> Arc<MemStorage> {
     let mut session = db.session();
     for table in &tables {
         for i in 0..1500u32 {
-            session.insert(table, &i.to_le_bytes().repeat(10)).expect("insert");
+            session
+                .insert(table, &i.to_le_bytes().repeat(10))
+                .expect("insert");
         }
     }
     drop(session);
@@ -119,8 +121,14 @@ fn a_clean_database_has_no_fault_and_its_figures() {
         let t = report.tables.iter().find(|t| t.name == name).expect(name);
         t.figures.clone().expect("figures")
     };
-    assert_eq!((figures("parts").trees, figures("parts").heap_chains), (3, 0));
-    assert_eq!((figures("events").trees, figures("events").heap_chains), (1, 1));
+    assert_eq!(
+        (figures("parts").trees, figures("parts").heap_chains),
+        (3, 0)
+    );
+    assert_eq!(
+        (figures("events").trees, figures("events").heap_chains),
+        (1, 1)
+    );
     assert_eq!(figures("hot").pages, Some(0));
     // Every page but each file's header belongs to a table (none leaked, none orphaned).
     let table_pages: usize = report
@@ -147,9 +155,19 @@ fn a_flipped_byte_is_a_page_fault_naming_its_page() {
     assert_eq!(fault.table, None);
     assert!(fault.message.contains("checksum"), "{}", fault.message);
     // The damaged leaf also stops the walk of its tree: the table is not ok.
-    let orders = report.tables.iter().find(|t| t.name == "orders").expect("orders");
+    let orders = report
+        .tables
+        .iter()
+        .find(|t| t.name == "orders")
+        .expect("orders");
     assert!(!orders.ok);
-    assert!(report.tables.iter().filter(|t| t.name != "orders").all(|t| t.ok));
+    assert!(
+        report
+            .tables
+            .iter()
+            .filter(|t| t.name != "orders")
+            .all(|t| t.ok)
+    );
 }
 
 #[test]
@@ -175,7 +193,11 @@ fn keys_out_of_order_in_a_sealed_leaf_are_a_tree_fault() {
     assert_eq!(fault.table.as_deref(), Some("orders"));
     assert_eq!(fault.page, Some(leaf));
     assert!(fault.message.contains("out of order"), "{}", fault.message);
-    let orders = report.tables.iter().find(|t| t.name == "orders").expect("orders");
+    let orders = report
+        .tables
+        .iter()
+        .find(|t| t.name == "orders")
+        .expect("orders");
     let figures = orders.figures.as_ref().expect("figures");
     assert!(!orders.ok);
     assert_eq!((figures.rows_tree, figures.pages), (None, None));
