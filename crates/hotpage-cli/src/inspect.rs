@@ -4,10 +4,10 @@
 use crate::output::right_align;
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, report_text};
 use anyhow::Context;
-use hotpage::testing::NO_PAGE;
-use hotpage::testing::page::{self, PageBuf, PageType};
-use hotpage::testing::{file_of, page_number};
-use hotpage::{Database, Key, KeyKind};
+use hotpage::{
+    Database, HeapShape, IndexReport, IndexShape, LogReport, PageLocation, PageReport, PageType,
+    SlotContent, SlotReport,
+};
 use hotpage_workload::Report;
 use hotpage_workload::report::{HotPage, Wait};
 use serde::Serialize;
@@ -90,30 +90,18 @@ pub fn run(args: &InspectArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Parses `FILE:PAGE`, FILE being a number N or a data file name `data.N`, or a bare page
-/// id (as the JSON links hold; file 0's page ids are its page numbers).
-fn parse_location(location: &str) -> Result<(u32, u64), CliError> {
-    let bad = || {
+/// Parses `FILE:PAGE` (see [`PageLocation::parse`]).
+fn parse_location(location: &str) -> Result<PageLocation, CliError> {
+    PageLocation::parse(location).ok_or_else(|| {
         CliError::usage(format!(
             "'{location}' is not a page: write FILE:PAGE, e.g. 0:1 or data.0:1"
         ))
-    };
-    let Some((file, page)) = location.split_once(':') else {
-        let page_id: u64 = location.trim().parse().map_err(|_| bad())?;
-        return Ok((file_of(page_id), page_number(page_id)));
-    };
-    let file = file.trim();
-    let file: u32 = match hotpage::testing::parse_data_file_name(file) {
-        Some(number) => number,
-        None => file.parse().map_err(|_| bad())?,
-    };
-    let page: u64 = page.trim().parse().map_err(|_| bad())?;
-    Ok((file, page))
+    })
 }
 
 /// A page id as `FILE:PAGE`, the form `inspect page` takes.
 pub fn location(page_id: u64) -> String {
-    format!("{}:{}", file_of(page_id), page_number(page_id))
+    PageLocation::of(page_id).to_string()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -124,24 +112,9 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-fn link(page_id: u64) -> Value {
-    if page_id == NO_PAGE {
-        Value::Null
-    } else {
-        json!(page_id)
-    }
-}
-
-fn decode_key(kind: Option<KeyKind>, key: &[u8]) -> String {
-    match kind.and_then(|k| Key::from_bytes(key).ok().map(|key| k.decode(&key))) {
-        Some(decoded) => decoded,
-        None => format!("0x{}", hex(key)),
-    }
-}
-
-fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
-    let (file, number) = parse_location(location)?;
-    let db = open_existing(&args.db)?;
+/// Refuses a location outside the database's data files, with what the database has.
+fn check_bounds(db: &Database, args: &DbArgs, at: PageLocation) -> Result<(), CliError> {
+    let PageLocation { file, page: number } = at;
     let files = db.data_files();
     if file >= files {
         return Err(CliError::new(
@@ -173,108 +146,85 @@ fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
             format!(
                 "no page {file}:{number} in {}: {} has {file_pages} pages (0 to {})",
                 args.db.display(),
-                hotpage::testing::data_file_name(file),
+                at.file_name(),
                 file_pages.saturating_sub(1)
             ),
         ));
     }
-    let page_id = hotpage::testing::page_id_of(file, number);
-    let image = db
-        .raw_page_image(page_id)
-        .with_context(|| format!("reading page {file}:{number}"))?;
-    let verified = page::verify(&image, page_id);
-    let buf = PageBuf::new(image.len());
-    let page = buf.page();
-    page.copy_from(&image);
-    let page_type = page.page_type();
-    // Ownership needs a walk of the trees; a damaged tree just leaves the owner unknown.
-    let owner = if matches!(page_type, Some(PageType::Leaf | PageType::Inner)) {
-        db.page_owner(page_id).ok().flatten()
-    } else {
-        None
-    };
-    let table = owner.as_ref().and_then(|o| db.table(&o.table).ok());
-    let kind = table.as_ref().map(|t| t.key_kind());
-    let slots: Vec<Value> = (0..page.slot_count())
-        .map(|i| slot_report(&page, i, page_type, kind))
-        .collect();
-    let is_inner = page_type == Some(PageType::Inner);
-    Ok(json!({
-        "db": args.db.display().to_string(),
-        "file": file,
-        "page": number,
-        "checksum_ok": verified.is_ok(),
-        "problem": verified.err(),
-        "header": {
-            "page_id": page.page_id(),
-            "page_type": page_type.map_or("unknown", PageType::name),
-            "page_type_byte": page.page_type_byte(),
-            "level": page.level(),
-            "lsn": page.lsn(),
-            "slot_count": page.slot_count(),
-            "free_bytes": page.free_bytes(),
-            "free_end": page.free_end(),
-            "next": link(page.next()),
-            "leftmost_child": if is_inner { link(page.aux()) } else { Value::Null },
-            "aux": link(page.aux()),
-            "checksum": format!("{:#010x}", page.stored_checksum()),
-        },
-        "table": owner.as_ref().map(|o| o.table.clone()),
-        "design": table.as_ref().map(|t| t.design().to_string()),
-        "slots": slots,
-    }))
+    Ok(())
 }
 
-/// One slot of `inspect page`: where its record is, the record in hex, and what it
-/// decodes to for the page's type (a key and child, a key and row, a file header).
-fn slot_report(
-    page: &page::Page<'_>,
-    i: usize,
-    page_type: Option<PageType>,
-    kind: Option<KeyKind>,
-) -> Value {
-    let (offset, length) = page.slot(i);
-    let mut key = Vec::new();
-    page.copy_key(i, &mut key);
-    let mut record = Vec::new();
-    page.copy_record(i, &mut record);
+fn slot_json(s: &SlotReport) -> Value {
     let mut slot = json!({
-        "slot": i,
-        "offset": offset,
-        "length": length,
-        "key_hex": hex(&key),
-        "hex": hex(&record),
+        "slot": s.slot,
+        "offset": s.offset,
+        "length": s.length,
+        "key_hex": hex(&s.key),
+        "hex": hex(&s.record),
     });
-    match page_type {
-        Some(PageType::Inner) => {
-            slot["key"] = json!(decode_key(kind, &key));
-            slot["child"] = json!(page.child(i));
+    match &s.content {
+        SlotContent::Child { key, child } => {
+            slot["key"] = json!(key);
+            slot["child"] = json!(child);
         }
-        Some(PageType::Leaf) => {
-            let mut row = Vec::new();
-            page.copy_payload(i, &mut row);
-            slot["key"] = json!(decode_key(kind, &key));
-            slot["row_bytes"] = json!(row.len());
+        SlotContent::Row { key, row_bytes } => {
+            slot["key"] = json!(key);
+            slot["row_bytes"] = json!(row_bytes);
         }
-        Some(PageType::FileHeader) => {
-            let mut payload = Vec::new();
-            page.copy_payload(i, &mut payload);
-            let word = |at: usize| {
-                payload
-                    .get(at..at + 4)
-                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                    .map(u32::from_le_bytes)
-            };
-            slot["key"] = json!(String::from_utf8_lossy(&key).trim_end_matches('\0'));
-            slot["format_version"] = json!(word(0));
-            slot["page_size"] = json!(word(4));
-            // Absent from headers written before several data files.
-            slot["file_count"] = json!(word(8).unwrap_or(1));
-            slot["file_number"] = json!(word(12).unwrap_or(0));
+        SlotContent::FileHeader {
+            magic,
+            format_version,
+            page_size,
+            file_count,
+            file_number,
+        } => {
+            slot["key"] = json!(magic);
+            slot["format_version"] = json!(format_version);
+            slot["page_size"] = json!(page_size);
+            slot["file_count"] = json!(file_count);
+            slot["file_number"] = json!(file_number);
         }
-        _ => {}
+        SlotContent::Other => {}
     }
     slot
+}
+
+fn page_json(db: &str, r: &PageReport) -> Value {
+    let h = &r.header;
+    json!({
+        "db": db,
+        "file": r.location.file,
+        "page": r.location.page,
+        "checksum_ok": r.problem.is_none(),
+        "problem": r.problem,
+        "header": {
+            "page_id": h.page_id,
+            "page_type": h.page_type.map_or("unknown", PageType::name),
+            "page_type_byte": h.page_type_byte,
+            "level": h.level,
+            "lsn": h.lsn,
+            "slot_count": h.slot_count,
+            "free_bytes": h.free_bytes,
+            "free_end": h.free_end,
+            "next": h.next,
+            "leftmost_child": h.leftmost_child(),
+            "aux": h.aux,
+            "checksum": format!("{:#010x}", h.checksum),
+        },
+        "table": r.table,
+        "design": r.design,
+        "slots": r.slots.iter().map(slot_json).collect::<Vec<_>>(),
+    })
+}
+
+fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
+    let at = parse_location(location)?;
+    let db = open_existing(&args.db)?;
+    check_bounds(&db, args, at)?;
+    let report = db
+        .inspect_page(at)
+        .with_context(|| format!("reading page {at}"))?;
+    Ok(page_json(&args.db.display().to_string(), &report))
 }
 
 /// A page id from a report (a number, or null for none) as `FILE:PAGE`.
@@ -382,85 +332,73 @@ fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
     let table = db
         .table(name)
         .with_context(|| format!("in {}", args.db.display()))?;
-    let tree = db
-        .verify_table(&table)
+    let report = db
+        .index_report(&table)
         .with_context(|| format!("walking table {name}"))?;
-    if let Some(memory) = db.memory_usage(&table) {
-        // No pages, levels or fill: the rows and what they take in memory and on disk.
-        return Ok(json!({
-            "table": name,
-            "design": table.design(),
-            "memory_optimized": true,
-            "root_page": null,
-            "levels": 0,
-            "pages": 0,
-            "rows": tree.rows,
-            "key_bytes": memory.key_bytes,
-            "row_bytes": memory.row_bytes,
-            "file": memory.file,
-            "file_bytes": memory.file_bytes,
-        }));
-    }
-    let leaves = tree.pages_per_level.first().copied().unwrap_or(0);
-    // A heap: the shape above is the heap's pages; add the free-space map's categories,
-    // and the nonclustered index's own shape if there is one.
-    let heap = match table.heap() {
-        None => Value::Null,
-        Some(heap) => {
-            let mut categories = [0u64; 5];
-            let mut chain_pages = Vec::new();
-            for file in 0..heap.fsm().file_count() {
-                let entries = heap.fsm().entries(file);
-                chain_pages.push(entries.len());
-                for (_, category) in entries {
-                    categories[usize::from(category.min(4))] += 1;
-                }
-            }
-            let index = match table.trees().next() {
-                Some(index) => {
-                    let shape = index
-                        .verify()
-                        .with_context(|| format!("walking the index of {name}"))?;
-                    json!({
-                        "root_page": index.root(),
-                        "levels": shape.levels,
-                        "pages": shape.pages(),
-                        "pages_per_level": shape.pages_per_level,
-                        "avg_fill_pct": shape.leaf_fill_pct,
-                        "rows": shape.rows,
-                    })
-                }
-                None => Value::Null,
-            };
-            json!({
-                "chains": heap.heads().len(),
-                "pages_per_chain": chain_pages,
-                "fsm_categories": {
-                    "empty": categories[0],
-                    "le_50_pct": categories[1],
-                    "le_80_pct": categories[2],
-                    "le_95_pct": categories[3],
-                    "full": categories[4],
-                },
-                "index": index,
-            })
+    Ok(index_json(&report))
+}
+
+fn index_json(r: &IndexReport) -> Value {
+    let (root, tree, heap) = match &r.shape {
+        IndexShape::Memory { rows, usage } => {
+            return json!({
+                "table": r.table,
+                "design": r.design,
+                "memory_optimized": true,
+                "root_page": null,
+                "levels": 0,
+                "pages": 0,
+                "rows": rows,
+                "key_bytes": usage.key_bytes,
+                "row_bytes": usage.row_bytes,
+                "file": usage.file,
+                "file_bytes": usage.file_bytes,
+            });
         }
+        IndexShape::Pages { root, tree, heap } => (root, tree, heap),
     };
-    Ok(json!({
-        "heap": heap,
-        "table": name,
-        "design": table.design(),
-        "root_file": file_of(table.root_page()),
-        "root_page": page_number(table.root_page()),
+    json!({
+        "heap": heap.as_ref().map_or(Value::Null, heap_json),
+        "table": r.table,
+        "design": r.design,
+        "root_file": root.file,
+        "root_page": root.page,
         "levels": tree.levels,
         "pages": tree.pages(),
         "pages_per_level": tree.pages_per_level,
-        "leaf_pages": leaves,
+        "leaf_pages": tree.leaf_pages(),
         "avg_fill_pct": tree.leaf_fill_pct,
         "rows": tree.rows,
         "out_of_order_leaves": tree.out_of_order_leaves,
-        "fragmentation_pct": 100.0 * tree.out_of_order_leaves as f64 / leaves.max(1) as f64,
-    }))
+        "fragmentation_pct": tree.fragmentation_pct(),
+    })
+}
+
+/// A heap's chains, free-space map and index (whose root is a page id, as links are).
+fn heap_json(heap: &HeapShape) -> Value {
+    let c = &heap.fsm_categories;
+    let index = heap.index.as_ref().map_or(Value::Null, |index| {
+        json!({
+            "root_page": index.root.page_id(),
+            "levels": index.tree.levels,
+            "pages": index.tree.pages(),
+            "pages_per_level": index.tree.pages_per_level,
+            "avg_fill_pct": index.tree.leaf_fill_pct,
+            "rows": index.tree.rows,
+        })
+    });
+    json!({
+        "chains": heap.chains,
+        "pages_per_chain": heap.pages_per_chain,
+        "fsm_categories": {
+            "empty": c.empty,
+            "le_50_pct": c.le_50_pct,
+            "le_80_pct": c.le_80_pct,
+            "le_95_pct": c.le_95_pct,
+            "full": c.full,
+        },
+        "index": index,
+    })
 }
 
 fn print_index(r: &Value) -> Result<(), CliError> {
@@ -649,19 +587,18 @@ fn waits(args: &DbArgs) -> Result<(), CliError> {
 fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
     let db = open_existing(&args.db)?;
     let tables: Vec<Value> = db
-        .tables()
+        .table_summaries()
         .iter()
         .map(|t| {
-            let memory = db.table(&t.name).ok().and_then(|h| db.memory_usage(&h));
             json!({
                 "name": t.name,
                 "design": t.design,
                 "rows": t.rows,
                 // A memory table has no root page; its bytes are in memory and its file.
-                "root_file": if memory.is_some() { Value::Null } else { json!(file_of(t.root_page)) },
-                "root_page": if memory.is_some() { Value::Null } else { json!(page_number(t.root_page)) },
-                "memory_bytes": memory.as_ref().map(|m| m.key_bytes + m.row_bytes),
-                "memory_file_bytes": memory.as_ref().map(|m| m.file_bytes),
+                "root_file": t.root.map(|r| r.file),
+                "root_page": t.root.map(|r| r.page),
+                "memory_bytes": t.memory.as_ref().map(|m| m.key_bytes + m.row_bytes),
+                "memory_file_bytes": t.memory.as_ref().map(|m| m.file_bytes),
             })
         })
         .collect();
@@ -694,10 +631,9 @@ fn print_tables(r: &Value) -> Result<(), CliError> {
 
 fn log_report(args: &DbArgs) -> Result<Value, CliError> {
     let db = open_existing(&args.db)?;
-    let summary = db
-        .log_summary()
+    let LogReport { summary, recovery } = db
+        .log_report()
         .map_err(|e| CliError::failure(format!("reading the log: {e}")))?;
-    let recovery = db.recovery_report();
     Ok(json!({
         "from_lsn": summary.from_lsn,
         "redo_lsn": summary.redo_lsn,

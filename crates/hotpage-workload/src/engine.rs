@@ -162,9 +162,13 @@ impl EngineTarget {
         Ok(hot
             .iter()
             .zip(owners)
-            .map(|((page, w), owner)| HotPage {
-                file: hotpage::testing::file_of(*page),
-                page: hotpage::testing::page_number(*page),
+            .map(|((page, w), owner)| {
+                let at = hotpage::PageLocation::of(*page);
+                (at, w, owner)
+            })
+            .map(|(at, w, owner)| HotPage {
+                file: at.file,
+                page: at.page,
                 page_type: owner
                     .as_ref()
                     .map_or("unknown", |o| o.page_type.name())

@@ -20,8 +20,10 @@
 //! error        the typed error
 //! ```
 //!
-//! Modules are private; the API an embedder needs is re-exported below. Integration tests
-//! that need internals enable the `testing` feature, which exposes [`testing`].
+//! Modules are private; the API an embedder needs is re-exported below, the integrity check
+//! and the inspection reports included (typed values; `hotpage check` and `inspect` only
+//! render them). Integration tests that need internals enable the `testing` feature, which
+//! exposes [`testing`].
 
 mod access;
 mod buffer;
@@ -43,14 +45,20 @@ pub use access::keys::{Key, KeyKind};
 pub use access::layout::Layout;
 pub use access::memtable::MemoryUsage;
 pub use buffer::PoolInfo;
-pub use db::inspect::PageOwner;
 pub use db::{
     Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
     TableHandle, TableInfo,
 };
+// The integrity check's and the inspection reports' typed values (the CLI renders them).
+pub use db::{
+    CheckReport, Fault, FaultKind, FsmCategories, HeapIndexShape, HeapShape, IndexReport,
+    IndexShape, LogKindCount, LogReport, LogSummary, PageHeader, PageLocation, PageOwner,
+    PageReport, SlotContent, SlotReport, TableCheck, TableFigures, TableSummary,
+};
 pub use error::{Error, Result};
 pub use failstop::StopCause;
 pub use log::{WalCounters, WalOptions};
+pub use page::PageType;
 pub use stats::{Counter, StatsSnapshot, WaitType};
 pub use storage::{
     CrashMode, FaultOp, MemStorage, StdStorage, Storage, StorageFile, VolatileStorage,
@@ -85,10 +93,7 @@ pub mod testing {
     pub use crate::access::btree::BTree;
     pub use crate::buffer::{BufferPool, FileHeader};
     pub use crate::catalog::Catalog;
-    pub use crate::format::{
-        CREATING_FILE, DATA_FILE_MAGIC, NO_PAGE, data_file_name, file_of, memtable_file_name,
-        page_id_of, page_number, parse_data_file_name,
-    };
+    pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
     pub use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
     pub use crate::log::{LogReader, RecordKind, WalOptions};
     pub use crate::stats::{Counter, Stats, WaitType};

@@ -45,6 +45,16 @@ impl TreeStats {
     pub fn pages(&self) -> u64 {
         self.pages_per_level.iter().sum()
     }
+
+    /// The leaves (level 0's pages).
+    pub fn leaf_pages(&self) -> u64 {
+        self.pages_per_level.first().copied().unwrap_or(0)
+    }
+
+    /// The share of leaves, in percent, whose right link is not the next page of the file.
+    pub fn fragmentation_pct(&self) -> f64 {
+        100.0 * self.out_of_order_leaves as f64 / self.leaf_pages().max(1) as f64
+    }
 }
 
 /// One page of a tree, as [`BTree::pages`] lists it.

@@ -4,12 +4,90 @@
 //!
 //! A child module of `db` so that these additions stay out of `db.rs`.
 
-use super::{Database, TableHandle};
+use super::{Database, RecoveryReport, TableHandle};
 use crate::access::TreePage;
+use crate::access::memtable::MemoryUsage;
 use crate::error::{Error, Result};
+use crate::format;
 use crate::page::PageType;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+
+/// Where a page lies: its data file (`data.N`) and its number in that file, the form
+/// reports show (`FILE:PAGE`). The one translation between page ids and what a user reads
+/// or types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageLocation {
+    /// The data file's number (`data.0` is 0).
+    pub file: u32,
+    /// The page's number within that file.
+    pub page: u64,
+}
+
+impl PageLocation {
+    /// Where the page with id `page_id` lies.
+    pub fn of(page_id: u64) -> PageLocation {
+        PageLocation {
+            file: format::file_of(page_id),
+            page: format::page_number(page_id),
+        }
+    }
+
+    /// The page id of this location, as links in pages and the JSON reports hold it.
+    pub fn page_id(self) -> u64 {
+        format::page_id_of(self.file, self.page)
+    }
+
+    /// The name of its data file in the database directory (`data.N`).
+    pub fn file_name(self) -> String {
+        format::data_file_name(self.file)
+    }
+
+    /// Parses `FILE:PAGE`, FILE being a number N or a data file name `data.N`, or a bare
+    /// page id (file 0's page ids are its page numbers). `None` for anything else.
+    pub fn parse(text: &str) -> Option<PageLocation> {
+        let Some((file, page)) = text.split_once(':') else {
+            return text.trim().parse().ok().map(PageLocation::of);
+        };
+        let file = file.trim();
+        let file = match format::parse_data_file_name(file) {
+            Some(number) => number,
+            None => file.parse().ok()?,
+        };
+        let page = page.trim().parse().ok()?;
+        Some(PageLocation { file, page })
+    }
+}
+
+impl std::fmt::Display for PageLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.page)
+    }
+}
+
+/// A table as `inspect tables` lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSummary {
+    /// The table's name.
+    pub name: String,
+    /// The design it was created with.
+    pub design: String,
+    /// Rows (as counted by sessions).
+    pub rows: u64,
+    /// Its first root page; `None` for a memory table, which has no pages.
+    pub root: Option<PageLocation>,
+    /// A memory table's figures; `None` for a table with pages.
+    pub memory: Option<MemoryUsage>,
+}
+
+/// What the log holds and what recovery did at this open (`inspect log`).
+#[derive(Clone, Debug)]
+pub struct LogReport {
+    /// The log's records by kind.
+    pub summary: LogSummary,
+    /// What this open's recovery did.
+    pub recovery: RecoveryReport,
+}
 
 /// The file that keeps the last stress run's statistics.
 pub const RUN_STATS_FILE: &str = "last-run.json";
@@ -29,6 +107,31 @@ pub struct PageOwner {
 }
 
 impl Database {
+    /// Every table with its design, rows and root page, in creation order.
+    pub fn table_summaries(&self) -> Vec<TableSummary> {
+        self.tables()
+            .into_iter()
+            .map(|t| {
+                let memory = self.table(&t.name).ok().and_then(|h| self.memory_usage(&h));
+                TableSummary {
+                    root: memory.is_none().then(|| PageLocation::of(t.root_page)),
+                    name: t.name,
+                    design: t.design,
+                    rows: t.rows,
+                    memory,
+                }
+            })
+            .collect()
+    }
+
+    /// The log's records by kind ([`Database::log_summary`]) and this open's recovery.
+    pub fn log_report(&self) -> Result<LogReport> {
+        Ok(LogReport {
+            summary: self.log_summary()?,
+            recovery: self.recovery_report().clone(),
+        })
+    }
+
     /// A page image as it is in the data file, verified (checksum, page id, slot directory):
     /// a damaged page is `CorruptPage`. Reads the file, not the pool: call
     /// [`Database::checkpoint`] first to see changes still in memory.

@@ -40,11 +40,18 @@ use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+mod check;
+mod index_report;
 pub mod inspect;
 mod memory;
 mod open;
+mod page_report;
 mod routing;
 mod salvage;
+pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
+pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
+pub use inspect::{LogKindCount, LogReport, LogSummary, PageLocation, PageOwner, TableSummary};
+pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
 
