@@ -94,7 +94,7 @@ pub enum Error {
         cause.message
     )]
     Stopped {
-        cause: Box<crate::failstop::StopCause>,
+        cause: Box<StopCause>,
         advice: &'static str,
     },
     /// A change was asked of a database opened read-only.
@@ -117,3 +117,14 @@ impl Error {
 // `Stopped` took it from 64 to 72 bytes and cost 12 % of single-session inserts without a
 // log (docs/BENCHMARKS.md). Box a large variant's fields rather than grow this.
 const _: () = assert!(std::mem::size_of::<Error>() <= 64);
+
+/// Why the database stopped: the first failure, as it was reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopCause {
+    /// What the engine was doing (`writing log segment wal.… at byte …`).
+    pub context: String,
+    /// The OS error's kind (`StorageFull` for ENOSPC), `Other` for a non-I/O failure.
+    pub kind: std::io::ErrorKind,
+    /// The error's own message.
+    pub message: String,
+}

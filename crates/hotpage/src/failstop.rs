@@ -8,21 +8,10 @@
 //! (ENOSPC, EIO, ...), and every later caller gets that cause with what to do about it,
 //! instead of a bare "failed earlier".
 
-use crate::error::Error;
+use crate::error::{Error, StopCause};
 use std::io;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Why the database stopped: the first failure, as it was reported.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StopCause {
-    /// What the engine was doing (`writing log segment wal.… at byte …`).
-    pub context: String,
-    /// The OS error's kind (`StorageFull` for ENOSPC), `Other` for a non-I/O failure.
-    pub kind: io::ErrorKind,
-    /// The error's own message.
-    pub message: String,
-}
 
 /// The database's fail-stop state (see the module docs).
 #[derive(Debug, Default)]

@@ -6,7 +6,7 @@
 
 // ---- the database directory ----
 
-/// The file [`crate::storage::StdStorage::lock`] locks (it stays behind, empty, when the lock
+/// The file `StdStorage::lock` (in `storage`) locks (it stays behind, empty, when the lock
 /// is released).
 pub const LOCK_FILE: &str = "LOCK";
 

@@ -55,8 +55,7 @@ pub use db::{
     IndexShape, LogKindCount, LogReport, LogSummary, PageHeader, PageLocation, PageOwner,
     PageReport, SlotContent, SlotReport, TableCheck, TableFigures, TableSummary,
 };
-pub use error::{Error, Result};
-pub use failstop::StopCause;
+pub use error::{Error, Result, StopCause};
 pub use log::{WalCounters, WalOptions};
 pub use page::PageType;
 pub use stats::{Counter, StatsSnapshot, WaitType};

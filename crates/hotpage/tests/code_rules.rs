@@ -1,7 +1,9 @@
-//! The ratchet on function length (issue 10; TigerBeetle's style): no function in the
-//! workspace's non-test code is longer than `FUNCTION_LINES_MAX`. A function runs from its
-//! `fn` line to the line that closes its body at the same indent; code after a
-//! `#[cfg(test)]` line, and the `tests/` and `benches/` folders, are test code.
+//! Rules the code is held to (issue 10), checked on the sources themselves:
+//! - the ratchet on function length (TigerBeetle's style): no function in the workspace's
+//!   non-test code is longer than `FUNCTION_LINES_MAX`. A function runs from its `fn` line
+//!   to the line that closes its body at the same indent; code after a `#[cfg(test)]`
+//!   line, and the `tests/` and `benches/` folders, are test code;
+//! - the engine's layers: no module's non-test code names a module of a higher layer.
 
 use std::path::{Path, PathBuf};
 
@@ -85,4 +87,50 @@ fn the_scanner_measures_a_function_it_is_shown() {
         + "    }\n}\n#[cfg(test)]\nfn hidden() {\n}\n";
     let found = functions(&text);
     assert_eq!(found, vec![("short".into(), 1, 3), ("long".into(), 6, 122)]);
+}
+
+/// The engine's top-level modules, bottom layer first (docs/design.md, "Layers").
+const LAYERS: &[&str] = &[
+    "format", "error", "storage", "failstop", "stats", "latch", "page", "log", "buffer", "access",
+    "txn", "catalog", "recovery", "db",
+];
+
+#[test]
+fn no_engine_module_imports_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut sources = Vec::new();
+    rust_sources(&src, &mut sources);
+    let rank = |name: &str| LAYERS.iter().position(|l| *l == name);
+    let mut upward = Vec::new();
+    for path in &sources {
+        let relative = path.strip_prefix(&src).expect("under src");
+        let top = relative
+            .iter()
+            .next()
+            .and_then(|c| c.to_str())
+            .unwrap_or("");
+        let Some(mine) = rank(top.trim_end_matches(".rs")) else {
+            assert_eq!(
+                top, "lib.rs",
+                "a top-level module missing from LAYERS: {top}"
+            );
+            continue;
+        };
+        let text = std::fs::read_to_string(path).expect("read a source file");
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (at, _) in code.match_indices("crate::") {
+            let name: String = code[at + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if rank(&name).is_some_and(|theirs| theirs > mine) {
+                upward.push(format!("{}: crate::{name}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports that run upward:\n{}",
+        upward.join("\n")
+    );
 }
