@@ -146,18 +146,20 @@ impl<'a> LogReader<'a> {
         Ok(())
     }
 
-    /// The LSN just past the last byte the segment files hold.
+    /// The LSN just past the last 8-byte word holding a non-zero byte in the segment
+    /// files. The writer zero-fills ahead of the log's end, and those zeros were never log;
+    /// so a torn write's trailing all-zero words are not counted either (they cannot be
+    /// told apart).
     fn files_end(&self, segments: &[u64]) -> Result<Lsn> {
         let Some(&last) = segments.last() else {
             return Ok(0);
         };
-        let name = segment_name(last);
-        let len = self
-            .storage
-            .open(&name, false)
-            .and_then(|file| file.len())
-            .map_err(|e| Error::io(format!("reading log segment {name}"), e))?;
-        Ok(last * self.segment_bytes + len.min(self.segment_bytes))
+        let bytes = self.read_segment(last)?;
+        let written = bytes
+            .iter()
+            .rposition(|b| *b != 0)
+            .map_or(0, |at| round8(at as u64 + 1));
+        Ok(last * self.segment_bytes + written)
     }
 
     /// The first position from `from` that holds no valid record.
