@@ -121,14 +121,29 @@ impl HybridLatch {
 
     /// Upgrades an optimistic read to exclusive: succeeds only if nobody wrote since
     /// `version`. Returns the guard (or `None`: restart) and the nanoseconds waited.
+    ///
+    /// A stale upgrade fails without entering exclusive mode: the version is left alone, so
+    /// the optimistic readers of the page are not invalidated by an upgrade that changes
+    /// nothing (at the tail of a sequential index, dozens of sessions fail this way after
+    /// every split, and each used to restart every reader of the parent).
     pub fn upgrade(&self, version: u64) -> (Option<ExclusiveGuard<'_>>, u64) {
-        let (guard, wait_ns) = self.lock_exclusive();
-        // enter_exclusive made the version odd: version + 1 means no writer came between.
-        if self.version.load(Ordering::Relaxed) == version.wrapping_add(1) {
-            (Some(guard), wait_ns)
-        } else {
-            (None, wait_ns)
+        if self.version.load(Ordering::Relaxed) != version {
+            return (None, 0);
         }
+        let mut wait_ns = 0;
+        if !self.lock.try_lock_exclusive() {
+            let start = Instant::now();
+            self.lock.lock_exclusive();
+            wait_ns = elapsed_ns(start);
+        }
+        // Only the holder of the exclusive lock changes the version, and that is us now.
+        if self.version.load(Ordering::Relaxed) != version {
+            // SAFETY: we acquired the exclusive lock above and release it once, without
+            // having entered exclusive mode (no guard exists to release it again).
+            unsafe { self.lock.unlock_exclusive() };
+            return (None, wait_ns);
+        }
+        (Some(self.enter_exclusive()), wait_ns)
     }
 
     fn enter_exclusive(&self) -> ExclusiveGuard<'_> {
@@ -213,6 +228,41 @@ mod tests {
         assert!(latch.upgrade(v).0.is_none());
         let v = latch.optimistic().expect("free");
         assert!(latch.upgrade(v).0.is_some());
+    }
+
+    /// A failed upgrade leaves the version alone: readers of the page stay valid, and the
+    /// latch is free afterwards. (It once entered exclusive mode first and then gave up,
+    /// which invalidated every optimistic reader for nothing.)
+    #[test]
+    fn a_stale_upgrade_invalidates_no_reader() {
+        let latch = HybridLatch::new();
+        let stale = latch.optimistic().expect("free");
+        drop(latch.lock_exclusive());
+        let reader = latch.optimistic().expect("free");
+        assert!(latch.upgrade(stale).0.is_none());
+        assert!(
+            latch.validate(reader),
+            "a failed upgrade invalidated a reader"
+        );
+        // Stale only once the lock is held: a writer comes between the look and the lock.
+        std::thread::scope(|s| {
+            let (guard, _) = latch.lock_exclusive();
+            let waiter = s.spawn(|| latch.upgrade(reader).0.is_none());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(guard);
+            assert!(
+                waiter.join().expect("no panic"),
+                "the upgrade saw the writer"
+            );
+        });
+        assert!(
+            latch.optimistic().is_some(),
+            "not exclusive after a failed upgrade"
+        );
+        assert!(
+            latch.try_lock_exclusive().is_some(),
+            "the lock was released"
+        );
     }
 
     #[test]

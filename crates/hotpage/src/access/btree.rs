@@ -222,6 +222,20 @@ impl BTree {
                 self.pool.stats().count(Counter::OptimisticRestarts, 1);
                 continue;
             };
+            // Another session may have split the page since it was found full: if it has
+            // room now, the parent is never latched (at the tail of a sequential index
+            // every session that found the leaf full would otherwise queue on the parent).
+            if has_room(&node, key, row) {
+                let Some(row) = row else {
+                    return Ok(None); // split already: the caller retries its insert
+                };
+                if let Some(leaf) = node.upgrade()
+                    && let Attempt::Done(done) = self.leaf_insert(&leaf, key, row)?
+                {
+                    return Ok(Some(done));
+                }
+                continue;
+            }
             // Top-down: the parent first, then the page; a session holding a leaf never
             // waits for another latch, so this cannot deadlock.
             let parent = match parent {
@@ -708,6 +722,13 @@ struct Walk {
     levels: Vec<Vec<(u64, u64)>>,
     rows: u64,
     leaf_bytes_used: u64,
+}
+
+/// True when the page found for a split (read optimistically, then validated) has room
+/// now for `row` (a leaf) or for any separator (an inner page).
+fn has_room(node: &OptimisticPage<'_>, key: &[u8], row: Option<&[u8]>) -> bool {
+    let needed = row.map_or(INNER_RECORD_BYTES_MAX, |row| 1 + key.len() + row.len());
+    node.page().fits(needed) && node.validate()
 }
 
 fn make_record(key: &[u8], payload: &[u8]) -> Vec<u8> {
