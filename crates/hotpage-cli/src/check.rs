@@ -7,10 +7,10 @@
 //! its field names are this command's documented contract, and the engine stays free of a
 //! serialisation dependency that only the command line needs.
 
+use crate::output::or_null;
 use crate::{CliError, EXIT_CORRUPT, open_existing};
 use hotpage::{CheckReport, Fault, TableCheck};
 use serde_json::{Value, json};
-use std::fmt::Display;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -100,11 +100,6 @@ fn report_json(db: &str, report: &CheckReport) -> Value {
         "warnings": report.warnings.iter().map(fault_json).collect::<Vec<_>>(),
         "ok": report.ok(),
     })
-}
-
-/// A value as the JSON shows it (`null` for none), for the text lines.
-fn or_null<T: Display>(value: Option<T>) -> String {
-    value.map_or_else(|| "null".to_string(), |v| v.to_string())
 }
 
 /// The text report: a line per table, then the warnings and the faults.

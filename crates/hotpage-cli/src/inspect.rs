@@ -1,12 +1,24 @@
 //! `hotpage inspect`: look inside a database the way DBCC PAGE, sys.dm_db_index_physical_stats
 //! and sys.dm_os_wait_stats look inside SQL Server.
+//!
+//! Each subcommand gets a typed report from the engine ([`PageReport`], [`IndexReport`],
+//! [`TableSummary`], [`LogReport`]; `waits` a [`Report`] saved with the database) and
+//! renders it: the text printers (`print_*`) read the report's fields, and `--json` prints
+//! what the `*_json` builders make of the same report.
+//!
+//! The JSON stays built as a [`Value`] rather than by `#[derive(Serialize)]` view structs:
+//! serde_json's map (no `preserve_order`) sorts keys, so the documented output has its
+//! fields in alphabetical order, with `null` for what a report lacks and some fields only
+//! for some values (a slot's `child`, `row_bytes`, `format_version`...). View structs would
+//! have to declare their fields alphabetically and mark each optional one to stay
+//! byte-identical; the builders already are, and are now used only for `--json`.
 
-use crate::output::right_align;
+use crate::output::{or_null, right_align};
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, report_text};
 use anyhow::Context;
 use hotpage::{
-    Database, HeapShape, IndexReport, IndexShape, LogReport, PageLocation, PageReport, PageType,
-    SlotContent, SlotReport,
+    Database, HeapShape, IndexReport, IndexShape, LogReport, MemoryUsage, PageLocation, PageReport,
+    PageType, SlotContent, SlotReport, TableSummary, TreeStats,
 };
 use hotpage_workload::Report;
 use hotpage_workload::report::{HotPage, Wait};
@@ -68,26 +80,46 @@ enum What {
 
 /// Runs `hotpage inspect`.
 pub fn run(args: &InspectArgs) -> Result<(), CliError> {
-    let (db_args, out) = match &args.what {
-        What::Page { location, db } => (db, page_report(db, location)?),
-        What::Index { table, db } => (db, index_report(db, table)?),
-        What::Waits { db } => return waits(db),
-        What::Tables { db } => (db, tables_report(db)?),
-        What::Log { db } => (db, log_report(db)?),
-    };
-    if db_args.json {
-        outln!("{out}")?;
-    } else {
-        match &args.what {
-            What::Page { .. } => print_page(&out)?,
-            What::Index { .. } => print_index(&out)?,
-            // Printed by `waits` from its typed report, which returned above.
-            What::Waits { .. } => {}
-            What::Tables { .. } => print_tables(&out)?,
-            What::Log { .. } => print_log(&out)?,
+    match &args.what {
+        What::Page { location, db } => {
+            let report = page_report(db, location)?;
+            let name = db.db.display().to_string();
+            render(
+                db,
+                &report,
+                |r| page_json(&name, r),
+                |r| print_page(&name, r),
+            )
+        }
+        What::Index { table, db } => {
+            let report = index_report(db, table)?;
+            render(db, &report, index_json, print_index)
+        }
+        What::Waits { db } => waits(db),
+        What::Tables { db } => {
+            let report = tables_report(db)?;
+            render(db, report.as_slice(), tables_json, print_tables)
+        }
+        What::Log { db } => {
+            let report = log_report(db)?;
+            render(db, &report, log_json, print_log)
         }
     }
-    Ok(())
+}
+
+/// Prints a typed report: as one JSON object (what `json` builds of it) with `--json`,
+/// else as text (`text` renders it from its fields).
+fn render<R: ?Sized>(
+    args: &DbArgs,
+    report: &R,
+    json: impl FnOnce(&R) -> Value,
+    text: impl FnOnce(&R) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    if args.json {
+        outln!("{}", json(report))
+    } else {
+        text(report)
+    }
 }
 
 /// Parses `FILE:PAGE` (see [`PageLocation::parse`]).
@@ -217,74 +249,58 @@ fn page_json(db: &str, r: &PageReport) -> Value {
     })
 }
 
-fn page_report(args: &DbArgs, location: &str) -> Result<Value, CliError> {
+fn page_report(args: &DbArgs, location: &str) -> Result<PageReport, CliError> {
     let at = parse_location(location)?;
     let db = open_existing(&args.db)?;
     check_bounds(&db, args, at)?;
-    let report = db
+    Ok(db
         .inspect_page(at)
-        .with_context(|| format!("reading page {at}"))?;
-    Ok(page_json(&args.db.display().to_string(), &report))
+        .with_context(|| format!("reading page {at}"))?)
 }
 
-/// A page id from a report (a number, or null for none) as `FILE:PAGE`.
-fn id_location(v: &Value) -> String {
-    match v.as_u64() {
-        Some(page_id) => location(page_id),
-        None => "none".into(),
-    }
+/// A link from a report (a page id, or `None` for none) as `FILE:PAGE`.
+fn link_location(page_id: Option<u64>) -> String {
+    page_id.map_or_else(|| "none".into(), location)
 }
 
-fn print_page(r: &Value) -> Result<(), CliError> {
-    let h = &r["header"];
-    let owner = match r["table"].as_str() {
+fn print_page(db: &str, r: &PageReport) -> Result<(), CliError> {
+    let h = &r.header;
+    let owner = match &r.table {
         Some(table) => format!(
             "table {table} (design {})",
-            r["design"].as_str().unwrap_or("?")
+            r.design.as_deref().unwrap_or("?")
         ),
         None => "no table".into(),
     };
-    outln!(
-        "Page {}:{} of {} ({})",
-        r["file"],
-        r["page"],
-        r["db"].as_str().unwrap_or(""),
-        owner
-    )?;
-    let checksum = if r["checksum_ok"] == true {
-        format!("{} ok", h["checksum"].as_str().unwrap_or(""))
-    } else {
-        format!(
-            "{} BAD: {}",
-            h["checksum"].as_str().unwrap_or(""),
-            r["problem"].as_str().unwrap_or("")
-        )
+    outln!("Page {} of {db} ({owner})", r.location)?;
+    let checksum = match &r.problem {
+        None => format!("{:#010x} ok", h.checksum),
+        Some(problem) => format!("{:#010x} BAD: {problem}", h.checksum),
     };
     let rows = [
-        ("page id", id_location(&h["page_id"])),
+        ("page id", location(h.page_id)),
         (
             "type",
             format!(
                 "{} ({})",
-                h["page_type"].as_str().unwrap_or(""),
-                h["page_type_byte"]
+                h.page_type.map_or("unknown", PageType::name),
+                h.page_type_byte
             ),
         ),
-        ("level", h["level"].to_string()),
-        ("lsn", h["lsn"].to_string()),
-        ("slot count", h["slot_count"].to_string()),
-        ("free bytes", h["free_bytes"].to_string()),
-        ("record area", format!("{}..", h["free_end"])),
-        ("next (right link)", id_location(&h["next"])),
-        ("leftmost child", id_location(&h["leftmost_child"])),
+        ("level", h.level.to_string()),
+        ("lsn", h.lsn.to_string()),
+        ("slot count", h.slot_count.to_string()),
+        ("free bytes", h.free_bytes.to_string()),
+        ("record area", format!("{}..", h.free_end)),
+        ("next (right link)", link_location(h.next)),
+        ("leftmost child", link_location(h.leftmost_child())),
         ("checksum", checksum),
     ];
     for (name, value) in rows {
         outln!("  {name:<18} {value}")?;
     }
     outln!()?;
-    let slots = r["slots"].as_array().cloned().unwrap_or_default();
-    outln!("Slots ({})", slots.len())?;
+    outln!("Slots ({})", r.slots.len())?;
     let mut table = comfy_table::Table::new();
     table.set_header(vec![
         "slot",
@@ -294,48 +310,68 @@ fn print_page(r: &Value) -> Result<(), CliError> {
         "value",
         "record (hex)",
     ]);
-    for s in &slots {
-        let value = if !s["child"].is_null() {
-            format!("-> child {}", id_location(&s["child"]))
-        } else if !s["row_bytes"].is_null() {
-            format!("row, {} bytes", s["row_bytes"])
-        } else if !s["format_version"].is_null() {
-            format!(
-                "format {}, page size {}, data file {} of {}",
-                s["format_version"], s["page_size"], s["file_number"], s["file_count"]
-            )
-        } else {
-            String::new()
-        };
-        let record = s["hex"].as_str().unwrap_or("");
-        let shown = if record.len() > 48 {
-            format!("{}... ({} bytes)", &record[..48], record.len() / 2)
-        } else {
-            record.to_string()
-        };
-        table.add_row(vec![
-            s["slot"].to_string(),
-            s["offset"].to_string(),
-            s["length"].to_string(),
-            s["key"].as_str().unwrap_or("").to_string(),
-            value,
-            shown,
-        ]);
+    for s in &r.slots {
+        table.add_row(slot_row(s));
     }
     right_align(&mut table, &[0, 1, 2]);
     outln!("{table}")?;
     Ok(())
 }
 
-fn index_report(args: &DbArgs, name: &str) -> Result<Value, CliError> {
+/// Bytes of a record shown in hex; a longer one is cut, with its length.
+const RECORD_BYTES_SHOWN: usize = 24;
+
+/// A slot's row in `inspect page`'s table: slot, offset, length, key, value, record.
+fn slot_row(s: &SlotReport) -> Vec<String> {
+    let (key, value) = match &s.content {
+        SlotContent::Child { key, child } => {
+            (key.as_str(), format!("-> child {}", location(*child)))
+        }
+        SlotContent::Row { key, row_bytes } => (key.as_str(), format!("row, {row_bytes} bytes")),
+        SlotContent::FileHeader {
+            magic,
+            format_version: Some(version),
+            page_size,
+            file_count,
+            file_number,
+        } => (
+            magic.as_str(),
+            format!(
+                "format {version}, page size {}, data file {file_number} of {file_count}",
+                or_null(*page_size)
+            ),
+        ),
+        // A header record without a format version has no figures to show.
+        SlotContent::FileHeader { magic, .. } => (magic.as_str(), String::new()),
+        SlotContent::Other => ("", String::new()),
+    };
+    let shown = if s.record.len() > RECORD_BYTES_SHOWN {
+        format!(
+            "{}... ({} bytes)",
+            hex(&s.record[..RECORD_BYTES_SHOWN]),
+            s.record.len()
+        )
+    } else {
+        hex(&s.record)
+    };
+    vec![
+        s.slot.to_string(),
+        s.offset.to_string(),
+        s.length.to_string(),
+        key.to_string(),
+        value,
+        shown,
+    ]
+}
+
+fn index_report(args: &DbArgs, name: &str) -> Result<IndexReport, CliError> {
     let db = open_existing(&args.db)?;
     let table = db
         .table(name)
         .with_context(|| format!("in {}", args.db.display()))?;
-    let report = db
+    Ok(db
         .index_report(&table)
-        .with_context(|| format!("walking table {name}"))?;
-    Ok(index_json(&report))
+        .with_context(|| format!("walking table {name}"))?)
 }
 
 fn index_json(r: &IndexReport) -> Value {
@@ -401,96 +437,100 @@ fn heap_json(heap: &HeapShape) -> Value {
     })
 }
 
-fn print_index(r: &Value) -> Result<(), CliError> {
-    if r["memory_optimized"] == true {
-        outln!(
-            "Memory-optimized table {} (design {}): no pages, no levels",
-            r["table"].as_str().unwrap_or(""),
-            r["design"].as_str().unwrap_or("")
-        )?;
-        outln!("  rows               {}", r["rows"])?;
-        outln!(
-            "  in memory          {} bytes of keys, {} bytes of rows (plus one index node per row; not bounded by the buffer pool)",
-            r["key_bytes"],
-            r["row_bytes"]
-        )?;
-        outln!(
-            "  checkpoint file    {}, {} bytes durable",
-            r["file"].as_str().unwrap_or("?"),
-            r["file_bytes"]
-        )?;
-        return Ok(());
+fn print_index(r: &IndexReport) -> Result<(), CliError> {
+    match &r.shape {
+        IndexShape::Memory { rows, usage } => print_memory(r, *rows, usage),
+        IndexShape::Pages {
+            tree,
+            heap: Some(heap),
+            ..
+        } => print_heap(r, tree, heap),
+        IndexShape::Pages {
+            root,
+            tree,
+            heap: None,
+        } => print_tree(r, *root, tree),
     }
-    let heap = &r["heap"];
-    if !heap.is_null() {
-        return print_heap(r, heap);
-    }
+}
+
+fn print_memory(r: &IndexReport, rows: u64, usage: &MemoryUsage) -> Result<(), CliError> {
     outln!(
-        "Index of table {} (design {}), root page {}:{}",
-        r["table"].as_str().unwrap_or(""),
-        r["design"].as_str().unwrap_or(""),
-        r["root_file"],
-        r["root_page"]
+        "Memory-optimized table {} (design {}): no pages, no levels",
+        r.table,
+        r.design
     )?;
-    let per_level: Vec<String> = r["pages_per_level"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-        .map(|(level, n)| format!("level {level}: {n}"))
-        .collect();
-    outln!("  levels             {}", r["levels"])?;
+    outln!("  rows               {rows}")?;
     outln!(
-        "  pages              {} ({})",
-        r["pages"],
-        per_level.join(", ")
-    )?;
-    outln!("  rows               {}", r["rows"])?;
-    outln!(
-        "  avg leaf fill      {:.1} %",
-        r["avg_fill_pct"].as_f64().unwrap_or(0.0)
+        "  in memory          {} bytes of keys, {} bytes of rows (plus one index node per row; not bounded by the buffer pool)",
+        usage.key_bytes,
+        usage.row_bytes
     )?;
     outln!(
-        "  fragmentation      {:.1} % ({} of {} leaves link to a page that is not the next one in the file)",
-        r["fragmentation_pct"].as_f64().unwrap_or(0.0),
-        r["out_of_order_leaves"],
-        r["leaf_pages"]
+        "  checkpoint file    {}, {} bytes durable",
+        usage.file,
+        usage.file_bytes
     )?;
     Ok(())
 }
 
-fn print_heap(r: &Value, heap: &Value) -> Result<(), CliError> {
+fn print_tree(r: &IndexReport, root: PageLocation, tree: &TreeStats) -> Result<(), CliError> {
+    outln!(
+        "Index of table {} (design {}), root page {root}",
+        r.table,
+        r.design
+    )?;
+    let per_level: Vec<String> = tree
+        .pages_per_level
+        .iter()
+        .enumerate()
+        .map(|(level, n)| format!("level {level}: {n}"))
+        .collect();
+    outln!("  levels             {}", tree.levels)?;
+    outln!(
+        "  pages              {} ({})",
+        tree.pages(),
+        per_level.join(", ")
+    )?;
+    outln!("  rows               {}", tree.rows)?;
+    outln!("  avg leaf fill      {:.1} %", tree.leaf_fill_pct)?;
+    outln!(
+        "  fragmentation      {:.1} % ({} of {} leaves link to a page that is not the next one in the file)",
+        tree.fragmentation_pct(),
+        tree.out_of_order_leaves,
+        tree.leaf_pages()
+    )?;
+    Ok(())
+}
+
+/// A heap: its pages (`tree`, the heap's shape), chains, free-space map and index.
+fn print_heap(r: &IndexReport, tree: &TreeStats, heap: &HeapShape) -> Result<(), CliError> {
     outln!(
         "Heap table {} (design {}), {} page chains (one per data file)",
-        r["table"].as_str().unwrap_or(""),
-        r["design"].as_str().unwrap_or(""),
-        heap["chains"]
+        r.table,
+        r.design,
+        heap.chains
     )?;
-    outln!("  pages              {}", r["pages"])?;
-    outln!("  rows               {}", r["rows"])?;
-    outln!(
-        "  avg page fill      {:.1} %",
-        r["avg_fill_pct"].as_f64().unwrap_or(0.0)
-    )?;
-    let c = &heap["fsm_categories"];
+    outln!("  pages              {}", tree.pages())?;
+    outln!("  rows               {}", tree.rows)?;
+    outln!("  avg page fill      {:.1} %", tree.leaf_fill_pct)?;
+    let c = &heap.fsm_categories;
     outln!(
         "  free-space map     {} empty, {} up to 50 %, {} up to 80 %, {} up to 95 %, {} full",
-        c["empty"],
-        c["le_50_pct"],
-        c["le_80_pct"],
-        c["le_95_pct"],
-        c["full"]
+        c.empty,
+        c.le_50_pct,
+        c.le_80_pct,
+        c.le_95_pct,
+        c.full
     )?;
-    let index = &heap["index"];
-    if !index.is_null() {
+    if let Some(index) = &heap.index {
+        // The root as a page id, as the JSON has it.
         outln!(
             "  index              root page {}, {} levels, {} pages, leaf fill {:.1} %, {} entries",
-            index["root_page"],
-            index["levels"],
-            index["pages"],
-            index["avg_fill_pct"].as_f64().unwrap_or(0.0),
-            index["rows"]
+            index.root.page_id(),
+            index.tree.levels,
+            index.tree.pages(),
+            index.tree.leaf_fill_pct,
+            index.tree.rows
         )?;
     }
     Ok(())
@@ -584,10 +624,12 @@ fn waits(args: &DbArgs) -> Result<(), CliError> {
     report_text::print_waits_and_pages(&report.waits, &report.hot_pages)
 }
 
-fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
-    let db = open_existing(&args.db)?;
-    let tables: Vec<Value> = db
-        .table_summaries()
+fn tables_report(args: &DbArgs) -> Result<Vec<TableSummary>, CliError> {
+    Ok(open_existing(&args.db)?.table_summaries())
+}
+
+fn tables_json(tables: &[TableSummary]) -> Value {
+    let tables: Vec<Value> = tables
         .iter()
         .map(|t| {
             json!({
@@ -602,23 +644,22 @@ fn tables_report(args: &DbArgs) -> Result<Value, CliError> {
             })
         })
         .collect();
-    Ok(json!({ "tables": tables }))
+    json!({ "tables": tables })
 }
 
-fn print_tables(r: &Value) -> Result<(), CliError> {
+fn print_tables(list: &[TableSummary]) -> Result<(), CliError> {
     let mut table = comfy_table::Table::new();
     table.set_header(vec!["table", "design", "rows", "root page"]);
-    let list = r["tables"].as_array().cloned().unwrap_or_default();
-    for t in &list {
+    for t in list {
         table.add_row(vec![
-            t["name"].as_str().unwrap_or("").to_string(),
-            t["design"].as_str().unwrap_or("").to_string(),
-            t["rows"].to_string(),
-            match t["root_page"].as_u64() {
-                Some(root) => format!("{}:{root}", t["root_file"]),
+            t.name.clone(),
+            t.design.clone(),
+            t.rows.to_string(),
+            match t.root {
+                Some(root) => root.to_string(),
                 None => format!(
                     "none (memory: {} bytes)",
-                    t["memory_bytes"].as_u64().unwrap_or(0)
+                    t.memory.as_ref().map_or(0, |m| m.key_bytes + m.row_bytes)
                 ),
             },
         ]);
@@ -629,12 +670,15 @@ fn print_tables(r: &Value) -> Result<(), CliError> {
     Ok(())
 }
 
-fn log_report(args: &DbArgs) -> Result<Value, CliError> {
-    let db = open_existing(&args.db)?;
-    let LogReport { summary, recovery } = db
+fn log_report(args: &DbArgs) -> Result<LogReport, CliError> {
+    open_existing(&args.db)?
         .log_report()
-        .map_err(|e| CliError::failure(format!("reading the log: {e}")))?;
-    Ok(json!({
+        .map_err(|e| CliError::failure(format!("reading the log: {e}")))
+}
+
+fn log_json(report: &LogReport) -> Value {
+    let LogReport { summary, recovery } = report;
+    json!({
         "from_lsn": summary.from_lsn,
         "redo_lsn": summary.redo_lsn,
         "end_lsn": summary.end_lsn,
@@ -653,15 +697,16 @@ fn log_report(args: &DbArgs) -> Result<Value, CliError> {
             "elapsed_s": recovery.elapsed.as_secs_f64(),
             "unlogged_tables_emptied": recovery.unlogged_tables_emptied,
         },
-    }))
+    })
 }
 
-fn print_log(r: &Value) -> Result<(), CliError> {
+fn print_log(r: &LogReport) -> Result<(), CliError> {
+    let LogReport { summary, recovery } = r;
     outln!(
         "Log: LSN {} to {}, last checkpoint's redo point {}",
-        r["from_lsn"],
-        r["end_lsn"],
-        r["redo_lsn"]
+        summary.from_lsn,
+        summary.end_lsn,
+        summary.redo_lsn
     )?;
     let mut table = comfy_table::Table::new();
     table.set_header(vec![
@@ -671,25 +716,24 @@ fn print_log(r: &Value) -> Result<(), CliError> {
         "since checkpoint",
         "bytes since checkpoint",
     ]);
-    for k in r["kinds"].as_array().cloned().unwrap_or_default() {
+    for k in &summary.kinds {
         table.add_row(vec![
-            k["kind"].as_str().unwrap_or("").to_string(),
-            k["records"].to_string(),
-            k["bytes"].to_string(),
-            k["records_since_checkpoint"].to_string(),
-            k["bytes_since_checkpoint"].to_string(),
+            k.kind.to_string(),
+            k.records.to_string(),
+            k.bytes.to_string(),
+            k.records_since_checkpoint.to_string(),
+            k.bytes_since_checkpoint.to_string(),
         ]);
     }
     right_align(&mut table, &[1, 2, 3, 4]);
     outln!("{table}")?;
-    let rec = &r["recovery"];
     outln!(
         "Recovery at this open: {} records, {:.1} MiB of log after the redo point, {} pages redone, {} rows re-applied, {:.3} s",
-        rec["records"],
-        rec["log_bytes"].as_f64().unwrap_or(0.0) / (1024.0 * 1024.0),
-        rec["pages_redone"],
-        rec["rows_reapplied"],
-        rec["elapsed_s"].as_f64().unwrap_or(0.0)
+        recovery.records,
+        recovery.log_bytes as f64 / (1024.0 * 1024.0),
+        recovery.pages_redone,
+        recovery.rows_reapplied,
+        recovery.elapsed.as_secs_f64()
     )?;
     Ok(())
 }

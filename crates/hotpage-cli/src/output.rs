@@ -51,3 +51,9 @@ pub fn right_align(table: &mut comfy_table::Table, columns: &[usize]) {
         }
     }
 }
+
+/// A value as the JSON shows it (`null` for none), for text lines that print what the
+/// JSON has.
+pub fn or_null<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "null".to_string(), |v| v.to_string())
+}
