@@ -14,6 +14,11 @@
 # And `hotpage crashtest --power-loss` must catch:
 #  10. the log's fdatasync removed (a plain crashtest, which only kills a process, cannot:
 #      the OS keeps every written byte).
+# And the engine's own tests must catch (issue 11's concurrency and log changes):
+#  11. a combining leader ignores its leaf's high bound (rows land on the wrong leaf);
+#  12. a combining leader takes any key as its leaf's (the model test's tree breaks);
+#  13. a stale latch upgrade enters exclusive mode first (invalidates every reader);
+#  14. the log segment is not zero-filled ahead (every fdatasync extends the file).
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +56,22 @@ campaign() {
   fi
 }
 
+# unit NAME FILE OLD NEW TEST...: the mutation must make `cargo test -p hotpage TEST...` fail.
+unit() {
+  local name=$1 file=$2 old=$3 new=$4
+  shift 4
+  copy "$name" "$file" "$old" "$new" || { echo "$name: patch failed"; return; }
+  local out
+  out=$(cd "$work/$name" && CARGO_TARGET_DIR="$work/target" cargo test -q -p hotpage "$@" 2>&1)
+  if echo "$out" | grep -q "test result: FAILED"; then
+    echo "$name: caught: $(echo "$out" | grep -E -m1 'panicked at|assertion' | cut -c1-200)"
+  elif echo "$out" | grep -q "test result: ok"; then
+    echo "$name: NOT CAUGHT"
+  else
+    echo "$name: no verdict (the mutated copy did not build or run): $(echo "$out" | grep -m1 -E '^error')"
+  fi
+}
+
 # power_loss NAME FILE OLD NEW: the mutation must make `crashtest --power-loss` fail, and
 # (to show why the option exists) a plain crashtest passes it.
 power_loss() {
@@ -68,29 +89,49 @@ power_loss() {
   fi
 }
 
-campaign ack-before-fsync crates/hotpage/src/db.rs \
+campaign ack-before-fsync crates/hotpage/src/db/mod.rs \
   'if self.durability == Durability::Sync {
                 wal.wait_durable(end)?;
             }' 'let _ = end;'
-campaign no-full-page-images crates/hotpage/src/logger.rs \
+campaign no-full-page-images crates/hotpage/src/access/logger.rs \
   'if image_lsn == 0 || image_lsn <= self.redo_lsn.load(Ordering::SeqCst) {' 'if false && image_lsn == 0 {'
 campaign no-reapply crates/hotpage/src/db/open.rs \
   '    if redo.commits > 0 {' '    if false && redo.commits > 0 {'
 campaign heap-reapply-without-page-walk crates/hotpage/src/db/routing.rs \
   '            heap.remove_present(keys, |key, page_id| {' '            keys.retain(|_| true);
             heap.remove_present(&mut HashSet::new(), |key, page_id| {'
-campaign sync-only-data0 crates/hotpage/src/buffer.rs \
+campaign sync-only-data0 crates/hotpage/src/buffer/mod.rs \
   'for data in self.files.iter() {
             data.file.sync_data()' 'for data in self.files.iter().take(1) {
             data.file.sync_data()'
 campaign memory-checkpoint-skips-file crates/hotpage/src/db/memory.rs \
   '        table.write_taken()?;' '        let _ = table;'
-campaign no-log-fdatasync crates/hotpage/src/wal/mod.rs \
+campaign no-log-fdatasync crates/hotpage/src/log/mod.rs \
   'for (index, file) in &touched {' 'for (index, file) in touched.iter().take(0) {'
-campaign no-dir-fsync-after-new-segment crates/hotpage/src/wal/mod.rs \
+campaign no-dir-fsync-after-new-segment crates/hotpage/src/log/mod.rs \
   '        // A new (or renamed) segment must survive a crash before records in it count.
         self.storage.sync_dir()?;' ''
-campaign mid-log-damage-taken-for-the-end crates/hotpage/src/wal/reader.rs \
+campaign mid-log-damage-taken-for-the-end crates/hotpage/src/log/reader.rs \
   'self.durable_mark_past(end, &segments)? {' 'None::<(Lsn, Lsn)> {'
-power_loss no-log-fdatasync-crashtest crates/hotpage/src/wal/mod.rs \
+power_loss no-log-fdatasync-crashtest crates/hotpage/src/log/mod.rs \
   'for (index, file) in &touched {' 'for (index, file) in touched.iter().take(0) {'
+unit combine-ignores-high-bound crates/hotpage/src/access/btree.rs \
+  '|| high.is_some_and(|high| key < high)' '|| high.is_some()' \
+  --lib a_combining_leader
+unit combine-takes-any-key crates/hotpage/src/access/btree.rs \
+  '    rightmost
+        ||' '    true || rightmost
+        ||' --test concurrent_model
+unit stale-upgrade-enters-exclusive crates/hotpage/src/latch.rs \
+  '        if self.version.load(Ordering::Relaxed) != version {
+            return (None, 0);
+        }' '        let (guard, wait_ns) = self.lock_exclusive();
+        if self.version.load(Ordering::Relaxed) == version.wrapping_add(1) {
+            return (Some(guard), wait_ns);
+        }
+        drop(guard);
+        return (None, wait_ns);
+        #[allow(unreachable_code)]' --lib latch::
+unit no-log-preallocation crates/hotpage/src/log/mod.rs \
+  'if open.allocated < needed {' 'if false && open.allocated < needed {' \
+  --lib flushes_write_inside_zero_filled_space

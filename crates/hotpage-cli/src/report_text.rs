@@ -103,6 +103,14 @@ fn print_shape(r: &Report) -> Result<(), CliError> {
             memory.file_bytes as f64 / MIB
         )?,
     }
+    if index.combine_rounds > 0 {
+        outln!(
+            "Combining at busy leaves: {} rows in {} latch holds, {:.1} rows per hold",
+            index.combined_rows,
+            index.combine_rounds,
+            index.rows_per_combined_hold()
+        )?;
+    }
     if heap {
         let fsm = &r.target.fsm;
         outln!(

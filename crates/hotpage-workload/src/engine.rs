@@ -263,6 +263,8 @@ impl Target for EngineTarget {
                 avg_fill_pct: tree.leaf_fill_pct,
                 splits: snapshot.counter(Counter::PageSplits),
                 rows_in_table: tree.rows,
+                combined_rows: snapshot.counter(Counter::CombinedRows),
+                combine_rounds: snapshot.counter(Counter::CombineRounds),
             },
             memory: self.db.memory_usage(&self.table).map(|m| MemoryFigures {
                 rows: m.rows,

@@ -167,6 +167,18 @@ pub struct IndexFigures {
     pub splits: u64,
     /// Rows in the table (every run's, not only this one's).
     pub rows_in_table: u64,
+    /// Rows inserted by combining at a busy leaf: a session holding the leaf's latch
+    /// inserted them for their sessions, with its own (measured phase).
+    pub combined_rows: u64,
+    /// Latch holds in which such a group was inserted.
+    pub combine_rounds: u64,
+}
+
+impl IndexFigures {
+    /// Rows a combining latch hold inserted, on average (0 when nothing was combined).
+    pub fn rows_per_combined_hold(&self) -> f64 {
+        self.combined_rows as f64 / self.combine_rounds.max(1) as f64
+    }
 }
 
 /// A memory-optimized table's figures.
@@ -313,6 +325,8 @@ mod tests {
                     avg_fill_pct: 88.5,
                     splits: 2,
                     rows_in_table: 400,
+                    combined_rows: 120,
+                    combine_rounds: 30,
                 },
                 memory: None,
                 db: Some("/tmp/db".into()),
@@ -340,6 +354,8 @@ mod tests {
         assert_eq!(value["waits"][0]["type"], "PAGELATCH_EX");
         assert_eq!(value["latency_us"]["p999"], 100.0);
         assert_eq!(value["index"]["rows_in_table"], 400);
+        assert_eq!(value["index"]["combined_rows"], 120);
+        assert_eq!(value["index"]["combine_rounds"], 30);
         assert!(value["memory"].is_null() && value["duration_s"].is_null());
         for field in ["bytes", "flushes", "commits", "commits_per_flush"] {
             assert!(value["log"].get(field).is_some(), "log.{field}");

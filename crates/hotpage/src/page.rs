@@ -341,8 +341,16 @@ impl<'a> Page<'a> {
     /// Inner pages: the child whose key range holds `key` (the last separator <= key, or
     /// the leftmost child).
     pub fn child_for(&self, key: &[u8]) -> u64 {
+        match self.separators_at_or_below(key) {
+            0 => self.aux(),
+            lo => self.child(lo - 1),
+        }
+    }
+
+    /// Inner pages: how many separators are <= `key`. The child `child_for` returns is
+    /// bounded above by separator number this (exclusive), when there is one.
+    pub fn separators_at_or_below(&self, key: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.slot_count());
-        // lo = number of separators <= key
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.compare_key(mid, key) == CmpOrdering::Greater {
@@ -351,11 +359,7 @@ impl<'a> Page<'a> {
                 lo = mid + 1;
             }
         }
-        if lo == 0 {
-            self.aux()
-        } else {
-            self.child(lo - 1)
-        }
+        lo
     }
 
     /// Copies the whole page out (for a write to disk).

@@ -19,6 +19,9 @@ pub enum WaitType {
     PageLatchSh,
     /// Waiting for an exclusive latch on a page in the buffer pool.
     PageLatchEx,
+    /// Waiting for the session that holds a leaf's exclusive latch to insert this
+    /// session's row along with its own (combining at a busy leaf; `access::combine`).
+    PageLatchCombine,
     /// Waiting for a page to be read from disk.
     PageIoLatchSh,
     /// Waiting for the log to be flushed at commit.
@@ -39,9 +42,10 @@ pub enum WaitType {
 
 impl WaitType {
     /// Every wait type, in report order.
-    pub const ALL: [WaitType; 9] = [
+    pub const ALL: [WaitType; 10] = [
         WaitType::PageLatchSh,
         WaitType::PageLatchEx,
+        WaitType::PageLatchCombine,
         WaitType::PageIoLatchSh,
         WaitType::WriteLog,
         WaitType::LogBuffer,
@@ -56,6 +60,7 @@ impl WaitType {
         match self {
             WaitType::PageLatchSh => "PAGELATCH_SH",
             WaitType::PageLatchEx => "PAGELATCH_EX",
+            WaitType::PageLatchCombine => "PAGELATCH_COMBINE",
             WaitType::PageIoLatchSh => "PAGEIOLATCH_SH",
             WaitType::WriteLog => "WRITELOG",
             WaitType::LogBuffer => "LOGBUFFER",
@@ -84,16 +89,22 @@ pub enum Counter {
     OptimisticRestarts,
     /// Heap pages whose free-space-map category changed (including a new page's first).
     FsmUpdates,
+    /// Rows a combining leader inserted in its groups (its own included).
+    CombinedRows,
+    /// Latch holds in which a combining leader inserted a group.
+    CombineRounds,
 }
 
 impl Counter {
     /// Every counter, in report order.
-    pub const ALL: [Counter; 5] = [
+    pub const ALL: [Counter; 7] = [
         Counter::PageSplits,
         Counter::PagesRead,
         Counter::PagesWritten,
         Counter::OptimisticRestarts,
         Counter::FsmUpdates,
+        Counter::CombinedRows,
+        Counter::CombineRounds,
     ];
 
     /// The name shown in reports.
@@ -104,6 +115,8 @@ impl Counter {
             Counter::PagesWritten => "pages_written",
             Counter::OptimisticRestarts => "optimistic_restarts",
             Counter::FsmUpdates => "fsm_updates",
+            Counter::CombinedRows => "combined_rows",
+            Counter::CombineRounds => "combine_rounds",
         }
     }
 

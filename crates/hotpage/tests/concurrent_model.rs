@@ -5,8 +5,8 @@
 //! its structural check.
 
 use hotpage::testing::BufferPool;
-use hotpage::testing::Stats;
 use hotpage::testing::{BTree, Inserted};
+use hotpage::testing::{Counter, Stats};
 use hotpage::testing::{MemStorage, Storage};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::collections::BTreeMap;
@@ -30,15 +30,23 @@ enum Pattern {
     Ascending,
     Random,
     Mixed,
+    // Ascending within each of four key prefixes (hash-prefix's buckets): the hot leaves
+    // are in the middle of the tree, bounded above by the next bucket.
+    Buckets,
 }
 
-fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
+const BUCKETS: u64 = 4;
+
+/// Runs the pattern; returns the rows the busy leaves' combining leaders inserted.
+fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64 {
     let mem = MemStorage::new(seed);
     let file = mem.open("data.0", true).expect("open");
     // 4 KiB pages, 64 frames: the finished tree is several times the pool.
-    let pool = BufferPool::open(file, "data.0", 4096, 64 * 4096, Stats::new()).expect("pool");
+    let stats = Stats::new();
+    let pool = BufferPool::open(file, "data.0", 4096, 64 * 4096, Arc::clone(&stats)).expect("pool");
     let tree = BTree::create(Arc::new(pool)).expect("tree");
     let counter = AtomicU64::new(0);
+    let bucket_counters: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
 
     let results: Vec<Vec<Outcome>> = std::thread::scope(|s| {
@@ -75,18 +83,21 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
         }
         let writers: Vec<_> = (0..threads)
             .map(|t| {
-                let (tree, counter) = (&tree, &counter);
+                let (tree, counter, buckets) = (&tree, &counter, &bucket_counters);
                 s.spawn(move || {
                     let mut rng =
                         SmallRng::seed_from_u64(seed.wrapping_mul(31).wrapping_add(t as u64));
                     let mut mine = Vec::with_capacity(rows_per_thread as usize);
                     for i in 0..rows_per_thread {
                         let ascending = match pattern {
-                            Pattern::Ascending => true,
+                            Pattern::Ascending | Pattern::Buckets => true,
                             Pattern::Random => false,
                             Pattern::Mixed => (t + i as usize).is_multiple_of(2),
                         };
-                        let id = if ascending {
+                        let id = if matches!(pattern, Pattern::Buckets) {
+                            let bucket = (t as u64 + i) % BUCKETS;
+                            bucket << 56 | buckets[bucket as usize].fetch_add(1, Ordering::Relaxed)
+                        } else if ascending {
                             counter.fetch_add(1, Ordering::Relaxed)
                         } else {
                             // A small key space so that threads collide on duplicates.
@@ -138,6 +149,7 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
         assert_eq!(duplicates_reported, 0);
     }
 
+    let stats_handle = stats;
     let stats = tree.verify().expect("tree structure");
     assert_eq!(stats.rows, model.len() as u64);
     let mut scanned = Vec::with_capacity(model.len());
@@ -158,6 +170,11 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) {
         "tree of {} pages did not outgrow the 64-frame pool",
         stats.pages()
     );
+    combined_rows(&stats_handle)
+}
+
+fn combined_rows(stats: &Stats) -> u64 {
+    stats.snapshot().counter(Counter::CombinedRows)
 }
 
 #[test]
@@ -177,5 +194,13 @@ fn sixteen_threads_mixed_keys() {
 
 #[test]
 fn sixty_four_threads_ascending_keys_on_two_cores() {
-    run(Pattern::Ascending, 64, 800, 4);
+    // The busy last leaf is where combining happens: prove the test exercises it.
+    let combined = run(Pattern::Ascending, 64, 800, 4);
+    assert!(combined > 0, "no insert was combined");
+}
+
+#[test]
+fn thirty_two_threads_ascending_in_four_buckets() {
+    let combined = run(Pattern::Buckets, 32, 1_500, 5);
+    assert!(combined > 0, "no insert was combined");
 }

@@ -5,7 +5,9 @@
 //!   latch and validates its version before trusting what it read, so the root and upper
 //!   levels are never written by readers (no cache-line ping-pong on the root).
 //! * At level 1 it latches the leaf exclusively, then validates the parent once more: if
-//!   the parent changed (a split), it restarts from the root.
+//!   the parent changed (a split), it restarts from the root. If the leaf's latch is busy,
+//!   it does not queue for it: it hands its row to the session that will hold it next, which
+//!   inserts every waiting row in key order in one latch hold (`combine`).
 //! * A full leaf sends the insert down the **pessimistic** path: exclusive latches from the
 //!   root down, releasing every ancestor above a page that has room for one more separator
 //!   (so a split never climbs past it). Latches are always taken top-down and a session
@@ -19,15 +21,18 @@
 //! page keeps records up to 95 % of its space (PostgreSQL's and SQL Server's rightmost-split
 //! rule), leaving a little room for stragglers of nearly ascending keys.
 
+use crate::access::combine::{Combiner, Outcome, Request, RequestRow};
 use crate::access::keys::KEY_BYTES_MAX;
 use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
 use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
 use crate::error::{Error, Result};
 use crate::format::{NO_PAGE, data_file_name, file_of};
 use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
-use crate::stats::Counter;
+use crate::stats::{Counter, WaitType, elapsed_ns};
+use parking_lot::MutexGuard;
 use std::cmp::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Bytes of the largest inner record: key-length byte, key, child page number.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
@@ -56,12 +61,22 @@ enum Attempt {
     Split,
 }
 
+/// A combining leader's view of one request: its row (locked), the request, and what
+/// became of it (`None`: not placed yet).
+type GroupRow<'g> = (
+    MutexGuard<'g, RequestRow>,
+    &'g Arc<Request>,
+    Option<Outcome>,
+);
+
 /// A B+tree whose root stays at one page number for life (a root split moves the root's
 /// contents into two new children), so the catalog never has to change.
 pub struct BTree {
     pool: Arc<BufferPool>,
     root: u64,
     log: Option<Arc<dyn PageLogger>>,
+    // Inserts waiting for a busy leaf (see `combine`).
+    combiner: Combiner,
 }
 
 impl std::fmt::Debug for BTree {
@@ -78,11 +93,7 @@ impl BTree {
             page.mark_dirty();
             page.page_id()
         };
-        Ok(BTree {
-            pool,
-            root,
-            log: None,
-        })
+        Ok(BTree::open(pool, root))
     }
 
     /// Opens the tree rooted at `root`.
@@ -91,6 +102,7 @@ impl BTree {
             pool,
             root,
             log: None,
+            combiner: Combiner::default(),
         }
     }
 
@@ -197,7 +209,10 @@ impl BTree {
                 return Ok(Attempt::Restart);
             }
             if level == 1 {
-                let leaf = self.pool.fix_exclusive(child)?;
+                // A busy leaf: hand the row to the session that holds it (combining).
+                let Some(leaf) = self.pool.try_fix_exclusive(child)? else {
+                    return self.insert_combined(&node, child, key, value);
+                };
                 if !node.validate() {
                     return Ok(Attempt::Restart);
                 }
@@ -210,6 +225,128 @@ impl BTree {
             node = next;
         }
         Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"))
+    }
+
+    /// Inserts through the leaf's combining queue (`combine`): as a waiter, returns what
+    /// the leader did with the row; as the leader, latches the leaf, inserts the whole group
+    /// in key order, and returns its own row's outcome. `parent` was validated with `leaf`
+    /// as the child for `key`.
+    fn insert_combined(
+        &self,
+        parent: &OptimisticPage<'_>,
+        leaf_id: u64,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<Attempt> {
+        let request = Request::local(key, value);
+        let start = Instant::now();
+        if !self.combiner.enqueue(&request, leaf_id) {
+            let outcome = request.wait();
+            self.pool.stats().record_wait(
+                WaitType::PageLatchCombine,
+                Some(leaf_id),
+                elapsed_ns(start),
+            );
+            return Ok(attempt_of(outcome));
+        }
+        let mut group = Vec::new();
+        let leaf = self.pool.fix_exclusive(leaf_id);
+        // Taken even when the latch failed: nobody may wait for a leader that gives up.
+        self.combiner.take(leaf_id, &mut group);
+        let mut rows: Vec<GroupRow<'_>> = group.iter().map(|r| (r.row(), r, None)).collect();
+        rows.sort_unstable_by(|a, b| a.0.key.cmp(&b.0.key));
+        let high = leaf.as_ref().ok().and_then(|_| high_bound(parent, key));
+        let placed = leaf.and_then(|leaf| self.insert_group(leaf, &mut rows, high.as_deref()));
+        let result = placed.and_then(|full| match full {
+            true => self.split_for_group(&mut rows),
+            false => Ok(()),
+        });
+        self.finish_group(rows);
+        result.map(|()| attempt_of(request.outcome().unwrap_or(Outcome::Retry)))
+    }
+
+    /// The leader's work: inserts each row of the group that provably belongs on `leaf`
+    /// (see `combine`) in key order, then the rest that provably belong on its right
+    /// sibling (taken hand over hand: after a split, the group waited for the old page and
+    /// belongs on the new one). True when a page filled up with rows still to place.
+    fn insert_group(
+        &self,
+        leaf: ExclusivePage<'_>,
+        rows: &mut [GroupRow<'_>],
+        high: Option<&[u8]>,
+    ) -> Result<bool> {
+        let rightmost = leaf.page().next() == NO_PAGE;
+        let full = self.place_rows(&leaf, rows, |page, key| {
+            belongs_on(page, key, rightmost, high)
+        })?;
+        let next = leaf.page().next();
+        if full || next == NO_PAGE || rows.iter().all(|r| r.2.is_some()) {
+            return Ok(full);
+        }
+        // Left to right, like every other multi-page latch order here: no deadlock.
+        let right = self.pool.fix_exclusive(next)?;
+        drop(leaf);
+        let rightmost = right.page().next() == NO_PAGE;
+        self.place_rows(&right, rows, |page, key| {
+            at_or_past_first(page, key) && belongs_on(page, key, rightmost, None)
+        })
+    }
+
+    /// The group outgrew its page: splits it on the path of the group's smallest unplaced
+    /// row, inserting that row. At the tail of an ascending index the group filled the page
+    /// in key order, so that row ends the page: the rightmost-split rule keeps the left page
+    /// 95 % full, and the rest of the group (larger keys) retry onto the new right page.
+    /// (Splitting for the largest would leave the others as stragglers for the left page,
+    /// which then splits in half.)
+    fn split_for_group(&self, rows: &mut [GroupRow<'_>]) -> Result<()> {
+        let Some((row, _, outcome)) = rows.iter_mut().find(|r| r.2.is_none()) else {
+            return Ok(());
+        };
+        *outcome = match self.split_on_path(&row.key, 0, Some(&row.row))? {
+            Some(Inserted::Yes) => Some(Outcome::Inserted),
+            Some(Inserted::Duplicate) => Some(Outcome::Duplicate),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// Publishes every row's outcome (undecided ones retry) and counts the round.
+    fn finish_group(&self, rows: Vec<GroupRow<'_>>) {
+        let mut inserted = 0u64;
+        for (guard, request, outcome) in rows {
+            drop(guard);
+            let outcome = outcome.unwrap_or(Outcome::Retry);
+            inserted += u64::from(outcome == Outcome::Inserted);
+            request.finish(outcome);
+        }
+        let stats = self.pool.stats();
+        stats.count(Counter::CombinedRows, inserted);
+        stats.count(Counter::CombineRounds, 1);
+    }
+
+    /// Inserts, in order, the undecided rows that `belongs` places on `leaf`, until the
+    /// page is full; records each outcome. True when the page filled up.
+    fn place_rows(
+        &self,
+        leaf: &ExclusivePage<'_>,
+        rows: &mut [GroupRow<'_>],
+        belongs: impl Fn(&Page<'_>, &[u8]) -> bool,
+    ) -> Result<bool> {
+        let page = leaf.page();
+        if page.page_type() != Some(PageType::Leaf) {
+            return Ok(false); // a root split in place made it an inner page: all retry
+        }
+        for (row, _, outcome) in rows.iter_mut().filter(|r| r.2.is_none()) {
+            if !belongs(&page, &row.key) {
+                continue;
+            }
+            match self.leaf_insert(leaf, &row.key, &row.row)? {
+                Attempt::Done(Inserted::Yes) => *outcome = Some(Outcome::Inserted),
+                Attempt::Done(Inserted::Duplicate) => *outcome = Some(Outcome::Duplicate),
+                Attempt::Split | Attempt::Restart => return Ok(true),
+            }
+        }
+        Ok(false)
     }
 
     /// Makes room on the path of `key`: splits the page at `level` (0: the leaf, inserting
@@ -724,6 +861,42 @@ struct Walk {
     leaf_bytes_used: u64,
 }
 
+/// The parent's bound above the child `key` descends to (its next separator), read and
+/// validated now; `None` when the child is the parent's last or the parent changed.
+fn high_bound(parent: &OptimisticPage<'_>, key: &[u8]) -> Option<Vec<u8>> {
+    let page = parent.page();
+    let next = page.separators_at_or_below(key);
+    if next >= page.slot_count() {
+        return None;
+    }
+    let mut bound = Vec::new();
+    page.copy_key(next, &mut bound);
+    parent.validate().then_some(bound)
+}
+
+/// True when `key` provably belongs on `leaf`: it is at or above the leaf's low bound (it
+/// was routed here, and low bounds never move), and below its high bound: at most the last
+/// key, or on the rightmost leaf, or below the parent's next separator.
+fn belongs_on(leaf: &Page<'_>, key: &[u8], rightmost: bool, high: Option<&[u8]>) -> bool {
+    let slots = leaf.slot_count();
+    rightmost
+        || (slots > 0 && leaf.compare_key(slots - 1, key) != Ordering::Less)
+        || high.is_some_and(|high| key < high)
+}
+
+/// True when `key` is at or past the leaf's first key, and so at or above its low bound.
+fn at_or_past_first(leaf: &Page<'_>, key: &[u8]) -> bool {
+    leaf.slot_count() > 0 && leaf.compare_key(0, key) != Ordering::Greater
+}
+
+fn attempt_of(outcome: Outcome) -> Attempt {
+    match outcome {
+        Outcome::Inserted => Attempt::Done(Inserted::Yes),
+        Outcome::Duplicate => Attempt::Done(Inserted::Duplicate),
+        Outcome::Retry => Attempt::Restart,
+    }
+}
+
 /// True when the page found for a split (read optimistically, then validated) has room
 /// now for `row` (a leaf) or for any separator (an inner page).
 fn has_room(node: &OptimisticPage<'_>, key: &[u8], row: Option<&[u8]>) -> bool {
@@ -891,6 +1064,75 @@ mod tests {
 
     fn key(i: u64) -> [u8; 8] {
         i.to_be_bytes()
+    }
+
+    /// A combining leader inserts only rows that provably belong on its leaf. On a leaf
+    /// that is not the rightmost, a key past its last key goes in only below the parent's
+    /// next separator (the leaf's high bound); every other row is handed back to retry.
+    #[test]
+    fn a_combining_leader_inserts_only_what_belongs_on_its_leaf() {
+        let tree = tree(4096, 256);
+        for i in 0..2_000u64 {
+            tree.insert(&key(i * 10), &[1u8; 40]).expect("insert");
+        }
+        let root = tree.pool.fix_optimistic(tree.root).expect("root");
+        assert_eq!(root.page().level(), 1, "leaves right under the root");
+        let leaf = tree
+            .pool
+            .fix_exclusive(root.page().aux())
+            .expect("first leaf");
+        assert_ne!(
+            leaf.page().next(),
+            NO_PAGE,
+            "the first leaf is not the rightmost"
+        );
+        let mut last_key = Vec::new();
+        leaf.page()
+            .copy_key(leaf.page().slot_count() - 1, &mut last_key);
+        let last = u64::from_be_bytes(last_key.try_into().expect("8-byte key"));
+        let high = high_bound(&root, &key(0)).expect("the first leaf has a next separator");
+        let separator = u64::from_be_bytes(high.clone().try_into().expect("8-byte key"));
+        assert!(separator > last + 1);
+        let cases = [
+            // below the bound, past the last key
+            (last + 1, Some(Outcome::Inserted)),
+            // on the leaf already
+            (0, Some(Outcome::Duplicate)),
+            // the right sibling's (at or past its first key, at most its last): placed there
+            (separator + 1, Some(Outcome::Inserted)),
+            (separator, Some(Outcome::Duplicate)),
+            // past the right sibling's last key too: not provably its, so retried
+            (15_001, Some(Outcome::Retry)),
+        ];
+        let group: Vec<_> = cases
+            .iter()
+            .map(|(k, _)| Request::detached(&key(*k), &[2u8; 40]))
+            .collect();
+        let first_leaf = leaf.page_id();
+        let run = |leaf, group: &[Arc<Request>], high: Option<&[u8]>| {
+            let mut rows: Vec<GroupRow<'_>> = group.iter().map(|r| (r.row(), r, None)).collect();
+            rows.sort_unstable_by(|a, b| a.0.key.cmp(&b.0.key));
+            let full = tree.insert_group(leaf, &mut rows, high).expect("group");
+            assert!(!full, "the leaves have room");
+            tree.finish_group(rows);
+        };
+        run(leaf, &group, Some(&high));
+        for ((k, expected), request) in cases.iter().zip(&group) {
+            assert_eq!(request.outcome(), *expected, "key {k}");
+        }
+        // Without the parent's bound, past the last key cannot be proven to belong.
+        let unbounded = vec![Request::detached(&key(last + 2), &[2u8; 40])];
+        run(
+            tree.pool.fix_exclusive(first_leaf).expect("leaf"),
+            &unbounded,
+            None,
+        );
+        assert_eq!(unbounded[0].outcome(), Some(Outcome::Retry));
+        assert!(tree.get(&key(last + 1)).expect("get").is_some());
+        assert!(tree.get(&key(separator + 1)).expect("get").is_some());
+        assert!(tree.get(&key(15_001)).expect("get").is_none());
+        tree.verify()
+            .expect("keys in order, every leaf within its bounds");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! that none imports another's internals for it.
 
 pub(crate) mod btree;
+mod combine;
 pub(crate) mod fsm;
 pub(crate) mod heap;
 pub(crate) mod keys;

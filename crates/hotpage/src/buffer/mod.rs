@@ -745,6 +745,27 @@ impl BufferPool {
         }
     }
 
+    /// Fixes a page exclusively only if its latch is free right now: `None` when another
+    /// session holds it (the caller combines instead of queueing; see `access::combine`).
+    pub fn try_fix_exclusive(&self, page_id: u64) -> Result<Option<ExclusivePage<'_>>> {
+        loop {
+            let frame = &self.frames[self.frame_index(page_id)?];
+            let Some(guard) = frame.latch.try_lock_exclusive() else {
+                return Ok(None);
+            };
+            if frame.page_id.load(Ordering::Relaxed) == page_id {
+                frame.touch();
+                return Ok(Some(ExclusivePage {
+                    frame,
+                    page_id,
+                    _guard: guard,
+                    _held: HeldFrame::new(),
+                }));
+            }
+            // Evicted between the lookup and the latch: look it up again.
+        }
+    }
+
     /// Number of data files the pool spreads pages over.
     pub fn file_count(&self) -> u32 {
         self.files.len() as u32
