@@ -5,8 +5,8 @@ use crate::output::right_align;
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, report_text};
 use anyhow::Context;
 use hotpage::{
-    Database, HeapShape, IndexReport, IndexShape, LogReport, PageLocation, PageReport, PageType,
-    SlotContent, SlotReport,
+    Database, HeapShape, IndexReport, IndexShape, LogReport, PageId, PageLocation, PageReport,
+    PageType, SlotContent, SlotReport,
 };
 use hotpage_workload::Report;
 use hotpage_workload::report::{HotPage, Wait};
@@ -99,9 +99,10 @@ fn parse_location(location: &str) -> Result<PageLocation, CliError> {
     })
 }
 
-/// A page id as `FILE:PAGE`, the form `inspect page` takes.
+/// A page id, as the JSON reports hold it (its stored u64), as `FILE:PAGE`, the form
+/// `inspect page` takes.
 pub fn location(page_id: u64) -> String {
-    PageLocation::of(page_id).to_string()
+    PageLocation::of(PageId::from_raw(page_id)).to_string()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -165,7 +166,7 @@ fn slot_json(s: &SlotReport) -> Value {
     match &s.content {
         SlotContent::Child { key, child } => {
             slot["key"] = json!(key);
-            slot["child"] = json!(child);
+            slot["child"] = json!(child.to_raw());
         }
         SlotContent::Row { key, row_bytes } => {
             slot["key"] = json!(key);
@@ -198,7 +199,7 @@ fn page_json(db: &str, r: &PageReport) -> Value {
         "checksum_ok": r.problem.is_none(),
         "problem": r.problem,
         "header": {
-            "page_id": h.page_id,
+            "page_id": h.page_id.to_raw(),
             "page_type": h.page_type.map_or("unknown", PageType::name),
             "page_type_byte": h.page_type_byte,
             "level": h.level,
@@ -206,9 +207,9 @@ fn page_json(db: &str, r: &PageReport) -> Value {
             "slot_count": h.slot_count,
             "free_bytes": h.free_bytes,
             "free_end": h.free_end,
-            "next": h.next,
-            "leftmost_child": h.leftmost_child(),
-            "aux": h.aux,
+            "next": h.next.map(PageId::to_raw),
+            "leftmost_child": h.leftmost_child().map(PageId::to_raw),
+            "aux": h.aux.map(PageId::to_raw),
             "checksum": format!("{:#010x}", h.checksum),
         },
         "table": r.table,
@@ -379,7 +380,7 @@ fn heap_json(heap: &HeapShape) -> Value {
     let c = &heap.fsm_categories;
     let index = heap.index.as_ref().map_or(Value::Null, |index| {
         json!({
-            "root_page": index.root.page_id(),
+            "root_page": index.root.page_id().to_raw(),
             "levels": index.tree.levels,
             "pages": index.tree.pages(),
             "pages_per_level": index.tree.pages_per_level,

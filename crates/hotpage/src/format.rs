@@ -129,21 +129,6 @@ impl std::fmt::Display for PageId {
     }
 }
 
-/// The data file (0-based) that holds `page_id`.
-pub fn file_of(page_id: u64) -> u32 {
-    (page_id >> PAGE_FILE_SHIFT) as u32
-}
-
-/// The page's number within its data file.
-pub fn page_number(page_id: u64) -> u64 {
-    page_id & PAGE_NUMBER_MASK
-}
-
-/// The id of page `page_number` of data file `file`.
-pub fn page_id_of(file: u32, page_number: u64) -> u64 {
-    (u64::from(file) << PAGE_FILE_SHIFT) | (page_number & PAGE_NUMBER_MASK)
-}
-
 /// The name of data file `file` in the database directory.
 pub fn data_file_name(file: u32) -> String {
     format!("data.{file}")
@@ -164,9 +149,6 @@ const _: () = assert!(DATA_FILES_FORMAT_VERSION > FORMAT_VERSION);
 const _: () = assert!(PAGE_FILE_SHIFT < 64);
 // The id is the bare u64 in memory too (pages and log records hold it as 8 bytes).
 const _: () = assert!(std::mem::size_of::<PageId>() == 8);
-
-/// "No page" in sibling and child fields.
-pub const NO_PAGE: u64 = u64::MAX;
 
 // ---- the catalog ----
 
