@@ -17,8 +17,8 @@ use crate::output::{or_null, right_align};
 use crate::{CliError, EXIT_FAILURE, EXIT_NOT_FOUND, open_existing, report_text};
 use anyhow::Context;
 use hotpage::{
-    Database, HeapShape, IndexReport, IndexShape, LogReport, MemoryUsage, PageLocation, PageReport,
-    PageType, SlotContent, SlotReport, TableSummary, TreeStats,
+    Database, HeapShape, IndexReport, IndexShape, LogReport, MemoryUsage, PageId, PageLocation,
+    PageReport, PageType, SlotContent, SlotReport, TableSummary, TreeStats,
 };
 use hotpage_workload::Report;
 use hotpage_workload::report::{HotPage, Wait};
@@ -132,7 +132,7 @@ fn parse_location(location: &str) -> Result<PageLocation, CliError> {
 }
 
 /// A page id as `FILE:PAGE`, the form `inspect page` takes.
-pub fn location(page_id: u64) -> String {
+fn location(page_id: PageId) -> String {
     PageLocation::of(page_id).to_string()
 }
 
@@ -197,7 +197,7 @@ fn slot_json(s: &SlotReport) -> Value {
     match &s.content {
         SlotContent::Child { key, child } => {
             slot["key"] = json!(key);
-            slot["child"] = json!(child);
+            slot["child"] = json!(child.to_raw());
         }
         SlotContent::Row { key, row_bytes } => {
             slot["key"] = json!(key);
@@ -230,7 +230,7 @@ fn page_json(db: &str, r: &PageReport) -> Value {
         "checksum_ok": r.problem.is_none(),
         "problem": r.problem,
         "header": {
-            "page_id": h.page_id,
+            "page_id": h.page_id.to_raw(),
             "page_type": h.page_type.map_or("unknown", PageType::name),
             "page_type_byte": h.page_type_byte,
             "level": h.level,
@@ -238,9 +238,9 @@ fn page_json(db: &str, r: &PageReport) -> Value {
             "slot_count": h.slot_count,
             "free_bytes": h.free_bytes,
             "free_end": h.free_end,
-            "next": h.next,
-            "leftmost_child": h.leftmost_child(),
-            "aux": h.aux,
+            "next": h.next.map(PageId::to_raw),
+            "leftmost_child": h.leftmost_child().map(PageId::to_raw),
+            "aux": h.aux.map(PageId::to_raw),
             "checksum": format!("{:#010x}", h.checksum),
         },
         "table": r.table,
@@ -259,7 +259,7 @@ fn page_report(args: &DbArgs, location: &str) -> Result<PageReport, CliError> {
 }
 
 /// A link from a report (a page id, or `None` for none) as `FILE:PAGE`.
-fn link_location(page_id: Option<u64>) -> String {
+fn link_location(page_id: Option<PageId>) -> String {
     page_id.map_or_else(|| "none".into(), location)
 }
 
@@ -415,7 +415,7 @@ fn heap_json(heap: &HeapShape) -> Value {
     let c = &heap.fsm_categories;
     let index = heap.index.as_ref().map_or(Value::Null, |index| {
         json!({
-            "root_page": index.root.page_id(),
+            "root_page": index.root.page_id().to_raw(),
             "levels": index.tree.levels,
             "pages": index.tree.pages(),
             "pages_per_level": index.tree.pages_per_level,

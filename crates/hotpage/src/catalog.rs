@@ -13,7 +13,7 @@
 //! ```
 //! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
 //! its tables are clustered, with one root each. A memory table (layout tag 5) has no tree:
-//! its root is `NO_PAGE`, it has no extra roots, and `memory_bytes` is the synced length of
+//! its root is `PageId::NONE` (all ones), it has no extra roots, and `memory_bytes` is the synced length of
 //! its checkpoint file. A heap (tags 3 and 4) lists its index's root (tag 4) and then one
 //! head page per page chain.
 //!
@@ -29,6 +29,7 @@ use crate::access::layout::{Layout, PARTITIONS_MAX};
 use crate::error::{Error, Result};
 use crate::format::{
     CATALOG_FILE, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION, LOG_FORMAT_VERSION,
+    PageId,
 };
 use crate::storage::Storage;
 use std::path::Path;
@@ -48,7 +49,7 @@ pub struct TableEntry {
     /// How its keys are generated.
     pub kind: KeyKind,
     /// Its B+tree's root page.
-    pub root: u64,
+    pub root: PageId,
     /// The key generator's high-water mark at the last clean close.
     pub key_high_water: i64,
     /// Rows at the last clean close.
@@ -57,7 +58,7 @@ pub struct TableEntry {
     pub layout: Layout,
     /// The roots of the trees after the first (partitions 1.. of a hash-partitioned
     /// table; empty otherwise). `root` is partition 0's.
-    pub extra_roots: Vec<u64>,
+    pub extra_roots: Vec<PageId>,
     /// A memory table's checkpoint file is durable up to here (0 for other layouts).
     pub memory_bytes: u64,
 }
@@ -143,6 +144,10 @@ impl Reader<'_> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
+    /// A page id as stored: its `u64`.
+    fn page_id(&mut self) -> Option<PageId> {
+        self.u64().map(PageId::from_raw)
+    }
     fn i64(&mut self) -> Option<i64> {
         Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
@@ -176,7 +181,7 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
         r.i64().ok_or_else(truncated)?,
     );
     let kind = kind_from_parts(tag, a, b).ok_or_else(|| bad("unknown key kind"))?;
-    let root = r.u64().ok_or_else(truncated)?;
+    let root = r.page_id().ok_or_else(truncated)?;
     let key_high_water = r.i64().ok_or_else(truncated)?;
     let rows = r.u64().ok_or_else(truncated)?;
     let mut memory_bytes = 0;
@@ -193,7 +198,7 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
         }
         let mut extra_roots = Vec::with_capacity(count);
         for _ in 0..count {
-            extra_roots.push(r.u64().ok_or_else(truncated)?);
+            extra_roots.push(r.page_id().ok_or_else(truncated)?);
         }
         if layout == Layout::Memory {
             memory_bytes = r.u64().ok_or_else(truncated)?;
@@ -240,7 +245,7 @@ impl Catalog {
             out.push(tag);
             out.extend_from_slice(&a.to_le_bytes());
             out.extend_from_slice(&b.to_le_bytes());
-            out.extend_from_slice(&t.root.to_le_bytes());
+            out.extend_from_slice(&t.root.to_raw().to_le_bytes());
             out.extend_from_slice(&t.key_high_water.to_le_bytes());
             out.extend_from_slice(&t.rows.to_le_bytes());
             let (layout_tag, layout_param) = t.layout.to_parts();
@@ -248,7 +253,7 @@ impl Catalog {
             out.extend_from_slice(&layout_param.to_le_bytes());
             out.extend_from_slice(&(t.extra_roots.len() as u32).to_le_bytes());
             for root in &t.extra_roots {
-                out.extend_from_slice(&root.to_le_bytes());
+                out.extend_from_slice(&root.to_raw().to_le_bytes());
             }
             if t.layout == Layout::Memory {
                 out.extend_from_slice(&t.memory_bytes.to_le_bytes());
@@ -370,6 +375,10 @@ mod tests {
     use crate::format::TABLE_DESIGNS_FORMAT_VERSION;
     use crate::storage::{CrashMode, MemStorage};
 
+    fn id(number: u64) -> PageId {
+        PageId::new(0, number)
+    }
+
     fn sample() -> Catalog {
         Catalog {
             page_size: 8192,
@@ -384,7 +393,7 @@ mod tests {
                     name: "orders".into(),
                     design: "identity".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: 1,
+                    root: id(1),
                     key_high_water: 1001,
                     rows: 1000,
                     layout: Layout::Clustered,
@@ -395,7 +404,7 @@ mod tests {
                     name: "events".into(),
                     design: "hash-prefix".into(),
                     kind: KeyKind::HashPrefix { buckets: 16 },
-                    root: 2,
+                    root: id(2),
                     key_high_water: 5,
                     rows: 4,
                     layout: Layout::Clustered,
@@ -406,18 +415,18 @@ mod tests {
                     name: "orders_hash".into(),
                     design: "hash-partition".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: 3,
+                    root: id(3),
                     key_high_water: 9,
                     rows: 8,
                     layout: Layout::HashPartitioned { partitions: 3 },
-                    extra_roots: vec![4, 5],
+                    extra_roots: vec![id(4), id(5)],
                     memory_bytes: 0,
                 },
                 TableEntry {
                     name: "orders_flow".into(),
                     design: "identity-flow-control".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: 6,
+                    root: id(6),
                     key_high_water: 2,
                     rows: 1,
                     layout: Layout::FlowControl { sessions: 2 },
@@ -428,7 +437,7 @@ mod tests {
                     name: "orders_memory".into(),
                     design: "memory".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: crate::format::NO_PAGE,
+                    root: PageId::NONE,
                     key_high_water: 30,
                     rows: 29,
                     layout: Layout::Memory,
@@ -439,11 +448,11 @@ mod tests {
                     name: "orders_heap".into(),
                     design: "heap-nc-identity".into(),
                     kind: KeyKind::Identity { start: 1, step: 1 },
-                    root: 7,
+                    root: id(7),
                     key_high_water: 3,
                     rows: 2,
                     layout: Layout::HeapIndexed { chains: 2 },
-                    extra_roots: vec![8, (1 << 40) | 1],
+                    extra_roots: vec![id(8), PageId::new(1, 1)],
                     memory_bytes: 0,
                 },
             ],
@@ -498,7 +507,7 @@ mod tests {
         assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
         // A memory table has no extra roots.
         let mut bad = sample();
-        bad.tables[4].extra_roots.push(9);
+        bad.tables[4].extra_roots.push(id(9));
         assert!(Catalog::decode(&bad.encode(), Path::new("db")).is_err());
     }
 

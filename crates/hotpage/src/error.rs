@@ -1,5 +1,6 @@
 //! The engine's typed errors. Every fallible engine call returns [`Result`].
 
+use crate::format::PageId;
 use std::path::PathBuf;
 
 /// Result alias used throughout the engine.
@@ -16,11 +17,11 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A page read from disk failed its checksum or structural checks. `page_id` is the
-    /// whole id (file in the high bits); the message shows the page's number in `file`.
-    #[error("corrupt page {} in file {file}: {reason}", crate::format::page_number(*page_id))]
+    /// whole id (its file and number); the message shows the page's number in `file`.
+    #[error("corrupt page {} in file {file}: {reason}", page_id.number())]
     CorruptPage {
         file: String,
-        page_id: u64,
+        page_id: PageId,
         reason: String,
     },
     /// A file other than the data file (a memory table's checkpoint file) failed its

@@ -36,19 +36,97 @@ pub const PAGE_FILE_SHIFT: u32 = 40;
 
 const PAGE_NUMBER_MASK: u64 = (1 << PAGE_FILE_SHIFT) - 1;
 
-/// The data file (0-based) that holds `page_id`.
-pub fn file_of(page_id: u64) -> u32 {
-    (page_id >> PAGE_FILE_SHIFT) as u32
+/// The file bits of [`PageId::NONE`] (all ones): no real data file has this number.
+const FILE_NUMBER_NONE: u64 = u64::MAX >> PAGE_FILE_SHIFT;
+
+/// The id of a page of the database: its data file and its number in that file, stored
+/// as one `u64`, `file << PAGE_FILE_SHIFT | page number` (so file 0's ids are its page
+/// numbers).
+///
+/// A type of its own so that an id cannot be mixed up with a page number within a file, a
+/// page count or an LSN, which are all `u64` too. The `u64` form ([`PageId::to_raw`],
+/// [`PageId::from_raw`]) is what pages, log records, the catalog and reports hold: only
+/// their codecs convert, at the byte boundary, and the bytes are those of a bare `u64`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+#[repr(transparent)]
+pub struct PageId(u64);
+
+impl PageId {
+    /// "No page": a sibling, child or root field that links nowhere. All ones on disk (the
+    /// value `NO_PAGE` had), outside every real file.
+    pub const NONE: PageId = PageId(u64::MAX);
+
+    /// The id of page `number` of data file `file`. The number must fit in
+    /// `PAGE_FILE_SHIFT` (40) bits and the file may not be the all-ones file of
+    /// [`PageId::NONE`] (checked in debug builds; release builds mask the number).
+    #[inline]
+    pub const fn new(file: u32, number: u64) -> PageId {
+        debug_assert!(
+            number <= PAGE_NUMBER_MASK,
+            "a page number must fit in 40 bits"
+        );
+        debug_assert!(
+            (file as u64) < FILE_NUMBER_NONE,
+            "a data file number must fit in 24 bits and not be all ones"
+        );
+        PageId(((file as u64) << PAGE_FILE_SHIFT) | (number & PAGE_NUMBER_MASK))
+    }
+
+    /// The id of page `number` of data file `file`, or `None` when no id can name it (a
+    /// number past 40 bits, a file number past 24 bits or all ones): for numbers that come
+    /// from outside (a user's input, a damaged header) rather than from the engine.
+    #[inline]
+    pub const fn checked_new(file: u32, number: u64) -> Option<PageId> {
+        if number <= PAGE_NUMBER_MASK && (file as u64) < FILE_NUMBER_NONE {
+            Some(PageId::new(file, number))
+        } else {
+            None
+        }
+    }
+
+    /// The data file (0-based) that holds the page.
+    #[inline]
+    pub const fn file(self) -> u32 {
+        (self.0 >> PAGE_FILE_SHIFT) as u32
+    }
+
+    /// The page's number within its data file.
+    #[inline]
+    pub const fn number(self) -> u64 {
+        self.0 & PAGE_NUMBER_MASK
+    }
+
+    /// The id as stored: the `u64` that pages, log records, the catalog and reports hold.
+    /// For codecs (and renderers of reports) only.
+    #[inline]
+    pub const fn to_raw(self) -> u64 {
+        self.0
+    }
+
+    /// An id as stored (see [`PageId::to_raw`]). Any `u64` is an id's stored form, a
+    /// damaged one included: readers of a page or log record verify what it names.
+    #[inline]
+    pub const fn from_raw(raw: u64) -> PageId {
+        PageId(raw)
+    }
+
+    /// True for [`PageId::NONE`].
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == PageId::NONE.0
+    }
 }
 
-/// The page's number within its data file.
-pub fn page_number(page_id: u64) -> u64 {
-    page_id & PAGE_NUMBER_MASK
-}
-
-/// The id of page `page_number` of data file `file`.
-pub fn page_id_of(file: u32, page_number: u64) -> u64 {
-    (u64::from(file) << PAGE_FILE_SHIFT) | (page_number & PAGE_NUMBER_MASK)
+/// `FILE:PAGE` (the data file's number and the page's number in it), as reports and
+/// `hotpage inspect page` show a page; `none` for [`PageId::NONE`].
+impl std::fmt::Display for PageId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_none() {
+            f.write_str("none")
+        } else {
+            write!(f, "{}:{}", self.file(), self.number())
+        }
+    }
 }
 
 /// The name of data file `file` in the database directory.
@@ -69,9 +147,8 @@ pub fn parse_data_file_name(name: &str) -> Option<u32> {
 // An older reader must see the multi-file version as newer than its own.
 const _: () = assert!(DATA_FILES_FORMAT_VERSION > FORMAT_VERSION);
 const _: () = assert!(PAGE_FILE_SHIFT < 64);
-
-/// "No page" in sibling and child fields.
-pub const NO_PAGE: u64 = u64::MAX;
+// The id is the bare u64 in memory too (pages and log records hold it as 8 bytes).
+const _: () = assert!(std::mem::size_of::<PageId>() == 8);
 
 // ---- the catalog ----
 
@@ -122,4 +199,79 @@ pub const MEMTABLE_FORMAT: u32 = 1;
 /// The checkpoint file of the memory table at catalog position `table_id`.
 pub fn memtable_file_name(table_id: usize) -> String {
     format!("mem.{table_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_page_id_is_its_file_and_number() {
+        let id = PageId::new(3, 5);
+        assert_eq!((id.file(), id.number()), (3, 5));
+        assert_eq!(id.to_raw(), (3 << PAGE_FILE_SHIFT) | 5);
+        assert_eq!(PageId::from_raw(id.to_raw()), id);
+        // File 0's ids are its page numbers, as on disk before several data files.
+        assert_eq!(PageId::new(0, 7).to_raw(), 7);
+        assert_eq!(PageId::from_raw(7), PageId::new(0, 7));
+        // The largest page number a file may have stays within its file.
+        let last = PageId::new(2, PAGE_NUMBER_MASK);
+        assert_eq!((last.file(), last.number()), (2, PAGE_NUMBER_MASK));
+        assert!(!id.is_none() && !last.is_none());
+        // Ids order as their stored form: file first, then page number.
+        assert!(PageId::new(0, 9) < PageId::new(1, 0));
+    }
+
+    #[test]
+    fn none_is_all_ones_on_disk_and_outside_every_file() {
+        assert_eq!(PageId::NONE.to_raw(), u64::MAX);
+        assert_eq!(PageId::from_raw(u64::MAX), PageId::NONE);
+        assert!(PageId::NONE.is_none());
+        assert_eq!(u64::from(PageId::NONE.file()), FILE_NUMBER_NONE);
+        assert_eq!(PageId::NONE.to_string(), "none");
+    }
+
+    #[test]
+    fn a_page_id_displays_as_file_colon_page() {
+        assert_eq!(PageId::new(0, 1).to_string(), "0:1");
+        assert_eq!(PageId::new(12, 345).to_string(), "12:345");
+        assert_eq!(format!("{:?}", PageId::new(0, 1)), "PageId(1)");
+    }
+
+    #[test]
+    fn checked_new_refuses_what_no_page_id_can_name() {
+        assert_eq!(PageId::checked_new(3, 5), Some(PageId::new(3, 5)));
+        assert_eq!(PageId::checked_new(0, PAGE_NUMBER_MASK + 1), None);
+        assert_eq!(PageId::checked_new(FILE_NUMBER_NONE as u32, 0), None);
+        assert_eq!(PageId::checked_new(u32::MAX, 0), None);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "40 bits")]
+    fn a_page_number_past_forty_bits_is_refused() {
+        let _ = PageId::new(0, 1 << PAGE_FILE_SHIFT);
+    }
+
+    proptest! {
+        #[test]
+        fn page_ids_round_trip(file in 0u32..(FILE_NUMBER_NONE as u32), number in 0..=PAGE_NUMBER_MASK) {
+            let id = PageId::new(file, number);
+            prop_assert_eq!((id.file(), id.number()), (file, number));
+            prop_assert_eq!(PageId::from_raw(id.to_raw()), id);
+            prop_assert!(!id.is_none());
+            prop_assert_eq!(id.to_string(), format!("{file}:{number}"));
+        }
+
+        #[test]
+        fn every_raw_id_round_trips(raw in any::<u64>()) {
+            let id = PageId::from_raw(raw);
+            prop_assert_eq!(id.to_raw(), raw);
+            prop_assert_eq!(id.is_none(), raw == u64::MAX);
+            if u64::from(id.file()) < FILE_NUMBER_NONE {
+                prop_assert_eq!(PageId::new(id.file(), id.number()), id);
+            }
+        }
+    }
 }

@@ -16,7 +16,7 @@
 //! latch, stats the hybrid latch; wait types and sharded counters
 //! failstop     the first fatal cause, kept for every later caller
 //! storage/     the narrow file trait, the std, in-memory (fault-injecting) and overlay impls
-//! format       the on-disk format's one home: names, magics, versions, page ids
+//! format       the on-disk format's one home: names, magics, versions, page ids (PageId)
 //! error        the typed error
 //! ```
 //!
@@ -56,6 +56,8 @@ pub use db::{
     PageReport, SlotContent, SlotReport, TableCheck, TableFigures, TableSummary,
 };
 pub use error::{Error, Result, StopCause};
+// Page ids: reports, statistics and errors name pages by them.
+pub use format::PageId;
 pub use log::{WalCounters, WalOptions};
 pub use page::PageType;
 pub use stats::{Counter, StatsSnapshot, WaitType};

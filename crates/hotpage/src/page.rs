@@ -6,18 +6,18 @@
 //!      4    1 page_type     see PageType
 //!      5    1 level         0 for leaves, height above the leaves for inner pages
 //!      6    2 flags         reserved, 0
-//!      8    8 page_id       the page's own number, checked on every read
+//!      8    8 page_id       the page's own id (PageId's u64), checked on every read
 //!     16    8 lsn           log sequence number of the last change (the WAL issue uses it)
 //!     24    2 slot_count    records on the page
 //!     26    2 last_insert   slot of the latest insert (0xffff: none), a hint for splits
 //!     28    4 free_end      start of the record area; records fill [free_end, page_size)
-//!     32    8 next          right sibling at the same level, NO_PAGE if none
-//!     40    8 aux           inner pages: leftmost child; otherwise NO_PAGE
+//!     32    8 next          right sibling at the same level, PageId::NONE if none
+//!     40    8 aux           inner pages: leftmost child; otherwise PageId::NONE
 //!     48   16 reserved
 //!     64    . slot directory: 4 bytes per slot (u16 offset, u16 length), in key order
 //! ```
 //! All integers little-endian. A record is `[key_len u8][key][payload]`: the payload is the
-//! row for a leaf and the child page number (u64) for an inner page.
+//! row for a leaf and the child's page id (its u64) for an inner page.
 //!
 //! Pages in the buffer pool are arrays of `AtomicU8`: optimistic readers read them while a
 //! writer may be changing them, and relaxed atomic bytes make that race defined behaviour
@@ -26,7 +26,7 @@
 //! on a page that changes underneath: offsets are bounds-checked and out-of-range bytes read
 //! as 0, so a torn read yields garbage that the version check then throws away.
 
-use crate::format::NO_PAGE;
+use crate::format::PageId;
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -176,6 +176,16 @@ impl<'a> Page<'a> {
         u64::from_le_bytes(self.ld_array(off))
     }
 
+    /// A page id field: the id's stored u64 (the one conversion from page bytes).
+    fn ld_page_id(&self, off: usize) -> PageId {
+        PageId::from_raw(self.ld_u64(off))
+    }
+
+    /// Writes a page id field (the one conversion to page bytes).
+    fn st_page_id(&self, off: usize, page_id: PageId) {
+        self.st_bytes(off, &page_id.to_raw().to_le_bytes());
+    }
+
     fn st_bytes(&self, off: usize, src: &[u8]) {
         for (i, v) in src.iter().enumerate() {
             self.st(off + i, *v);
@@ -204,9 +214,9 @@ impl<'a> Page<'a> {
         self.ld(OFF_LEVEL)
     }
 
-    /// The page number recorded in the header.
-    pub fn page_id(&self) -> u64 {
-        self.ld_u64(OFF_PAGE_ID)
+    /// The page id recorded in the header.
+    pub fn page_id(&self) -> PageId {
+        self.ld_page_id(OFF_PAGE_ID)
     }
 
     /// The LSN of the last change.
@@ -240,14 +250,14 @@ impl<'a> Page<'a> {
         (self.ld_u32(OFF_FREE_END) as usize).min(self.size())
     }
 
-    /// The right sibling, or NO_PAGE.
-    pub fn next(&self) -> u64 {
-        self.ld_u64(OFF_NEXT)
+    /// The right sibling, or `PageId::NONE`.
+    pub fn next(&self) -> PageId {
+        self.ld_page_id(OFF_NEXT)
     }
 
     /// Inner pages: the leftmost child.
-    pub fn aux(&self) -> u64 {
-        self.ld_u64(OFF_AUX)
+    pub fn aux(&self) -> PageId {
+        self.ld_page_id(OFF_AUX)
     }
 
     /// (offset, length) of slot `i`'s record.
@@ -333,14 +343,14 @@ impl<'a> Page<'a> {
     }
 
     /// Inner pages: the child of separator `i`.
-    pub fn child(&self, i: usize) -> u64 {
+    pub fn child(&self, i: usize) -> PageId {
         let (off, _) = self.payload_range(i);
-        self.ld_u64(off)
+        self.ld_page_id(off)
     }
 
     /// Inner pages: the child whose key range holds `key` (the last separator <= key, or
     /// the leftmost child).
-    pub fn child_for(&self, key: &[u8]) -> u64 {
+    pub fn child_for(&self, key: &[u8]) -> PageId {
         match self.separators_at_or_below(key) {
             0 => self.aux(),
             lo => self.child(lo - 1),
@@ -370,18 +380,18 @@ impl<'a> Page<'a> {
     // ---- mutation: callers hold the exclusive latch -------------------------------------
 
     /// Formats the page: empty, with the given identity, type and level.
-    pub fn init(&self, page_id: u64, page_type: PageType, level: u8) {
+    pub fn init(&self, page_id: PageId, page_type: PageType, level: u8) {
         for off in 0..HEADER_BYTES {
             self.st(off, 0);
         }
         self.st(OFF_TYPE, page_type as u8);
         self.st(OFF_LEVEL, level);
-        self.st_bytes(OFF_PAGE_ID, &page_id.to_le_bytes());
+        self.st_page_id(OFF_PAGE_ID, page_id);
         self.set_slot_count(0);
         self.set_last_insert(None);
         self.set_free_end(self.size());
-        self.set_next(NO_PAGE);
-        self.set_aux(NO_PAGE);
+        self.set_next(PageId::NONE);
+        self.set_aux(PageId::NONE);
     }
 
     /// Overwrites the whole page (after a read from disk).
@@ -406,13 +416,13 @@ impl<'a> Page<'a> {
     }
 
     /// Sets the right-sibling link.
-    pub fn set_next(&self, page_id: u64) {
-        self.st_bytes(OFF_NEXT, &page_id.to_le_bytes());
+    pub fn set_next(&self, page_id: PageId) {
+        self.st_page_id(OFF_NEXT, page_id);
     }
 
     /// Sets the leftmost child (inner pages).
-    pub fn set_aux(&self, page_id: u64) {
-        self.st_bytes(OFF_AUX, &page_id.to_le_bytes());
+    pub fn set_aux(&self, page_id: PageId) {
+        self.st_page_id(OFF_AUX, page_id);
     }
 
     /// Sets the LSN of the last change.
@@ -476,14 +486,14 @@ pub fn image_lsn(image: &[u8]) -> Option<u64> {
 
 /// The page id in a page image's header, read without verifying the page (`None` for an
 /// image shorter than a header).
-pub fn image_page_id(image: &[u8]) -> Option<u64> {
+pub fn image_page_id(image: &[u8]) -> Option<PageId> {
     let bytes = image.get(OFF_PAGE_ID..OFF_PAGE_ID + 8)?;
-    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    Some(PageId::from_raw(u64::from_le_bytes(bytes.try_into().ok()?)))
 }
 
 /// Verifies a page image read from disk: checksum, page id, and the structure every reader
 /// relies on (slot directory and records inside the page). Returns why it is bad.
-pub fn verify(image: &[u8], expected_page_id: u64) -> Result<(), String> {
+pub fn verify(image: &[u8], expected_page_id: PageId) -> Result<(), String> {
     if image.len() < PAGE_SIZE_MIN || validate_page_size(image.len()).is_err() {
         return Err(format!("image of {} bytes is not a page", image.len()));
     }
@@ -498,9 +508,11 @@ pub fn verify(image: &[u8], expected_page_id: u64) -> Result<(), String> {
     let page = buf.page();
     page.copy_from(image);
     if page.page_id() != expected_page_id {
+        // The stored ids, as this message has always shown them.
         return Err(format!(
-            "header names page {} where page {expected_page_id} was expected",
-            page.page_id()
+            "header names page {} where page {} was expected",
+            page.page_id().to_raw(),
+            expected_page_id.to_raw()
         ));
     }
     let Some(page_type) = page.page_type() else {
@@ -571,7 +583,7 @@ mod tests {
             let page_size = 1usize << page_shift;
             let buf = PageBuf::new(page_size);
             let page = buf.page();
-            page.init(7, PageType::Leaf, 0);
+            page.init(PageId::new(0, 7), PageType::Leaf, 0);
             let mut model = BTreeMap::new();
             for (k, v) in entries {
                 match page.search(&k) {
@@ -593,15 +605,15 @@ mod tests {
             let mut image = vec![0u8; page_size];
             page.copy_to(&mut image);
             seal(&mut image);
-            prop_assert_eq!(verify(&image, 7), Ok(()));
-            prop_assert!(verify(&image, 8).is_err());
+            prop_assert_eq!(verify(&image, PageId::new(0, 7)), Ok(()));
+            prop_assert!(verify(&image, PageId::new(0, 8)).is_err());
             let back = PageBuf::new(page_size);
             back.page().copy_from(&image);
             prop_assert_eq!(rows(&back.page()), expected);
 
             let at = flip.index(page_size);
             image[at] ^= 0x40;
-            prop_assert!(verify(&image, 7).is_err(), "flip at {} not detected", at);
+            prop_assert!(verify(&image, PageId::new(0, 7)).is_err(), "flip at {} not detected", at);
         }
 
         /// Inner pages route every key to the child whose range holds it.
@@ -609,13 +621,13 @@ mod tests {
         fn child_for_routes_by_separator(seps in proptest::collection::btree_set(any::<u32>(), 1..100), probe in any::<u32>()) {
             let buf = PageBuf::new(8192);
             let page = buf.page();
-            page.init(1, PageType::Inner, 1);
-            page.set_aux(1000);
+            page.init(PageId::new(0, 1), PageType::Inner, 1);
+            page.set_aux(PageId::new(0, 1000));
             for (i, s) in seps.iter().enumerate() {
                 prop_assert!(page.insert_record(i, &s.to_be_bytes(), &(i as u64).to_le_bytes()));
             }
             let below = seps.iter().filter(|s| **s <= probe).count();
-            let expected = if below == 0 { 1000 } else { (below - 1) as u64 };
+            let expected = PageId::new(0, if below == 0 { 1000 } else { (below - 1) as u64 });
             prop_assert_eq!(page.child_for(&probe.to_be_bytes()), expected);
         }
     }
@@ -634,14 +646,14 @@ mod tests {
     fn corrupt_slot_directory_is_rejected_not_followed() {
         let buf = PageBuf::new(4096);
         let page = buf.page();
-        page.init(3, PageType::Leaf, 0);
+        page.init(PageId::new(0, 3), PageType::Leaf, 0);
         assert!(page.insert_record(0, b"k", b"value"));
         let mut image = vec![0u8; 4096];
         page.copy_to(&mut image);
         // Point slot 0 past the end, then reseal so only the structure check can catch it.
         image[HEADER_BYTES..HEADER_BYTES + 2].copy_from_slice(&4095u16.to_le_bytes());
         seal(&mut image);
-        let err = verify(&image, 3).expect_err("bad slot accepted");
+        let err = verify(&image, PageId::new(0, 3)).expect_err("bad slot accepted");
         assert!(err.contains("slot 0"), "{err}");
     }
 

@@ -20,7 +20,7 @@ use crate::access::keys::Key;
 use crate::buffer::BufferPool;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::format::{data_file_name, file_of};
+use crate::format::{PageId, data_file_name};
 use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
 use crate::log::{LogEnd, LogReader, Lsn, Record, RecordKind};
 use crate::page::{PageBuf, PageType};
@@ -125,7 +125,12 @@ pub fn redo(
 /// Sets a heap chain's link from `tail_id` to `new_id` if the tail lacks it. The tail had a
 /// full image since the redo point (or the heap-link record would be one), so it is whole
 /// here. Returns whether it changed the page.
-fn redo_link(pool: &BufferPool, record: &Record<'_>, tail_id: u64, new_id: u64) -> Result<bool> {
+fn redo_link(
+    pool: &BufferPool,
+    record: &Record<'_>,
+    tail_id: PageId,
+    new_id: PageId,
+) -> Result<bool> {
     let tail = pool.fix_exclusive(tail_id)?;
     if tail.page().lsn() >= record.end {
         return Ok(false);
@@ -170,9 +175,9 @@ fn redo_insert(pool: &BufferPool, record: &Record<'_>) -> Result<bool> {
 }
 
 /// A page a redo record cannot be applied to.
-fn corrupt(page_id: u64, record: &Record<'_>, what: &str) -> Error {
+fn corrupt(page_id: PageId, record: &Record<'_>, what: &str) -> Error {
     Error::CorruptPage {
-        file: data_file_name(file_of(page_id)),
+        file: data_file_name(page_id.file()),
         page_id,
         reason: format!("the {:?} record at LSN {} {what}", record.kind, record.lsn),
     }
@@ -210,7 +215,7 @@ fn committed_rows<'r>(
 fn wal_damage(record: &Record<'_>, reason: String) -> Error {
     Error::CorruptPage {
         file: "wal".into(),
-        page_id: 0,
+        page_id: PageId::new(0, 0),
         reason: format!("record at LSN {}: {reason}", record.lsn),
     }
 }

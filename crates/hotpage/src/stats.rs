@@ -5,6 +5,7 @@
 //! line), and a reader sums the shards. Waits are recorded only on the slow path (a latch
 //! that was not free), so the per-page map behind a mutex is touched only after a wait.
 
+use crate::format::PageId;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -151,7 +152,7 @@ struct Shard {
     wait_ns: [AtomicU64; WAIT_TYPES],
     wait_ns_max: [AtomicU64; WAIT_TYPES],
     counters: [AtomicU64; COUNTERS],
-    pages: Mutex<HashMap<u64, PageWaits>>,
+    pages: Mutex<HashMap<PageId, PageWaits>>,
 }
 
 // Only the owning thread writes a shard, so load + store is an exact increment without a
@@ -240,7 +241,7 @@ impl Stats {
     }
 
     /// Records one wait of `wait_ns` nanoseconds, on `page_id` if it was a page wait.
-    pub fn record_wait(&self, wait_type: WaitType, page_id: Option<u64>, wait_ns: u64) {
+    pub fn record_wait(&self, wait_type: WaitType, page_id: Option<PageId>, wait_ns: u64) {
         self.with_shard(|shard| {
             let i = wait_type.index();
             bump(&shard.wait_count[i], 1);
@@ -271,7 +272,7 @@ impl Stats {
     pub fn snapshot(&self) -> StatsSnapshot {
         let shards = self.shards.lock().clone();
         let mut snap = StatsSnapshot::default();
-        let mut pages: HashMap<u64, PageWaits> = HashMap::new();
+        let mut pages: HashMap<PageId, PageWaits> = HashMap::new();
         for shard in &shards {
             for wait_type in WaitType::ALL {
                 let i = wait_type.index();
@@ -291,7 +292,7 @@ impl Stats {
                 entry.wait_ns += w.wait_ns;
             }
         }
-        let mut hot: Vec<(u64, PageWaits)> = pages.into_iter().collect();
+        let mut hot: Vec<(PageId, PageWaits)> = pages.into_iter().collect();
         hot.sort_by(|a, b| b.1.wait_ns.cmp(&a.1.wait_ns).then(a.0.cmp(&b.0)));
         snap.hot_pages = hot;
         snap
@@ -322,7 +323,7 @@ pub struct StatsSnapshot {
     waits: [WaitTotals; WAIT_TYPES],
     counters: [u64; COUNTERS],
     /// Pages with waits, most time waited first.
-    pub hot_pages: Vec<(u64, PageWaits)>,
+    pub hot_pages: Vec<(PageId, PageWaits)>,
 }
 
 impl StatsSnapshot {
@@ -360,7 +361,7 @@ mod tests {
                 let stats = &stats;
                 s.spawn(move || {
                     for i in 0..1000u64 {
-                        stats.record_wait(WaitType::PageLatchEx, Some(i % 4), 10);
+                        stats.record_wait(WaitType::PageLatchEx, Some(PageId::new(0, i % 4)), 10);
                         stats.count(Counter::PageSplits, 1);
                     }
                     stats.record_wait(WaitType::WriteLog, None, 1000 + t);
@@ -396,7 +397,7 @@ mod tests {
     fn per_page_tracking_is_bounded() {
         let stats = Stats::new();
         for page in 0..(HOT_PAGES_TRACKED_MAX as u64 + 100) {
-            stats.record_wait(WaitType::PageLatchEx, Some(page), 1);
+            stats.record_wait(WaitType::PageLatchEx, Some(PageId::new(0, page)), 1);
         }
         let snap = stats.snapshot();
         assert_eq!(snap.hot_pages.len(), HOT_PAGES_TRACKED_MAX);

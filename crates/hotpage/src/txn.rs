@@ -16,6 +16,7 @@
 
 use crate::access::keys::Key;
 use crate::error::{Error, Result};
+use crate::format::PageId;
 
 /// When a commit returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +87,7 @@ pub fn encode_commit<'a>(
 pub fn decode_commit(payload: &[u8]) -> Result<(u64, Vec<CommitRow<'_>>)> {
     let bad = || Error::CorruptPage {
         file: "wal".into(),
-        page_id: 0,
+        page_id: PageId::new(0, 0),
         reason: "malformed commit record".into(),
     };
     let mut at = 0usize;
@@ -170,7 +171,7 @@ pub fn encode_part<'a>(
 pub fn decode_part(payload: &[u8]) -> Result<TxnPart<'_>> {
     let bad = || Error::CorruptPage {
         file: "wal".into(),
-        page_id: 0,
+        page_id: PageId::new(0, 0),
         reason: "malformed transaction part".into(),
     };
     let head = payload.get(..PART_HEADER_BYTES).ok_or_else(bad)?;

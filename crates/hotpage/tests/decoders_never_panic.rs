@@ -1,6 +1,7 @@
 //! Every decoder of on-disk bytes, fed arbitrary and damaged input: a clear error or a
 //! value, never a panic. (cargo-fuzz needs a nightly toolchain; these run in CI on stable.)
 
+use hotpage::PageId;
 use hotpage::testing as wal;
 use hotpage::testing::Catalog;
 use hotpage::testing::Stats;
@@ -18,12 +19,12 @@ proptest! {
 
     #[test]
     fn page_verify_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..9000), id in any::<u64>()) {
-        let _ = page::verify(&bytes, id);
+        let _ = page::verify(&bytes, PageId::from_raw(id));
         // A page-sized buffer with a valid checksum but random structure.
         let mut image = bytes.clone();
         image.resize(4096, 0);
         page::seal(&mut image);
-        let _ = page::verify(&image, id);
+        let _ = page::verify(&image, PageId::from_raw(id));
     }
 
     #[test]
@@ -46,7 +47,7 @@ proptest! {
         // A header page with the right magic and any payload, sealed: the decoder and
         // the open of a several-file database reach every field.
         let buf = page::PageBuf::new(4096);
-        buf.page().init(0, page::PageType::FileHeader, 0);
+        buf.page().init(PageId::new(0, 0), page::PageType::FileHeader, 0);
         prop_assert!(buf.page().insert_record(0, hotpage::testing::DATA_FILE_MAGIC, &payload));
         let mut image = vec![0u8; 4096];
         buf.page().copy_to(&mut image);

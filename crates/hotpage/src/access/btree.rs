@@ -26,7 +26,7 @@ use crate::access::keys::KEY_BYTES_MAX;
 use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
 use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
 use crate::error::{Error, Result};
-use crate::format::{NO_PAGE, data_file_name, file_of};
+use crate::format::{PageId, data_file_name};
 use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
 use crate::stats::{Counter, WaitType, elapsed_ns};
 use parking_lot::MutexGuard;
@@ -34,7 +34,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Bytes of the largest inner record: key-length byte, key, child page number.
+/// Bytes of the largest inner record: key-length byte, key, child page id.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
 /// Levels a tree may have: bounds every descent, so a damaged tree cannot loop one forever.
 const LEVELS_MAX: u8 = 32;
@@ -69,11 +69,11 @@ type GroupRow<'g> = (
     Option<Outcome>,
 );
 
-/// A B+tree whose root stays at one page number for life (a root split moves the root's
+/// A B+tree whose root stays at one page for life (a root split moves the root's
 /// contents into two new children), so the catalog never has to change.
 pub struct BTree {
     pool: Arc<BufferPool>,
-    root: u64,
+    root: PageId,
     log: Option<Arc<dyn PageLogger>>,
     // Inserts waiting for a busy leaf (see `combine`).
     combiner: Combiner,
@@ -97,7 +97,7 @@ impl BTree {
     }
 
     /// Opens the tree rooted at `root`.
-    pub fn open(pool: Arc<BufferPool>, root: u64) -> BTree {
+    pub fn open(pool: Arc<BufferPool>, root: PageId) -> BTree {
         BTree {
             pool,
             root,
@@ -150,8 +150,8 @@ impl BTree {
         }
     }
 
-    /// The root page number.
-    pub fn root(&self) -> u64 {
+    /// The root page.
+    pub fn root(&self) -> PageId {
         self.root
     }
 
@@ -234,7 +234,7 @@ impl BTree {
     fn insert_combined(
         &self,
         parent: &OptimisticPage<'_>,
-        leaf_id: u64,
+        leaf_id: PageId,
         key: &[u8],
         value: &[u8],
     ) -> Result<Attempt> {
@@ -275,18 +275,18 @@ impl BTree {
         rows: &mut [GroupRow<'_>],
         high: Option<&[u8]>,
     ) -> Result<bool> {
-        let rightmost = leaf.page().next() == NO_PAGE;
+        let rightmost = leaf.page().next() == PageId::NONE;
         let full = self.place_rows(&leaf, rows, |page, key| {
             belongs_on(page, key, rightmost, high)
         })?;
         let next = leaf.page().next();
-        if full || next == NO_PAGE || rows.iter().all(|r| r.2.is_some()) {
+        if full || next == PageId::NONE || rows.iter().all(|r| r.2.is_some()) {
             return Ok(full);
         }
         // Left to right, like every other multi-page latch order here: no deadlock.
         let right = self.pool.fix_exclusive(next)?;
         drop(leaf);
-        let rightmost = right.page().next() == NO_PAGE;
+        let rightmost = right.page().next() == PageId::NONE;
         self.place_rows(&right, rows, |page, key| {
             at_or_past_first(page, key) && belongs_on(page, key, rightmost, None)
         })
@@ -420,7 +420,7 @@ impl BTree {
             let Err(at) = parent_page.search(&separator) else {
                 return Err(self.corrupt(parent.page_id(), "separator already present"));
             };
-            if !parent_page.insert_record(at, &separator, &right.page_id().to_le_bytes()) {
+            if !parent_page.insert_record(at, &separator, &child_payload(right.page_id())) {
                 return Err(self.corrupt(parent.page_id(), "parent lost the room it had"));
             }
             // The three pages as one record: redo never sees half a split.
@@ -445,7 +445,7 @@ impl BTree {
             let child = if is_inner {
                 page.child_for(key)
             } else {
-                NO_PAGE
+                PageId::NONE
             };
             if !node.validate() || node_level < level {
                 return Ok(None);
@@ -481,7 +481,7 @@ impl BTree {
         let page = left.page();
         let page_type = self.tree_page_type(left.page_id(), &page)?;
         let level = page.level();
-        let rightmost = page.next() == NO_PAGE;
+        let rightmost = page.next().is_none();
         let at = choose_split(
             &records,
             new_pos,
@@ -546,7 +546,7 @@ impl BTree {
         mark_new_record(&left.page(), &right.page(), page_type, new_pos, at);
         page.init(root.page_id(), PageType::Inner, level + 1);
         page.set_aux(left.page_id());
-        if !page.insert_record(0, &separator, &right.page_id().to_le_bytes()) {
+        if !page.insert_record(0, &separator, &child_payload(right.page_id())) {
             return Err(self.corrupt(root.page_id(), "new root cannot hold one separator"));
         }
         self.log_images(&[root, &left, &right])?;
@@ -601,7 +601,7 @@ impl BTree {
     }
 
     /// The leaf whose key range holds `key` (or the leftmost leaf for `None`).
-    fn find_leaf(&self, key: Option<&[u8]>) -> Result<u64> {
+    fn find_leaf(&self, key: Option<&[u8]>) -> Result<PageId> {
         self.read_leaf(key, |leaf| leaf.page_id())
     }
 
@@ -612,7 +612,7 @@ impl BTree {
         self.read_leaf(Some(key), |leaf| {
             let page = leaf.page();
             LeafProbe {
-                rightmost: page.next() == NO_PAGE,
+                rightmost: page.next().is_none(),
                 fits: page.fits(1 + key.len() + value_bytes),
             }
         })
@@ -664,7 +664,7 @@ impl BTree {
                 }
                 last = Some(key);
             }
-            if next == NO_PAGE {
+            if next.is_none() {
                 return Ok(());
             }
             leaf_id = next;
@@ -683,19 +683,21 @@ impl BTree {
                 if pair[0].1 != pair[1].0 {
                     return Err(self.corrupt(
                         pair[0].0,
+                        // The stored ids, as this message has always shown them.
                         &format!(
                             "level {level}: right link {} but the next page in key order is {}",
-                            pair[0].1, pair[1].0
+                            pair[0].1.to_raw(),
+                            pair[1].0.to_raw()
                         ),
                     ));
                 }
             }
             if let Some((page_id, next)) = pages.last()
-                && *next != NO_PAGE
+                && !next.is_none()
             {
                 return Err(self.corrupt(
                     *page_id,
-                    &format!("level {level}: rightmost page links to {next}"),
+                    &format!("level {level}: rightmost page links to {}", next.to_raw()),
                 ));
             }
         }
@@ -713,7 +715,10 @@ impl BTree {
             out_of_order_leaves: walk.levels.first().map_or(0, |leaves| {
                 leaves
                     .iter()
-                    .filter(|(page_id, next)| *next != NO_PAGE && *next != page_id + 1)
+                    .filter(|(page_id, next)| {
+                        !next.is_none()
+                            && *next != PageId::new(page_id.file(), page_id.number() + 1)
+                    })
                     .count() as u64
             }),
         })
@@ -756,13 +761,13 @@ impl BTree {
 
     fn verify_page(
         &self,
-        page_id: u64,
+        page_id: PageId,
         expected_level: Option<u8>,
         low: Option<&[u8]>,
         high: Option<&[u8]>,
         walk: &mut Walk,
     ) -> Result<()> {
-        let mut children: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut children: Vec<(PageId, Vec<u8>)> = Vec::new();
         let (level, is_inner, aux) = {
             let fixed = self.pool.fix_shared(page_id)?;
             let page = fixed.page();
@@ -813,7 +818,7 @@ impl BTree {
             (level, is_inner, page.aux())
         };
         if is_inner {
-            if aux == NO_PAGE {
+            if aux.is_none() {
                 return Err(self.corrupt(page_id, "inner page without a leftmost child"));
             }
             let first_high = children.first().map(|(_, k)| k.clone());
@@ -834,7 +839,7 @@ impl BTree {
 
     /// The page's type, which must be a tree page's: an unknown type is damage, never
     /// quietly read as a leaf.
-    fn tree_page_type(&self, page_id: u64, page: &Page<'_>) -> Result<PageType> {
+    fn tree_page_type(&self, page_id: PageId, page: &Page<'_>) -> Result<PageType> {
         match page.page_type() {
             Some(t @ (PageType::Leaf | PageType::Inner)) => Ok(t),
             other => Err(self.corrupt(
@@ -844,9 +849,9 @@ impl BTree {
         }
     }
 
-    fn corrupt(&self, page_id: u64, reason: &str) -> Error {
+    fn corrupt(&self, page_id: PageId, reason: &str) -> Error {
         Error::CorruptPage {
-            file: data_file_name(file_of(page_id)),
+            file: data_file_name(page_id.file()),
             page_id,
             reason: reason.to_string(),
         }
@@ -856,7 +861,7 @@ impl BTree {
 #[derive(Default)]
 struct Walk {
     // Per level: (page, its right link) in key order.
-    levels: Vec<Vec<(u64, u64)>>,
+    levels: Vec<Vec<(PageId, PageId)>>,
     rows: u64,
     leaf_bytes_used: u64,
 }
@@ -927,11 +932,17 @@ fn record_key(record: &[u8]) -> &[u8] {
     &record[1..1 + key_len]
 }
 
-fn record_child(record: &[u8]) -> u64 {
+/// An inner record's child, as its payload holds it (the id's stored u64, little-endian).
+fn record_child(record: &[u8]) -> PageId {
     let key_len = usize::from(record[0]);
     let mut child = [0u8; 8];
     child.copy_from_slice(&record[1 + key_len..1 + key_len + 8]);
-    u64::from_le_bytes(child)
+    PageId::from_raw(u64::from_le_bytes(child))
+}
+
+/// The payload of an inner record pointing at `child` (read back by `Page::child`).
+fn child_payload(child: PageId) -> [u8; 8] {
+    child.to_raw().to_le_bytes()
 }
 
 /// Where to split `records` (the new one included at `new_pos`): the first index that goes
@@ -985,7 +996,7 @@ struct Halves {
     left: Vec<Vec<u8>>,
     right: Vec<Vec<u8>>,
     /// Inner pages: the right page's leftmost child (the moved-up separator's child).
-    right_aux: Option<u64>,
+    right_aux: Option<PageId>,
 }
 
 /// Splits records at `at`.
@@ -1030,11 +1041,11 @@ fn mark_new_record(
     right.set_last_insert(on_right);
 }
 
-fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: u64) -> Result<()> {
+fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: PageId) -> Result<()> {
     for record in records {
         if !page.push_record(record) {
             return Err(Error::CorruptPage {
-                file: data_file_name(file_of(page_id)),
+                file: data_file_name(page_id.file()),
                 page_id,
                 reason: "split half does not fit its page".to_string(),
             });
@@ -1083,7 +1094,7 @@ mod tests {
             .expect("first leaf");
         assert_ne!(
             leaf.page().next(),
-            NO_PAGE,
+            PageId::NONE,
             "the first leaf is not the rightmost"
         );
         let mut last_key = Vec::new();
@@ -1155,7 +1166,7 @@ mod tests {
     }
 
     /// Retypes the page an insert of `k` would reach at `level` (0: the leaf).
-    fn retype_page_on_path(tree: &BTree, k: &[u8], level: u8, page_type: PageType) -> u64 {
+    fn retype_page_on_path(tree: &BTree, k: &[u8], level: u8, page_type: PageType) -> PageId {
         let mut page_id = tree.root();
         loop {
             let page = tree.pool.fix_exclusive(page_id).expect("fix");

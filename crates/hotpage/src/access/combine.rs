@@ -21,6 +21,7 @@
 //! Requests live in a thread-local slot reused by every insert of that thread: no allocation
 //! per row once a thread's buffers have grown to its row size.
 
+use crate::format::PageId;
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -147,9 +148,9 @@ impl Request {
 #[derive(Default)]
 struct Queue {
     // (leaf, request)
-    waiting: Vec<(u64, Arc<Request>)>,
+    waiting: Vec<(PageId, Arc<Request>)>,
     // Leaves that have a leader now (between its enqueue and its take).
-    leaders: Vec<u64>,
+    leaders: Vec<PageId>,
 }
 
 /// The requests waiting for the leaves of one tree.
@@ -161,7 +162,7 @@ pub(crate) struct Combiner {
 impl Combiner {
     /// Queues `request` (for `leaf`). True when the caller is now that leaf's leader: it
     /// must take the leaf's latch, then `take` the group and finish every request in it.
-    pub(crate) fn enqueue(&self, request: &Arc<Request>, leaf: u64) -> bool {
+    pub(crate) fn enqueue(&self, request: &Arc<Request>, leaf: PageId) -> bool {
         let mut queue = self.queue.lock();
         queue.waiting.push((leaf, Arc::clone(request)));
         if queue.leaders.contains(&leaf) {
@@ -174,7 +175,7 @@ impl Combiner {
 
     /// The leader's group: every request waiting for `leaf` (its own included), moved into
     /// `group`. From here on, a new request for `leaf` makes a new leader.
-    pub(crate) fn take(&self, leaf: u64, group: &mut Vec<Arc<Request>>) {
+    pub(crate) fn take(&self, leaf: PageId, group: &mut Vec<Arc<Request>>) {
         let mut queue = self.queue.lock();
         queue.leaders.retain(|l| *l != leaf);
         let mut i = 0;
@@ -205,23 +206,26 @@ mod tests {
     fn the_first_request_for_a_leaf_leads_and_takes_only_its_leaf() {
         let combiner = Combiner::default();
         let mine = Request::local(b"k1", b"row");
-        assert!(combiner.enqueue(&mine, 7), "first for leaf 7 leads");
+        assert!(
+            combiner.enqueue(&mine, PageId::new(0, 7)),
+            "first for leaf 7 leads"
+        );
         let other = request();
         assert!(
-            !combiner.enqueue(&other, 7),
+            !combiner.enqueue(&other, PageId::new(0, 7)),
             "a second waits for the leader"
         );
         assert!(
-            combiner.enqueue(&request(), 9),
+            combiner.enqueue(&request(), PageId::new(0, 9)),
             "another leaf has its own leader"
         );
         let mut group = Vec::new();
-        combiner.take(7, &mut group);
+        combiner.take(PageId::new(0, 7), &mut group);
         assert_eq!(group.len(), 2);
         assert!(group.iter().any(|r| Arc::ptr_eq(r, &mine)));
         assert!(group.iter().any(|r| Arc::ptr_eq(r, &other)));
         // Leaf 7 has no leader now: the next request for it leads.
-        assert!(combiner.enqueue(&request(), 7));
+        assert!(combiner.enqueue(&request(), PageId::new(0, 7)));
         for request in &group {
             request.finish(Outcome::Inserted);
         }

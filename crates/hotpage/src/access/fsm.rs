@@ -19,6 +19,7 @@
 //! the map. The map is rebuilt from the heap pages when the database opens (it is a hint,
 //! like PostgreSQL's free-space map, so it is never logged).
 
+use crate::format::PageId;
 use crate::page::HEADER_BYTES;
 use crate::stats::{Counter, Stats, WaitType};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -84,11 +85,11 @@ pub struct Candidate {
     /// Where the page is in the map.
     pub slot: MapSlot,
     /// The page id.
-    pub page_id: u64,
+    pub page_id: PageId,
 }
 
 /// One map page: (heap page id, category) for up to [`FSM_PAGES_PER_MAP`] pages.
-type MapPage = RwLock<Vec<(u64, u8)>>;
+type MapPage = RwLock<Vec<(PageId, u8)>>;
 
 /// The map of one data file.
 struct FileMap {
@@ -151,12 +152,12 @@ impl FreeSpaceMap {
             .map_or(0, |f| f.len.load(Ordering::Acquire))
     }
 
-    fn read<'a>(&self, page: &'a MapPage) -> RwLockReadGuard<'a, Vec<(u64, u8)>> {
+    fn read<'a>(&self, page: &'a MapPage) -> RwLockReadGuard<'a, Vec<(PageId, u8)>> {
         self.stats
             .timed_wait(WaitType::FsmLatch, || page.try_read(), || page.read())
     }
 
-    fn write<'a>(&self, page: &'a MapPage) -> RwLockWriteGuard<'a, Vec<(u64, u8)>> {
+    fn write<'a>(&self, page: &'a MapPage) -> RwLockWriteGuard<'a, Vec<(PageId, u8)>> {
         self.stats
             .timed_wait(WaitType::FsmLatch, || page.try_write(), || page.write())
     }
@@ -168,7 +169,7 @@ impl FreeSpaceMap {
 
     /// Registers a new heap page of `file` with its category; returns its slot. Counts as a
     /// map update (SQL Server marks a page allocated in PFS).
-    pub fn register(&self, file: u32, page_id: u64, category: u8) -> MapSlot {
+    pub fn register(&self, file: u32, page_id: PageId, category: u8) -> MapSlot {
         let index = (file as usize).min(self.files.len() - 1);
         let map = &self.files[index];
         let _grow = map.grow.lock();
@@ -189,7 +190,7 @@ impl FreeSpaceMap {
     }
 
     /// Loads `file`'s map from the pages of its chain (at open; not counted as updates).
-    pub fn load(&self, file: u32, pages: &[(u64, u8)]) {
+    pub fn load(&self, file: u32, pages: &[(PageId, u8)]) {
         let Some(map) = self.files.get(file as usize) else {
             return;
         };
@@ -285,7 +286,7 @@ impl FreeSpaceMap {
     }
 
     /// Every registered page of `file` with its category, in map order.
-    pub fn entries(&self, file: u32) -> Vec<(u64, u8)> {
+    pub fn entries(&self, file: u32) -> Vec<(PageId, u8)> {
         let Some(map) = self.files.get(file as usize) else {
             return Vec::new();
         };
@@ -294,7 +295,7 @@ impl FreeSpaceMap {
     }
 
     /// The last page registered in `file`, if any (the file's chain tail).
-    pub fn last(&self, file: u32) -> Option<u64> {
+    pub fn last(&self, file: u32) -> Option<PageId> {
         let map = self.files.get(file as usize)?;
         let pages = map.pages.read();
         let last = pages.last()?;
@@ -307,6 +308,10 @@ mod tests {
     use super::*;
 
     const USABLE: usize = 8192 - HEADER_BYTES;
+
+    fn id(number: u64) -> PageId {
+        PageId::new(0, number)
+    }
 
     #[test]
     fn categories_follow_seed_002_thresholds() {
@@ -337,33 +342,33 @@ mod tests {
     #[test]
     fn find_skips_pages_that_cannot_fit_and_prefers_the_home_file() {
         let fsm = FreeSpaceMap::new(2, 8192, Stats::new());
-        let a = fsm.register(0, 10, CATEGORY_FULL);
-        let b = fsm.register(0, 11, 2);
-        let c = fsm.register(1, 12, 1);
+        let a = fsm.register(0, id(10), CATEGORY_FULL);
+        let b = fsm.register(0, id(11), 2);
+        let c = fsm.register(1, id(12), 1);
         assert_eq!((a.ordinal, b.ordinal, c.ordinal), (0, 1, 0));
         // 2000 bytes need category <= 1: file 0 has none, file 1 has page 12.
-        assert_eq!(fsm.find(0, 2013).map(|c| c.page_id), Some(12));
+        assert_eq!(fsm.find(0, 2013).map(|c| c.page_id), Some(id(12)));
         // 500 bytes fit category 2: page 11 in the home file.
-        assert_eq!(fsm.find(0, 513).map(|c| c.page_id), Some(11));
-        assert_eq!(fsm.find(1, 513).map(|c| c.page_id), Some(12));
+        assert_eq!(fsm.find(0, 513).map(|c| c.page_id), Some(id(11)));
+        assert_eq!(fsm.find(1, 513).map(|c| c.page_id), Some(id(12)));
         fsm.raise(c, 3);
         fsm.raise(c, 1); // lower: ignored
         assert_eq!(fsm.category_at(c), Some(3));
         assert_eq!(fsm.find(0, 2013), None);
         let updates = fsm.stats.snapshot().counter(Counter::FsmUpdates);
         assert_eq!(updates, 4, "three registrations and one raise");
-        assert_eq!(fsm.last(0), Some(11));
-        assert_eq!(fsm.entries(0), vec![(10, CATEGORY_FULL), (11, 2)]);
+        assert_eq!(fsm.last(0), Some(id(11)));
+        assert_eq!(fsm.entries(0), vec![(id(10), CATEGORY_FULL), (id(11), 2)]);
     }
 
     #[test]
     fn find_crosses_map_pages() {
         let fsm = FreeSpaceMap::new(1, 8192, Stats::new());
         for i in 0..FSM_PAGES_PER_MAP + 5 {
-            fsm.register(0, 100 + i as u64, CATEGORY_FULL);
+            fsm.register(0, id(100 + i as u64), CATEGORY_FULL);
         }
         assert_eq!(fsm.find(0, 100), None);
-        let last = fsm.register(0, 1, 0);
+        let last = fsm.register(0, id(1), 0);
         assert_eq!(last.ordinal, FSM_PAGES_PER_MAP + 5);
         assert_eq!(fsm.find(0, 100).map(|c| c.slot), Some(last));
     }

@@ -22,7 +22,7 @@ use crate::access::keys::Key;
 use crate::access::{Inserted, PageLogger, TreeStats};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
-use crate::format::{NO_PAGE, data_file_name, file_of};
+use crate::format::{PageId, data_file_name};
 use crate::page::{HEADER_BYTES, PageType, SLOT_BYTES};
 use crate::stats::Stats;
 use crate::stats::WaitType;
@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub struct HeapTarget {
     // The heap it belongs to (its first head page): a target used with another heap is
     // reset rather than followed into a page of the wrong table.
-    heap: Option<u64>,
+    heap: Option<PageId>,
     home: Option<u32>,
     current: Option<Candidate>,
 }
@@ -45,7 +45,7 @@ pub struct HeapTarget {
 pub struct Heap {
     pool: Arc<BufferPool>,
     log: Option<Arc<dyn PageLogger>>,
-    heads: Vec<u64>,
+    heads: Vec<PageId>,
     // Per chain: serialises appending a page to it.
     grow: Box<[Mutex<()>]>,
     fsm: FreeSpaceMap,
@@ -116,7 +116,7 @@ impl Heap {
 
     /// Opens the heap whose chains start at `heads`, rebuilding its free-space map from the
     /// pages (the map is a hint and never logged).
-    pub fn open(pool: Arc<BufferPool>, heads: Vec<u64>, stats: Arc<Stats>) -> Result<Heap> {
+    pub fn open(pool: Arc<BufferPool>, heads: Vec<PageId>, stats: Arc<Stats>) -> Result<Heap> {
         if heads.is_empty() {
             return Err(Error::InvalidOption(
                 "a heap needs at least one chain".into(),
@@ -135,7 +135,7 @@ impl Heap {
         Ok(heap)
     }
 
-    fn empty(pool: Arc<BufferPool>, heads: Vec<u64>, stats: Arc<Stats>) -> Heap {
+    fn empty(pool: Arc<BufferPool>, heads: Vec<PageId>, stats: Arc<Stats>) -> Heap {
         let chains = heads.len() as u32;
         let page_size = pool.page_size();
         Heap {
@@ -155,7 +155,7 @@ impl Heap {
     }
 
     /// The head page of every chain, chain 0 first.
-    pub fn heads(&self) -> &[u64] {
+    pub fn heads(&self) -> &[PageId] {
         &self.heads
     }
 
@@ -164,9 +164,9 @@ impl Heap {
         &self.fsm
     }
 
-    fn corrupt(&self, page_id: u64, reason: impl Into<String>) -> Error {
+    fn corrupt(&self, page_id: PageId, reason: impl Into<String>) -> Error {
         Error::CorruptPage {
-            file: data_file_name(file_of(page_id)),
+            file: data_file_name(page_id.file()),
             page_id,
             reason: reason.into(),
         }
@@ -177,11 +177,11 @@ impl Heap {
     fn walk_chain(
         &self,
         chain: usize,
-        mut visit: impl FnMut(u64, crate::page::Page<'_>) -> Result<bool>,
+        mut visit: impl FnMut(PageId, crate::page::Page<'_>) -> Result<bool>,
     ) -> Result<()> {
         let mut page_id = self.heads[chain];
         let mut guard = LoopGuard::new(&self.pool);
-        while page_id != NO_PAGE {
+        while !page_id.is_none() {
             if guard.looped() {
                 return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
             }
@@ -212,7 +212,7 @@ impl Heap {
         target: &mut HeapTarget,
         key: &[u8],
         row: &[u8],
-    ) -> Result<(Inserted, u64)> {
+    ) -> Result<(Inserted, PageId)> {
         let need = need_bytes(key, row);
         let usable = self.fsm.usable();
         if fsm::fullest_admitting(need, usable).is_none() {
@@ -308,7 +308,7 @@ impl Heap {
                 .timed_wait(WaitType::FsmLatch, || grow.try_lock(), || grow.lock());
         let tail_id = self.fsm.last(chain).unwrap_or(self.heads[chain as usize]);
         let tail = self.pool.fix_exclusive(tail_id)?;
-        if tail.page().page_type() != Some(PageType::Heap) || tail.page().next() != NO_PAGE {
+        if tail.page().page_type() != Some(PageType::Heap) || !tail.page().next().is_none() {
             return Err(self.corrupt(
                 tail_id,
                 "the heap chain's tail is not a heap page without a next page",
@@ -323,7 +323,7 @@ impl Heap {
             && let Err(error) = log.linked(&tail, &new)
         {
             // Unlink: the chain must not point at a page the map never registered.
-            tail.page().set_next(NO_PAGE);
+            tail.page().set_next(PageId::NONE);
             return Err(error);
         }
         let slot = self.fsm.register(chain, new.page_id(), 0);
@@ -334,7 +334,7 @@ impl Heap {
     }
 
     /// The row stored under `key` on page `page_id` (an index's pointer), if there.
-    pub fn fetch(&self, page_id: u64, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn fetch(&self, page_id: PageId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let page = self.pool.fix_shared(page_id)?;
         if page.page().page_type() != Some(PageType::Heap) {
             return Err(self.corrupt(page_id, "an index points to a non-heap page"));
@@ -378,7 +378,7 @@ impl Heap {
         for chain in 0..self.heads.len() {
             let mut page_id = self.heads[chain];
             let mut guard = LoopGuard::new(&self.pool);
-            while page_id != NO_PAGE {
+            while !page_id.is_none() {
                 if guard.looped() {
                     return Err(self.corrupt(page_id, "the heap chain loops back on itself"));
                 }
@@ -412,7 +412,7 @@ impl Heap {
     }
 
     /// Every page of the heap, chain by chain.
-    pub fn pages(&self) -> Result<Vec<u64>> {
+    pub fn pages(&self) -> Result<Vec<PageId>> {
         let mut pages = Vec::new();
         for chain in 0..self.heads.len() {
             self.walk_chain(chain, |page_id, _| {
@@ -448,7 +448,9 @@ impl Heap {
                         return Err(self.corrupt(
                             page_id,
                             format!(
-                                "free-space map entry {at} of chain {chain} is page {id} category {mapped_category}, the chain has this page with category {category}"
+                                "free-space map entry {at} of chain {chain} is page {} category {mapped_category}, the chain has this page with category {category}",
+                                // The stored id, as this message has always shown it.
+                                id.to_raw()
                             ),
                         ));
                     }
@@ -496,7 +498,7 @@ impl Heap {
     pub fn remove_present(
         &self,
         keys: &mut HashSet<Key>,
-        mut found: impl FnMut(&[u8], u64) -> Result<()>,
+        mut found: impl FnMut(&[u8], PageId) -> Result<()>,
     ) -> Result<()> {
         let mut key = Vec::new();
         for chain in 0..self.heads.len() {
@@ -519,7 +521,7 @@ impl Heap {
 
     /// The slot of a page in the map (for tests).
     #[cfg(test)]
-    fn slot_of(&self, page_id: u64) -> Option<fsm::MapSlot> {
+    fn slot_of(&self, page_id: PageId) -> Option<fsm::MapSlot> {
         (0..self.fsm.file_count()).find_map(|file| {
             self.fsm
                 .entries(file)

@@ -14,7 +14,7 @@
 use crate::access::PageLogger;
 use crate::buffer::ExclusivePage;
 use crate::error::Result;
-use crate::log::page_records::{encode_heap_link, encode_page_insert};
+use crate::log::page_records::{encode_heap_link, encode_image_page_id, encode_page_insert};
 use crate::log::{Lsn, RecordKind, Wal};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,7 +44,10 @@ impl WalLogger {
             })
             .collect();
         let count = (pages.len() as u32).to_le_bytes();
-        let ids: Vec<[u8; 8]> = pages.iter().map(|p| p.page_id().to_le_bytes()).collect();
+        let ids: Vec<[u8; 8]> = pages
+            .iter()
+            .map(|p| encode_image_page_id(p.page_id()))
+            .collect();
         let mut parts: Vec<&[u8]> = Vec::with_capacity(1 + 2 * pages.len());
         parts.push(&count);
         for (id, image) in ids.iter().zip(&images) {

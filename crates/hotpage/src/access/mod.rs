@@ -14,6 +14,7 @@ pub(crate) mod memtable;
 
 use crate::buffer::ExclusivePage;
 use crate::error::Result;
+use crate::format::PageId;
 use crate::page::PageType;
 
 /// What an insert did.
@@ -61,8 +62,8 @@ impl TreeStats {
 /// One page of a tree, as [`BTree::pages`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TreePage {
-    /// The page number.
-    pub page_id: u64,
+    /// The page id.
+    pub page_id: PageId,
     /// Leaf or inner.
     pub page_type: PageType,
     /// 0 for leaves.

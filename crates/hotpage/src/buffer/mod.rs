@@ -1,8 +1,9 @@
 //! The buffer pool: a fixed set of page frames over the data files `data.0 … data.{F-1}`,
 //! a page table per file, clock eviction and dirty write-back.
 //!
-//! * **Page ids** are `file << PAGE_FILE_SHIFT | page number in that file`, so a database
-//!   with one data file has plain page numbers as ids (and its files read as before).
+//! * **Page ids** ([`PageId`]) are `file << PAGE_FILE_SHIFT | page number in that file`, so
+//!   a database with one data file has plain page numbers as ids (and its files read as
+//!   before).
 //! * **Several data files** (SQL Server's "more data files"): each has its own file handle,
 //!   page count and page table; the frames are shared, so memory stays bounded by
 //!   `pool_bytes` however many files there are. `allocate` fills the files proportionally
@@ -28,8 +29,7 @@
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{
-    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, NO_PAGE, data_file_name, file_of,
-    page_id_of, page_number,
+    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, PageId, data_file_name,
 };
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::log::Wal;
@@ -151,7 +151,7 @@ pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u3
     let file = storage.open(&name, false).ok()?;
     let mut image = vec![0u8; page_size];
     file.read_at(&mut image, 0).ok()?;
-    page::verify(&image, 0).ok()?;
+    page::verify(&image, PageId::new(0, 0)).ok()?;
     let header = FileHeader::decode(&image).filter(|h| h.file_number == 0)?;
     validate_data_files(header.file_count).ok()?;
     Some(header.file_count)
@@ -187,8 +187,10 @@ fn read_header(
         )));
     }
     // Checked against the page id the header claims: a header of another file (a file
-    // renamed or copied in) is then reported by its number, not as a bad page id.
-    let page_id = page_id_of(header.file_number, 0);
+    // renamed or copied in) is then reported by its number, not as a bad page id. A file
+    // number no page id can hold is no header of ours (a damaged one): it is checked as
+    // data.0's, whose page number, 0, the error shows all the same.
+    let page_id = PageId::checked_new(header.file_number, 0).unwrap_or(PageId::new(0, 0));
     page::verify(&image, page_id).map_err(|reason| Error::CorruptPage {
         file: name.to_string(),
         page_id,
@@ -255,10 +257,29 @@ impl PageTable {
     }
 }
 
+/// A frame's page id, one atomic word (the id's stored form).
+struct FramePageId(AtomicU64);
+
+impl FramePageId {
+    fn new(page_id: PageId) -> FramePageId {
+        FramePageId(AtomicU64::new(page_id.to_raw()))
+    }
+
+    #[inline]
+    fn load(&self) -> PageId {
+        PageId::from_raw(self.0.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    fn store(&self, page_id: PageId) {
+        self.0.store(page_id.to_raw(), Ordering::Relaxed);
+    }
+}
+
 struct Frame {
     latch: HybridLatch,
-    // NO_PAGE when empty. Changes only under the exclusive latch.
-    page_id: AtomicU64,
+    // `PageId::NONE` when empty. Changes only under the exclusive latch.
+    page_id: FramePageId,
     dirty: AtomicBool,
     // Clock "second chance" bit: set on access (only if clear, to keep the line shared).
     referenced: AtomicBool,
@@ -447,7 +468,7 @@ impl BufferPool {
         let frames: Box<[Frame]> = (0..frame_count)
             .map(|_| Frame {
                 latch: HybridLatch::new(),
-                page_id: AtomicU64::new(NO_PAGE),
+                page_id: FramePageId::new(PageId::NONE),
                 dirty: AtomicBool::new(false),
                 referenced: AtomicBool::new(false),
                 image_lsn: AtomicU64::new(0),
@@ -531,7 +552,7 @@ impl BufferPool {
 
     fn format_header(&self, file: u32) -> Result<()> {
         let header = self.allocate_in(file, PageType::FileHeader, 0)?;
-        debug_assert_eq!(header.page_id(), page_id_of(file, 0));
+        debug_assert_eq!(header.page_id(), PageId::new(file, 0));
         let count = self.file_count();
         let record = FileHeader {
             format_version: if count > 1 {
@@ -555,9 +576,9 @@ impl BufferPool {
 
     /// The data file of `page_id` and the page's number in it; a page id naming a file the
     /// pool does not have is `CorruptPage` (it came from a damaged page or log record).
-    fn locate(&self, page_id: u64) -> Result<(&DataFile, u64)> {
-        match self.files.get(file_of(page_id) as usize) {
-            Some(data) => Ok((data, page_number(page_id))),
+    fn locate(&self, page_id: PageId) -> Result<(&DataFile, u64)> {
+        match self.files.get(page_id.file() as usize) {
+            Some(data) => Ok((data, page_id.number())),
             None => Err(self.corrupt(
                 page_id,
                 format!(
@@ -571,13 +592,13 @@ impl BufferPool {
     }
 
     /// The miss lock of a page: page numbers and file numbers both spread the shards.
-    fn miss_lock(&self, page_id: u64) -> &Mutex<()> {
-        let mixed = page_number(page_id) ^ u64::from(file_of(page_id)).wrapping_mul(0x9e37_79b9);
+    fn miss_lock(&self, page_id: PageId) -> &Mutex<()> {
+        let mixed = page_id.number() ^ u64::from(page_id.file()).wrapping_mul(0x9e37_79b9);
         &self.miss_locks[(mixed as usize) % MISS_LOCK_SHARDS]
     }
 
-    fn corrupt(&self, page_id: u64, reason: String) -> Error {
-        let file = file_of(page_id);
+    fn corrupt(&self, page_id: PageId, reason: String) -> Error {
+        let file = page_id.file();
         Error::CorruptPage {
             file: self
                 .files
@@ -618,7 +639,7 @@ impl BufferPool {
         self.files.get(file as usize).map(|d| d.name.as_str())
     }
 
-    fn frame_index(&self, page_id: u64) -> Result<usize> {
+    fn frame_index(&self, page_id: PageId) -> Result<usize> {
         let (data, number) = self.locate(page_id)?;
         loop {
             if let Some(index) = data.table.get(number) {
@@ -637,7 +658,7 @@ impl BufferPool {
 
     /// Recovery: puts a page image from the log into the pool without reading the page from
     /// disk (where it may be torn), dirty. Extends the file's page count if needed.
-    pub fn install_image(&self, page_id: u64, image: &[u8], lsn: u64) -> Result<()> {
+    pub fn install_image(&self, page_id: PageId, image: &[u8], lsn: u64) -> Result<()> {
         let (data, number) = self.locate(page_id)?;
         if image.len() != self.page_size {
             return Err(self.corrupt(page_id, "log image of the wrong size".into()));
@@ -657,7 +678,7 @@ impl BufferPool {
         if let Some(index) = data.table.get(number) {
             let frame = &self.frames[index];
             let (_guard, _) = frame.latch.lock_exclusive();
-            if frame.page_id.load(Ordering::Relaxed) == page_id {
+            if frame.page_id.load() == page_id {
                 frame.dirty.store(true, Ordering::SeqCst);
                 frame.buf.page().copy_from(image);
                 frame.buf.page().set_lsn(lsn);
@@ -674,7 +695,7 @@ impl BufferPool {
         let frame = &self.frames[index];
         frame.buf.page().copy_from(image);
         frame.buf.page().set_lsn(lsn);
-        frame.page_id.store(page_id, Ordering::Relaxed);
+        frame.page_id.store(page_id);
         frame.dirty.store(true, Ordering::SeqCst);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
@@ -683,7 +704,7 @@ impl BufferPool {
     }
 
     /// Fixes a page for an optimistic read. Validate before trusting anything read.
-    pub fn fix_optimistic(&self, page_id: u64) -> Result<OptimisticPage<'_>> {
+    pub fn fix_optimistic(&self, page_id: PageId) -> Result<OptimisticPage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
             let (version, wait_ns) = frame.latch.optimistic_or_wait();
@@ -691,7 +712,7 @@ impl BufferPool {
                 self.stats
                     .record_wait(WaitType::PageLatchSh, Some(page_id), wait_ns);
             }
-            if frame.page_id.load(Ordering::Relaxed) == page_id && frame.latch.validate(version) {
+            if frame.page_id.load() == page_id && frame.latch.validate(version) {
                 frame.touch();
                 return Ok(OptimisticPage {
                     pool: self,
@@ -704,7 +725,7 @@ impl BufferPool {
     }
 
     /// Fixes a page with a shared latch.
-    pub fn fix_shared(&self, page_id: u64) -> Result<SharedPage<'_>> {
+    pub fn fix_shared(&self, page_id: PageId) -> Result<SharedPage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
             let (guard, wait_ns) = frame.latch.lock_shared();
@@ -712,7 +733,7 @@ impl BufferPool {
                 self.stats
                     .record_wait(WaitType::PageLatchSh, Some(page_id), wait_ns);
             }
-            if frame.page_id.load(Ordering::Relaxed) == page_id {
+            if frame.page_id.load() == page_id {
                 frame.touch();
                 return Ok(SharedPage {
                     frame,
@@ -725,7 +746,7 @@ impl BufferPool {
     }
 
     /// Fixes a page with an exclusive latch.
-    pub fn fix_exclusive(&self, page_id: u64) -> Result<ExclusivePage<'_>> {
+    pub fn fix_exclusive(&self, page_id: PageId) -> Result<ExclusivePage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
             let (guard, wait_ns) = frame.latch.lock_exclusive();
@@ -733,7 +754,7 @@ impl BufferPool {
                 self.stats
                     .record_wait(WaitType::PageLatchEx, Some(page_id), wait_ns);
             }
-            if frame.page_id.load(Ordering::Relaxed) == page_id {
+            if frame.page_id.load() == page_id {
                 frame.touch();
                 return Ok(ExclusivePage {
                     frame,
@@ -747,13 +768,13 @@ impl BufferPool {
 
     /// Fixes a page exclusively only if its latch is free right now: `None` when another
     /// session holds it (the caller combines instead of queueing; see `access::combine`).
-    pub fn try_fix_exclusive(&self, page_id: u64) -> Result<Option<ExclusivePage<'_>>> {
+    pub fn try_fix_exclusive(&self, page_id: PageId) -> Result<Option<ExclusivePage<'_>>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
             let Some(guard) = frame.latch.try_lock_exclusive() else {
                 return Ok(None);
             };
-            if frame.page_id.load(Ordering::Relaxed) == page_id {
+            if frame.page_id.load() == page_id {
                 frame.touch();
                 return Ok(Some(ExclusivePage {
                     frame,
@@ -795,11 +816,11 @@ impl BufferPool {
                 data.name
             )));
         }
-        let page_id = page_id_of(file, number);
+        let page_id = PageId::new(file, number);
         let victim = self.evict_one()?;
         let frame = &self.frames[victim.index];
         frame.buf.page().init(page_id, page_type, level);
-        frame.page_id.store(page_id, Ordering::Relaxed);
+        frame.page_id.store(page_id);
         frame.dirty.store(true, Ordering::SeqCst);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
@@ -830,7 +851,7 @@ impl BufferPool {
 
     /// Reads a page into a frame (the miss path). Loads each page once however many
     /// sessions miss on it together.
-    fn load(&self, page_id: u64) -> Result<()> {
+    fn load(&self, page_id: PageId) -> Result<()> {
         let (data, number) = self.locate(page_id)?;
         let _miss = self.miss_lock(page_id).lock();
         if data.table.get(number).is_some() {
@@ -865,7 +886,7 @@ impl BufferPool {
         // On failure the frame stays empty; the guard drop frees it for the next victim.
         read?;
         self.stats.count(Counter::PagesRead, 1);
-        frame.page_id.store(page_id, Ordering::Relaxed);
+        frame.page_id.store(page_id);
         frame.dirty.store(false, Ordering::Relaxed);
         frame.image_lsn.store(0, Ordering::Relaxed);
         frame.touch();
@@ -927,17 +948,17 @@ impl BufferPool {
                 continue;
             };
             let held = HeldFrame::new();
-            let old = frame.page_id.load(Ordering::Relaxed);
-            if old != NO_PAGE {
+            let old = frame.page_id.load();
+            if !old.is_none() {
                 if frame.dirty.load(Ordering::Relaxed) {
                     self.write_back(frame, old)?;
                 }
                 // Only after the write: a later miss on `old` must read the fresh image.
                 // (A frame only ever holds a page of one of the pool's files.)
-                if let Some(data) = self.files.get(file_of(old) as usize) {
-                    data.table.clear(page_number(old));
+                if let Some(data) = self.files.get(old.file() as usize) {
+                    data.table.clear(old.number());
                 }
-                frame.page_id.store(NO_PAGE, Ordering::Relaxed);
+                frame.page_id.store(PageId::NONE);
             }
             self.evictions.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(Victim { index, guard, held }));
@@ -946,7 +967,7 @@ impl BufferPool {
     }
 
     /// Writes a frame's page to the file (caller holds its latch, shared or exclusive).
-    fn write_back(&self, frame: &Frame, page_id: u64) -> Result<()> {
+    fn write_back(&self, frame: &Frame, page_id: PageId) -> Result<()> {
         // Stopped (the log failed too, maybe): a page may hold a change whose log record
         // was never appended, so it is never written.
         self.stop.check()?;
@@ -986,8 +1007,8 @@ impl BufferPool {
                 continue;
             }
             let (_guard, _) = frame.latch.lock_shared();
-            let page_id = frame.page_id.load(Ordering::Relaxed);
-            if page_id != NO_PAGE && frame.dirty.load(Ordering::Relaxed) {
+            let page_id = frame.page_id.load();
+            if !page_id.is_none() && frame.dirty.load(Ordering::Relaxed) {
                 self.write_back(frame, page_id)?;
             }
         }
@@ -1017,7 +1038,7 @@ impl BufferPool {
 
     /// Reads a page image straight from its data file, verified, bypassing the pool (for
     /// the integrity check and page inspection). Use after `flush_all` to see current data.
-    pub fn read_page_image(&self, page_id: u64) -> Result<Vec<u8>> {
+    pub fn read_page_image(&self, page_id: PageId) -> Result<Vec<u8>> {
         let image = self.read_page_raw(page_id)?;
         page::verify(&image, page_id).map_err(|reason| self.corrupt(page_id, reason))?;
         Ok(image)
@@ -1027,7 +1048,7 @@ impl BufferPool {
     /// inspection shows damaged pages too; `page::verify` says what is wrong). Past the end
     /// of the file, or in a file the database does not have, is `CorruptPage`, as for
     /// `read_page_image`.
-    pub fn read_page_raw(&self, page_id: u64) -> Result<Vec<u8>> {
+    pub fn read_page_raw(&self, page_id: PageId) -> Result<Vec<u8>> {
         let (data, number) = self.locate(page_id)?;
         let pages = data.pages.load(Ordering::Acquire);
         if number >= pages {
@@ -1051,7 +1072,7 @@ impl BufferPool {
 pub struct OptimisticPage<'a> {
     pool: &'a BufferPool,
     frame: &'a Frame,
-    page_id: u64,
+    page_id: PageId,
     version: u64,
 }
 
@@ -1061,8 +1082,8 @@ impl<'a> OptimisticPage<'a> {
         self.frame.buf.page()
     }
 
-    /// The page number.
-    pub fn page_id(&self) -> u64 {
+    /// The page id.
+    pub fn page_id(&self) -> PageId {
         self.page_id
     }
 
@@ -1099,7 +1120,7 @@ struct Victim<'a> {
 /// A page held with a shared latch.
 pub struct SharedPage<'a> {
     frame: &'a Frame,
-    page_id: u64,
+    page_id: PageId,
     _guard: SharedGuard<'a>,
     _held: HeldFrame,
 }
@@ -1110,8 +1131,8 @@ impl SharedPage<'_> {
         self.frame.buf.page()
     }
 
-    /// The page number.
-    pub fn page_id(&self) -> u64 {
+    /// The page id.
+    pub fn page_id(&self) -> PageId {
         self.page_id
     }
 }
@@ -1119,7 +1140,7 @@ impl SharedPage<'_> {
 /// A page held with an exclusive latch.
 pub struct ExclusivePage<'a> {
     frame: &'a Frame,
-    page_id: u64,
+    page_id: PageId,
     _guard: ExclusiveGuard<'a>,
     _held: HeldFrame,
 }
@@ -1130,8 +1151,8 @@ impl ExclusivePage<'_> {
         self.frame.buf.page()
     }
 
-    /// The page number.
-    pub fn page_id(&self) -> u64 {
+    /// The page id.
+    pub fn page_id(&self) -> PageId {
         self.page_id
     }
 
@@ -1384,7 +1405,7 @@ mod tests {
         drop(pool);
         let file = mem.open("data.0", false).expect("open");
         let mut byte = [0u8; 1];
-        let at = page_id * 4096 + 100;
+        let at = page_id.number() * 4096 + 100;
         file.read_at(&mut byte, at).expect("read");
         file.write_at(&[byte[0] ^ 1], at).expect("write");
         let pool = BufferPool::open(file, "data.0", 4096, 16 * 4096, Stats::new()).expect("reopen");
@@ -1412,7 +1433,7 @@ mod tests {
     #[test]
     fn concurrent_misses_on_one_page_load_it_once() {
         let (_mem, pool) = pool(POOL_FRAMES_MIN * 2);
-        let ids: Vec<u64> = (0..POOL_FRAMES_MIN * 4)
+        let ids: Vec<PageId> = (0..POOL_FRAMES_MIN * 4)
             .map(|_| {
                 let p = pool.allocate(PageType::Leaf, 0).expect("allocate");
                 p.mark_dirty();
@@ -1439,8 +1460,8 @@ mod tests {
         // No page may sit in two frames.
         let mut seen = std::collections::HashSet::new();
         for frame in pool.frames.iter() {
-            let id = frame.page_id.load(Ordering::Relaxed);
-            if id != NO_PAGE {
+            let id = frame.page_id.load();
+            if !id.is_none() {
                 assert!(seen.insert(id), "page {id} in two frames");
             }
         }
@@ -1459,24 +1480,27 @@ mod tests {
     }
 
     /// Allocates `count` leaves, each holding one record whose key is its own page id.
-    fn fill(pool: &BufferPool, count: usize) -> Vec<u64> {
+    fn fill(pool: &BufferPool, count: usize) -> Vec<PageId> {
         (0..count)
             .map(|_| {
                 let page = pool.allocate(PageType::Leaf, 0).expect("allocate");
                 let id = page.page_id();
-                assert!(page.page().insert_record(0, &id.to_be_bytes(), b"row"));
+                assert!(
+                    page.page()
+                        .insert_record(0, &id.to_raw().to_be_bytes(), b"row")
+                );
                 page.mark_dirty();
                 id
             })
             .collect()
     }
 
-    fn key_of(pool: &BufferPool, page_id: u64) -> u64 {
+    fn key_of(pool: &BufferPool, page_id: PageId) -> PageId {
         let page = pool.fix_shared(page_id).expect("fix");
         assert_eq!(page.page().page_id(), page_id);
         let mut key = Vec::new();
         page.page().copy_key(0, &mut key);
-        u64::from_be_bytes(key.try_into().expect("8-byte key"))
+        PageId::from_raw(u64::from_be_bytes(key.try_into().expect("8-byte key")))
     }
 
     #[test]
@@ -1519,10 +1543,10 @@ mod tests {
 
     #[test]
     fn page_ids_carry_the_file_in_their_high_bits() {
-        assert_eq!(page_id_of(0, 7), 7);
-        let id = page_id_of(3, 5);
-        assert_eq!(id, (3 << PAGE_FILE_SHIFT) | 5);
-        assert_eq!((file_of(id), page_number(id)), (3, 5));
+        assert_eq!(PageId::new(0, 7).to_raw(), 7);
+        let id = PageId::new(3, 5);
+        assert_eq!(id.to_raw(), (3 << PAGE_FILE_SHIFT) | 5);
+        assert_eq!((id.file(), id.number()), (3, 5));
         assert_eq!(parse_data_file_name("data.12"), Some(12));
         for bad in ["data.", "data.+1", "data.x", "wal.0", "data.0.tmp"] {
             assert_eq!(parse_data_file_name(bad), None, "{bad}");
@@ -1540,13 +1564,13 @@ mod tests {
         let ids = fill(&pool, 40);
         let mut per_file = [0u64; 4];
         for id in &ids {
-            per_file[file_of(*id) as usize] += 1;
+            per_file[id.file() as usize] += 1;
         }
         assert_eq!(per_file, [10; 4], "{ids:?}");
         // Equal files: each allocation goes to the next file in turn.
         for (i, id) in ids.iter().enumerate() {
-            assert_eq!(file_of(*id) as usize, i % 4);
-            assert_eq!(page_number(*id), 1 + i as u64 / 4);
+            assert_eq!(id.file() as usize, i % 4);
+            assert_eq!(id.number(), 1 + i as u64 / 4);
         }
         let info = pool.info();
         assert_eq!(info.file_pages_each, vec![11; 4]);
@@ -1559,7 +1583,7 @@ mod tests {
         // A file behind the others catches up first.
         drop(pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in"));
         drop(pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in"));
-        let next: Vec<u32> = fill(&pool, 3).iter().map(|id| file_of(*id)).collect();
+        let next: Vec<u32> = fill(&pool, 3).iter().map(|id| id.file()).collect();
         assert_eq!(next, vec![0, 1, 3]);
     }
 
@@ -1567,20 +1591,20 @@ mod tests {
     fn allocate_in_places_pages_in_the_named_file() {
         let mem = MemStorage::new(4);
         let pool = pool_in(&mem, 3, 32).expect("pool");
-        let ids: Vec<u64> = (0..5)
+        let ids: Vec<PageId> = (0..5)
             .map(|_| {
                 let page = pool.allocate_in(2, PageType::Leaf, 0).expect("allocate_in");
                 page.mark_dirty();
                 page.page_id()
             })
             .collect();
-        assert_eq!(ids, (1..=5).map(|n| page_id_of(2, n)).collect::<Vec<_>>());
+        assert_eq!(ids, (1..=5).map(|n| PageId::new(2, n)).collect::<Vec<_>>());
         assert_eq!(pool.info().file_pages_each, vec![1, 1, 6]);
         pool.flush_all().expect("flush");
-        let image = pool.read_page_image(page_id_of(2, 5)).expect("read");
+        let image = pool.read_page_image(PageId::new(2, 5)).expect("read");
         let buf = PageBuf::new(PAGE);
         buf.page().copy_from(&image);
-        assert_eq!(buf.page().page_id(), page_id_of(2, 5));
+        assert_eq!(buf.page().page_id(), PageId::new(2, 5));
         match pool.allocate_in(3, PageType::Leaf, 0) {
             Err(Error::InvalidOption(message)) => {
                 assert!(message.contains("no data file 3"), "{message}")
@@ -1604,7 +1628,7 @@ mod tests {
         assert!(snap.counter(Counter::PagesWritten) >= 140);
         assert!(snap.counter(Counter::PagesRead) >= 140);
         // The same page number in each file is a different page.
-        let same_number: Vec<u64> = (0..3).map(|f| page_id_of(f, 7)).collect();
+        let same_number: Vec<PageId> = (0..3).map(|f| PageId::new(f, 7)).collect();
         for id in same_number {
             assert_eq!(key_of(&pool, id), id);
         }
@@ -1705,7 +1729,7 @@ mod tests {
         let other_pool = pool_in(&other, 4, POOL_FRAMES_MIN).expect("pool");
         other_pool.flush_all().expect("flush");
         let image = other_pool
-            .read_page_raw(page_id_of(2, 0))
+            .read_page_raw(PageId::new(2, 0))
             .expect("header of the other data.2");
         mem.open("data.2", false)
             .expect("open")
@@ -1721,7 +1745,10 @@ mod tests {
     fn a_page_of_a_file_the_pool_lacks_is_corrupt_page_naming_it() {
         let mem = three_files();
         let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
-        for (page_id, file) in [(page_id_of(5, 1), "data.5"), (page_id_of(1, 99), "data.1")] {
+        for (page_id, file) in [
+            (PageId::new(5, 1), "data.5"),
+            (PageId::new(1, 99), "data.1"),
+        ] {
             for result in [
                 pool.fix_shared(page_id).map(|_| ()),
                 pool.read_page_image(page_id).map(|_| ()),
@@ -1740,7 +1767,7 @@ mod tests {
             }
         }
         assert!(matches!(
-            pool.install_image(page_id_of(3, 1), &vec![0u8; PAGE], 1),
+            pool.install_image(PageId::new(3, 1), &vec![0u8; PAGE], 1),
             Err(Error::CorruptPage { .. })
         ));
     }
@@ -1748,9 +1775,9 @@ mod tests {
     #[test]
     fn a_corrupt_page_in_a_later_file_names_that_file() {
         let mem = three_files();
-        let target = page_id_of(2, 1);
+        let target = PageId::new(2, 1);
         let file = mem.open("data.2", false).expect("open");
-        let at = page_number(target) * PAGE as u64 + 100;
+        let at = target.number() * PAGE as u64 + 100;
         let mut byte = [0u8; 1];
         file.read_at(&mut byte, at).expect("read");
         file.write_at(&[byte[0] ^ 1], at).expect("write");
@@ -1777,17 +1804,20 @@ mod tests {
     fn install_image_extends_the_right_file() {
         let mem = three_files();
         let pool = pool_in(&mem, 3, POOL_FRAMES_MIN).expect("pool");
-        let target = page_id_of(1, 9);
+        let target = PageId::new(1, 9);
         let buf = PageBuf::new(PAGE);
         buf.page().init(target, PageType::Leaf, 0);
-        assert!(buf.page().insert_record(0, &target.to_be_bytes(), b"row"));
+        assert!(
+            buf.page()
+                .insert_record(0, &target.to_raw().to_be_bytes(), b"row")
+        );
         let mut image = vec![0u8; PAGE];
         buf.page().copy_to(&mut image);
         pool.install_image(target, &image, 42).expect("install");
         assert_eq!(pool.info().file_pages_each, vec![3, 10, 3]);
         pool.flush_all().expect("flush");
         let read = pool.read_page_image(target).expect("read");
-        assert_eq!(&read[8..16], &target.to_le_bytes());
+        assert_eq!(&read[8..16], &target.to_raw().to_le_bytes());
         assert_eq!(key_of(&pool, target), target);
     }
 
@@ -1796,7 +1826,7 @@ mod tests {
         // A data.0 as written before several data files: version 3 and the page size only.
         let mem = MemStorage::new(11);
         let buf = PageBuf::new(PAGE);
-        buf.page().init(0, PageType::FileHeader, 0);
+        buf.page().init(PageId::new(0, 0), PageType::FileHeader, 0);
         let mut record = FORMAT_VERSION.to_le_bytes().to_vec();
         record.extend_from_slice(&(PAGE as u32).to_le_bytes());
         assert!(buf.page().insert_record(0, DATA_FILE_MAGIC, &record));
@@ -1817,7 +1847,7 @@ mod tests {
         let mem = three_files();
         let header = pool_in(&mem, 3, POOL_FRAMES_MIN)
             .expect("pool")
-            .read_page_image(0)
+            .read_page_image(PageId::new(0, 0))
             .expect("header");
         let decoded = FileHeader::decode(&header).expect("a header");
         assert_eq!(

@@ -13,7 +13,7 @@ use super::inspect::PageLocation;
 use super::{Database, TableHandle, TableInfo};
 use crate::access::memtable::MemoryUsage;
 use crate::error::{Error, Result};
-use crate::format::{self, NO_PAGE};
+use crate::format::{self, PageId};
 use crate::page::{self, PageBuf, PageType};
 use std::collections::HashMap;
 
@@ -67,7 +67,7 @@ pub struct Fault {
 }
 
 impl Fault {
-    fn new(kind: FaultKind, page: Option<u64>, table: Option<&str>, message: String) -> Fault {
+    fn new(kind: FaultKind, page: Option<PageId>, table: Option<&str>, message: String) -> Fault {
         Fault {
             kind,
             page: page.map(PageLocation::of),
@@ -144,9 +144,9 @@ struct PageTypes(Vec<Vec<Option<PageType>>>);
 
 impl PageTypes {
     /// `None` when the page is past the end of its file or its file does not exist.
-    fn get(&self, page_id: u64) -> Option<Option<PageType>> {
-        let file = usize::try_from(format::file_of(page_id)).ok()?;
-        let number = usize::try_from(format::page_number(page_id)).ok()?;
+    fn get(&self, page_id: PageId) -> Option<Option<PageType>> {
+        let file = usize::try_from(page_id.file()).ok()?;
+        let number = usize::try_from(page_id.number()).ok()?;
         self.0.get(file).and_then(|f| f.get(number)).copied()
     }
 }
@@ -157,7 +157,7 @@ struct TableWalk<'a> {
     types: &'a PageTypes,
     pages_each: &'a [u64],
     // Which table reaches each page.
-    owners: HashMap<u64, String>,
+    owners: HashMap<PageId, String>,
     faults: Vec<Fault>,
     // False once a table's trees could not all be walked: then `owners` is incomplete and
     // pages no table reaches cannot be told.
@@ -230,7 +230,7 @@ impl Database {
         for (file, &pages) in (0u32..).zip(pages_each) {
             let mut types = Vec::with_capacity(usize::try_from(pages).unwrap_or(0));
             for number in 0..pages {
-                let page_id = format::page_id_of(file, number);
+                let page_id = PageId::new(file, number);
                 let page_type = match self.raw_page_image(page_id) {
                     Ok(image) => match page::verify(&image, page_id) {
                         Ok(()) => image_page_type(&image),
@@ -277,7 +277,7 @@ impl Database {
     /// allocates (an empty root leaf, an empty heap chain head). Unreached, it is leaked
     /// space (pages are never freed), not lost rows: a warning (docs/design.md, "Leaked
     /// pages").
-    fn is_empty_and_unlinked(&self, page_id: u64) -> bool {
+    fn is_empty_and_unlinked(&self, page_id: PageId) -> bool {
         let Ok(image) = self.raw_page_image(page_id) else {
             return false;
         };
@@ -289,8 +289,8 @@ impl Database {
             Some(PageType::Leaf | PageType::Heap | PageType::Free)
         ) && page.level() == 0
             && page.slot_count() == 0
-            && page.next() == NO_PAGE
-            && page.aux() == NO_PAGE
+            && page.next().is_none()
+            && page.aux().is_none()
     }
 }
 
@@ -441,10 +441,10 @@ impl TableWalk<'_> {
 }
 
 /// Every page of every data file that no table reaches (page 0 of each file is its header).
-fn unreached_pages(pages_each: &[u64], owners: &HashMap<u64, String>) -> Vec<u64> {
+fn unreached_pages(pages_each: &[u64], owners: &HashMap<PageId, String>) -> Vec<PageId> {
     (0u32..)
         .zip(pages_each)
-        .flat_map(|(file, &pages)| (1..pages).map(move |number| format::page_id_of(file, number)))
+        .flat_map(|(file, &pages)| (1..pages).map(move |number| PageId::new(file, number)))
         .filter(|page_id| !owners.contains_key(page_id))
         .collect()
 }

@@ -8,14 +8,14 @@ use super::{Database, RecoveryReport, TableHandle};
 use crate::access::TreePage;
 use crate::access::memtable::MemoryUsage;
 use crate::error::{Error, Result};
-use crate::format;
+use crate::format::{self, PageId};
 use crate::page::PageType;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 /// Where a page lies: its data file (`data.N`) and its number in that file, the form
-/// reports show (`FILE:PAGE`). The one translation between page ids and what a user reads
-/// or types.
+/// reports show (`FILE:PAGE`). The one translation between page ids ([`PageId`]) and what a
+/// user reads or types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PageLocation {
     /// The data file's number (`data.0` is 0).
@@ -26,16 +26,19 @@ pub struct PageLocation {
 
 impl PageLocation {
     /// Where the page with id `page_id` lies.
-    pub fn of(page_id: u64) -> PageLocation {
+    pub fn of(page_id: PageId) -> PageLocation {
         PageLocation {
-            file: format::file_of(page_id),
-            page: format::page_number(page_id),
+            file: page_id.file(),
+            page: page_id.number(),
         }
     }
 
-    /// The page id of this location, as links in pages and the JSON reports hold it.
-    pub fn page_id(self) -> u64 {
-        format::page_id_of(self.file, self.page)
+    /// The page id of this location (links in pages and the JSON reports hold its
+    /// [`PageId::to_raw`] form). A location no page id can name (a page number past 40
+    /// bits, a file number past 24) is [`PageId::NONE`], which names no page of any
+    /// database.
+    pub fn page_id(self) -> PageId {
+        PageId::checked_new(self.file, self.page).unwrap_or(PageId::NONE)
     }
 
     /// The name of its data file in the database directory (`data.N`).
@@ -47,7 +50,8 @@ impl PageLocation {
     /// page id (file 0's page ids are its page numbers). `None` for anything else.
     pub fn parse(text: &str) -> Option<PageLocation> {
         let Some((file, page)) = text.split_once(':') else {
-            return text.trim().parse().ok().map(PageLocation::of);
+            let raw = text.trim().parse().ok()?;
+            return Some(PageLocation::of(PageId::from_raw(raw)));
         };
         let file = file.trim();
         let file = match format::parse_data_file_name(file) {
@@ -135,13 +139,13 @@ impl Database {
     /// A page image as it is in the data file, verified (checksum, page id, slot directory):
     /// a damaged page is `CorruptPage`. Reads the file, not the pool: call
     /// [`Database::checkpoint`] first to see changes still in memory.
-    pub fn page_image(&self, page_id: u64) -> Result<Vec<u8>> {
+    pub fn page_image(&self, page_id: PageId) -> Result<Vec<u8>> {
         self.inner.pool.read_page_image(page_id)
     }
 
     /// A page image as it is in the data file, not verified (to show a damaged page; see
     /// [`crate::page::verify`]). Past the end of the file is `CorruptPage`.
-    pub fn raw_page_image(&self, page_id: u64) -> Result<Vec<u8>> {
+    pub fn raw_page_image(&self, page_id: PageId) -> Result<Vec<u8>> {
         self.inner.pool.read_page_raw(page_id)
     }
 
@@ -152,7 +156,7 @@ impl Database {
     /// log, which leaves no trace in the segments before it. Recovery rewrites such pages
     /// from the log's older images, so only the files as they were can show it: meaningful
     /// for a read-only open (`hotpage check`). Reads every page of every data file.
-    pub fn pages_past_log_end(&self) -> Result<Vec<(u64, u64)>> {
+    pub fn pages_past_log_end(&self) -> Result<Vec<(PageId, u64)>> {
         let Some(end) = self.log_end() else {
             return Ok(Vec::new());
         };
@@ -171,7 +175,7 @@ impl Database {
             };
             let mut number = 0u64;
             while read(&mut image, number).map_err(|e| Error::io(format!("reading {name}"), e))? {
-                let page_id = crate::format::page_id_of(file, number);
+                let page_id = PageId::new(file, number);
                 if crate::page::verify(&image, page_id).is_ok()
                     && let Some(lsn) = crate::page::image_lsn(&image)
                     && lsn > end
@@ -203,13 +207,13 @@ impl Database {
 
     /// The table that owns `page_id`, or `None` when no table's tree reaches it. Walks
     /// every table; for many pages use [`Database::page_owners`].
-    pub fn page_owner(&self, page_id: u64) -> Result<Option<PageOwner>> {
+    pub fn page_owner(&self, page_id: PageId) -> Result<Option<PageOwner>> {
         Ok(self.page_owners(&[page_id])?.pop().flatten())
     }
 
     /// The owners of several pages, in the order asked, with one walk of each table.
-    pub fn page_owners(&self, page_ids: &[u64]) -> Result<Vec<Option<PageOwner>>> {
-        let mut found: HashMap<u64, PageOwner> = HashMap::new();
+    pub fn page_owners(&self, page_ids: &[PageId]) -> Result<Vec<Option<PageOwner>>> {
+        let mut found: HashMap<PageId, PageOwner> = HashMap::new();
         let tables = self.inner.tables.read().clone();
         for table in &tables {
             if found.len() == page_ids.len() {
@@ -366,8 +370,9 @@ impl Database {
 
 #[cfg(test)]
 mod tests {
+    use super::PageLocation;
     use crate::storage::MemStorage;
-    use crate::{Database, Error, KeyKind, Options};
+    use crate::{Database, Error, KeyKind, Options, PageId};
     use std::path::Path;
     use std::sync::Arc;
 
@@ -393,7 +398,13 @@ mod tests {
         assert!(pages.len() > 10);
         let leaf = pages.iter().find(|p| p.level == 0).expect("a leaf").page_id;
         let owners = db
-            .page_owners(&[a.root_page(), leaf, b.root_page(), 0, 1 << 40])
+            .page_owners(&[
+                a.root_page(),
+                leaf,
+                b.root_page(),
+                PageId::new(0, 0),
+                PageId::new(1, 0),
+            ])
             .expect("owners");
         let got: Vec<_> = owners
             .iter()
@@ -418,6 +429,33 @@ mod tests {
         );
         // Leaves of an ascending table are allocated in key order: no fragmentation.
         assert_eq!(db.verify_table(&a).expect("verify").out_of_order_leaves, 0);
+    }
+
+    #[test]
+    fn page_locations_and_page_ids_translate_both_ways() {
+        let id = PageId::new(2, 9);
+        let at = PageLocation::of(id);
+        assert_eq!(
+            (at.file, at.page, at.to_string()),
+            (2, 9, "2:9".to_string())
+        );
+        assert_eq!(at.page_id(), id);
+        assert_eq!(PageLocation::parse("data.2:9"), Some(at));
+        // A bare number is a page id as JSON links hold it: file 2's ids are past 2^41.
+        assert_eq!(PageLocation::parse(&id.to_raw().to_string()), Some(at));
+        // A location no page id can name is no page, never another page.
+        for far in [
+            PageLocation {
+                file: 0,
+                page: 1 << 40,
+            },
+            PageLocation {
+                file: u32::MAX,
+                page: 1,
+            },
+        ] {
+            assert_eq!(far.page_id(), PageId::NONE);
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInf
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::format::LOG_FORMAT_VERSION;
+use crate::format::{LOG_FORMAT_VERSION, PageId};
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Stats, StatsSnapshot};
@@ -166,15 +166,12 @@ impl Table {
 
     /// Its first root page: the B+tree's root (partition 0's, a heap's index's), or the
     /// first heap page of a plain heap.
-    pub fn root_page(&self) -> u64 {
-        self.roots()
-            .first()
-            .copied()
-            .unwrap_or(crate::format::NO_PAGE)
+    pub fn root_page(&self) -> PageId {
+        self.roots().first().copied().unwrap_or(PageId::NONE)
     }
 
     /// Every root page: the trees' roots, then the heap chains' head pages.
-    pub fn roots(&self) -> Vec<u64> {
+    pub fn roots(&self) -> Vec<PageId> {
         self.trees
             .iter()
             .map(BTree::root)
@@ -203,11 +200,11 @@ pub struct TableInfo {
     /// Rows (as counted by sessions; exact once sessions have ended).
     pub rows: u64,
     /// Its first root page (see [`Table::root_page`]).
-    pub root_page: u64,
+    pub root_page: PageId,
     /// How its rows are organised.
     pub layout: Layout,
     /// Every root page: trees' roots (partition 0 first), then heap chains' heads.
-    pub roots: Vec<u64>,
+    pub roots: Vec<PageId>,
 }
 
 /// What the last open's recovery did.
@@ -706,7 +703,7 @@ fn checkpoint_locked(
                     name: t.name.clone(),
                     design: t.design.clone(),
                     kind: t.keys.kind(),
-                    root: roots.first().copied().unwrap_or(crate::format::NO_PAGE),
+                    root: roots.first().copied().unwrap_or(PageId::NONE),
                     key_high_water: t.keys.high_water(),
                     rows: t.rows.load(Ordering::Relaxed),
                     layout: t.layout,
@@ -1315,9 +1312,7 @@ mod tests {
         let pages = db.table_pages(&t).expect("pages");
         for file in 0..3 {
             assert!(
-                pages
-                    .iter()
-                    .any(|p| crate::format::file_of(p.page_id) == file),
+                pages.iter().any(|p| p.page_id.file() == file),
                 "no page of the tree in data.{file}"
             );
         }

@@ -31,7 +31,7 @@ use crate::access::logger::WalLogger;
 use crate::buffer::{self, BufferPool};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
-use crate::format::{CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION};
+use crate::format::{CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, PageId};
 use crate::log::{LogReader, Lsn, Wal, WalStart};
 use crate::page;
 use crate::recovery::{self, RedoOutcome};
@@ -531,7 +531,7 @@ fn fresh_storage(
 ) -> Result<TableStorage> {
     let (trees, heap) = routing::new_storage(pool, stats, entry.layout)?;
     let roots = routing::roots_of(&trees, heap.as_ref());
-    entry.root = roots.first().copied().unwrap_or(crate::format::NO_PAGE);
+    entry.root = roots.first().copied().unwrap_or(PageId::NONE);
     entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
     entry.rows = 0;
     Ok((trees, heap))
@@ -544,7 +544,7 @@ fn existing_storage(
     path: &Path,
     entry: &TableEntry,
 ) -> Result<TableStorage> {
-    let roots: Vec<u64> = std::iter::once(entry.root)
+    let roots: Vec<PageId> = std::iter::once(entry.root)
         .chain(entry.extra_roots.iter().copied())
         .collect();
     // Trees' roots first, then the heap chains' heads; a table with neither (a memory

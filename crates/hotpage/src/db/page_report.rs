@@ -5,14 +5,14 @@ use super::Database;
 use super::inspect::PageLocation;
 use crate::access::keys::{Key, KeyKind};
 use crate::error::Result;
-use crate::format::NO_PAGE;
+use crate::format::PageId;
 use crate::page::{self, Page, PageBuf, PageType};
 
 /// A page's header fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageHeader {
     /// The page id the page records for itself.
-    pub page_id: u64,
+    pub page_id: PageId,
     /// Its type; `None` for a type byte no page type has.
     pub page_type: Option<PageType>,
     /// The type byte as stored.
@@ -28,16 +28,16 @@ pub struct PageHeader {
     /// Where the record area starts.
     pub free_end: usize,
     /// The right link (`None`: no page).
-    pub next: Option<u64>,
+    pub next: Option<PageId>,
     /// The auxiliary link: an inner page's leftmost child (`None`: no page).
-    pub aux: Option<u64>,
+    pub aux: Option<PageId>,
     /// The checksum as stored.
     pub checksum: u32,
 }
 
 impl PageHeader {
     /// An inner page's leftmost child; `None` for other pages.
-    pub fn leftmost_child(&self) -> Option<u64> {
+    pub fn leftmost_child(&self) -> Option<PageId> {
         if self.page_type == Some(PageType::Inner) {
             self.aux
         } else {
@@ -61,7 +61,7 @@ pub enum SlotContent {
         /// The separator key, decoded as for a row.
         key: String,
         /// The child page's id.
-        child: u64,
+        child: PageId,
     },
     /// A data file's header record.
     FileHeader {
@@ -151,7 +151,7 @@ impl Database {
 }
 
 fn header(page: &Page<'_>) -> PageHeader {
-    let link = |page_id: u64| (page_id != NO_PAGE).then_some(page_id);
+    let link = |page_id: PageId| (!page_id.is_none()).then_some(page_id);
     PageHeader {
         page_id: page.page_id(),
         page_type: page.page_type(),

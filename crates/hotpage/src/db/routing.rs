@@ -14,7 +14,7 @@ use crate::access::layout::{self, FlowGate, Layout};
 use crate::access::{Inserted, TreeStats};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
-use crate::format::{data_file_name, file_of};
+use crate::format::{PageId, data_file_name};
 use crate::log::LogReader;
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
@@ -50,7 +50,7 @@ pub(super) fn new_storage(
 }
 
 /// Root pages in catalog order: the trees' roots, then the heap chains' heads.
-pub(super) fn roots_of(trees: &[BTree], heap: Option<&Heap>) -> Vec<u64> {
+pub(super) fn roots_of(trees: &[BTree], heap: Option<&Heap>) -> Vec<PageId> {
     trees
         .iter()
         .map(BTree::root)
@@ -81,7 +81,7 @@ pub(super) fn reapply(
             let Some(heap) = &table.heap else { continue };
             heap.remove_present(keys, |key, page_id| {
                 if let Some(index) = table.trees.first()
-                    && index.insert(key, &page_id.to_le_bytes())? == Inserted::Yes
+                    && index.insert(key, &pointer_to(page_id))? == Inserted::Yes
                 {
                     repaired += 1;
                 }
@@ -161,7 +161,7 @@ impl Table {
             if inserted == Inserted::Yes
                 && let Some(index) = self.trees.first()
             {
-                return index.insert(key, &page_id.to_le_bytes());
+                return index.insert(key, &pointer_to(page_id));
             }
             return Ok(inserted);
         }
@@ -229,7 +229,7 @@ impl Table {
                 let index_shape = index.verify()?;
                 if index_shape.rows != shape.rows {
                     return Err(Error::CorruptPage {
-                        file: data_file_name(file_of(index.root())),
+                        file: data_file_name(index.root().file()),
                         page_id: index.root(),
                         reason: format!(
                             "the index of {} has {} entries, its heap {} rows",
@@ -295,23 +295,28 @@ fn scan_through_index(
 fn fetch_pointed(heap: &Heap, key: &[u8], pointer: &[u8]) -> Result<Vec<u8>> {
     let page_id = page_pointer(pointer)?;
     heap.fetch(page_id, key)?.ok_or_else(|| Error::CorruptPage {
-        file: data_file_name(file_of(page_id)),
+        file: data_file_name(page_id.file()),
         page_id,
         reason: format!("an index entry names this page, which lacks key {key:02x?}"),
     })
 }
 
-/// The heap page an index entry points to.
-fn page_pointer(pointer: &[u8]) -> Result<u64> {
+/// An index entry pointing to heap page `page_id`: the id's stored u64, little-endian.
+fn pointer_to(page_id: PageId) -> [u8; 8] {
+    page_id.to_raw().to_le_bytes()
+}
+
+/// The heap page an index entry points to (see [`pointer_to`]).
+fn page_pointer(pointer: &[u8]) -> Result<PageId> {
     let bytes: [u8; 8] = pointer.try_into().map_err(|_| Error::CorruptPage {
         file: "index".into(),
-        page_id: 0,
+        page_id: PageId::new(0, 0),
         reason: format!(
             "an index entry of {} bytes, not an 8-byte page pointer",
             pointer.len()
         ),
     })?;
-    Ok(u64::from_le_bytes(bytes))
+    Ok(PageId::from_raw(u64::from_le_bytes(bytes)))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::{Database, Options};
 use crate::buffer::{self, BufferPool};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::format::LOG_FORMAT_VERSION;
+use crate::format::{LOG_FORMAT_VERSION, PageId};
 use crate::log::{LogReader, Lsn, RecordKind};
 use crate::page;
 use crate::stats::Stats;
@@ -241,7 +241,7 @@ fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options)
     let mut highest = 0;
     for (file, pages) in (0u32..).zip(pool.info().file_pages_each) {
         for number in 1..pages {
-            let image = pool.read_page_raw(crate::format::page_id_of(file, number))?;
+            let image = pool.read_page_raw(PageId::new(file, number))?;
             highest = highest.max(page::image_lsn(&image).unwrap_or(0));
         }
     }
