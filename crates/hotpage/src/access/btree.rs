@@ -36,6 +36,10 @@ use std::time::Instant;
 
 /// Bytes of the largest inner record: key-length byte, key, child page id.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
+/// How often an insert tries a busy leaf's latch before it combines, and how long it spins
+/// between tries (`BTree::try_fix_leaf`).
+const LEAF_LATCH_TRIES: usize = 1;
+const LEAF_LATCH_SPINS: usize = 16;
 /// Levels a tree may have: bounds every descent, so a damaged tree cannot loop one forever.
 const LEVELS_MAX: u8 = 32;
 /// Percent of a page's space the left page keeps in a rightmost (ascending) split.
@@ -210,7 +214,7 @@ impl BTree {
             }
             if level == 1 {
                 // A busy leaf: hand the row to the session that holds it (combining).
-                let Some(leaf) = self.pool.try_fix_exclusive(child)? else {
+                let Some(leaf) = self.try_fix_leaf(child)? else {
                     return self.insert_combined(&node, child, key, value);
                 };
                 if !node.validate() {
@@ -225,6 +229,22 @@ impl BTree {
             node = next;
         }
         Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"))
+    }
+
+    /// The leaf latched exclusively, if it comes free within a short spin: a single insert
+    /// holds it for well under a microsecond, and at two or three sessions a brief spin is
+    /// cheaper than joining a combining group (measured: combining at once cost 10 % at two
+    /// sessions on two cores).
+    fn try_fix_leaf(&self, leaf_id: PageId) -> Result<Option<ExclusivePage<'_>>> {
+        for _ in 0..LEAF_LATCH_TRIES {
+            if let Some(leaf) = self.pool.try_fix_exclusive(leaf_id)? {
+                return Ok(Some(leaf));
+            }
+            for _ in 0..LEAF_LATCH_SPINS {
+                std::hint::spin_loop();
+            }
+        }
+        self.pool.try_fix_exclusive(leaf_id)
     }
 
     /// Inserts through the leaf's combining queue (`combine`): as a waiter, returns what
