@@ -41,18 +41,16 @@ impl Waiters {
         self.parked.lock().push((lsn, std::thread::current()));
     }
 
-    /// Moves every waiter that `durable` covers into `out` (they are then woken by the
-    /// caller); the others stay.
+    /// Moves every waiter that `durable` covers into `out`, in LSN order (they are then
+    /// woken in that order: commits apply their rows after they wake, and with an
+    /// ascending key LSN order is nearly key order, which keeps the last leaf's inserts in
+    /// order and its pages full); the others stay.
     pub(super) fn take_covered(&self, durable: Lsn, out: &mut Vec<Thread>) {
         let mut parked = self.parked.lock();
-        let mut i = 0;
-        while i < parked.len() {
-            if parked[i].0 <= durable {
-                out.push(parked.swap_remove(i).1);
-            } else {
-                i += 1;
-            }
-        }
+        // Registered nearly in LSN order already: the sort is cheap.
+        parked.sort_unstable_by_key(|(lsn, _)| *lsn);
+        let covered = parked.partition_point(|(lsn, _)| *lsn <= durable);
+        out.extend(parked.drain(..covered).map(|(_, thread)| thread));
     }
 
     /// Moves every waiter into `out` (the log stopped or shuts down: all must look again).
@@ -186,6 +184,35 @@ mod tests {
         waker.stop();
         // Nobody was woken by a flush that did not cover it (the old condvar woke all).
         assert_eq!(early_wakes.load(Ordering::Relaxed), 0);
+    }
+
+    /// Covered waiters come out in LSN order whatever order they registered in (the order
+    /// they are woken in, and so nearly the order their rows are applied in).
+    #[test]
+    fn covered_waiters_come_out_in_lsn_order() {
+        let waiters = Waiters::default();
+        let mut ids = Vec::new();
+        for lsn in [30u64, 10, 40, 20] {
+            // Each registration from a thread of its own, so the threads tell them apart.
+            let id = std::thread::scope(|s| {
+                s.spawn(|| {
+                    waiters.register(lsn);
+                    std::thread::current().id()
+                })
+                .join()
+                .expect("registered")
+            });
+            ids.push((lsn, id));
+        }
+        let mut out = Vec::new();
+        waiters.take_covered(30, &mut out);
+        let order: Vec<_> = out.iter().map(Thread::id).collect();
+        let expected: Vec<_> = [10u64, 20, 30]
+            .iter()
+            .map(|lsn| ids.iter().find(|(l, _)| l == lsn).expect("registered").1)
+            .collect();
+        assert_eq!(order, expected);
+        assert_eq!(waiters.len(), 1, "LSN 40 is not covered");
     }
 
     #[test]
