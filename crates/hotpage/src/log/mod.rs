@@ -64,6 +64,8 @@ pub const BUFFER_BYTES_DEFAULT: usize = 16 << 20;
 pub const BUFFER_BYTES_MAX: usize = 128 << 20;
 /// The longest record any log holds: half the largest buffer.
 pub const RECORD_BYTES_MAX: u64 = (BUFFER_BYTES_MAX / 2) as u64;
+/// How long the flusher looks for a new commit before it sleeps (`Shared::wait_for_work`).
+const FLUSHER_SPIN: Duration = Duration::from_micros(20);
 /// Default bound on how long an `async` commit may stay only in memory.
 pub const ASYNC_FLUSH_INTERVAL_DEFAULT: Duration = Duration::from_millis(10);
 
@@ -693,10 +695,16 @@ impl Shared {
     /// everything is out, or at once after a failure (what is left can never be written,
     /// and nobody waits for it).
     fn wait_for_work(&self) -> bool {
-        self.flusher_idle.store(true, Ordering::SeqCst);
-        let mut state = self.state.lock();
         let idle = || self.requested.load(Ordering::SeqCst) <= self.durable.load(Ordering::Acquire);
         let shutdown = || self.shutdown.load(Ordering::Acquire);
+        // A session woken by the last flush usually commits again within microseconds:
+        // look for it briefly before sleeping, so that its commit needs no futex wake.
+        let spin_start = Instant::now();
+        while idle() && !shutdown() && spin_start.elapsed() < FLUSHER_SPIN {
+            std::hint::spin_loop();
+        }
+        self.flusher_idle.store(true, Ordering::SeqCst);
+        let mut state = self.state.lock();
         if idle() && !shutdown() {
             // Async commits: flush at least every interval even if nobody waits.
             self.work
