@@ -21,7 +21,7 @@
 //! page keeps records up to 95 % of its space (PostgreSQL's and SQL Server's rightmost-split
 //! rule), leaving a little room for stragglers of nearly ascending keys.
 
-use crate::access::combine::{Combiner, Outcome, Request, RequestRow};
+use crate::access::combine::{AbandonOnDrop, Combiner, Outcome, Request, RequestRow};
 use crate::access::keys::KEY_BYTES_MAX;
 use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
 use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
@@ -267,12 +267,16 @@ impl BTree {
                 Some(leaf_id),
                 elapsed_ns(start),
             );
-            return Ok(attempt_of(outcome));
+            return match outcome {
+                Outcome::Failed => Err(self.failed()),
+                outcome => Ok(attempt_of(outcome)),
+            };
         }
         let mut group = Vec::new();
         let leaf = self.pool.fix_exclusive(leaf_id);
         // Taken even when the latch failed: nobody may wait for a leader that gives up.
         self.combiner.take(leaf_id, &mut group);
+        let _abandon = AbandonOnDrop(&group);
         let mut rows: Vec<GroupRow<'_>> = group.iter().map(|r| (r.row(), r, None)).collect();
         rows.sort_unstable_by(|a, b| a.0.key.cmp(&b.0.key));
         let high = leaf.as_ref().ok().and_then(|_| high_bound(parent, key));
@@ -282,7 +286,23 @@ impl BTree {
             false => Ok(()),
         });
         self.finish_group(rows);
-        result.map(|()| attempt_of(request.outcome().unwrap_or(Outcome::Retry)))
+        // The leader answers for its own row only: another row's failure is its owner's.
+        match (request.outcome(), result) {
+            (Some(Outcome::Failed), result) => Err(result.err().unwrap_or_else(|| self.failed())),
+            (Some(outcome), _) => Ok(attempt_of(outcome)),
+            (None, result) => result.map(|()| Attempt::Restart),
+        }
+    }
+
+    /// A waiter's error when the leader's insert of its row failed: the database's stop
+    /// (the usual cause: a refused log append), or the refusal itself.
+    fn failed(&self) -> Error {
+        match self.pool.fail_stop().check() {
+            Err(stopped) => stopped,
+            Ok(()) => Error::InvalidOption(
+                "a combined insert's log record was refused (the log is shutting down)".into(),
+            ),
+        }
     }
 
     /// The leader's work: inserts each row of the group that provably belongs on `leaf`
@@ -322,12 +342,14 @@ impl BTree {
         let Some((row, _, outcome)) = rows.iter_mut().find(|r| r.2.is_none()) else {
             return Ok(());
         };
-        *outcome = match self.split_on_path(&row.key, 0, Some(&row.row))? {
-            Some(Inserted::Yes) => Some(Outcome::Inserted),
-            Some(Inserted::Duplicate) => Some(Outcome::Duplicate),
-            None => None,
+        let (split, result) = match self.split_on_path(&row.key, 0, Some(&row.row)) {
+            Ok(Some(Inserted::Yes)) => (Some(Outcome::Inserted), Ok(())),
+            Ok(Some(Inserted::Duplicate)) => (Some(Outcome::Duplicate), Ok(())),
+            Ok(None) => (None, Ok(())),
+            Err(error) => (Some(Outcome::Failed), Err(error)),
         };
-        Ok(())
+        *outcome = split;
+        result
     }
 
     /// Publishes every row's outcome (undecided ones retry) and counts the round.
@@ -360,10 +382,15 @@ impl BTree {
             if !belongs(&page, &row.key) {
                 continue;
             }
-            match self.leaf_insert(leaf, &row.key, &row.row)? {
-                Attempt::Done(Inserted::Yes) => *outcome = Some(Outcome::Inserted),
-                Attempt::Done(Inserted::Duplicate) => *outcome = Some(Outcome::Duplicate),
-                Attempt::Split | Attempt::Restart => return Ok(true),
+            match self.leaf_insert(leaf, &row.key, &row.row) {
+                Ok(Attempt::Done(Inserted::Yes)) => *outcome = Some(Outcome::Inserted),
+                Ok(Attempt::Done(Inserted::Duplicate)) => *outcome = Some(Outcome::Duplicate),
+                Ok(Attempt::Split | Attempt::Restart) => return Ok(true),
+                Err(error) => {
+                    // On the page, maybe, but not in the log: never retried as if absent.
+                    *outcome = Some(Outcome::Failed);
+                    return Err(error);
+                }
             }
         }
         Ok(false)
@@ -918,7 +945,7 @@ fn attempt_of(outcome: Outcome) -> Attempt {
     match outcome {
         Outcome::Inserted => Attempt::Done(Inserted::Yes),
         Outcome::Duplicate => Attempt::Done(Inserted::Duplicate),
-        Outcome::Retry => Attempt::Restart,
+        Outcome::Retry | Outcome::Failed => Attempt::Restart,
     }
 }
 
@@ -1164,6 +1191,46 @@ mod tests {
         assert!(tree.get(&key(15_001)).expect("get").is_none());
         tree.verify()
             .expect("keys in order, every leaf within its bounds");
+    }
+
+    /// Fails the log record of one key (a stopped log), accepts the rest.
+    struct FailOn(Vec<u8>);
+
+    impl PageLogger for FailOn {
+        fn inserted(&self, _: &ExclusivePage<'_>, key: &[u8], _: &[u8]) -> Result<()> {
+            match key == self.0.as_slice() {
+                true => Err(Error::InvalidOption("refused".into())),
+                false => Ok(()),
+            }
+        }
+        fn images(&self, _: &[&ExclusivePage<'_>]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A row whose log record fails is `Failed` for its owner (it may be on the page
+    /// unlogged, so it must never be retried as if absent); rows placed before it keep
+    /// their outcome, and rows after it retry.
+    #[test]
+    fn a_failed_row_in_a_group_fails_only_its_owner() {
+        let tree = tree(4096, 64).with_logger(Arc::new(FailOn(key(15).to_vec())));
+        let group: Vec<_> = [10u64, 15, 20]
+            .iter()
+            .map(|k| Request::detached(&key(*k), &[3u8; 40]))
+            .collect();
+        let leaf = tree.pool.fix_exclusive(tree.root).expect("the root leaf");
+        let mut rows: Vec<GroupRow<'_>> = group.iter().map(|r| (r.row(), r, None)).collect();
+        assert!(tree.insert_group(leaf, &mut rows, None).is_err());
+        tree.finish_group(rows);
+        let outcomes: Vec<_> = group.iter().map(|r| r.outcome()).collect();
+        assert_eq!(
+            outcomes,
+            [
+                Some(Outcome::Inserted),
+                Some(Outcome::Failed),
+                Some(Outcome::Retry)
+            ]
+        );
     }
 
     #[test]

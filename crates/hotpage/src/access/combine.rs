@@ -34,14 +34,18 @@ pub(crate) enum Outcome {
     Inserted,
     /// The key exists already.
     Duplicate,
-    /// Not inserted: insert again from the root (the leaf split, is full, or failed).
+    /// Not inserted: insert again from the root (the leaf split or is full).
     Retry,
+    /// The leader's insert of this row failed (its log record was refused: the database
+    /// stopped). The row may be on the page unlogged, so it must not be retried.
+    Failed,
 }
 
 const PENDING: u8 = 0;
 const INSERTED: u8 = 1;
 const DUPLICATE: u8 = 2;
 const RETRY: u8 = 3;
+const FAILED: u8 = 4;
 
 /// Spins before parking: a leader's group usually finishes within a few microseconds.
 const SPINS_BEFORE_PARK: u32 = 64;
@@ -126,6 +130,7 @@ impl Request {
             INSERTED => Some(Outcome::Inserted),
             DUPLICATE => Some(Outcome::Duplicate),
             RETRY => Some(Outcome::Retry),
+            FAILED => Some(Outcome::Failed),
             _ => None,
         }
     }
@@ -136,11 +141,31 @@ impl Request {
             Outcome::Inserted => INSERTED,
             Outcome::Duplicate => DUPLICATE,
             Outcome::Retry => RETRY,
+            Outcome::Failed => FAILED,
         };
         let previous = self.state.swap(state, Ordering::AcqRel);
         debug_assert_eq!(previous, PENDING, "a request finished twice");
         if self.thread.id() != std::thread::current().id() {
             self.thread.unpark();
+        }
+    }
+}
+
+/// Finishes every request of a leader's group still pending when dropped, with `Retry`:
+/// a leader that unwinds (a failed assertion) must not leave its waiters parked for ever.
+pub(crate) struct AbandonOnDrop<'g>(pub(crate) &'g [Arc<Request>]);
+
+impl Drop for AbandonOnDrop<'_> {
+    fn drop(&mut self) {
+        for request in self.0 {
+            if request
+                .state
+                .compare_exchange(PENDING, RETRY, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+                && request.thread.id() != std::thread::current().id()
+            {
+                request.thread.unpark();
+            }
         }
     }
 }
@@ -231,5 +256,27 @@ mod tests {
         }
         assert_eq!(mine.wait(), Outcome::Inserted);
         assert_eq!(other.outcome(), Some(Outcome::Inserted));
+    }
+
+    /// A leader that unwinds before finishing its group still releases every waiter.
+    #[test]
+    fn an_unwinding_leader_releases_its_waiters() {
+        let group = vec![request(), request()];
+        group[0].finish(Outcome::Inserted);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _guard = AbandonOnDrop(&group);
+            panic!("a leader's assertion failed");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(
+            group[0].outcome(),
+            Some(Outcome::Inserted),
+            "finished stays"
+        );
+        assert_eq!(
+            group[1].outcome(),
+            Some(Outcome::Retry),
+            "pending is released"
+        );
     }
 }

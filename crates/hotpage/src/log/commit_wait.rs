@@ -13,9 +13,10 @@
 //! one flush overlap the disk time of the next. A flush covering a few waiters (one session)
 //! wakes them directly, saving the waker's own context switch.
 //!
-//! No wake-up is ever lost: a waiter registers before it checks `durable` for the last time,
-//! and the flusher publishes `durable` before it takes the list out (both under the list's
-//! mutex), so either the waiter sees the new `durable`, or the flusher sees the waiter.
+//! No wake-up is ever lost: a waiter registers (under the list's mutex) before it checks
+//! `durable` for the last time, and the flusher publishes `durable` before it takes the list
+//! out (under the same mutex, which orders the two), so either the waiter sees the new
+//! `durable`, or the flusher sees the waiter.
 //! `Thread::unpark` keeps a token, so an unpark that comes before the park is not lost
 //! either. A waiter re-checks after every wake-up (parks can end spuriously).
 

@@ -259,8 +259,11 @@ impl Wal {
         }
         let start = Instant::now();
         s.request_flush(lsn);
-        // Registered before the last look at `durable` (see `commit_wait`).
-        s.waiters.register(lsn);
+        // After a stop or shutdown nothing drains the list any more: never register then.
+        if !s.stop.is_stopped() && !s.shutdown.load(Ordering::Acquire) {
+            // Registered before the last look at `durable` (see `commit_wait`).
+            s.waiters.register(lsn);
+        }
         while s.durable.load(Ordering::Acquire) < lsn
             && !s.stop.is_stopped()
             && !s.shutdown.load(Ordering::Acquire)
@@ -770,10 +773,14 @@ impl Shared {
         let open = &mut segments.open[at];
         if open.allocated < needed {
             let to = (needed + PREALLOCATE_BYTES).min(self.options.segment_bytes);
-            // Zeros read as "no record": the reader's end of the log, never damage.
-            open.file
-                .write_at(&vec![0u8; (to - needed) as usize], needed)?;
-            open.allocated = to;
+            // Zeros read as "no record": the reader's end of the log, never damage. Only
+            // an optimisation: if they cannot be written (a nearly full disk), the log's
+            // own bytes may still fit, and only their write may stop the database.
+            let zeros = vec![0u8; (to - needed) as usize];
+            open.allocated = match open.file.write_at(&zeros, needed) {
+                Ok(()) => to,
+                Err(_) => needed,
+            };
         }
         Ok(Arc::clone(&open.file))
     }
@@ -899,8 +906,20 @@ mod tests {
     }
 
     fn read_from(storage: &dyn Storage, from: Lsn) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
+        read_records(storage, from, 1 << 20)
+    }
+
+    fn read_from_segments(storage: &dyn Storage, segment_bytes: u64) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
+        read_records(storage, 0, segment_bytes)
+    }
+
+    fn read_records(
+        storage: &dyn Storage,
+        from: Lsn,
+        segment_bytes: u64,
+    ) -> (Vec<(Lsn, Vec<u8>)>, Lsn) {
         let mut records = Vec::new();
-        let end = LogReader::new(storage, 1 << 20, 0)
+        let end = LogReader::new(storage, segment_bytes, 0)
             .scan_prefix(from, |r| {
                 if r.kind != RecordKind::FlushMark {
                     records.push((r.lsn, r.payload.to_vec()));
@@ -1312,6 +1331,40 @@ mod tests {
         let found = reader_of(&mem, 8 << 20).find_end(0, 0).expect("end");
         assert_eq!(found.end, wal.end(), "zeros are the end, not damage");
         assert_eq!(found.torn_bytes, 0, "zero-filled space is not a torn write");
+    }
+
+    /// A disk with room for the log's records but not for the zeros written ahead of
+    /// them: commits still succeed (the zero-fill is only an optimisation, and its failure
+    /// must not stop the database).
+    #[test]
+    fn a_disk_too_full_for_the_zero_fill_still_takes_commits() {
+        let mem = MemStorage::new(33);
+        let mut options = options();
+        options.segment_bytes = 8 << 20;
+        let start = WalStart {
+            end: 0,
+            keep_from: 0,
+            salt: 0,
+        };
+        mem.set_capacity(Some(64 << 10));
+        let wal = Wal::open(
+            mem.clone(),
+            options,
+            start,
+            Stats::new(),
+            Arc::new(FailStop::new()),
+        )
+        .expect("open");
+        for i in 0..20u32 {
+            let (_, end) = wal
+                .append(RecordKind::TxnCommit, &[&i.to_le_bytes(), &[1u8; 1000]])
+                .expect("append");
+            wal.wait_durable(end)
+                .expect("a commit the disk has room for");
+        }
+        wal.shutdown().expect("shutdown");
+        let (records, _) = read_from_segments(&*mem, 8 << 20);
+        assert_eq!(records.len(), 20);
     }
 
     /// The documented limit: damage inside the last flush, with no later mark to prove it

@@ -31,7 +31,7 @@ use super::record::{
 use super::segments::list_segments;
 use crate::error::{Error, Result};
 use crate::format::segment_name;
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageFile};
 
 /// Where the valid log ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,11 +154,12 @@ impl<'a> LogReader<'a> {
         let Some(&last) = segments.last() else {
             return Ok(0);
         };
-        let bytes = self.read_segment(last)?;
-        let written = bytes
-            .iter()
-            .rposition(|b| *b != 0)
-            .map_or(0, |at| round8(at as u64 + 1));
+        let name = segment_name(last);
+        let written = || -> std::io::Result<u64> {
+            let file = self.storage.open(&name, false)?;
+            last_non_zero_end(&*file, file.len()?.min(self.segment_bytes))
+        };
+        let written = written().map_err(|e| Error::io(format!("reading log segment {name}"), e))?;
         Ok(last * self.segment_bytes + written)
     }
 
@@ -408,6 +409,25 @@ impl<'a> LogReader<'a> {
         };
         read().map_err(|e| Error::io(format!("reading log segment {name}"), e))
     }
+}
+
+/// Just past the last 8-byte word of `file`'s first `len` bytes that holds a non-zero byte
+/// (0 if none), read backwards in chunks: the zero-filled space after the log's end is
+/// most of a segment, and is skipped without reading the log before it.
+fn last_non_zero_end(file: &dyn StorageFile, len: u64) -> std::io::Result<u64> {
+    const CHUNK_BYTES: u64 = 64 << 10;
+    let mut chunk = vec![0u8; CHUNK_BYTES as usize];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK_BYTES);
+        let bytes = &mut chunk[..(end - start) as usize];
+        file.read_at(bytes, start)?;
+        if let Some(at) = bytes.iter().rposition(|b| *b != 0) {
+            return Ok(round8(start + at as u64 + 1));
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 /// The log's byte stream across segment files, read forward from a starting LSN. A
