@@ -18,7 +18,10 @@
 #  11. a combining leader ignores its leaf's high bound (rows land on the wrong leaf);
 #  12. a combining leader takes any key as its leaf's (the model test's tree breaks);
 #  13. a stale latch upgrade enters exclusive mode first (invalidates every reader);
-#  14. the log segment is not zero-filled ahead (every fdatasync extends the file).
+#  14. the log segment is not zero-filled ahead (every fdatasync extends the file);
+#  15. a combining leader's guard is left armed after its group is finished (it releases a
+#      request its owner already reused, which is then queued twice: a deadlock, which the
+#      model test's watchdog turns into a failure).
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -135,3 +138,5 @@ unit stale-upgrade-enters-exclusive crates/hotpage/src/latch.rs \
 unit no-log-preallocation crates/hotpage/src/log/mod.rs \
   'if open.allocated < needed {' 'if false && open.allocated < needed {' \
   --lib flushes_write_inside_zero_filled_space
+unit abandon-guard-left-armed crates/hotpage/src/access/btree.rs \
+  '        abandon.disarm();' '' --test concurrent_model

@@ -37,8 +37,31 @@ enum Pattern {
 
 const BUCKETS: u64 = 4;
 
-/// Runs the pattern; returns the rows the busy leaves' combining leaders inserted.
+/// How long one model run may take before it counts as hung (a few seconds normally, in a
+/// debug build on 2 cores).
+const RUN_SECONDS_MAX: u64 = 240;
+
+/// Runs the pattern on a thread of its own and fails, instead of hanging the test binary,
+/// if it does not finish in time (a deadlock among the inserting threads). Returns the rows
+/// the busy leaves' combining leaders inserted.
 fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64 {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let combined = run_model(pattern, threads, rows_per_thread, seed);
+        let _ = done.send(combined);
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(RUN_SECONDS_MAX)) {
+        Ok(combined) => combined,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{pattern:?} with {threads} threads hung for {RUN_SECONDS_MAX} s: a deadlock")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("{pattern:?} with {threads} threads failed (see the panic above)")
+        }
+    }
+}
+
+fn run_model(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64 {
     let mem = MemStorage::new(seed);
     let file = mem.open("data.0", true).expect("open");
     // 4 KiB pages, 64 frames: the finished tree is several times the pool.

@@ -276,7 +276,7 @@ impl BTree {
         let leaf = self.pool.fix_exclusive(leaf_id);
         // Taken even when the latch failed: nobody may wait for a leader that gives up.
         self.combiner.take(leaf_id, &mut group);
-        let _abandon = AbandonOnDrop(&group);
+        let abandon = AbandonOnDrop::new(&group);
         let mut rows: Vec<GroupRow<'_>> = group.iter().map(|r| (r.row(), r, None)).collect();
         rows.sort_unstable_by(|a, b| a.0.key.cmp(&b.0.key));
         let high = leaf.as_ref().ok().and_then(|_| high_bound(parent, key));
@@ -286,6 +286,7 @@ impl BTree {
             false => Ok(()),
         });
         self.finish_group(rows);
+        abandon.disarm();
         // The leader answers for its own row only: another row's failure is its owner's.
         match (request.outcome(), result) {
             (Some(Outcome::Failed), result) => Err(result.err().unwrap_or_else(|| self.failed())),

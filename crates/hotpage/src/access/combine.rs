@@ -153,11 +153,32 @@ impl Request {
 
 /// Finishes every request of a leader's group still pending when dropped, with `Retry`:
 /// a leader that unwinds (a failed assertion) must not leave its waiters parked for ever.
-pub(crate) struct AbandonOnDrop<'g>(pub(crate) &'g [Arc<Request>]);
+///
+/// It must be disarmed once the group is finished: a finished owner reuses its request for
+/// its next insert at once, and releasing that new, queued request here would make its owner
+/// queue it twice (a leader would then lock its row twice: a deadlock this guard once caused).
+pub(crate) struct AbandonOnDrop<'g> {
+    group: &'g [Arc<Request>],
+    armed: bool,
+}
+
+impl<'g> AbandonOnDrop<'g> {
+    pub(crate) fn new(group: &'g [Arc<Request>]) -> AbandonOnDrop<'g> {
+        AbandonOnDrop { group, armed: true }
+    }
+
+    /// Every request of the group has been finished: nothing to release any more.
+    pub(crate) fn disarm(mut self) {
+        self.armed = false;
+    }
+}
 
 impl Drop for AbandonOnDrop<'_> {
     fn drop(&mut self) {
-        for request in self.0 {
+        if !self.armed {
+            return;
+        }
+        for request in self.group {
             if request
                 .state
                 .compare_exchange(PENDING, RETRY, Ordering::AcqRel, Ordering::Acquire)
@@ -264,7 +285,7 @@ mod tests {
         let group = vec![request(), request()];
         group[0].finish(Outcome::Inserted);
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _guard = AbandonOnDrop(&group);
+            let _guard = AbandonOnDrop::new(&group);
             panic!("a leader's assertion failed");
         }));
         assert!(unwound.is_err());
@@ -278,5 +299,18 @@ mod tests {
             Some(Outcome::Retry),
             "pending is released"
         );
+    }
+
+    /// Once the group is finished the guard is disarmed: an owner that already reused its
+    /// request (pending again, queued elsewhere) is left alone.
+    #[test]
+    fn a_disarmed_guard_leaves_reused_requests_alone() {
+        let group = vec![request()];
+        let guard = AbandonOnDrop::new(&group);
+        group[0].finish(Outcome::Inserted);
+        // The owner's next insert: the same request, pending again.
+        group[0].state.store(PENDING, Ordering::Relaxed);
+        guard.disarm();
+        assert_eq!(group[0].outcome(), None, "a reused request was released");
     }
 }
