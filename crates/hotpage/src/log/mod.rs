@@ -872,6 +872,27 @@ mod tests {
         open_at(mem, 0, 0)
     }
 
+    /// A new log with segments of `segment_bytes` (the default options otherwise).
+    fn open_with_segments(mem: &Arc<MemStorage>, segment_bytes: u64) -> Wal {
+        let options = WalOptions {
+            segment_bytes,
+            ..options()
+        };
+        let start = WalStart {
+            end: 0,
+            keep_from: 0,
+            salt: 0,
+        };
+        Wal::open(
+            mem.clone(),
+            options,
+            start,
+            Stats::new(),
+            Arc::new(FailStop::new()),
+        )
+        .expect("open")
+    }
+
     fn options() -> WalOptions {
         WalOptions {
             segment_bytes: 1 << 20,
@@ -1292,21 +1313,7 @@ mod tests {
     #[test]
     fn flushes_write_inside_zero_filled_space() {
         let mem = MemStorage::new(31);
-        let mut options = options();
-        options.segment_bytes = 8 << 20;
-        let start = WalStart {
-            end: 0,
-            keep_from: 0,
-            salt: 0,
-        };
-        let wal = Wal::open(
-            mem.clone(),
-            options,
-            start,
-            Stats::new(),
-            Arc::new(FailStop::new()),
-        )
-        .expect("open");
+        let wal = open_with_segments(&mem, 8 << 20);
         let mut lengths = Vec::new();
         let mut end = 0;
         while end < 3 * PREALLOCATE_BYTES {
@@ -1339,22 +1346,8 @@ mod tests {
     #[test]
     fn a_disk_too_full_for_the_zero_fill_still_takes_commits() {
         let mem = MemStorage::new(33);
-        let mut options = options();
-        options.segment_bytes = 8 << 20;
-        let start = WalStart {
-            end: 0,
-            keep_from: 0,
-            salt: 0,
-        };
         mem.set_capacity(Some(64 << 10));
-        let wal = Wal::open(
-            mem.clone(),
-            options,
-            start,
-            Stats::new(),
-            Arc::new(FailStop::new()),
-        )
-        .expect("open");
+        let wal = open_with_segments(&mem, 8 << 20);
         for i in 0..20u32 {
             let (_, end) = wal
                 .append(RecordKind::TxnCommit, &[&i.to_le_bytes(), &[1u8; 1000]])
