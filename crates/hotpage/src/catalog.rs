@@ -8,7 +8,10 @@
 //!            root u64, key_high_water i64, rows u64,
 //!            (format 3 and later) layout_tag u8, layout_param u32, extra_root_count u32,
 //!            extra_root u64 * extra_root_count,
-//!            (layout tag 5, memory, only) memory_bytes u64
+//!            (layout tag 5, memory, only) memory_bytes u64,
+//!            (format 6 and later) flags u8 (bit 0: dropped, bit 1: keys may be supplied),
+//!            schema_len u32, schema
+//! (format 6 and later) metadata_len u32, metadata
 //! crc32c u32 of everything before it
 //! ```
 //! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
@@ -17,19 +20,25 @@
 //! its checkpoint file. A heap (tags 3 and 4) lists its index's root (tag 4) and then one
 //! head page per page chain.
 //!
-//! This binary writes format 5 only: its log has flush marks and multi-part transactions
-//! (record kinds an older binary would take for the end of the log), every record's
-//! checksum mixes in the database's random `log_salt`, and each checkpoint makes the log
-//! durable up to its redo point before this file names it. Older binaries refuse it as
-//! too new. Formats 2 to 4 still open: their salt is 0, and recovery does not require
-//! their log to reach the redo point.
+//! Since format 5 the log has flush marks and multi-part transactions (record kinds an
+//! older binary would take for the end of the log), every record's checksum mixes in the
+//! database's random `log_salt`, and each checkpoint makes the log durable up to its redo
+//! point before this file names it. Format 6 adds, per table, a schema (bytes the engine
+//! stores but never reads: the SQL layer's columns and key) and a dropped flag, and for the
+//! database a metadata blob (the SQL layer's sequences). This binary writes format 6 only;
+//! older binaries refuse it as too new. Formats 2 to 5 still open (no schemas, nothing
+//! dropped, no metadata); formats 2 to 4 have salt 0, and recovery does not require their
+//! log to reach the redo point.
+//!
+//! A dropped table keeps its entry (and its id, which log records name) and its pages: it
+//! is hidden from lookups, and `check` still walks it, so its pages are never orphans.
 
 use crate::access::keys::KeyKind;
 use crate::access::layout::{Layout, PARTITIONS_MAX};
 use crate::error::{Error, Result};
 use crate::format::{
-    CATALOG_FILE, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION, LOG_FORMAT_VERSION,
-    PageId,
+    CATALOG_FILE, CATALOG_FORMAT_VERSION, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION,
+    LOG_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX, SCHEMA_FORMAT_VERSION,
 };
 use crate::storage::Storage;
 use std::path::Path;
@@ -38,6 +47,11 @@ use std::path::Path;
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
 pub const NAME_BYTES_MAX: usize = 128;
+
+/// A table entry's flag: the table was dropped.
+const FLAG_DROPPED: u8 = 1;
+/// A table entry's flag: callers may supply its keys.
+const FLAG_USER_KEYS: u8 = 2;
 
 /// One table as the catalog records it.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +75,13 @@ pub struct TableEntry {
     pub extra_roots: Vec<PageId>,
     /// A memory table's checkpoint file is durable up to here (0 for other layouts).
     pub memory_bytes: u64,
+    /// Dropped: hidden from lookups, its pages kept (format 6 and later).
+    pub dropped: bool,
+    /// Callers may supply keys (`Session::insert_keyed`), so every insert proves its key
+    /// unique before it is logged (format 6 and later).
+    pub user_keys: bool,
+    /// The embedder's schema bytes (empty for a table created without one).
+    pub schema: Vec<u8>,
 }
 
 /// The whole catalog. It is also the control file: it names the last checkpoint.
@@ -81,10 +102,13 @@ pub struct Catalog {
     /// The log's segment size, fixed when the database is created (0 in catalogs before
     /// format 5: their log used the options' size).
     pub log_segment_bytes: u64,
-    /// The format the catalog was read with; [`LOG_FORMAT_VERSION`] for one to be written.
+    /// The format the catalog was read with; [`CATALOG_FORMAT_VERSION`] for one to be
+    /// written.
     pub format_version: u32,
     /// Tables in creation order.
     pub tables: Vec<TableEntry>,
+    /// The embedder's database-wide metadata bytes (empty before format 6).
+    pub metadata: Vec<u8>,
 }
 
 fn kind_to_parts(kind: KeyKind) -> (u8, i64, i64) {
@@ -151,10 +175,27 @@ impl Reader<'_> {
     fn i64(&mut self) -> Option<i64> {
         Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
+    /// A u32 length (at most [`SCHEMA_BYTES_MAX`]) and that many bytes.
+    fn blob(&mut self) -> Option<Vec<u8>> {
+        let len = self.u32()? as usize;
+        if len > SCHEMA_BYTES_MAX {
+            return None;
+        }
+        Some(self.take(len)?.to_vec())
+    }
     fn string(&mut self) -> Option<String> {
         let len = usize::from(self.u16()?);
         String::from_utf8(self.take(len)?.to_vec()).ok()
     }
+}
+
+fn put_blob(out: &mut Vec<u8>, blob: &[u8]) {
+    assert!(
+        blob.len() <= SCHEMA_BYTES_MAX,
+        "schema or metadata over its limit"
+    );
+    out.extend_from_slice(&(blob.len() as u32).to_le_bytes());
+    out.extend_from_slice(blob);
 }
 
 fn put_string(out: &mut Vec<u8>, s: &str) {
@@ -207,6 +248,18 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
     } else {
         (Layout::Clustered, Vec::new())
     };
+    let (flags, schema) = if version >= SCHEMA_FORMAT_VERSION {
+        let flags = r.u8().ok_or_else(truncated)?;
+        if flags & !(FLAG_DROPPED | FLAG_USER_KEYS) != 0 {
+            return Err(bad("unknown table flags"));
+        }
+        let schema = r
+            .blob()
+            .ok_or_else(|| bad("truncated or oversized table schema"))?;
+        (flags, schema)
+    } else {
+        (0, Vec::new())
+    };
     Ok(TableEntry {
         name,
         design,
@@ -217,47 +270,75 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
         layout,
         extra_roots,
         memory_bytes,
+        dropped: flags & FLAG_DROPPED != 0,
+        user_keys: flags & FLAG_USER_KEYS != 0,
+        schema,
     })
 }
 
+/// One table entry as format `version` writes it.
+fn encode_table(out: &mut Vec<u8>, t: &TableEntry, version: u32) {
+    assert!(t.name.len() <= NAME_BYTES_MAX && t.design.len() <= NAME_BYTES_MAX);
+    put_string(out, &t.name);
+    put_string(out, &t.design);
+    let (tag, a, b) = kind_to_parts(t.kind);
+    out.push(tag);
+    out.extend_from_slice(&a.to_le_bytes());
+    out.extend_from_slice(&b.to_le_bytes());
+    out.extend_from_slice(&t.root.to_raw().to_le_bytes());
+    out.extend_from_slice(&t.key_high_water.to_le_bytes());
+    out.extend_from_slice(&t.rows.to_le_bytes());
+    if version >= LAYOUT_FORMAT_VERSION {
+        let (layout_tag, layout_param) = t.layout.to_parts();
+        out.push(layout_tag);
+        out.extend_from_slice(&layout_param.to_le_bytes());
+        out.extend_from_slice(&(t.extra_roots.len() as u32).to_le_bytes());
+        for root in &t.extra_roots {
+            out.extend_from_slice(&root.to_raw().to_le_bytes());
+        }
+        if t.layout == Layout::Memory {
+            out.extend_from_slice(&t.memory_bytes.to_le_bytes());
+        }
+    }
+    if version >= SCHEMA_FORMAT_VERSION {
+        let flags =
+            if t.dropped { FLAG_DROPPED } else { 0 } | if t.user_keys { FLAG_USER_KEYS } else { 0 };
+        out.push(flags);
+        put_blob(out, &t.schema);
+    }
+}
+
 impl Catalog {
-    /// Serialises the catalog.
+    /// Serialises the catalog in the current format.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.tables.len() * 96);
-        out.extend_from_slice(CATALOG_MAGIC);
         debug_assert_eq!(
-            self.format_version, LOG_FORMAT_VERSION,
+            self.format_version, CATALOG_FORMAT_VERSION,
             "only the current format is written"
         );
-        out.extend_from_slice(&LOG_FORMAT_VERSION.to_le_bytes());
+        self.encode_format(CATALOG_FORMAT_VERSION)
+    }
+
+    /// Serialises the catalog as format `version` (2 or later), leaving out the fields that
+    /// format lacks. Only the current format is ever written to disk; tests use the older
+    /// ones to prove that this binary still reads them.
+    fn encode_format(&self, version: u32) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.tables.len() * 96);
+        out.extend_from_slice(CATALOG_MAGIC);
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&self.page_size.to_le_bytes());
         out.extend_from_slice(&self.redo_lsn.to_le_bytes());
         out.extend_from_slice(&self.logical_lsn.to_le_bytes());
         out.extend_from_slice(&u32::from(self.unlogged_open).to_le_bytes());
-        out.extend_from_slice(&self.log_salt.to_le_bytes());
-        out.extend_from_slice(&self.log_segment_bytes.to_le_bytes());
+        if version >= LOG_FORMAT_VERSION {
+            out.extend_from_slice(&self.log_salt.to_le_bytes());
+            out.extend_from_slice(&self.log_segment_bytes.to_le_bytes());
+        }
         out.extend_from_slice(&(self.tables.len() as u32).to_le_bytes());
         for t in &self.tables {
-            assert!(t.name.len() <= NAME_BYTES_MAX && t.design.len() <= NAME_BYTES_MAX);
-            put_string(&mut out, &t.name);
-            put_string(&mut out, &t.design);
-            let (tag, a, b) = kind_to_parts(t.kind);
-            out.push(tag);
-            out.extend_from_slice(&a.to_le_bytes());
-            out.extend_from_slice(&b.to_le_bytes());
-            out.extend_from_slice(&t.root.to_raw().to_le_bytes());
-            out.extend_from_slice(&t.key_high_water.to_le_bytes());
-            out.extend_from_slice(&t.rows.to_le_bytes());
-            let (layout_tag, layout_param) = t.layout.to_parts();
-            out.push(layout_tag);
-            out.extend_from_slice(&layout_param.to_le_bytes());
-            out.extend_from_slice(&(t.extra_roots.len() as u32).to_le_bytes());
-            for root in &t.extra_roots {
-                out.extend_from_slice(&root.to_raw().to_le_bytes());
-            }
-            if t.layout == Layout::Memory {
-                out.extend_from_slice(&t.memory_bytes.to_le_bytes());
-            }
+            encode_table(&mut out, t, version);
+        }
+        if version >= SCHEMA_FORMAT_VERSION {
+            put_blob(&mut out, &self.metadata);
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -282,10 +363,10 @@ impl Catalog {
         };
         let truncated = || bad("truncated");
         let version = r.u32().ok_or_else(truncated)?;
-        if version > LOG_FORMAT_VERSION {
+        if version > CATALOG_FORMAT_VERSION {
             return Err(Error::FormatTooNew {
                 found: version,
-                supported: LOG_FORMAT_VERSION,
+                supported: CATALOG_FORMAT_VERSION,
             });
         }
         let page_size = r.u32().ok_or_else(truncated)?;
@@ -313,6 +394,12 @@ impl Catalog {
         for _ in 0..count {
             tables.push(decode_table(&mut r, version, path)?);
         }
+        let metadata = if version >= SCHEMA_FORMAT_VERSION {
+            r.blob()
+                .ok_or_else(|| bad("truncated or oversized database metadata"))?
+        } else {
+            Vec::new()
+        };
         if r.at != body.len() {
             return Err(bad("trailing bytes"));
         }
@@ -325,6 +412,7 @@ impl Catalog {
             log_segment_bytes,
             format_version: version,
             tables,
+            metadata,
         })
     }
 
@@ -342,7 +430,11 @@ impl Catalog {
         let len = file
             .len()
             .map_err(|e| Error::io("reading the catalog", e))?;
-        if len > (TABLES_MAX as u64) * 512 + u64::from(PARTITIONS_MAX) * 8 * 64 {
+        if len
+            > (TABLES_MAX as u64) * (512 + SCHEMA_BYTES_MAX as u64)
+                + u64::from(PARTITIONS_MAX) * 8 * 64
+                + SCHEMA_BYTES_MAX as u64
+        {
             return Err(Error::NotADatabase {
                 path: path.to_path_buf(),
                 reason: "catalog file too large".into(),
@@ -387,7 +479,8 @@ mod tests {
             unlogged_open: false,
             log_salt: 0x0123_4567_89ab_cdef,
             log_segment_bytes: 1 << 20,
-            format_version: LOG_FORMAT_VERSION,
+            format_version: CATALOG_FORMAT_VERSION,
+            metadata: b"sequences".to_vec(),
             tables: vec![
                 TableEntry {
                     name: "orders".into(),
@@ -399,6 +492,9 @@ mod tests {
                     layout: Layout::Clustered,
                     extra_roots: Vec::new(),
                     memory_bytes: 0,
+                    dropped: false,
+                    user_keys: false,
+                    schema: Vec::new(),
                 },
                 TableEntry {
                     name: "events".into(),
@@ -410,6 +506,9 @@ mod tests {
                     layout: Layout::Clustered,
                     extra_roots: Vec::new(),
                     memory_bytes: 0,
+                    dropped: false,
+                    user_keys: false,
+                    schema: Vec::new(),
                 },
                 TableEntry {
                     name: "orders_hash".into(),
@@ -421,6 +520,9 @@ mod tests {
                     layout: Layout::HashPartitioned { partitions: 3 },
                     extra_roots: vec![id(4), id(5)],
                     memory_bytes: 0,
+                    dropped: false,
+                    user_keys: false,
+                    schema: Vec::new(),
                 },
                 TableEntry {
                     name: "orders_flow".into(),
@@ -432,6 +534,9 @@ mod tests {
                     layout: Layout::FlowControl { sessions: 2 },
                     extra_roots: Vec::new(),
                     memory_bytes: 0,
+                    dropped: false,
+                    user_keys: false,
+                    schema: Vec::new(),
                 },
                 TableEntry {
                     name: "orders_memory".into(),
@@ -443,6 +548,9 @@ mod tests {
                     layout: Layout::Memory,
                     extra_roots: Vec::new(),
                     memory_bytes: 4096 + 7,
+                    dropped: true,
+                    user_keys: true,
+                    schema: b"columns".to_vec(),
                 },
                 TableEntry {
                     name: "orders_heap".into(),
@@ -454,6 +562,9 @@ mod tests {
                     layout: Layout::HeapIndexed { chains: 2 },
                     extra_roots: vec![id(8), PageId::new(1, 1)],
                     memory_bytes: 0,
+                    dropped: false,
+                    user_keys: false,
+                    schema: Vec::new(),
                 },
             ],
         }
@@ -470,37 +581,33 @@ mod tests {
         assert_eq!(back, sample());
     }
 
-    /// Re-seals `bytes` (a format 5 encoding) as `version`: without the log salt.
-    fn as_format(mut bytes: Vec<u8>, version: u32) -> Vec<u8> {
-        bytes.truncate(bytes.len() - 4);
-        // magic 8, format 4, page size 4, redo 8, logical 8, flags 4: salt and segment
-        // size follow.
-        bytes.drain(36..52);
-        bytes[8..12].copy_from_slice(&version.to_le_bytes());
-        let crc = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&crc.to_le_bytes());
-        bytes
+    /// `sample()` as an older `version` reads it: what that format lacks is at its default.
+    fn as_read_from(version: u32, mut catalog: Catalog) -> Catalog {
+        catalog.format_version = version;
+        if version < SCHEMA_FORMAT_VERSION {
+            catalog.metadata.clear();
+            for table in &mut catalog.tables {
+                table.dropped = false;
+                table.user_keys = false;
+                table.schema.clear();
+            }
+        }
+        if version < LOG_FORMAT_VERSION {
+            catalog.log_salt = 0;
+            catalog.log_segment_bytes = 0;
+        }
+        catalog
     }
 
     #[test]
     fn a_format_2_catalog_reads_as_clustered_tables() {
         let mut v2 = sample();
         v2.tables.truncate(2);
-        let mut bytes = as_format(v2.encode(), 2);
-        v2.log_salt = 0;
-        v2.log_segment_bytes = 0;
-        v2.format_version = 2;
-        // Drop each table's layout fields (tag, parameter, root count: 9 bytes) and
-        // re-seal it as format 2.
-        bytes.truncate(bytes.len() - 4);
-        let second_end = bytes.len();
-        let second_start = second_end - (2 + 6 + 2 + 11 + 1 + 16 + 24 + 9);
-        bytes.drain(second_end - 9..second_end);
-        bytes.drain(second_start - 9..second_start);
-        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let crc = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&crc.to_le_bytes());
-        assert_eq!(Catalog::decode(&bytes, Path::new("db")).expect("v2"), v2);
+        let bytes = v2.encode_format(2);
+        assert_eq!(
+            Catalog::decode(&bytes, Path::new("db")).expect("v2"),
+            as_read_from(2, v2)
+        );
         // A layout whose root count disagrees is refused even with a good checksum.
         let mut bad = sample();
         bad.tables[2].extra_roots.pop();
@@ -512,23 +619,23 @@ mod tests {
     }
 
     #[test]
-    fn every_catalog_is_written_as_format_5_and_formats_3_and_4_still_read() {
+    fn every_catalog_is_written_as_format_6_and_formats_3_to_5_still_read() {
         let version = |c: &Catalog| {
             let bytes = c.encode();
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
         };
-        assert_eq!(version(&sample()), LOG_FORMAT_VERSION);
+        assert_eq!(version(&sample()), CATALOG_FORMAT_VERSION);
         let mut trees_only = sample();
         trees_only.tables.truncate(4);
-        assert_eq!(version(&trees_only), LOG_FORMAT_VERSION);
-        for old in [LAYOUT_FORMAT_VERSION, TABLE_DESIGNS_FORMAT_VERSION] {
-            let back = Catalog::decode(&as_format(sample().encode(), old), Path::new("db"))
+        assert_eq!(version(&trees_only), CATALOG_FORMAT_VERSION);
+        for old in [
+            LAYOUT_FORMAT_VERSION,
+            TABLE_DESIGNS_FORMAT_VERSION,
+            LOG_FORMAT_VERSION,
+        ] {
+            let back = Catalog::decode(&sample().encode_format(old), Path::new("db"))
                 .expect("an older format");
-            assert_eq!(
-                (back.format_version, back.log_salt, back.log_segment_bytes),
-                (old, 0, 0)
-            );
-            assert_eq!(back.tables, sample().tables);
+            assert_eq!(back, as_read_from(old, sample()), "format {old}");
         }
         // A heap without an index: roots are its chains' heads only.
         let mut heap = sample();
@@ -540,15 +647,30 @@ mod tests {
         heap.tables[5].layout = Layout::Heap { chains: 2 };
         assert!(Catalog::decode(&heap.encode(), Path::new("db")).is_err());
         // A newer format is refused as too new, not misread.
-        let mut bytes = sample().encode();
-        bytes.truncate(bytes.len() - 4);
-        bytes[8..12].copy_from_slice(&(LOG_FORMAT_VERSION + 1).to_le_bytes());
-        let crc = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&crc.to_le_bytes());
+        let bytes = sample().encode_format(CATALOG_FORMAT_VERSION + 1);
         assert!(matches!(
             Catalog::decode(&bytes, Path::new("db")),
             Err(Error::FormatTooNew { .. })
         ));
+    }
+
+    #[test]
+    fn a_schema_or_metadata_over_its_limit_is_refused() {
+        let mut big = sample();
+        big.metadata = vec![7; SCHEMA_BYTES_MAX];
+        big.tables[0].schema = vec![9; SCHEMA_BYTES_MAX];
+        assert_eq!(
+            Catalog::decode(&big.encode(), Path::new("db")).expect("at the limit"),
+            big
+        );
+        let mut bytes = big.encode();
+        bytes.truncate(bytes.len() - 4);
+        // The metadata's length field sits just before its bytes, at the end.
+        let at = bytes.len() - SCHEMA_BYTES_MAX - 4;
+        bytes[at..at + 4].copy_from_slice(&(SCHEMA_BYTES_MAX as u32 + 1).to_le_bytes());
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert!(Catalog::decode(&bytes, Path::new("db")).is_err());
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub enum Error {
     /// A unique key already exists in the table.
     #[error("duplicate key {key} in table {table}")]
     DuplicateKey { table: String, key: String },
+    /// Another open transaction is inserting the same key, and this session, which holds
+    /// keys of its own, could not wait for it (see `Session::insert_keyed`).
+    #[error(
+        "key {key} in table {table} is being inserted by another open transaction; retry once it ends"
+    )]
+    KeyLockTimeout { table: String, key: String },
     /// A row is larger than the documented maximum for the page size.
     #[error("row of {len} bytes exceeds the maximum of {max} bytes for this page size")]
     RowTooLarge { len: usize, max: usize },

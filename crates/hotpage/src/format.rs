@@ -167,12 +167,24 @@ pub const LAYOUT_FORMAT_VERSION: u32 = 3;
 /// (`FormatTooNew`) instead of misreading a layout it does not know.
 pub const TABLE_DESIGNS_FORMAT_VERSION: u32 = 4;
 
-/// The catalog format this binary writes (see `catalog`'s module docs).
+/// The first catalog format whose log has flush marks, multi-part transactions and a salt
+/// (see `catalog`'s module docs).
 pub const LOG_FORMAT_VERSION: u32 = 5;
+
+/// The first catalog format whose tables carry a schema (opaque bytes an embedder such as
+/// the SQL layer owns) and a dropped flag, and whose database carries metadata bytes.
+pub const SCHEMA_FORMAT_VERSION: u32 = 6;
+
+/// The catalog format this binary writes.
+pub const CATALOG_FORMAT_VERSION: u32 = SCHEMA_FORMAT_VERSION;
+
+/// The largest schema a table carries, and the largest database metadata, in bytes.
+pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
 
 // Each catalog format is newer than the one before it.
 const _: () = assert!(LAYOUT_FORMAT_VERSION < TABLE_DESIGNS_FORMAT_VERSION);
 const _: () = assert!(TABLE_DESIGNS_FORMAT_VERSION < LOG_FORMAT_VERSION);
+const _: () = assert!(LOG_FORMAT_VERSION < SCHEMA_FORMAT_VERSION);
 
 // ---- the write-ahead log ----
 

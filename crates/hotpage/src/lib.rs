@@ -47,7 +47,7 @@ pub use access::memtable::MemoryUsage;
 pub use buffer::PoolInfo;
 pub use db::{
     Database, DiscardedLog, LogDamage, Options, RecoveryReport, SalvageReport, Session,
-    TableHandle, TableInfo,
+    TableHandle, TableInfo, TableSpec,
 };
 // The integrity check's and the inspection reports' typed values (the CLI renders them).
 pub use db::{
@@ -73,6 +73,7 @@ pub mod limits {
     };
     pub use crate::buffer::{DATA_FILES_MAX, POOL_BYTES_DEFAULT};
     pub use crate::catalog::{NAME_BYTES_MAX, TABLES_MAX};
+    pub use crate::format::SCHEMA_BYTES_MAX;
     pub use crate::page::{PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, PAGE_SIZE_MIN, validate_page_size};
 
     /// The largest row a clustered (B+tree) table of this page size stores.

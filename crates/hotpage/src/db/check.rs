@@ -185,7 +185,7 @@ impl Database {
             all_trees_ok: true,
         };
         let tables: Vec<TableCheck> = self
-            .tables()
+            .table_infos(true)
             .iter()
             .filter_map(|table| walk.check_table(table))
             .collect();
@@ -305,7 +305,13 @@ impl TableWalk<'_> {
     /// Checks one table: catalog entry, tree structure, pages, row count. `None` when the
     /// table cannot be opened (its fault says why).
     fn check_table(&mut self, info: &TableInfo) -> Option<TableCheck> {
-        let name = info.name.as_str();
+        // A dropped table's pages are still its own; a live table may have its name.
+        let shown = if info.dropped {
+            format!("{} (dropped)", info.name)
+        } else {
+            info.name.clone()
+        };
+        let name = shown.as_str();
         // Every partition's root (one for an unpartitioned table) must exist.
         if let Some(fault) = self.missing_root(info) {
             self.faults.push(fault);
@@ -317,7 +323,7 @@ impl TableWalk<'_> {
             });
         }
         let mut ok = self.roots_are_tree_pages(info);
-        let table = match self.db.table(name) {
+        let table = match self.db.table_by_id(info.id) {
             Ok(table) => table,
             Err(error) => {
                 let fault = Fault::from_error(FaultKind::Catalog, Some(name), &error);

@@ -27,7 +27,7 @@ use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInf
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::format::{LOG_FORMAT_VERSION, PageId};
+use crate::format::{CATALOG_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Stats, StatsSnapshot};
@@ -48,12 +48,14 @@ mod open;
 mod page_report;
 mod routing;
 mod salvage;
+mod unique;
 pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
 pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
 pub use inspect::{LogKindCount, LogReport, LogSummary, PageLocation, PageOwner, TableSummary};
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
+use unique::KeyLocks;
 
 /// Rows a session counts locally before adding them to the table's shared count (so the
 /// count is not a cache line every insert writes).
@@ -140,6 +142,14 @@ pub struct Table {
     // False until the catalog that names the table is durable: before that, no session may
     // find it (commits into it would name a table recovery does not know).
     published: AtomicBool,
+    // Dropped: hidden from lookups; its id and pages stay (the catalog's module docs).
+    dropped: AtomicBool,
+    // Callers may supply keys: every insert locks and looks up its key before logging.
+    user_keys: bool,
+    // The embedder's schema bytes, stored in the catalog and never read by the engine.
+    schema: Vec<u8>,
+    // The keys that sessions are inserting with `insert_keyed` and have not yet applied.
+    unique: KeyLocks,
 }
 
 impl std::fmt::Debug for Table {
@@ -183,6 +193,36 @@ impl Table {
     pub fn layout(&self) -> Layout {
         self.layout
     }
+
+    /// The schema bytes it was created with (empty if none).
+    pub fn schema(&self) -> &[u8] {
+        &self.schema
+    }
+
+    /// True once it has been dropped (a handle taken before the drop still works).
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
+    }
+}
+
+/// What [`Database::create_table_spec`] creates.
+#[derive(Clone, Debug)]
+pub struct TableSpec<'a> {
+    /// The table's name (1 to `limits::NAME_BYTES_MAX` bytes, unique among live tables).
+    pub name: &'a str,
+    /// The design name reports show.
+    pub design: &'a str,
+    /// How its keys are generated.
+    pub kind: KeyKind,
+    /// How its rows are organised.
+    pub layout: Layout,
+    /// True if callers may supply keys ([`Session::insert_keyed`]): then every insert, a
+    /// generated key's too, proves its key unique before it is logged. Not for plain heaps,
+    /// which cannot look a key up.
+    pub user_keys: bool,
+    /// Bytes the engine stores with the table and never reads (the SQL layer's columns and
+    /// key), at most `limits::SCHEMA_BYTES_MAX`.
+    pub schema: &'a [u8],
 }
 
 /// A cheap handle to a table, resolved once and passed to every session call.
@@ -205,6 +245,14 @@ pub struct TableInfo {
     pub layout: Layout,
     /// Every root page: trees' roots (partition 0 first), then heap chains' heads.
     pub roots: Vec<PageId>,
+    /// Its id: log records name tables by it.
+    pub id: usize,
+    /// Dropped (only `check` lists dropped tables).
+    pub dropped: bool,
+    /// Callers may supply its keys ([`TableSpec::user_keys`]).
+    pub user_keys: bool,
+    /// The schema bytes it was created with.
+    pub schema: Vec<u8>,
 }
 
 /// What the last open's recovery did.
@@ -240,6 +288,8 @@ struct Inner {
     pool: Arc<BufferPool>,
     stats: Arc<Stats>,
     tables: RwLock<Vec<TableHandle>>,
+    // The embedder's database-wide metadata, written to the catalog at each checkpoint.
+    metadata: Mutex<Vec<u8>>,
     durability: Durability,
     wal: Option<Arc<Wal>>,
     // The current checkpoint's redo point (the logger's full-image rule reads it).
@@ -418,14 +468,21 @@ impl Database {
         kind: KeyKind,
         layout: Layout,
     ) -> Result<TableHandle> {
-        if name.is_empty() || name.len() > NAME_BYTES_MAX || design.len() > NAME_BYTES_MAX {
-            return Err(Error::InvalidOption(format!(
-                "table and design names must be 1 to {NAME_BYTES_MAX} bytes"
-            )));
-        }
+        self.create_table_spec(&TableSpec {
+            name,
+            design,
+            kind,
+            layout,
+            user_keys: false,
+            schema: &[],
+        })
+    }
+
+    /// Creates a table as `spec` says. Durable on return: a checkpoint writes its root
+    /// pages and the catalog that names it.
+    pub fn create_table_spec(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
+        validate_spec(spec)?;
         self.writable("creating a table")?;
-        kind.validate()?;
-        layout.validate(kind)?;
         // Held from the push to the end of the creation checkpoint: no other table can be
         // added meanwhile (so a failed table, the last, is taken out again without moving
         // any other table's id, which log records name), and no other checkpoint can write
@@ -433,48 +490,13 @@ impl Database {
         let mut checkpoint_state = self.inner.checkpoint_lock.lock();
         let table = {
             let mut tables = self.inner.tables.write();
-            if tables.iter().any(|t| t.name == name) {
-                return Err(Error::TableExists(name.to_string()));
+            if tables
+                .iter()
+                .any(|t| t.name == spec.name && !t.is_dropped())
+            {
+                return Err(Error::TableExists(spec.name.to_string()));
             }
-            let (trees, heap) = new_storage(&self.inner.pool, &self.inner.stats, layout)?;
-            let (trees, heap) = match &self.inner.wal {
-                Some(wal) => {
-                    let logger: Arc<dyn crate::access::PageLogger> = Arc::new(WalLogger::new(
-                        Arc::clone(wal),
-                        Arc::clone(&self.inner.redo_lsn),
-                    ));
-                    (
-                        trees
-                            .into_iter()
-                            .map(|t| t.with_logger(Arc::clone(&logger)))
-                            .collect(),
-                        heap.map(|h| h.with_logger(Arc::clone(&logger))),
-                    )
-                }
-                None => (trees, heap),
-            };
-            let table = Arc::new(Table {
-                id: tables.len(),
-                name: name.to_string(),
-                design: design.to_string(),
-                trees,
-                heap,
-                layout,
-                flow: routing::flow_gate(layout, &self.inner.stats),
-                memory: memory::create(&*self.inner.storage, tables.len(), layout)?,
-                keys: KeyGenerator::new(kind, None)?.with_seed(self.inner.options.key_seed.map(
-                    |seed| {
-                        seed ^ self
-                            .inner
-                            .wal
-                            .as_ref()
-                            .map_or(0, |w| w.end())
-                            .rotate_left(17)
-                    },
-                )),
-                rows: AtomicU64::new(0),
-                published: AtomicBool::new(false),
-            });
+            let table = Arc::new(new_table(&self.inner, tables.len(), spec)?);
             tables.push(Arc::clone(&table));
             table
         };
@@ -489,25 +511,73 @@ impl Database {
         Ok(table)
     }
 
+    /// Drops a table: it is gone from lookups at once and durably on return (a checkpoint
+    /// writes the catalog that marks it). Handles taken before still work. Its id and its
+    /// pages stay, unused (pages are never freed yet): see the catalog's module docs.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        self.writable("dropping a table")?;
+        let mut checkpoint_state = self.inner.checkpoint_lock.lock();
+        let table = self.table(name)?;
+        table.dropped.store(true, Ordering::Release);
+        let unlogged_open = self.inner.durability == Durability::None;
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, unlogged_open) {
+            table.dropped.store(false, Ordering::Release);
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// The embedder's database-wide metadata bytes (empty until set).
+    pub fn metadata(&self) -> Vec<u8> {
+        self.inner.metadata.lock().clone()
+    }
+
+    /// Replaces the embedder's database-wide metadata (at most `limits::SCHEMA_BYTES_MAX`
+    /// bytes); durable on return (a checkpoint writes the catalog that holds it).
+    pub fn set_metadata(&self, metadata: &[u8]) -> Result<()> {
+        if metadata.len() > SCHEMA_BYTES_MAX {
+            return Err(Error::InvalidOption(format!(
+                "database metadata of {} bytes is over the limit of {SCHEMA_BYTES_MAX}",
+                metadata.len()
+            )));
+        }
+        self.writable("setting the database metadata")?;
+        let mut checkpoint_state = self.inner.checkpoint_lock.lock();
+        let before = std::mem::replace(&mut *self.inner.metadata.lock(), metadata.to_vec());
+        let unlogged_open = self.inner.durability == Durability::None;
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, unlogged_open) {
+            *self.inner.metadata.lock() = before;
+            return Err(error);
+        }
+        Ok(())
+    }
+
     /// Looks a table up by name.
     pub fn table(&self, name: &str) -> Result<TableHandle> {
         self.inner
             .tables
             .read()
             .iter()
-            .find(|t| t.name == name && t.published.load(Ordering::Acquire))
+            .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
             .cloned()
             .ok_or_else(|| Error::NoSuchTable(name.to_string()))
     }
 
-    /// Every table, in creation order.
+    /// Every live table, in creation order.
     pub fn tables(&self) -> Vec<TableInfo> {
+        self.table_infos(false)
+    }
+
+    /// Every table in creation order, dropped ones too if `with_dropped` (`check` walks
+    /// them: their pages are still theirs).
+    fn table_infos(&self, with_dropped: bool) -> Vec<TableInfo> {
         self.inner
             .tables
             .read()
             .iter()
-            .filter(|t| t.published.load(Ordering::Acquire))
+            .filter(|t| t.published.load(Ordering::Acquire) && (with_dropped || !t.is_dropped()))
             .map(|t| TableInfo {
+                id: t.id,
                 name: t.name.clone(),
                 design: t.design.clone(),
                 kind: t.keys.kind(),
@@ -515,8 +585,22 @@ impl Database {
                 root_page: t.root_page(),
                 layout: t.layout,
                 roots: t.roots(),
+                dropped: t.is_dropped(),
+                user_keys: t.user_keys,
+                schema: t.schema.clone(),
             })
             .collect()
+    }
+
+    /// The table with id `id` (dropped or not), for the checks that walk every table.
+    fn table_by_id(&self, id: usize) -> Result<TableHandle> {
+        self.inner
+            .tables
+            .read()
+            .get(id)
+            .filter(|t| t.published.load(Ordering::Acquire))
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable(format!("table id {id}")))
     }
 
     /// A new session (one per thread), with the database's durability.
@@ -532,6 +616,7 @@ impl Database {
             heap_targets: Vec::new(),
             pending_rows: Vec::new(),
             txn: None,
+            held_keys: Vec::new(),
             applying,
             record: Vec::new(),
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
@@ -621,6 +706,73 @@ impl Database {
     }
 }
 
+/// Refuses a spec no table can be made from: names out of range, a schema over its limit,
+/// parameters the key kind or layout refuse, supplied keys on a plain heap.
+fn validate_spec(spec: &TableSpec<'_>) -> Result<()> {
+    if spec.name.is_empty()
+        || spec.name.len() > NAME_BYTES_MAX
+        || spec.design.len() > NAME_BYTES_MAX
+    {
+        return Err(Error::InvalidOption(format!(
+            "table and design names must be 1 to {NAME_BYTES_MAX} bytes"
+        )));
+    }
+    if spec.schema.len() > SCHEMA_BYTES_MAX {
+        return Err(Error::InvalidOption(format!(
+            "a table schema of {} bytes is over the limit of {SCHEMA_BYTES_MAX}",
+            spec.schema.len()
+        )));
+    }
+    spec.kind.validate()?;
+    spec.layout.validate(spec.kind)?;
+    if spec.user_keys && matches!(spec.layout, Layout::Heap { .. }) {
+        return Err(Error::InvalidOption(
+            "a plain heap cannot look keys up, so it cannot take supplied keys".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A new table's in-memory state, with empty storage (the caller publishes it).
+fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
+    let (trees, heap) = new_storage(&inner.pool, &inner.stats, spec.layout)?;
+    let (trees, heap) = match &inner.wal {
+        Some(wal) => {
+            let logger: Arc<dyn crate::access::PageLogger> =
+                Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&inner.redo_lsn)));
+            (
+                trees
+                    .into_iter()
+                    .map(|t| t.with_logger(Arc::clone(&logger)))
+                    .collect(),
+                heap.map(|h| h.with_logger(Arc::clone(&logger))),
+            )
+        }
+        None => (trees, heap),
+    };
+    let seed = inner
+        .options
+        .key_seed
+        .map(|seed| seed ^ inner.wal.as_ref().map_or(0, |w| w.end()).rotate_left(17));
+    Ok(Table {
+        id,
+        name: spec.name.to_string(),
+        design: spec.design.to_string(),
+        trees,
+        heap,
+        layout: spec.layout,
+        flow: routing::flow_gate(spec.layout, &inner.stats),
+        memory: memory::create(&*inner.storage, id, spec.layout)?,
+        keys: KeyGenerator::new(spec.kind, None)?.with_seed(seed),
+        rows: AtomicU64::new(0),
+        published: AtomicBool::new(false),
+        dropped: AtomicBool::new(false),
+        user_keys: spec.user_keys,
+        schema: spec.schema.to_vec(),
+        unique: KeyLocks::default(),
+    })
+}
+
 /// Takes a table whose creation checkpoint failed out of the table list again, so that no
 /// later checkpoint writes it to the catalog. It is the last table: its creator holds the
 /// checkpoint lock. Nobody found it (it was never published). Its pages stay allocated:
@@ -694,7 +846,8 @@ fn checkpoint_locked(
         unlogged_open: inner.durability == Durability::None && unlogged_open,
         log_salt: inner.log_salt,
         log_segment_bytes: inner.log_segment_bytes,
-        format_version: LOG_FORMAT_VERSION,
+        format_version: CATALOG_FORMAT_VERSION,
+        metadata: inner.metadata.lock().clone(),
         tables: tables
             .iter()
             .map(|t| {
@@ -709,6 +862,9 @@ fn checkpoint_locked(
                     layout: t.layout,
                     extra_roots: roots.get(1..).unwrap_or_default().to_vec(),
                     memory_bytes: t.memory_bytes(),
+                    dropped: t.is_dropped(),
+                    user_keys: t.user_keys,
+                    schema: t.schema.clone(),
                 }
             })
             .collect(),
@@ -780,6 +936,8 @@ pub struct Session {
     heap_targets: Vec<HeapTarget>,
     pending_rows: Vec<u64>,
     txn: Option<PendingTxn>,
+    // The key locks the open transaction holds (see `insert_unique`).
+    held_keys: Vec<(TableHandle, Key)>,
     // The log position before this session's commit being applied (NOT_APPLYING if none).
     applying: Arc<AtomicU64>,
     // Reused commit-record buffer.
@@ -839,6 +997,38 @@ impl Session {
     /// Inserts one row, with a key from the table's generator, and returns the key. Outside
     /// a transaction it commits at once (autocommit).
     pub fn insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<Key> {
+        self.check_insert(table, row)?;
+        let key_session = self.key_sessions[table.id].get_or_insert_with(|| table.keys.session());
+        let key = table.keys.next_key(key_session)?;
+        if table.user_keys {
+            // A supplied key may already hold this value.
+            self.insert_unique(table, key, row)?;
+        } else {
+            self.stage_or_commit(table, key, row)?;
+        }
+        Ok(key)
+    }
+
+    /// Inserts one row under a key the caller supplies, into a table created with
+    /// [`TableSpec::user_keys`]. A key the table (or this transaction) already holds is
+    /// [`Error::DuplicateKey`], found before anything is logged; a key another open
+    /// transaction is inserting is waited for (see `unique`'s module docs for when that is
+    /// [`Error::KeyLockTimeout`] instead). Outside a transaction it commits at once.
+    pub fn insert_keyed(&mut self, table: &TableHandle, key: &Key, row: &[u8]) -> Result<()> {
+        if !table.user_keys {
+            return Err(Error::InvalidOption(format!(
+                "table {} generates its keys; a table that takes supplied keys is created \
+                 with TableSpec::user_keys",
+                table.name
+            )));
+        }
+        self.check_insert(table, row)?;
+        self.insert_unique(table, *key, row)
+    }
+
+    /// Refuses an insert into a read-only database or of a row too large, and sizes this
+    /// session's per-table state for `table`.
+    fn check_insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<()> {
         if self.db.read_only {
             return Err(Error::ReadOnly("an insert".into()));
         }
@@ -855,8 +1045,48 @@ impl Session {
                 .resize_with(table.id + 1, HeapTarget::default);
             self.pending_rows.resize(table.id + 1, 0);
         }
-        let key_session = self.key_sessions[table.id].get_or_insert_with(|| table.keys.session());
-        let key = table.keys.next_key(key_session)?;
+        Ok(())
+    }
+
+    /// Proves `key` unique, then stages or commits the row: locks the key, looks it up, and
+    /// keeps the lock until the row is applied (autocommit) or the transaction ends.
+    fn insert_unique(&mut self, table: &TableHandle, key: Key, row: &[u8]) -> Result<()> {
+        let duplicate = || Error::DuplicateKey {
+            table: table.name.clone(),
+            key: table.keys.kind().decode(&key),
+        };
+        if let Some(txn) = &self.txn
+            && txn
+                .rows
+                .iter()
+                .any(|(t, k, _)| t.id == table.id && *k == key)
+        {
+            return Err(duplicate());
+        }
+        let holding = !self.held_keys.is_empty();
+        table
+            .unique
+            .lock(&key, self.id, holding, &table.name, |k| {
+                table.keys.kind().decode(k)
+            })?;
+        let result = self
+            .frames
+            .enter_read()
+            .and_then(|_frames| table.get(key.as_bytes()))
+            .and_then(|found| match found {
+                Some(_) => Err(duplicate()),
+                None => self.stage_or_commit(table, key, row),
+            });
+        if result.is_ok() && self.txn.is_some() {
+            self.held_keys.push((Arc::clone(table), key));
+        } else {
+            table.unique.unlock(&key, self.id);
+        }
+        result
+    }
+
+    /// Adds the row to the open transaction, or commits it at once.
+    fn stage_or_commit(&mut self, table: &TableHandle, key: Key, row: &[u8]) -> Result<()> {
         match &mut self.txn {
             Some(txn) => {
                 let bytes = txn.bytes + key.as_bytes().len() + row.len();
@@ -868,10 +1098,18 @@ impl Session {
                 }
                 txn.bytes = bytes;
                 txn.rows.push((Arc::clone(table), key, row.to_vec()));
+                Ok(())
             }
-            None => self.commit_rows(&[(table, key, row)])?,
+            None => self.commit_rows(&[(table, key, row)]),
         }
-        Ok(key)
+    }
+
+    /// Releases the key locks of the transaction that just ended (its rows are applied, or
+    /// it was abandoned).
+    fn release_keys(&mut self) {
+        for (table, key) in self.held_keys.drain(..) {
+            table.unique.unlock(&key, self.id);
+        }
     }
 
     /// Commits the open transaction: with `Sync` durability, returns once its commit record
@@ -885,7 +1123,9 @@ impl Session {
             .iter()
             .map(|(t, k, r)| (t, *k, r.as_slice()))
             .collect();
-        self.commit_rows(&rows)
+        let result = self.commit_rows(&rows);
+        self.release_keys();
+        result
     }
 
     /// Abandons the open transaction: none of its rows is ever visible, before or after a
@@ -894,6 +1134,7 @@ impl Session {
         let Some(txn) = self.txn.take() else {
             return Err(Error::InvalidOption("rollback without begin".into()));
         };
+        self.release_keys();
         if let Some(wal) = self.db.wal.clone() {
             // For `inspect log` only; recovery ignores it.
             let mut body = [0u8; 12];
@@ -1098,6 +1339,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         // An open transaction is rolled back: its rows were never applied.
         self.txn = None;
+        self.release_keys();
         let tables = self.db.tables.read();
         for (id, pending) in self.pending_rows.iter().enumerate() {
             if *pending > 0

@@ -31,7 +31,9 @@ use crate::access::logger::WalLogger;
 use crate::buffer::{self, BufferPool};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
-use crate::format::{CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, PageId};
+use crate::format::{
+    CATALOG_FORMAT_VERSION, CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, PageId,
+};
 use crate::log::{LogReader, Lsn, Wal, WalStart};
 use crate::page;
 use crate::recovery::{self, RedoOutcome};
@@ -176,6 +178,7 @@ pub(super) fn open_steps(
             pool,
             stats,
             tables: RwLock::new(tables),
+            metadata: Mutex::new(catalog.metadata.clone()),
             durability: options.durability,
             wal,
             redo_lsn,
@@ -300,8 +303,9 @@ fn new_catalog(options: &Options) -> Catalog {
             .map_or_else(rand::random::<u64>, |seed| seed.rotate_left(29) ^ 0x5a17)
             | 1,
         log_segment_bytes: options.wal.segment_bytes,
-        format_version: LOG_FORMAT_VERSION,
+        format_version: CATALOG_FORMAT_VERSION,
         tables: Vec::new(),
+        metadata: Vec::new(),
     }
 }
 
@@ -516,6 +520,10 @@ fn open_tables(
             keys: KeyGenerator::new(entry.kind, Some(high_water))?.with_seed(key_seed),
             rows: AtomicU64::new(entry.rows),
             published: AtomicBool::new(true),
+            dropped: AtomicBool::new(entry.dropped),
+            user_keys: entry.user_keys,
+            schema: entry.schema.clone(),
+            unique: super::KeyLocks::default(),
         }));
     }
     Ok(tables)

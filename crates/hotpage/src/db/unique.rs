@@ -1,0 +1,168 @@
+//! Unique keys for tables whose keys a caller may supply (`Session::insert_keyed`).
+//!
+//! A row's commit record is logged before its row is applied to the tree, and a row that
+//! then turns out to be a duplicate could not be taken back out of a logged transaction:
+//! its other rows would be applied and this one not. So a keyed insert proves its key
+//! unique *before* it logs anything: it locks the key here (no other session can insert the
+//! same key until this one's row is applied or abandoned), then looks the key up in the
+//! table. The lock is released once the row is in the table (autocommit), or at the end of
+//! the transaction.
+//!
+//! Deadlock freedom: a session waits for a key only while it holds no key lock itself
+//! (then nobody can be waiting for it, so no cycle can form); a session that does hold keys
+//! waits at most [`HOLDING_WAIT`] and then gets [`Error::KeyLockTimeout`].
+
+use crate::access::keys::Key;
+use crate::error::{Error, Result};
+use parking_lot::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::time::{Duration, Instant};
+
+/// Shards: sessions inserting different keys rarely share a mutex.
+const SHARDS: usize = 16;
+
+/// The longest a session that holds key locks waits for another's key.
+pub(super) const HOLDING_WAIT: Duration = Duration::from_secs(1);
+
+#[derive(Default)]
+struct Shard {
+    // Key -> the session id inserting it.
+    held: Mutex<HashMap<Key, u64>>,
+    released: Condvar,
+}
+
+/// The keys sessions are inserting into one table and have not yet applied or abandoned.
+pub(super) struct KeyLocks {
+    shards: [Shard; SHARDS],
+    hasher: RandomState,
+}
+
+impl Default for KeyLocks {
+    fn default() -> Self {
+        KeyLocks {
+            shards: std::array::from_fn(|_| Shard::default()),
+            hasher: RandomState::new(),
+        }
+    }
+}
+
+impl KeyLocks {
+    fn shard(&self, key: &Key) -> &Shard {
+        let index = (self.hasher.hash_one(key) as usize) % SHARDS;
+        &self.shards[index]
+    }
+
+    /// Locks `key` for `session`. Waits while another session holds it: for as long as it
+    /// takes if `holding_others` is false, else [`HOLDING_WAIT`] at most. A key the session
+    /// already holds is [`Error::DuplicateKey`] (it inserted the key before, in this
+    /// transaction).
+    pub(super) fn lock(
+        &self,
+        key: &Key,
+        session: u64,
+        holding_others: bool,
+        table: &str,
+        describe: impl Fn(&Key) -> String,
+    ) -> Result<()> {
+        let shard = self.shard(key);
+        let mut held = shard.held.lock();
+        let deadline = Instant::now() + HOLDING_WAIT;
+        loop {
+            match held.get(key) {
+                None => {
+                    held.insert(*key, session);
+                    return Ok(());
+                }
+                Some(&owner) if owner == session => {
+                    return Err(Error::DuplicateKey {
+                        table: table.to_string(),
+                        key: describe(key),
+                    });
+                }
+                Some(_) if !holding_others => shard.released.wait(&mut held),
+                Some(_) => {
+                    if shard.released.wait_until(&mut held, deadline).timed_out()
+                        && held.get(key).is_some_and(|&owner| owner != session)
+                    {
+                        return Err(Error::KeyLockTimeout {
+                            table: table.to_string(),
+                            key: describe(key),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Releases `key`, held by `session`, and wakes the sessions waiting in its shard.
+    pub(super) fn unlock(&self, key: &Key, session: u64) {
+        let shard = self.shard(key);
+        let removed = {
+            let mut held = shard.held.lock();
+            let owned = held.get(key) == Some(&session);
+            debug_assert!(owned, "a session released a key lock it does not hold");
+            owned && held.remove(key).is_some()
+        };
+        if removed {
+            shard.released.notify_all();
+        }
+    }
+
+    /// Keys held now (for tests and assertions).
+    #[cfg(test)]
+    pub(super) fn held(&self) -> usize {
+        self.shards.iter().map(|s| s.held.lock().len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn describe(key: &Key) -> String {
+        format!("{:?}", key.to_i64())
+    }
+
+    #[test]
+    fn a_key_held_by_one_session_is_a_duplicate_for_it_and_waited_for_by_others() {
+        let locks = Arc::new(KeyLocks::default());
+        let key = Key::from_i64(7);
+        locks.lock(&key, 1, false, "t", describe).expect("free key");
+        assert!(matches!(
+            locks.lock(&key, 1, true, "t", describe),
+            Err(Error::DuplicateKey { .. })
+        ));
+        // A session that holds other keys gives up after HOLDING_WAIT.
+        let started = Instant::now();
+        assert!(matches!(
+            locks.lock(&key, 2, true, "t", describe),
+            Err(Error::KeyLockTimeout { .. })
+        ));
+        assert!(started.elapsed() >= HOLDING_WAIT);
+        // One that holds none waits until the key is released.
+        let got = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let (locks, got) = (Arc::clone(&locks), Arc::clone(&got));
+            std::thread::spawn(move || {
+                locks
+                    .lock(&key, 3, false, "t", describe)
+                    .expect("after release");
+                got.store(true, Ordering::SeqCst);
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !got.load(Ordering::SeqCst),
+            "took a key another session holds"
+        );
+        locks.unlock(&key, 1);
+        waiter.join().expect("waiter");
+        assert!(got.load(Ordering::SeqCst));
+        assert_eq!(locks.held(), 1);
+        locks.unlock(&key, 3);
+        assert_eq!(locks.held(), 0);
+    }
+}
