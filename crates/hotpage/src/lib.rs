@@ -41,7 +41,7 @@ mod storage;
 mod txn;
 
 pub use access::TreeStats;
-pub use access::keys::{Key, KeyKind};
+pub use access::keys::{Key, KeyKind, reverse_bits_63};
 pub use access::layout::Layout;
 pub use access::memtable::MemoryUsage;
 pub use buffer::PoolInfo;

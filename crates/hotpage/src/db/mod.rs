@@ -1026,6 +1026,15 @@ impl Session {
         self.insert_unique(table, *key, row)
     }
 
+    /// Takes the next key from `table`'s generator without inserting (SQL's `nextval()` on
+    /// a sequence that generates a table's keys). The value is used up, like a rolled-back
+    /// insert's.
+    pub fn next_key(&mut self, table: &TableHandle) -> Result<Key> {
+        self.check_insert(table, &[])?;
+        let key_session = self.key_sessions[table.id].get_or_insert_with(|| table.keys.session());
+        table.keys.next_key(key_session)
+    }
+
     /// Refuses an insert into a read-only database or of a row too large, and sizes this
     /// session's per-table state for `table`.
     fn check_insert(&mut self, table: &TableHandle, row: &[u8]) -> Result<()> {

@@ -1,0 +1,141 @@
+//! The SQL layer's one error type: every error carries a PostgreSQL SQLSTATE.
+
+use std::fmt;
+
+/// SQLSTATE codes the SQL layer raises (PostgreSQL's, Appendix A of its manual).
+pub mod sqlstate {
+    /// syntax_error
+    pub const SYNTAX_ERROR: &str = "42601";
+    /// undefined_table
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    /// duplicate_table
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    /// undefined_column
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    /// duplicate_column
+    pub const DUPLICATE_COLUMN: &str = "42701";
+    /// undefined_function
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// undefined_object (an unknown sequence, setting, ...)
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    /// datatype_mismatch
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    /// grouping_error
+    pub const GROUPING_ERROR: &str = "42803";
+    /// invalid_table_definition
+    pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    /// feature_not_supported
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    /// unique_violation
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    /// not_null_violation
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    /// numeric_value_out_of_range
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+    /// string_data_right_truncation
+    pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
+    /// invalid_text_representation
+    pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    /// invalid_datetime_format
+    pub const INVALID_DATETIME_FORMAT: &str = "22007";
+    /// datetime_field_overflow
+    pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
+    /// division_by_zero
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    /// invalid_parameter_value
+    pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    /// generated_always (a value given for a GENERATED ALWAYS column)
+    pub const GENERATED_ALWAYS: &str = "428C9";
+    /// object_not_in_prerequisite_state (currval before nextval, ...)
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
+    /// active_sql_transaction
+    pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    /// no_active_sql_transaction (a warning in PostgreSQL; an error here)
+    pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
+    /// in_failed_sql_transaction
+    pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+    /// program_limit_exceeded
+    pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+    /// read_only_sql_transaction
+    pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
+    /// data_corrupted
+    pub const DATA_CORRUPTED: &str = "XX001";
+    /// io_error
+    pub const IO_ERROR: &str = "58030";
+    /// internal_error
+    pub const INTERNAL_ERROR: &str = "XX000";
+    /// undefined_parameter
+    pub const UNDEFINED_PARAMETER: &str = "42P02";
+    /// cardinality_violation (a scalar subquery or function given several rows)
+    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+}
+
+/// An error with its SQLSTATE, a one-line message and, where known, the 1-based character
+/// position in the statement text that it is about (for the caret under the statement).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct SqlError {
+    /// The five-character SQLSTATE.
+    pub sqlstate: &'static str,
+    /// The primary message, PostgreSQL's style: lower case, no final period.
+    pub message: String,
+    /// A detail line (the duplicate key's value, ...), if any.
+    pub detail: Option<String>,
+    /// A hint of what to do next, if any.
+    pub hint: Option<String>,
+    /// 1-based character position in the statement, if known.
+    pub position: Option<usize>,
+}
+
+impl SqlError {
+    /// An error with no detail, hint or position.
+    pub fn new(sqlstate: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError {
+            sqlstate,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+        }
+    }
+
+    /// `feature_not_supported`, for what hotpage does not do yet.
+    pub fn unsupported(what: impl fmt::Display) -> SqlError {
+        SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("{what} is not supported yet"),
+        )
+    }
+
+    /// Adds a detail line.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> SqlError {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Adds a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Sets the position, unless one is already set.
+    pub fn at(mut self, position: Option<usize>) -> SqlError {
+        if self.position.is_none() {
+            self.position = position;
+        }
+        self
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ERROR {}: {}", self.sqlstate, self.message)?;
+        if let Some(detail) = &self.detail {
+            write!(f, " (DETAIL: {detail})")?;
+        }
+        Ok(())
+    }
+}
+
+/// The SQL layer's result type.
+pub type SqlResult<T> = std::result::Result<T, SqlError>;

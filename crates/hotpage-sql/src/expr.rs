@@ -1,0 +1,720 @@
+//! Expressions: sqlparser's `Expr` compiled once into a [`Scalar`] whose column references
+//! are resolved to positions (a prepared statement is planned once), then evaluated per
+//! row. Typing is light: each scalar knows its result type where it can ([`Scalar::ty`]), for
+//! the column types a result reports; values carry their own type at run time.
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::types::SqlType;
+use crate::value::Value;
+use sqlparser::ast::{
+    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArguments, Ident, ObjectName, UnaryOperator, Value as AstValue,
+};
+use std::cmp::Ordering;
+
+/// A built-in function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Func {
+    Now,
+    GenRandomUuid,
+    UuidV7,
+    BitReverse,
+    Abs,
+    Lower,
+    Upper,
+    Length,
+    Coalesce,
+    LastVal,
+    CurrVal,
+    NextVal,
+    Version,
+    CurrentDatabase,
+    ResetWaitStats,
+}
+
+impl Func {
+    fn by_name(name: &str) -> Option<Func> {
+        Some(match name {
+            "now"
+            | "current_timestamp"
+            | "localtimestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "clock_timestamp" => Func::Now,
+            "gen_random_uuid" | "uuid_generate_v4" => Func::GenRandomUuid,
+            "uuidv7" | "uuid_generate_v7" => Func::UuidV7,
+            "bit_reverse" => Func::BitReverse,
+            "abs" => Func::Abs,
+            "lower" => Func::Lower,
+            "upper" => Func::Upper,
+            "length" | "char_length" | "character_length" => Func::Length,
+            "coalesce" => Func::Coalesce,
+            "lastval" => Func::LastVal,
+            "currval" => Func::CurrVal,
+            "nextval" => Func::NextVal,
+            "version" => Func::Version,
+            "current_database" => Func::CurrentDatabase,
+            "hotpage_reset_wait_stats" => Func::ResetWaitStats,
+            _ => return None,
+        })
+    }
+
+    fn ty(self, args: &[Scalar]) -> Option<SqlType> {
+        Some(match self {
+            Func::Now => SqlType::TimestampTz,
+            Func::GenRandomUuid | Func::UuidV7 => SqlType::Uuid,
+            Func::BitReverse | Func::LastVal | Func::CurrVal | Func::NextVal => SqlType::BigInt,
+            Func::Length => SqlType::Int,
+            Func::Lower | Func::Upper | Func::Version | Func::CurrentDatabase => SqlType::Text,
+            Func::Abs | Func::Coalesce => return args.first().and_then(Scalar::ty),
+            Func::ResetWaitStats => SqlType::BigInt,
+        })
+    }
+}
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// A compiled expression.
+#[derive(Clone, Debug)]
+pub(crate) enum Scalar {
+    Const(Value, Option<SqlType>),
+    /// A column of the input row, with its type.
+    Column(usize, SqlType),
+    /// `$n` (0-based here), with the type it was inferred to have, if any.
+    Param(usize),
+    Neg(Box<Scalar>),
+    Not(Box<Scalar>),
+    Binary(BinaryOperator, Box<Scalar>, Box<Scalar>),
+    IsNull(Box<Scalar>, bool),
+    InList(Box<Scalar>, Vec<Scalar>, bool),
+    Between(Box<Scalar>, Box<Scalar>, Box<Scalar>, bool),
+    Like(Box<Scalar>, Box<Scalar>, bool),
+    Cast(Box<Scalar>, SqlType),
+    Call(Func, Vec<Scalar>),
+}
+
+/// What an expression may refer to: the input row's columns, by name, in order.
+pub(crate) type Scope = [(String, SqlType)];
+
+/// What evaluation may need beyond the row: parameters and the session's functions.
+pub(crate) trait EvalContext {
+    fn param(&self, index: usize) -> SqlResult<Value>;
+    /// Runs a session function (now, nextval, lastval, ...).
+    fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value>;
+}
+
+/// The name of an identifier as PostgreSQL folds it: unquoted names to lower case.
+pub(crate) fn fold(ident: &Ident) -> String {
+    match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_lowercase(),
+    }
+}
+
+/// The last part of a possibly qualified name, folded (`public.t` and `t` are `t`).
+pub(crate) fn object_name(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|part| part.as_ident())
+        .map(fold)
+        .unwrap_or_default()
+}
+
+/// The 1-based character position of an expression's first token, for error carets.
+pub(crate) fn position_of(expr: &Expr) -> Option<usize> {
+    use sqlparser::ast::Spanned;
+    let start = expr.span().start;
+    (start.line > 0)
+        .then_some(start.column as usize)
+        .filter(|_| start.line == 1)
+}
+
+/// Compiles `expr` against `scope`. Aggregates are refused here (the SELECT planner
+/// replaces them before it compiles what is left).
+pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
+    compile_inner(expr, scope).map_err(|e| e.at(position_of(expr)))
+}
+
+fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
+    let boxed = |e: &Expr| compile(e, scope).map(Box::new);
+    Ok(match expr {
+        Expr::Identifier(ident) => column_ref(&fold(ident), scope)?,
+        Expr::CompoundIdentifier(parts) => {
+            let last = parts.last().map(fold).unwrap_or_default();
+            column_ref(&last, scope)?
+        }
+        Expr::Value(v) => literal(&v.value)?,
+        Expr::Nested(inner) => compile_inner(inner, scope)?,
+        Expr::UnaryOp { op, expr } => match op {
+            UnaryOperator::Minus => match compile(expr, scope)? {
+                Scalar::Const(v, ty) => Scalar::Const(v.neg()?, ty),
+                other => Scalar::Neg(Box::new(other)),
+            },
+            UnaryOperator::Plus => compile_inner(expr, scope)?,
+            UnaryOperator::Not => Scalar::Not(boxed(expr)?),
+            other => return Err(SqlError::unsupported(format!("the operator {other}"))),
+        },
+        Expr::BinaryOp { left, op, right } => binary(op, boxed(left)?, boxed(right)?)?,
+        Expr::IsNull(e) => Scalar::IsNull(boxed(e)?, false),
+        Expr::IsNotNull(e) => Scalar::IsNull(boxed(e)?, true),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Scalar::InList(
+            boxed(expr)?,
+            list.iter()
+                .map(|e| compile(e, scope))
+                .collect::<SqlResult<_>>()?,
+            *negated,
+        ),
+        Expr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => Scalar::Between(boxed(expr)?, boxed(low)?, boxed(high)?, *negated),
+        Expr::Like {
+            negated,
+            expr,
+            pattern,
+            escape_char: None,
+            any: false,
+        } => Scalar::Like(boxed(expr)?, boxed(pattern)?, *negated),
+        Expr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type,
+            format: None,
+        } => cast(compile(expr, scope)?, data_type)?,
+        Expr::TypedString(typed) => {
+            let text = typed.value.value.clone().into_string().unwrap_or_default();
+            cast(
+                Scalar::Const(Value::Text(text), Some(SqlType::Text)),
+                &typed.data_type,
+            )?
+        }
+        Expr::Function(function) => call(function, scope)?,
+        other => {
+            return Err(SqlError::unsupported(format!("the expression {other}")));
+        }
+    })
+}
+
+fn column_ref(name: &str, scope: &Scope) -> SqlResult<Scalar> {
+    match scope.iter().position(|(n, _)| n == name) {
+        Some(index) => Ok(Scalar::Column(index, scope[index].1)),
+        None => Err(SqlError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("column \"{name}\" does not exist"),
+        )),
+    }
+}
+
+/// A literal: integers are bigint (int when they fit, as PostgreSQL types them), decimals
+/// numeric, strings text of unknown type (they take a column's type on assignment).
+pub(crate) fn literal(value: &AstValue) -> SqlResult<Scalar> {
+    Ok(match value {
+        AstValue::Number(text, _) => number(text)?,
+        AstValue::SingleQuotedString(s)
+        | AstValue::EscapedStringLiteral(s)
+        | AstValue::DollarQuotedString(sqlparser::ast::DollarQuotedString { value: s, .. }) => {
+            Scalar::Const(Value::Text(s.clone()), None)
+        }
+        AstValue::Boolean(b) => Scalar::Const(Value::Bool(*b), Some(SqlType::Bool)),
+        AstValue::Null => Scalar::Const(Value::Null, None),
+        AstValue::Placeholder(p) => {
+            let index = p
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| (1..=65535).contains(&n))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        format!("a parameter is $1 to $65535, not {p}"),
+                    )
+                })?;
+            Scalar::Param(index - 1)
+        }
+        other => return Err(SqlError::unsupported(format!("the literal {other}"))),
+    })
+}
+
+fn number(text: &str) -> SqlResult<Scalar> {
+    if let Ok(v) = text.parse::<i64>() {
+        let ty = if i32::try_from(v).is_ok() {
+            SqlType::Int
+        } else {
+            SqlType::BigInt
+        };
+        return Ok(Scalar::Const(Value::Int(v), Some(ty)));
+    }
+    if text.contains(['e', 'E']) {
+        let v: f64 = text.parse().map_err(|_| bad_number(text))?;
+        return Ok(Scalar::Const(Value::Float(v), Some(SqlType::Double)));
+    }
+    // A decimal literal is numeric, exactly.
+    let scale = text.split_once('.').map_or(0, |(_, frac)| frac.len());
+    let ty = SqlType::Numeric {
+        precision: 38,
+        scale: scale.min(38) as u8,
+    };
+    let value = Value::Text(text.to_string()).coerce(&ty)?;
+    Ok(Scalar::Const(value, Some(ty)))
+}
+
+fn bad_number(text: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_TEXT_REPRESENTATION,
+        format!("invalid number: \"{text}\""),
+    )
+}
+
+fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResult<Scalar> {
+    use BinaryOperator::*;
+    match op {
+        Plus | Minus | Multiply | Divide | Modulo | Eq | NotEq | Lt | LtEq | Gt | GtEq | And
+        | Or | StringConcat => Ok(Scalar::Binary(op.clone(), left, right)),
+        other => Err(SqlError::unsupported(format!("the operator {other}"))),
+    }
+}
+
+fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
+    let ty = SqlType::from_sql(data_type)?;
+    Ok(match inner {
+        Scalar::Const(v, _) => Scalar::Const(v.coerce(&ty)?, Some(ty)),
+        other => Scalar::Cast(Box::new(other), ty),
+    })
+}
+
+/// The arguments of a plain function call: `f(a, b)`; `f` with no parentheses has none.
+pub(crate) fn plain_args(function: &Function) -> SqlResult<Vec<&Expr>> {
+    match &function.args {
+        FunctionArguments::None => Ok(Vec::new()),
+        FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|arg| match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+                other => Err(SqlError::unsupported(format!("the argument {other}"))),
+            })
+            .collect(),
+        FunctionArguments::Subquery(_) => Err(SqlError::unsupported("a subquery argument")),
+    }
+}
+
+fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
+    let name = object_name(&function.name);
+    let func = Func::by_name(&name).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name}() does not exist"),
+        )
+    })?;
+    let args = plain_args(function)?
+        .into_iter()
+        .map(|e| compile(e, scope))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let arity_ok = match func {
+        Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
+        Func::CurrVal | Func::NextVal => args.len() == 1,
+        Func::Coalesce => !args.is_empty(),
+        _ => args.is_empty(),
+    };
+    if !arity_ok {
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name} does not take {} arguments", args.len()),
+        ));
+    }
+    Ok(Scalar::Call(func, args))
+}
+
+/// The aggregate a function call is, if it is one.
+pub(crate) fn aggregate_of(function: &Function) -> SqlResult<Option<(AggFunc, Option<&Expr>)>> {
+    let name = object_name(&function.name);
+    let func = match name.as_str() {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        _ => return Ok(None),
+    };
+    if let FunctionArguments::List(list) = &function.args
+        && list.duplicate_treatment.is_some()
+    {
+        return Err(SqlError::unsupported(format!("{name}(DISTINCT ...)")));
+    }
+    if let FunctionArguments::List(list) = &function.args
+        && let [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] = list.args.as_slice()
+    {
+        return match func {
+            AggFunc::Count => Ok(Some((AggFunc::CountStar, None))),
+            _ => Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("{name}(*) is only valid as count(*)"),
+            )),
+        };
+    }
+    let args = plain_args(function)?;
+    match args.as_slice() {
+        [arg] => Ok(Some((func, Some(*arg)))),
+        _ => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name} takes one argument"),
+        )),
+    }
+}
+
+impl Scalar {
+    /// The result type, where it is known before running.
+    pub fn ty(&self) -> Option<SqlType> {
+        match self {
+            Scalar::Const(_, ty) => *ty,
+            Scalar::Column(_, ty) | Scalar::Cast(_, ty) => Some(*ty),
+            Scalar::Param(_) => None,
+            Scalar::Neg(inner) => inner.ty(),
+            Scalar::Not(_)
+            | Scalar::IsNull(..)
+            | Scalar::InList(..)
+            | Scalar::Between(..)
+            | Scalar::Like(..) => Some(SqlType::Bool),
+            Scalar::Binary(op, l, r) => binary_type(op, l.ty(), r.ty()),
+            Scalar::Call(func, args) => func.ty(args),
+        }
+    }
+
+    /// Evaluates against one input row.
+    pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> SqlResult<Value> {
+        Ok(match self {
+            Scalar::Const(v, _) => v.clone(),
+            Scalar::Column(i, _) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Scalar::Param(i) => ctx.param(*i)?,
+            Scalar::Neg(e) => e.eval(row, ctx)?.neg()?,
+            Scalar::Not(e) => match truth(&e.eval(row, ctx)?)? {
+                Some(b) => Value::Bool(!b),
+                None => Value::Null,
+            },
+            Scalar::Binary(op, l, r) => eval_binary(op, l, r, row, ctx)?,
+            Scalar::IsNull(e, negated) => {
+                Value::Bool((e.eval(row, ctx)? == Value::Null) != *negated)
+            }
+            Scalar::InList(e, list, negated) => eval_in(e, list, *negated, row, ctx)?,
+            Scalar::Between(e, lo, hi, negated) => {
+                let v = e.eval(row, ctx)?;
+                let ge = compare(&v, &lo.eval(row, ctx)?).map(|o| o != Ordering::Less);
+                let le = compare(&v, &hi.eval(row, ctx)?).map(|o| o != Ordering::Greater);
+                match (ge, le) {
+                    (Some(a), Some(b)) => Value::Bool((a && b) != *negated),
+                    (Some(false), None) | (None, Some(false)) => Value::Bool(*negated),
+                    _ => Value::Null,
+                }
+            }
+            Scalar::Like(e, pattern, negated) => {
+                match (e.eval(row, ctx)?, pattern.eval(row, ctx)?) {
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p) != *negated),
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    _ => return Err(mismatch("LIKE needs text")),
+                }
+            }
+            Scalar::Cast(e, ty) => cast_value(e.eval(row, ctx)?, ty)?,
+            Scalar::Call(func, args) => {
+                let values = args
+                    .iter()
+                    .map(|a| a.eval(row, ctx))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                eval_call(*func, values, ctx)?
+            }
+        })
+    }
+
+    /// True if the expression reads no column (a constant, a parameter, a function of them).
+    pub fn is_row_independent(&self) -> bool {
+        match self {
+            Scalar::Const(..) | Scalar::Param(_) => true,
+            Scalar::Column(..) => false,
+            Scalar::Neg(e) | Scalar::Not(e) | Scalar::Cast(e, _) | Scalar::IsNull(e, _) => {
+                e.is_row_independent()
+            }
+            Scalar::Binary(_, l, r) | Scalar::Like(l, r, _) => {
+                l.is_row_independent() && r.is_row_independent()
+            }
+            Scalar::InList(e, list, _) => {
+                e.is_row_independent() && list.iter().all(Scalar::is_row_independent)
+            }
+            Scalar::Between(a, b, c, _) => {
+                a.is_row_independent() && b.is_row_independent() && c.is_row_independent()
+            }
+            // nextval and friends change state: never treat them as constants.
+            Scalar::Call(..) => false,
+        }
+    }
+}
+
+fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> Option<SqlType> {
+    use BinaryOperator::*;
+    match op {
+        Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => Some(SqlType::Bool),
+        StringConcat => Some(SqlType::Text),
+        _ => match (l, r) {
+            (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
+            (Some(a @ SqlType::Numeric { .. }), _) | (_, Some(a @ SqlType::Numeric { .. })) => {
+                Some(a)
+            }
+            (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
+            (Some(a), Some(_)) => Some(a),
+            (a, None) => a,
+            (None, b) => b,
+        },
+    }
+}
+
+fn mismatch(what: &str) -> SqlError {
+    SqlError::new(sqlstate::DATATYPE_MISMATCH, what.to_string())
+}
+
+/// SQL's three-valued truth of a value: NULL is unknown.
+pub(crate) fn truth(v: &Value) -> SqlResult<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Null => Ok(None),
+        other => Err(mismatch(&format!(
+            "argument of WHERE/AND/OR/NOT must be type boolean, not type {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// Compares two values, with text given to a typed value parsed as that type (a literal
+/// `'42'` compared with an integer column).
+pub(crate) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Text(t), other) if !matches!(other, Value::Text(_) | Value::Null) => {
+            let coerced = Value::Text(t.clone()).coerce(&natural_type(other)).ok()?;
+            coerced.sql_cmp(other)
+        }
+        (other, Value::Text(t)) if !matches!(other, Value::Text(_) | Value::Null) => {
+            let coerced = Value::Text(t.clone()).coerce(&natural_type(other)).ok()?;
+            other.sql_cmp(&coerced)
+        }
+        _ => a.sql_cmp(b),
+    }
+}
+
+/// The type a value's text would be parsed as, to compare with it.
+fn natural_type(v: &Value) -> SqlType {
+    match v {
+        Value::Bool(_) => SqlType::Bool,
+        Value::Int(_) => SqlType::BigInt,
+        Value::Float(_) => SqlType::Double,
+        Value::Numeric { scale, .. } => SqlType::Numeric {
+            precision: 38,
+            scale: *scale,
+        },
+        Value::Bytes(_) => SqlType::Bytea,
+        Value::Uuid(_) => SqlType::Uuid,
+        Value::Timestamp(_) => SqlType::TimestampTz,
+        Value::Text(_) | Value::Null => SqlType::Text,
+    }
+}
+
+fn eval_binary(
+    op: &BinaryOperator,
+    l: &Scalar,
+    r: &Scalar,
+    row: &[Value],
+    ctx: &mut dyn EvalContext,
+) -> SqlResult<Value> {
+    use BinaryOperator::*;
+    if matches!(op, And | Or) {
+        let a = truth(&l.eval(row, ctx)?)?;
+        // Short-circuit where SQL's three-valued logic allows.
+        match (op, a) {
+            (And, Some(false)) => return Ok(Value::Bool(false)),
+            (Or, Some(true)) => return Ok(Value::Bool(true)),
+            _ => {}
+        }
+        let b = truth(&r.eval(row, ctx)?)?;
+        return Ok(match (op, a, b) {
+            (And, _, Some(false)) => Value::Bool(false),
+            (Or, _, Some(true)) => Value::Bool(true),
+            (_, Some(x), Some(y)) => Value::Bool(if *op == And { x && y } else { x || y }),
+            _ => Value::Null,
+        });
+    }
+    let (a, b) = (l.eval(row, ctx)?, r.eval(row, ctx)?);
+    if a == Value::Null || b == Value::Null {
+        return Ok(Value::Null);
+    }
+    let ordered = |test: fn(Ordering) -> bool| -> SqlResult<Value> {
+        match compare(&a, &b) {
+            Some(o) => Ok(Value::Bool(test(o))),
+            None => Err(mismatch(&format!(
+                "operator does not exist: {} {op} {}",
+                a.type_name(),
+                b.type_name()
+            ))),
+        }
+    };
+    match op {
+        Eq => ordered(|o| o == Ordering::Equal),
+        NotEq => ordered(|o| o != Ordering::Equal),
+        Lt => ordered(|o| o == Ordering::Less),
+        LtEq => ordered(|o| o != Ordering::Greater),
+        Gt => ordered(|o| o == Ordering::Greater),
+        GtEq => ordered(|o| o != Ordering::Less),
+        Plus => as_number(a)?.add(&as_number(b)?),
+        Minus => as_number(a)?.sub(&as_number(b)?),
+        Multiply => as_number(a)?.mul(&as_number(b)?),
+        Divide => as_number(a)?.div(&as_number(b)?),
+        Modulo => as_number(a)?.rem(&as_number(b)?),
+        StringConcat => Ok(Value::Text(format!(
+            "{}{}",
+            a.to_pg_text(None).unwrap_or_default(),
+            b.to_pg_text(None).unwrap_or_default()
+        ))),
+        other => Err(SqlError::unsupported(format!("the operator {other}"))),
+    }
+}
+
+/// An arithmetic operand: text literals are read as numbers.
+fn as_number(v: Value) -> SqlResult<Value> {
+    match v {
+        Value::Text(t) => {
+            let trimmed = t.trim();
+            if let Ok(i) = trimmed.parse::<i64>() {
+                Ok(Value::Int(i))
+            } else {
+                trimmed
+                    .parse::<f64>()
+                    .map(Value::Float)
+                    .map_err(|_| bad_number(trimmed))
+            }
+        }
+        other => Ok(other),
+    }
+}
+
+fn eval_in(
+    e: &Scalar,
+    list: &[Scalar],
+    negated: bool,
+    row: &[Value],
+    ctx: &mut dyn EvalContext,
+) -> SqlResult<Value> {
+    let v = e.eval(row, ctx)?;
+    if v == Value::Null {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for item in list {
+        let candidate = item.eval(row, ctx)?;
+        match compare(&v, &candidate) {
+            Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
+            None if candidate == Value::Null => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Value::Null
+    } else {
+        Value::Bool(negated)
+    })
+}
+
+/// `LIKE` with `%` and `_` (no escape character).
+fn like(s: &str, pattern: &str) -> bool {
+    let (s, p): (Vec<char>, Vec<char>) = (s.chars().collect(), pattern.chars().collect());
+    // Iterative matching with backtracking to the last `%`.
+    let (mut si, mut pi, mut star, mut mark) = (0usize, 0usize, None::<usize>, 0usize);
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == '_' || p[pi] == s[si]) {
+            si += 1;
+            pi += 1;
+        } else if pi < p.len() && p[pi] == '%' {
+            star = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(star_at) = star {
+            pi = star_at + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '%')
+}
+
+fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
+    match (&v, ty) {
+        // Explicit casts to text print the value the way PostgreSQL does.
+        (Value::Text(_) | Value::Null, _) => v.coerce(ty),
+        (_, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
+            Value::Text(v.to_pg_text(None).unwrap_or_default()).coerce(ty)
+        }
+        _ => v.coerce(ty),
+    }
+}
+
+fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResult<Value> {
+    let first = args.first().cloned().unwrap_or(Value::Null);
+    Ok(match func {
+        Func::BitReverse => match first {
+            Value::Int(v) if v >= 0 => Value::Int(hotpage::reverse_bits_63(v as u64) as i64),
+            Value::Null => Value::Null,
+            other => {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "bit_reverse() takes a non-negative bigint, not {}",
+                        other.to_pg_text(None).unwrap_or_default()
+                    ),
+                ));
+            }
+        },
+        Func::Abs => match first {
+            Value::Null => Value::Null,
+            v if compare(&v, &Value::Int(0)) == Some(Ordering::Less) => v.neg()?,
+            v => v,
+        },
+        Func::Lower | Func::Upper | Func::Length => match first {
+            Value::Null => Value::Null,
+            Value::Text(s) => match func {
+                Func::Lower => Value::Text(s.to_lowercase()),
+                Func::Upper => Value::Text(s.to_uppercase()),
+                _ => Value::Int(s.chars().count() as i64),
+            },
+            _ => return Err(mismatch("the function needs text")),
+        },
+        Func::Coalesce => args
+            .into_iter()
+            .find(|v| *v != Value::Null)
+            .unwrap_or(Value::Null),
+        _ => ctx.call(func, &args)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches_percent_and_underscore() {
+        assert!(like("CREATED", "CRE%"));
+        assert!(like("CREATED", "%ATE_"));
+        assert!(!like("CREATED", "%X%"));
+        assert!(like("", "%"));
+        assert!(!like("a", ""));
+    }
+}

@@ -1,0 +1,344 @@
+//! INSERT: `VALUES` (one or many rows), `DEFAULT VALUES`, `RETURNING`. Planned once
+//! (columns resolved, expressions compiled), executed per call with its parameters.
+//!
+//! A row's key is either given (every key column has a value: the engine proves it unique
+//! before it logs the row) or made by the engine's key generator (identity, sequence, GUID,
+//! hash-prefix), which returns it; the key columns' values are then decoded from it for
+//! `RETURNING` and `lastval()`.
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::{self, Scalar, object_name};
+use crate::schema::KeyGen;
+use crate::select::{self, Projection};
+use crate::session::{ColumnInfo, Ctx, StatementResult, engine_error};
+use crate::table::SqlTable;
+use crate::types::SqlType;
+use crate::value::Value;
+use hotpage::{Error as EngineError, Key};
+use sqlparser::ast::{Expr, Insert, SetExpr, TableObject};
+use std::sync::Arc;
+
+pub(crate) struct InsertPlan {
+    table: Arc<SqlTable>,
+    /// Per VALUES row, per table column: the given expression (None: its default).
+    rows: Vec<Vec<Option<Scalar>>>,
+    returning: Option<Projection>,
+    params: Vec<Option<SqlType>>,
+}
+
+pub(crate) fn plan(db: &crate::session::SqlDatabase, ins: &Insert) -> SqlResult<InsertPlan> {
+    let TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT into a table function"));
+    };
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
+    }
+    let table = db.table(&object_name(name))?;
+    let targets = target_columns(&table, &ins.columns)?;
+    let given_rows: Vec<Vec<Expr>> = match ins.source.as_deref() {
+        None => vec![Vec::new()],
+        Some(query) => match query.body.as_ref() {
+            SetExpr::Values(values) => values.rows.iter().map(|r| r.content.clone()).collect(),
+            _ => return Err(SqlError::unsupported("INSERT ... SELECT")),
+        },
+    };
+    let mut params = Vec::new();
+    let mut rows = Vec::with_capacity(given_rows.len());
+    for given in &given_rows {
+        if ins.source.is_some() && given.len() != targets.len() {
+            let (state, message) = if given.len() > targets.len() {
+                (
+                    sqlstate::SYNTAX_ERROR,
+                    "INSERT has more expressions than target columns",
+                )
+            } else {
+                (
+                    sqlstate::SYNTAX_ERROR,
+                    "INSERT has more target columns than expressions",
+                )
+            };
+            return Err(SqlError::new(state, message));
+        }
+        rows.push(plan_row(&table, &targets, given, &mut params)?);
+    }
+    let returning = match &ins.returning {
+        Some(items) => Some(select::project(items, &table.scope)?),
+        None => None,
+    };
+    Ok(InsertPlan {
+        table,
+        rows,
+        returning,
+        params,
+    })
+}
+
+fn target_columns(
+    table: &SqlTable,
+    columns: &[sqlparser::ast::ObjectName],
+) -> SqlResult<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..table.schema.columns.len()).collect());
+    }
+    let mut targets = Vec::with_capacity(columns.len());
+    for column in columns {
+        let name = object_name(column);
+        let index = table.schema.column_index(&name).ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )
+        })?;
+        if targets.contains(&index) {
+            return Err(SqlError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{name}\" specified more than once"),
+            ));
+        }
+        targets.push(index);
+    }
+    Ok(targets)
+}
+
+fn is_default_keyword(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(ident) if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
+}
+
+fn plan_row(
+    table: &SqlTable,
+    targets: &[usize],
+    given: &[Expr],
+    params: &mut Vec<Option<SqlType>>,
+) -> SqlResult<Vec<Option<Scalar>>> {
+    let mut row: Vec<Option<Scalar>> = vec![None; table.schema.columns.len()];
+    let empty: &[(String, SqlType)] = &[];
+    for (&column, e) in targets.iter().zip(given) {
+        if is_default_keyword(e) {
+            continue;
+        }
+        refuse_generated_always(table, column).map_err(|err| err.at(expr::position_of(e)))?;
+        let scalar = expr::compile(e, empty)?;
+        if let Scalar::Param(i) = scalar {
+            if params.len() <= i {
+                params.resize(i + 1, None);
+            }
+            params[i] = Some(table.schema.columns[column].ty);
+        }
+        row[column] = Some(scalar);
+    }
+    Ok(row)
+}
+
+/// A value given for a `GENERATED ALWAYS` column (identity or stored expression).
+fn refuse_generated_always(table: &SqlTable, column: usize) -> SqlResult<()> {
+    let schema = &table.schema;
+    let name = &schema.columns[column].name;
+    let in_key = schema.key.iter().any(|&(c, _)| c == column);
+    if schema.columns[column].generated.is_some() {
+        return Err(SqlError::new(
+            sqlstate::GENERATED_ALWAYS,
+            format!("cannot insert a non-DEFAULT value into column \"{name}\""),
+        )
+        .with_detail(format!("Column \"{name}\" is a generated column.")));
+    }
+    let always = match schema.keygen {
+        KeyGen::Identity { always } | KeyGen::HashPrefix { always, .. } => always,
+        _ => false,
+    };
+    if in_key && always {
+        return Err(SqlError::new(
+            sqlstate::GENERATED_ALWAYS,
+            format!("cannot insert a non-DEFAULT value into column \"{name}\""),
+        )
+        .with_detail(format!(
+            "Column \"{name}\" is an identity column defined as GENERATED ALWAYS."
+        ))
+        .with_hint("Use a table whose identity is GENERATED BY DEFAULT to give key values."));
+    }
+    Ok(())
+}
+
+impl InsertPlan {
+    pub fn columns(&self) -> Vec<ColumnInfo> {
+        self.returning
+            .as_ref()
+            .map(|p| p.columns.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn param_types(&self) -> Vec<Option<SqlType>> {
+        self.params.clone()
+    }
+
+    pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
+        let mut returned = Vec::new();
+        let mut row_bytes = Vec::with_capacity(64);
+        for given in &self.rows {
+            let values = self.insert_row(given, ctx, &mut row_bytes)?;
+            if let Some(projection) = &self.returning {
+                returned.push(projection.eval(&values, ctx)?);
+            }
+        }
+        Ok(StatementResult {
+            tag: format!("INSERT 0 {}", self.rows.len()),
+            columns: self.columns(),
+            rows: returned,
+        })
+    }
+
+    /// Inserts one row; returns all its values (the generated key's included).
+    fn insert_row(
+        &self,
+        given: &[Option<Scalar>],
+        ctx: &mut Ctx<'_>,
+        row_bytes: &mut Vec<u8>,
+    ) -> SqlResult<Vec<Value>> {
+        let table = &self.table;
+        let schema = &table.schema;
+        let mut values = Vec::with_capacity(given.len());
+        let mut key_missing = false;
+        for (column, given) in given.iter().enumerate() {
+            let in_key = schema.key.iter().any(|&(c, _)| c == column);
+            let value = match given {
+                Some(scalar) => scalar.eval(&[], ctx)?,
+                None if in_key && schema.columns[column].generated.is_some() => Value::Null,
+                None if in_key && schema.keygen != KeyGen::Supplied => {
+                    key_missing = true;
+                    Value::Null
+                }
+                None => match &table.defaults[column] {
+                    Some(default) => default.eval(&[], ctx)?,
+                    None => Value::Null,
+                },
+            };
+            values.push(assign(table, column, value)?);
+        }
+        if !key_missing {
+            fill_hash_bucket(table, &mut values)?;
+        }
+        check_not_null(table, &values, key_missing)?;
+        table.encode_row(&values, row_bytes)?;
+        if key_missing || schema.keygen == KeyGen::RowId {
+            let key = ctx
+                .engine
+                .insert(&table.handle, row_bytes)
+                .map_err(|e| self.insert_error(e, None))?;
+            self.fill_generated_key(&key, &mut values, ctx)?;
+        } else {
+            let key_bytes = table.encode_key(&values)?;
+            let key = Key::from_bytes(&key_bytes).map_err(engine_error)?;
+            ctx.engine
+                .insert_keyed(&table.handle, &key, row_bytes)
+                .map_err(|e| self.insert_error(e, Some(&values)))?;
+        }
+        Ok(values)
+    }
+
+    fn fill_generated_key(
+        &self,
+        key: &Key,
+        values: &mut [Value],
+        ctx: &mut Ctx<'_>,
+    ) -> SqlResult<()> {
+        let table = &self.table;
+        if !table.key_columns.is_empty() {
+            let decoded = crate::key_codec::decode_key(&table.key_columns, key.as_bytes())?;
+            for (&(c, _), v) in table.schema.key.iter().zip(decoded) {
+                values[c] = v;
+            }
+        }
+        if let Some(value) = table.handle.key_kind().value_of(key) {
+            ctx.state.lastval = Some(value);
+            let sequence = match &table.schema.keygen {
+                KeyGen::Sequence { name, .. } => name.clone(),
+                _ => format!(
+                    "{}_{}_seq",
+                    table.name,
+                    table
+                        .schema
+                        .key
+                        .last()
+                        .map_or("id", |&(c, _)| table.schema.columns[c].name.as_str())
+                ),
+            };
+            ctx.state.currval.insert(sequence, value);
+        }
+        Ok(())
+    }
+
+    fn insert_error(&self, e: EngineError, values: Option<&[Value]>) -> SqlError {
+        match e {
+            EngineError::DuplicateKey { key, .. } => {
+                let detail = match values {
+                    Some(values) => self.table.describe_key(values),
+                    None => format!("Key {key} already exists."),
+                };
+                SqlError::new(
+                    sqlstate::UNIQUE_VIOLATION,
+                    format!(
+                        "duplicate key value violates unique constraint \"{}\"",
+                        self.table.pkey_name()
+                    ),
+                )
+                .with_detail(detail)
+            }
+            other => engine_error(other),
+        }
+    }
+}
+
+/// A value assigned to column `column`: coerced to its type, with the column named in
+/// the error.
+fn assign(table: &SqlTable, column: usize, value: Value) -> SqlResult<Value> {
+    let c = &table.schema.columns[column];
+    value.coerce(&c.ty).map_err(|e| {
+        if e.sqlstate == sqlstate::DATATYPE_MISMATCH {
+            SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{}\" is of type {}: {}",
+                    c.name,
+                    c.ty.name(),
+                    e.message
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// The hash-prefix bucket of a row whose id was given: `id % buckets`, as the generated
+/// column says.
+fn fill_hash_bucket(table: &SqlTable, values: &mut [Value]) -> SqlResult<()> {
+    let KeyGen::HashPrefix { buckets, .. } = table.schema.keygen else {
+        return Ok(());
+    };
+    let [(bucket, _), (id, _)] = table.schema.key.as_slice() else {
+        return Ok(());
+    };
+    if let Value::Int(v) = values[*id] {
+        values[*bucket] = Value::Int(v % i64::from(buckets));
+    }
+    Ok(())
+}
+
+fn check_not_null(table: &SqlTable, values: &[Value], key_missing: bool) -> SqlResult<()> {
+    for (column, value) in values.iter().enumerate() {
+        let c = &table.schema.columns[column];
+        let in_key = table.schema.key.iter().any(|&(k, _)| k == column);
+        if *value == Value::Null && c.not_null && !(in_key && key_missing) {
+            return Err(SqlError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, table.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! hotpage-sql: SQL over the hotpage engine, in the PostgreSQL dialect.
+//!
+//! ```text
+//! session      SqlDatabase, SqlSession: parse (sqlparser), plan, execute; settings
+//! table        a table's schema with its codecs and compiled defaults
+//! expr         expressions compiled once (columns resolved), evaluated per row
+//! ddl          CREATE TABLE / SEQUENCE / DROP onto the engine's designs
+//! insert, select  the two statements that read and write rows
+//! views        the system views (waits, activity, index physical stats, pages, log)
+//! schema       a table's columns and key, stored in the engine's catalog as opaque bytes
+//! key_codec    primary keys as memcmp-ordered bytes (byte order = SQL order)
+//! row_codec    the versioned row format of the non-key columns
+//! value, types SQL values and types: parse, coerce, compare, print
+//! error        SqlError with its SQLSTATE
+//! ```
+//!
+//! The engine crate knows nothing of SQL: it stores a table's schema as bytes and rows as
+//! (key, row) byte pairs.
+
+mod ddl;
+mod error;
+mod expr;
+mod insert;
+mod key_codec;
+mod row_codec;
+mod schema;
+mod select;
+mod session;
+mod table;
+mod types;
+mod value;
+mod views;
+
+pub use error::{SqlError, SqlResult, sqlstate};
+pub use session::{ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus};
+pub use types::SqlType;
+pub use value::Value;

@@ -1,0 +1,1073 @@
+//! SELECT over one table, a system view, or nothing: WHERE (a range on the first key column
+//! goes to the index, the whole predicate is still applied to every row), aggregates with
+//! GROUP BY and HAVING, DISTINCT, ORDER BY (output names, positions or expressions),
+//! LIMIT and OFFSET. Rows stream through a sink, so `count(*)` over a large table holds
+//! one group, not every row.
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::{self, AggFunc, EvalContext, Scalar, aggregate_of, fold, object_name};
+use crate::session::{ColumnInfo, Ctx, SqlDatabase, StatementResult, engine_error};
+use crate::table::SqlTable;
+use crate::types::SqlType;
+use crate::value::Value;
+use crate::{key_codec, views};
+use hotpage::Key;
+use sqlparser::ast::{
+    BinaryOperator, Distinct, Expr, GroupByExpr, Ident, LimitClause, OrderByKind, Query, Select,
+    SelectItem, SetExpr, TableFactor, VisitMut, VisitorMut,
+};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// Compiled output expressions and their columns.
+#[derive(Clone, Debug)]
+pub(crate) struct Projection {
+    pub items: Vec<Scalar>,
+    pub columns: Vec<ColumnInfo>,
+}
+
+impl Projection {
+    pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> SqlResult<Vec<Value>> {
+        self.items.iter().map(|s| s.eval(row, ctx)).collect()
+    }
+}
+
+/// Compiles a select list (`*` and `t.*` included) against `scope`.
+pub(crate) fn project(items: &[SelectItem], scope: &[(String, SqlType)]) -> SqlResult<Projection> {
+    project_named(items, items, scope)
+}
+
+/// Compiles `items` against `scope`, naming the columns after `original` (the same list
+/// before aggregates were rewritten).
+fn project_named(
+    items: &[SelectItem],
+    original: &[SelectItem],
+    scope: &[(String, SqlType)],
+) -> SqlResult<Projection> {
+    let mut projection = Projection {
+        items: Vec::new(),
+        columns: Vec::new(),
+    };
+    for (item, named) in items.iter().zip(original) {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                for (i, (name, ty)) in scope.iter().enumerate() {
+                    if name.starts_with("__") {
+                        continue;
+                    }
+                    projection.items.push(Scalar::Column(i, *ty));
+                    projection.columns.push(ColumnInfo {
+                        name: name.clone(),
+                        ty: *ty,
+                    });
+                }
+            }
+            SelectItem::UnnamedExpr(e) => {
+                let scalar = expr::compile(e, scope)?;
+                let name = match named {
+                    SelectItem::UnnamedExpr(original) => column_name(original),
+                    _ => column_name(e),
+                };
+                push(&mut projection, scalar, name);
+            }
+            SelectItem::ExprWithAlias { expr: e, alias } => {
+                push(&mut projection, expr::compile(e, scope)?, fold(alias));
+            }
+            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+        }
+    }
+    Ok(projection)
+}
+
+fn push(projection: &mut Projection, scalar: Scalar, name: String) {
+    let ty = scalar.ty().unwrap_or(SqlType::Text);
+    projection.items.push(scalar);
+    projection.columns.push(ColumnInfo { name, ty });
+}
+
+/// The name PostgreSQL gives an unnamed output column.
+fn column_name(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(ident) => fold(ident),
+        Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
+        Expr::Function(f) => object_name(&f.name),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
+        _ => "?column?".to_string(),
+    }
+}
+
+/// Where rows come from.
+#[derive(Clone)]
+enum Source {
+    /// `SELECT` without FROM: one empty row.
+    Nothing,
+    Table(Arc<SqlTable>),
+    View(String, Vec<Scalar>),
+}
+
+/// Bounds on the first key column, from WHERE.
+#[derive(Clone, Default)]
+struct KeyRange {
+    lower: Option<(Scalar, bool)>,
+    upper: Option<(Scalar, bool)>,
+}
+
+#[derive(Clone)]
+struct Grouping {
+    keys: Vec<Scalar>,
+    aggs: Vec<(AggFunc, Option<Scalar>)>,
+    having: Option<Scalar>,
+}
+
+#[derive(Clone)]
+enum OrderBy {
+    Output(usize),
+    Expr(Scalar),
+}
+
+#[derive(Clone)]
+struct OrderKey {
+    by: OrderBy,
+    desc: bool,
+    nulls_first: bool,
+}
+
+/// A planned SELECT.
+pub(crate) struct SelectPlan {
+    source: Source,
+    filter: Option<Scalar>,
+    range: KeyRange,
+    grouping: Option<Grouping>,
+    projection: Projection,
+    order: Vec<OrderKey>,
+    limit: Option<Scalar>,
+    offset: Option<Scalar>,
+    distinct: bool,
+    pub columns: Vec<ColumnInfo>,
+    params: usize,
+}
+
+pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
+    if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
+        return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));
+    }
+    let select = match query.body.as_ref() {
+        SetExpr::Select(select) => select,
+        SetExpr::Query(inner) => return plan(db, inner),
+        _ => {
+            return Err(SqlError::unsupported(
+                "UNION, INTERSECT, EXCEPT and VALUES as a query",
+            ));
+        }
+    };
+    let (source, scope) = plan_source(db, select)?;
+    let filter = match &select.selection {
+        Some(e) => Some(expr::compile(e, &scope)?),
+        None => None,
+    };
+    let range = match (&source, &select.selection) {
+        (Source::Table(t), Some(e)) if t.scans_in_key_order() => key_range(t, e, &scope)?,
+        _ => KeyRange::default(),
+    };
+    let (grouping, projection, order) = plan_output(select, query, &scope)?;
+    let (limit, offset) = limits(query)?;
+    let columns = projection.columns.clone();
+    let mut plan = SelectPlan {
+        source,
+        filter,
+        range,
+        grouping,
+        projection,
+        order,
+        limit,
+        offset,
+        distinct: matches!(select.distinct, Some(Distinct::Distinct)),
+        columns,
+        params: 0,
+    };
+    plan.params = count_params(query);
+    Ok(plan)
+}
+
+fn plan_source(db: &SqlDatabase, select: &Select) -> SqlResult<(Source, Vec<(String, SqlType)>)> {
+    refuse_clauses(select)?;
+    match select.from.as_slice() {
+        [] => Ok((Source::Nothing, Vec::new())),
+        [from] if from.joins.is_empty() => match &from.relation {
+            TableFactor::Table { name, args, .. } => {
+                let name = object_name(name);
+                if let Some(columns) = views::columns(&name) {
+                    let empty: &[(String, SqlType)] = &[];
+                    let args = match args {
+                        Some(a) => a
+                            .args
+                            .iter()
+                            .map(|arg| match arg {
+                                sqlparser::ast::FunctionArg::Unnamed(
+                                    sqlparser::ast::FunctionArgExpr::Expr(e),
+                                ) => expr::compile(e, empty),
+                                other => {
+                                    Err(SqlError::unsupported(format!("the argument {other}")))
+                                }
+                            })
+                            .collect::<SqlResult<_>>()?,
+                        None => Vec::new(),
+                    };
+                    return Ok((Source::View(name, args), columns));
+                }
+                let table = db.table(&name)?;
+                let scope = table.scope.clone();
+                Ok((Source::Table(table), scope))
+            }
+            other => Err(SqlError::unsupported(format!("FROM {other}"))),
+        },
+        _ => Err(SqlError::unsupported("joins")),
+    }
+}
+
+fn refuse_clauses(select: &Select) -> SqlResult<()> {
+    if select.top.is_some()
+        || select.into.is_some()
+        || !select.lateral_views.is_empty()
+        || select.qualify.is_some()
+        || !select.named_window.is_empty()
+        || matches!(select.distinct, Some(Distinct::On(_)))
+    {
+        return Err(SqlError::unsupported(format!("the query {select}")));
+    }
+    Ok(())
+}
+
+/// Bounds on the first key column from WHERE's AND-ed comparisons with constants or
+/// parameters.
+fn key_range(table: &SqlTable, e: &Expr, scope: &[(String, SqlType)]) -> SqlResult<KeyRange> {
+    let first = table.schema.columns[table.schema.key[0].0].name.clone();
+    let mut range = KeyRange::default();
+    let mut conjuncts = Vec::new();
+    split_and(e, &mut conjuncts);
+    let empty: &[(String, SqlType)] = &[];
+    let _ = scope;
+    for c in conjuncts {
+        match c {
+            Expr::BinaryOp { left, op, right } => {
+                let (column, value, op) = match (left.as_ref(), right.as_ref()) {
+                    (Expr::Identifier(i), other) if fold(i) == first => (true, other, op.clone()),
+                    (other, Expr::Identifier(i)) if fold(i) == first => (true, other, flip(op)),
+                    _ => (false, left.as_ref(), op.clone()),
+                };
+                let Ok(bound) = expr::compile(value, empty) else {
+                    continue;
+                };
+                if !column || !bound.is_row_independent() {
+                    continue;
+                }
+                match op {
+                    BinaryOperator::Eq => {
+                        range.lower = Some((bound.clone(), true));
+                        range.upper = Some((bound, true));
+                    }
+                    BinaryOperator::Gt => range.lower = Some((bound, false)),
+                    BinaryOperator::GtEq => range.lower = Some((bound, true)),
+                    BinaryOperator::Lt => range.upper = Some((bound, false)),
+                    BinaryOperator::LtEq => range.upper = Some((bound, true)),
+                    _ => {}
+                }
+            }
+            Expr::Between {
+                expr: inner,
+                negated: false,
+                low,
+                high,
+            } if matches!(inner.as_ref(), Expr::Identifier(i) if fold(i) == first) => {
+                if let (Ok(lo), Ok(hi)) = (expr::compile(low, empty), expr::compile(high, empty)) {
+                    range.lower = Some((lo, true));
+                    range.upper = Some((hi, true));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(range)
+}
+
+fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        Expr::Nested(inner) => split_and(inner, out),
+        other => out.push(other),
+    }
+}
+
+fn flip(op: &BinaryOperator) -> BinaryOperator {
+    match op {
+        BinaryOperator::Lt => BinaryOperator::Gt,
+        BinaryOperator::LtEq => BinaryOperator::GtEq,
+        BinaryOperator::Gt => BinaryOperator::Lt,
+        BinaryOperator::GtEq => BinaryOperator::LtEq,
+        other => other.clone(),
+    }
+}
+
+/// Replaces GROUP BY expressions and aggregate calls with placeholder columns `__gN` and
+/// `__aN`, collecting the aggregates.
+struct Rewriter {
+    group_texts: Vec<String>,
+    aggs: Vec<(AggFunc, Option<Expr>)>,
+    error: Option<SqlError>,
+}
+
+impl VisitorMut for Rewriter {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        let text = e.to_string();
+        if let Some(i) = self.group_texts.iter().position(|g| *g == text) {
+            *e = Expr::Identifier(Ident::with_quote('"', format!("__g{i}")));
+            return ControlFlow::Continue(());
+        }
+        if let Expr::Function(f) = e {
+            match aggregate_of(f) {
+                Ok(Some((func, arg))) => {
+                    let arg = arg.cloned();
+                    if let Some(inner) = &arg
+                        && contains_aggregate(inner)
+                    {
+                        self.error = Some(SqlError::new(
+                            sqlstate::GROUPING_ERROR,
+                            "aggregate function calls cannot be nested",
+                        ));
+                        return ControlFlow::Break(());
+                    }
+                    let k = self.aggs.len();
+                    self.aggs.push((func, arg));
+                    *e = Expr::Identifier(Ident::with_quote('"', format!("__a{k}")));
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    self.error = Some(error);
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn contains_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = sqlparser::ast::visit_expressions(e, |inner| {
+        if let Expr::Function(f) = inner
+            && matches!(aggregate_of(f), Ok(Some(_)))
+        {
+            found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+type OutputPlan = (Option<Grouping>, Projection, Vec<OrderKey>);
+
+fn plan_output(
+    select: &Select,
+    query: &Query,
+    scope: &[(String, SqlType)],
+) -> SqlResult<OutputPlan> {
+    let group_exprs: Vec<Expr> = match &select.group_by {
+        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs
+            .iter()
+            .map(|e| group_expr_by_position(e, &select.projection))
+            .collect::<SqlResult<_>>()?,
+        _ => return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE")),
+    };
+    let order_exprs: Vec<sqlparser::ast::OrderByExpr> =
+        match query.order_by.as_ref().map(|o| &o.kind) {
+            None => Vec::new(),
+            Some(OrderByKind::Expressions(list)) => list.clone(),
+            Some(OrderByKind::All(_)) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        };
+    let mut items = select.projection.clone();
+    let mut having = select.having.clone();
+    let mut order_rewritten: Vec<Expr> = order_exprs.iter().map(|o| o.expr.clone()).collect();
+    let mut rewriter = Rewriter {
+        group_texts: group_exprs.iter().map(|e| e.to_string()).collect(),
+        aggs: Vec::new(),
+        error: None,
+    };
+    let _ = items.visit(&mut rewriter);
+    let _ = having.visit(&mut rewriter);
+    let _ = order_rewritten.visit(&mut rewriter);
+    if let Some(error) = rewriter.error {
+        return Err(error);
+    }
+    let grouped = !group_exprs.is_empty() || !rewriter.aggs.is_empty();
+    if !grouped {
+        let projection = project(&select.projection, scope)?;
+        let order = plan_order(
+            &order_exprs,
+            &order_exprs
+                .iter()
+                .map(|o| o.expr.clone())
+                .collect::<Vec<_>>(),
+            &projection,
+            scope,
+        )?;
+        return Ok((None, projection, order));
+    }
+    let keys: Vec<Scalar> = group_exprs
+        .iter()
+        .map(|e| expr::compile(e, scope))
+        .collect::<SqlResult<_>>()?;
+    let mut aggs = Vec::with_capacity(rewriter.aggs.len());
+    let mut grouped_scope: Vec<(String, SqlType)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (format!("__g{i}"), k.ty().unwrap_or(SqlType::Text)))
+        .collect();
+    for (i, (func, arg)) in rewriter.aggs.iter().enumerate() {
+        let arg = match arg {
+            Some(e) => Some(expr::compile(e, scope)?),
+            None => None,
+        };
+        grouped_scope.push((format!("__a{i}"), agg_type(*func, arg.as_ref())));
+        aggs.push((*func, arg));
+    }
+    let grouping_error = |e: SqlError| {
+        if e.sqlstate == sqlstate::UNDEFINED_COLUMN
+            && let Some(name) = e.message.split('"').nth(1)
+            && scope.iter().any(|(n, _)| n == name)
+        {
+            return SqlError::new(
+                sqlstate::GROUPING_ERROR,
+                format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+            )
+            .at(e.position);
+        }
+        e
+    };
+    let projection =
+        project_named(&items, &select.projection, &grouped_scope).map_err(grouping_error)?;
+    let having = match &having {
+        Some(h) => Some(expr::compile(h, &grouped_scope).map_err(grouping_error)?),
+        None => None,
+    };
+    let order = plan_order(&order_exprs, &order_rewritten, &projection, &grouped_scope)
+        .map_err(grouping_error)?;
+    Ok((Some(Grouping { keys, aggs, having }), projection, order))
+}
+
+/// `GROUP BY 2`: the second select item's expression.
+fn group_expr_by_position(e: &Expr, projection: &[SelectItem]) -> SqlResult<Expr> {
+    if let Expr::Value(v) = e
+        && let sqlparser::ast::Value::Number(n, _) = &v.value
+    {
+        let position: usize = n.parse().unwrap_or(0);
+        return match projection.get(position.wrapping_sub(1)) {
+            Some(SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) => {
+                Ok(e.clone())
+            }
+            _ => Err(SqlError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                format!("GROUP BY position {n} is not in select list"),
+            )),
+        };
+    }
+    Ok(e.clone())
+}
+
+fn agg_type(func: AggFunc, arg: Option<&Scalar>) -> SqlType {
+    let arg_ty = arg.and_then(Scalar::ty);
+    match func {
+        AggFunc::CountStar | AggFunc::Count => SqlType::BigInt,
+        AggFunc::Min | AggFunc::Max => arg_ty.unwrap_or(SqlType::Text),
+        AggFunc::Sum => match arg_ty {
+            Some(t) if t.is_float() => SqlType::Double,
+            Some(SqlType::SmallInt | SqlType::Int) => SqlType::BigInt,
+            Some(SqlType::Numeric { scale, .. }) => SqlType::Numeric {
+                precision: 38,
+                scale,
+            },
+            _ => SqlType::Numeric {
+                precision: 38,
+                scale: 0,
+            },
+        },
+        AggFunc::Avg => match arg_ty {
+            Some(t) if t.is_float() => SqlType::Double,
+            _ => SqlType::Numeric {
+                precision: 38,
+                scale: AVG_SCALE,
+            },
+        },
+    }
+}
+
+/// avg() of integers and numerics: PostgreSQL shows 16 fraction digits for integer input.
+const AVG_SCALE: u8 = 16;
+
+fn plan_order(
+    original: &[sqlparser::ast::OrderByExpr],
+    rewritten: &[Expr],
+    projection: &Projection,
+    scope: &[(String, SqlType)],
+) -> SqlResult<Vec<OrderKey>> {
+    let mut keys = Vec::with_capacity(original.len());
+    for (o, e) in original.iter().zip(rewritten) {
+        let by = match &o.expr {
+            Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Number(..)) => {
+                let n: usize = v.value.to_string().parse().unwrap_or(0);
+                if n == 0 || n > projection.items.len() {
+                    return Err(SqlError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {n} is not in select list"),
+                    )
+                    .at(expr::position_of(&o.expr)));
+                }
+                OrderBy::Output(n - 1)
+            }
+            Expr::Identifier(ident) if projection.columns.iter().any(|c| c.name == fold(ident)) => {
+                OrderBy::Output(
+                    projection
+                        .columns
+                        .iter()
+                        .position(|c| c.name == fold(ident))
+                        .unwrap_or(0),
+                )
+            }
+            _ => OrderBy::Expr(expr::compile(e, scope)?),
+        };
+        let desc = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+        // PostgreSQL: NULLs sort as if larger than every value (last ascending, first
+        // descending) unless told otherwise.
+        let nulls_first = o.options.nulls_first.unwrap_or(desc);
+        keys.push(OrderKey {
+            by,
+            desc,
+            nulls_first,
+        });
+    }
+    Ok(keys)
+}
+
+fn limits(query: &Query) -> SqlResult<(Option<Scalar>, Option<Scalar>)> {
+    let empty: &[(String, SqlType)] = &[];
+    match &query.limit_clause {
+        None => Ok((None, None)),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            if !limit_by.is_empty() {
+                return Err(SqlError::unsupported("LIMIT BY"));
+            }
+            let limit = limit
+                .as_ref()
+                .map(|e| expr::compile(e, empty))
+                .transpose()?;
+            let offset = offset
+                .as_ref()
+                .map(|o| expr::compile(&o.value, empty))
+                .transpose()?;
+            Ok((limit, offset))
+        }
+        Some(LimitClause::OffsetCommaLimit { .. }) => {
+            Err(SqlError::unsupported("LIMIT offset, count"))
+        }
+    }
+}
+
+fn count_params(query: &Query) -> usize {
+    let mut max = 0usize;
+    let _ = sqlparser::ast::visit_expressions(query, |e| {
+        if let Expr::Value(v) = e
+            && let sqlparser::ast::Value::Placeholder(p) = &v.value
+            && let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok())
+        {
+            max = max.max(n);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    max
+}
+
+impl SelectPlan {
+    pub fn param_types(&self) -> Vec<Option<SqlType>> {
+        vec![None; self.params]
+    }
+
+    pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
+        let limit = count_value(self.limit.as_ref(), ctx, "LIMIT")?;
+        let offset = count_value(self.offset.as_ref(), ctx, "OFFSET")?.unwrap_or(0);
+        let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        match &self.grouping {
+            Some(grouping) => {
+                let groups = self.group_rows(grouping, ctx)?;
+                for row in groups {
+                    self.emit(&row, ctx, &mut out)?;
+                }
+            }
+            None => {
+                // Without ORDER BY or DISTINCT, stop once the page of rows is complete.
+                let enough = (self.order.is_empty() && !self.distinct)
+                    .then_some(limit.map(|l| l.saturating_add(offset)))
+                    .flatten();
+                let mut collected = Vec::new();
+                self.for_each_row(ctx, &mut |row, _| {
+                    collected.push(row);
+                    Ok(enough.is_none_or(|n| collected.len() < n))
+                })?;
+                for row in collected {
+                    self.emit(&row, ctx, &mut out)?;
+                }
+            }
+        }
+        self.finish(out, limit, offset)
+    }
+
+    /// Projects a row (and its ORDER BY keys) if it passes HAVING.
+    fn emit(
+        &self,
+        row: &[Value],
+        ctx: &mut Ctx<'_>,
+        out: &mut Vec<(Vec<Value>, Vec<Value>)>,
+    ) -> SqlResult<()> {
+        if let Some(having) = self.grouping.as_ref().and_then(|g| g.having.as_ref())
+            && expr::truth(&having.eval(row, ctx)?)? != Some(true)
+        {
+            return Ok(());
+        }
+        let projected = self.projection.eval(row, ctx)?;
+        let mut keys = Vec::with_capacity(self.order.len());
+        for key in &self.order {
+            keys.push(match &key.by {
+                OrderBy::Output(i) => projected[*i].clone(),
+                OrderBy::Expr(s) => s.eval(row, ctx)?,
+            });
+        }
+        out.push((projected, keys));
+        Ok(())
+    }
+
+    fn finish(
+        &self,
+        mut out: Vec<(Vec<Value>, Vec<Value>)>,
+        limit: Option<usize>,
+        offset: usize,
+    ) -> SqlResult<StatementResult> {
+        if !self.order.is_empty() {
+            out.sort_by(|a, b| self.compare_keys(&a.1, &b.1));
+        }
+        let mut rows: Vec<Vec<Value>> = out.into_iter().map(|(row, _)| row).collect();
+        if self.distinct {
+            let mut seen = std::collections::HashSet::new();
+            rows.retain(|row| seen.insert(format!("{row:?}")));
+        }
+        let rows: Vec<Vec<Value>> = rows
+            .into_iter()
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect();
+        Ok(StatementResult {
+            tag: format!("SELECT {}", rows.len()),
+            columns: self.columns.clone(),
+            rows,
+        })
+    }
+
+    fn compare_keys(&self, a: &[Value], b: &[Value]) -> Ordering {
+        for ((x, y), key) in a.iter().zip(b).zip(&self.order) {
+            let ordering = match (x == &Value::Null, y == &Value::Null) {
+                (true, true) => Ordering::Equal,
+                (true, false) => {
+                    if key.nulls_first {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    }
+                }
+                (false, true) => {
+                    if key.nulls_first {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                }
+                (false, false) => {
+                    let o = x.order_cmp(y);
+                    if key.desc { o.reverse() } else { o }
+                }
+            };
+            if ordering != Ordering::Equal {
+                return ordering;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Every source row that passes WHERE, to `sink` until it returns false.
+    fn for_each_row(
+        &self,
+        ctx: &mut Ctx<'_>,
+        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+    ) -> SqlResult<()> {
+        match &self.source {
+            Source::Nothing => self.offer(Vec::new(), ctx, sink).map(|_| ()),
+            Source::View(name, args) => {
+                let args = args
+                    .iter()
+                    .map(|a| a.eval(&[], ctx))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                for row in views::rows(name, ctx.db, &args)? {
+                    if !self.offer(row, ctx, sink)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Source::Table(table) => self.scan_table(table, ctx, sink),
+        }
+    }
+
+    /// Applies WHERE; true to go on.
+    fn offer(
+        &self,
+        row: Vec<Value>,
+        ctx: &mut Ctx<'_>,
+        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+    ) -> SqlResult<bool> {
+        if let Some(filter) = &self.filter
+            && expr::truth(&filter.eval(&row, ctx)?)? != Some(true)
+        {
+            return Ok(true);
+        }
+        sink(row, ctx)
+    }
+
+    fn scan_table(
+        &self,
+        table: &SqlTable,
+        ctx: &mut Ctx<'_>,
+        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+    ) -> SqlResult<()> {
+        let first = table.key_columns.first().cloned();
+        let bound =
+            |b: &Option<(Scalar, bool)>, ctx: &mut Ctx<'_>| -> SqlResult<Option<(Value, bool)>> {
+                match (b, &first) {
+                    (Some((s, inclusive)), Some(column)) => {
+                        // A bound that does not fit the key's type is left to the filter.
+                        Ok(s.eval(&[], ctx)?
+                            .coerce(&column.ty)
+                            .ok()
+                            .map(|v| (v, *inclusive)))
+                    }
+                    _ => Ok(None),
+                }
+            };
+        let lower = bound(&self.range.lower, ctx)?;
+        let upper = bound(&self.range.upper, ctx)?;
+        let from = match (&lower, &first) {
+            (Some((v, _)), Some(column)) if *v != Value::Null => {
+                let mut bytes = Vec::new();
+                key_codec::encode_key(
+                    std::slice::from_ref(column),
+                    std::slice::from_ref(v),
+                    &mut bytes,
+                )
+                .ok()
+                .and_then(|()| Key::from_bytes(&bytes).ok())
+            }
+            _ => None,
+        };
+        let first_column = table.schema.key.first().map(|&(c, _)| c);
+        let mut failure = None;
+        let engine = &*ctx.engine;
+        let mut rows = Vec::new();
+        engine
+            .scan(&table.handle, from.as_ref(), |key, row| {
+                let values = match table.decode(key, row) {
+                    Ok(values) => values,
+                    Err(e) => {
+                        failure = Some(e);
+                        return false;
+                    }
+                };
+                if let (Some((hi, inclusive)), Some(c)) = (&upper, first_column) {
+                    match values[c].order_cmp(hi) {
+                        Ordering::Greater => return false,
+                        Ordering::Equal if !inclusive => return false,
+                        _ => {}
+                    }
+                }
+                rows.push(values);
+                // Batches keep the scan's memory bounded while WHERE and the sink run
+                // outside the engine's callback (they may call the session).
+                rows.len() < SCAN_BATCH_ROWS
+            })
+            .map_err(engine_error)?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        self.drain_batches(table, rows, from, upper, ctx, sink)
+    }
+
+    /// Feeds a first batch to the sink, then scans on from after its last key.
+    fn drain_batches(
+        &self,
+        table: &SqlTable,
+        mut rows: Vec<Vec<Value>>,
+        _from: Option<Key>,
+        upper: Option<(Value, bool)>,
+        ctx: &mut Ctx<'_>,
+        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+    ) -> SqlResult<()> {
+        loop {
+            let full = rows.len() == SCAN_BATCH_ROWS;
+            let resume = if full && table.scans_in_key_order() {
+                rows.last().map(|last| table.encode_key(last)).transpose()?
+            } else {
+                None
+            };
+            for row in rows.drain(..) {
+                if !self.offer(row, ctx, sink)? {
+                    return Ok(());
+                }
+            }
+            if !full {
+                return Ok(());
+            }
+            let Some(resume) = resume else {
+                return Err(SqlError::unsupported(format!(
+                    "a scan of over {SCAN_BATCH_ROWS} rows of a table without a key order (heap)"
+                )));
+            };
+            rows = self.next_batch(table, &resume, &upper, ctx)?;
+        }
+    }
+
+    fn next_batch(
+        &self,
+        table: &SqlTable,
+        after: &[u8],
+        upper: &Option<(Value, bool)>,
+        ctx: &mut Ctx<'_>,
+    ) -> SqlResult<Vec<Vec<Value>>> {
+        let from = Key::from_bytes(after).map_err(engine_error)?;
+        let first_column = table.schema.key.first().map(|&(c, _)| c);
+        let mut rows = Vec::new();
+        let mut failure = None;
+        ctx.engine
+            .scan(&table.handle, Some(&from), |key, row| {
+                if key == after {
+                    return true;
+                }
+                match table.decode(key, row) {
+                    Ok(values) => {
+                        if let (Some((hi, inclusive)), Some(c)) = (upper, first_column) {
+                            match values[c].order_cmp(hi) {
+                                Ordering::Greater => return false,
+                                Ordering::Equal if !inclusive => return false,
+                                _ => {}
+                            }
+                        }
+                        rows.push(values);
+                        rows.len() < SCAN_BATCH_ROWS
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        false
+                    }
+                }
+            })
+            .map_err(engine_error)?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+
+    /// Runs the rows through the aggregates; returns one row per group (keys, then
+    /// aggregate results).
+    fn group_rows(&self, grouping: &Grouping, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut groups: Vec<(Vec<Value>, Vec<Accumulator>)> = Vec::new();
+        self.for_each_row(ctx, &mut |row, ctx| {
+            let keys = grouping
+                .keys
+                .iter()
+                .map(|k| k.eval(&row, ctx))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let id = format!("{keys:?}");
+            let slot = match index.get(&id) {
+                Some(&slot) => slot,
+                None => {
+                    index.insert(id, groups.len());
+                    groups.push((
+                        keys,
+                        grouping
+                            .aggs
+                            .iter()
+                            .map(|(f, _)| Accumulator::new(*f))
+                            .collect(),
+                    ));
+                    groups.len() - 1
+                }
+            };
+            for ((_, arg), acc) in grouping.aggs.iter().zip(groups[slot].1.iter_mut()) {
+                let value = match arg {
+                    Some(a) => a.eval(&row, ctx)?,
+                    None => Value::Int(1),
+                };
+                acc.add(value)?;
+            }
+            Ok(true)
+        })?;
+        if groups.is_empty() && grouping.keys.is_empty() {
+            groups.push((
+                Vec::new(),
+                grouping
+                    .aggs
+                    .iter()
+                    .map(|(f, _)| Accumulator::new(*f))
+                    .collect(),
+            ));
+        }
+        groups
+            .into_iter()
+            .map(|(mut keys, accs)| {
+                for (acc, (_, arg)) in accs.into_iter().zip(&grouping.aggs) {
+                    keys.push(acc.finish(arg.as_ref())?);
+                }
+                Ok(keys)
+            })
+            .collect()
+    }
+}
+
+/// Rows a table scan reads per engine call.
+const SCAN_BATCH_ROWS: usize = 4096;
+
+fn count_value(s: Option<&Scalar>, ctx: &mut Ctx<'_>, what: &str) -> SqlResult<Option<usize>> {
+    let Some(s) = s else {
+        return Ok(None);
+    };
+    match s.eval(&[], ctx)? {
+        Value::Null => Ok(None),
+        Value::Int(n) if n >= 0 => Ok(Some(n as usize)),
+        Value::Int(_) => Err(SqlError::new(
+            if what == "LIMIT" { "2201W" } else { "2201X" },
+            format!("{what} must not be negative"),
+        )),
+        other => Err(SqlError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "argument of {what} must be type bigint, not type {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+/// One aggregate's running state.
+enum Accumulator {
+    Count(i64),
+    Sum(Option<Value>),
+    Avg(Option<Value>, i64),
+    Min(Option<Value>),
+    Max(Option<Value>),
+}
+
+impl Accumulator {
+    fn new(func: AggFunc) -> Accumulator {
+        match func {
+            AggFunc::CountStar | AggFunc::Count => Accumulator::Count(0),
+            AggFunc::Sum => Accumulator::Sum(None),
+            AggFunc::Avg => Accumulator::Avg(None, 0),
+            AggFunc::Min => Accumulator::Min(None),
+            AggFunc::Max => Accumulator::Max(None),
+        }
+    }
+
+    fn add(&mut self, value: Value) -> SqlResult<()> {
+        if value == Value::Null {
+            return Ok(());
+        }
+        match self {
+            Accumulator::Count(n) => *n += 1,
+            Accumulator::Sum(sum) | Accumulator::Avg(sum, _) => {
+                let widened = widen(value);
+                *sum = Some(match sum.take() {
+                    None => widened,
+                    Some(s) => s.add(&widened)?,
+                });
+                if let Accumulator::Avg(_, n) = self {
+                    *n += 1;
+                }
+            }
+            Accumulator::Min(best) => {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| value.order_cmp(b) == Ordering::Less)
+                {
+                    *best = Some(value);
+                }
+            }
+            Accumulator::Max(best) => {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| value.order_cmp(b) == Ordering::Greater)
+                {
+                    *best = Some(value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, arg: Option<&Scalar>) -> SqlResult<Value> {
+        Ok(match self {
+            Accumulator::Count(n) => Value::Int(n),
+            Accumulator::Sum(sum) => match (sum, arg.and_then(Scalar::ty)) {
+                (Some(v), Some(SqlType::SmallInt | SqlType::Int)) => v.coerce(&SqlType::BigInt)?,
+                (Some(v), _) => v,
+                (None, _) => Value::Null,
+            },
+            Accumulator::Avg(sum, n) => match sum {
+                None => Value::Null,
+                Some(Value::Float(f)) => Value::Float(f / n as f64),
+                Some(s) => {
+                    let scaled = s.coerce(&SqlType::Numeric {
+                        precision: 38,
+                        scale: AVG_SCALE,
+                    })?;
+                    scaled.div(&Value::Int(n))?.coerce(&SqlType::Numeric {
+                        precision: 38,
+                        scale: AVG_SCALE,
+                    })?
+                }
+            },
+            Accumulator::Min(v) | Accumulator::Max(v) => v.unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// Sums of integers are kept as numeric, so a bigint sum cannot overflow.
+fn widen(v: Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Numeric {
+            scaled: i128::from(i),
+            scale: 0,
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,226 @@
+//! A table as the SQL layer sees it: the engine's handle plus its decoded schema, with
+//! what every statement needs precomputed (the key and row codecs' column lists, the
+//! column scope, the compiled defaults).
+//!
+//! A table made without SQL (`hotpage stress --design …`) has no schema bytes: it is shown
+//! with an implicit schema from its key kind (`id`, or `bucket, id` for hash-prefix), plus
+//! its row bytes as `row bytea`.
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::{self, Scalar};
+use crate::key_codec::{self, KeyColumn, KeyEncoding};
+use crate::row_codec;
+use crate::schema::{Column, KeyGen, TableSchema};
+use crate::types::SqlType;
+use crate::value::Value;
+use hotpage::{KeyKind, Layout, TableHandle};
+
+pub(crate) struct SqlTable {
+    pub name: String,
+    pub handle: TableHandle,
+    pub schema: TableSchema,
+    /// A table made without SQL: its last column, `row`, is the raw row bytes.
+    pub raw_row: bool,
+    /// Every column's name and type, in order: the scope expressions compile against.
+    pub scope: Vec<(String, SqlType)>,
+    pub key_columns: Vec<KeyColumn>,
+    pub row_columns: Vec<usize>,
+    pub row_types: Vec<SqlType>,
+    /// Each column's compiled DEFAULT (None: NULL, or the key generator's).
+    pub defaults: Vec<Option<Scalar>>,
+}
+
+impl SqlTable {
+    /// Builds the SQL view of an engine table.
+    pub fn new(handle: TableHandle) -> SqlResult<SqlTable> {
+        let (schema, raw_row) = if handle.schema().is_empty() {
+            (implicit_schema(handle.key_kind(), handle.layout()), true)
+        } else {
+            (TableSchema::decode(handle.schema())?, false)
+        };
+        let scope: Vec<(String, SqlType)> = schema
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty))
+            .collect();
+        let row_columns = schema.row_columns();
+        let row_types = row_columns.iter().map(|&c| schema.columns[c].ty).collect();
+        let defaults = schema
+            .columns
+            .iter()
+            .map(|c| compile_default(c, &scope))
+            .collect::<SqlResult<_>>()?;
+        Ok(SqlTable {
+            name: handle.name().to_string(),
+            key_columns: schema.key_columns(),
+            handle,
+            schema,
+            raw_row,
+            scope,
+            row_columns,
+            row_types,
+            defaults,
+        })
+    }
+
+    /// The whole row's values from an engine (key, row) pair.
+    pub fn decode(&self, key: &[u8], row: &[u8]) -> SqlResult<Vec<Value>> {
+        let mut values = vec![Value::Null; self.schema.columns.len()];
+        if !self.key_columns.is_empty() {
+            let key_values = key_codec::decode_key(&self.key_columns, key)?;
+            for (&(column, _), value) in self.schema.key.iter().zip(key_values) {
+                values[column] = value;
+            }
+        }
+        if self.raw_row {
+            if let Some(&last) = self.row_columns.last() {
+                values[last] = Value::Bytes(row.to_vec());
+            }
+        } else {
+            let row_values = row_codec::decode_row(&self.row_types, row)?;
+            for (&column, value) in self.row_columns.iter().zip(row_values) {
+                values[column] = value;
+            }
+        }
+        Ok(values)
+    }
+
+    /// The row bytes of a whole row's values.
+    pub fn encode_row(&self, values: &[Value], out: &mut Vec<u8>) -> SqlResult<()> {
+        out.clear();
+        if self.raw_row {
+            if let Some(Value::Bytes(bytes)) = self.row_columns.last().map(|&c| &values[c]) {
+                out.extend_from_slice(bytes);
+            }
+            return Ok(());
+        }
+        let row_values: Vec<Value> = self
+            .row_columns
+            .iter()
+            .map(|&c| values[c].clone())
+            .collect();
+        row_codec::encode_row(&self.row_types, &row_values, out)
+    }
+
+    /// The key bytes of a whole row's values.
+    pub fn encode_key(&self, values: &[Value]) -> SqlResult<Vec<u8>> {
+        let key_values: Vec<Value> = self
+            .schema
+            .key
+            .iter()
+            .map(|&(c, _)| values[c].clone())
+            .collect();
+        let mut out = Vec::with_capacity(16);
+        key_codec::encode_key(&self.key_columns, &key_values, &mut out)?;
+        Ok(out)
+    }
+
+    /// The constraint name PostgreSQL would give the primary key.
+    pub fn pkey_name(&self) -> String {
+        format!("{}_pkey", self.name)
+    }
+
+    /// `Key (a, b)=(1, 2)`, for a duplicate-key error's detail.
+    pub fn describe_key(&self, values: &[Value]) -> String {
+        let names: Vec<&str> = self
+            .schema
+            .key
+            .iter()
+            .map(|&(c, _)| self.schema.columns[c].name.as_str())
+            .collect();
+        let shown: Vec<String> = self
+            .schema
+            .key
+            .iter()
+            .map(|&(c, _)| {
+                values[c]
+                    .to_pg_text(Some(&self.schema.columns[c].ty))
+                    .unwrap_or_default()
+            })
+            .collect();
+        format!(
+            "Key ({})=({}) already exists.",
+            names.join(", "),
+            shown.join(", ")
+        )
+    }
+
+    /// True if scans come back in key order (every layout but a plain heap).
+    pub fn scans_in_key_order(&self) -> bool {
+        !matches!(self.handle.layout(), Layout::Heap { .. }) && !self.key_columns.is_empty()
+    }
+}
+
+/// A DEFAULT compiled against the table's columns (a default may not read columns).
+fn compile_default(column: &Column, scope: &[(String, SqlType)]) -> SqlResult<Option<Scalar>> {
+    let Some(text) = &column.default else {
+        return Ok(None);
+    };
+    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| {
+            SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("default of \"{}\": {e}", column.name),
+            )
+        })?;
+    let empty: &[(String, SqlType)] = &[];
+    let compiled = expr::compile(&parsed, empty).or_else(|_| expr::compile(&parsed, scope))?;
+    if !compiled.is_row_independent() && !matches!(compiled, Scalar::Call(..)) {
+        return Err(SqlError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!(
+                "cannot use column reference in DEFAULT expression of \"{}\"",
+                column.name
+            ),
+        ));
+    }
+    Ok(Some(compiled))
+}
+
+/// The schema of a table made by `--design`: its key columns by key kind, then `row`.
+fn implicit_schema(kind: KeyKind, layout: Layout) -> TableSchema {
+    let column = |name: &str, ty| Column {
+        name: name.to_string(),
+        ty,
+        not_null: true,
+        default: None,
+        generated: None,
+    };
+    let (mut columns, key, keygen) = match kind {
+        KeyKind::GuidV4 | KeyKind::GuidV7 => (
+            vec![column("id", SqlType::Uuid)],
+            vec![(0, KeyEncoding::Natural)],
+            KeyGen::Uuid {
+                v7: kind == KeyKind::GuidV7,
+            },
+        ),
+        KeyKind::HashPrefix { buckets } => (
+            vec![
+                column("bucket", SqlType::SmallInt),
+                column("id", SqlType::BigInt),
+            ],
+            vec![(0, KeyEncoding::BucketU16), (1, KeyEncoding::Natural)],
+            KeyGen::HashPrefix {
+                buckets,
+                always: true,
+            },
+        ),
+        _ => (
+            vec![column("id", SqlType::BigInt)],
+            vec![(0, KeyEncoding::Natural)],
+            KeyGen::Identity { always: true },
+        ),
+    };
+    let _ = layout;
+    columns.push(Column {
+        not_null: false,
+        ..column("row", SqlType::Bytea)
+    });
+    TableSchema {
+        columns,
+        key,
+        keygen,
+    }
+}

@@ -1,0 +1,572 @@
+//! SQL values: the assignment casts PostgreSQL applies when storing into a column, its text
+//! output, SQL comparison and the arithmetic operators.
+
+mod datetime;
+mod numeric;
+mod text;
+
+use std::cmp::Ordering;
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::types::SqlType;
+
+/// One SQL value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// boolean.
+    Bool(bool),
+    /// smallint, integer and bigint.
+    Int(i64),
+    /// real and double precision (a real holds an `f32`-exact value).
+    Float(f64),
+    /// numeric: the value is `scaled / 10^scale`, at most 38 digits.
+    Numeric {
+        /// The value times 10^scale.
+        scaled: i128,
+        /// Digits after the decimal point.
+        scale: u8,
+    },
+    /// text, varchar and char (a char value is padded with spaces to its length).
+    Text(String),
+    /// bytea.
+    Bytes(Vec<u8>),
+    /// uuid, its 16 bytes in the printed order.
+    Uuid([u8; 16]),
+    /// timestamp and timestamptz: microseconds since 2000-01-01 00:00:00 UTC
+    /// (PostgreSQL's epoch); `i64::MAX`/`i64::MIN` are `infinity`/`-infinity`.
+    Timestamp(i64),
+}
+
+/// An arithmetic operator, for dispatch and for error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl ArithOp {
+    /// The operator as SQL writes it.
+    fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Rem => "%",
+        }
+    }
+}
+
+/// 22003 "bigint out of range" and friends.
+fn int_out_of_range(type_name: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("{type_name} out of range"),
+    )
+}
+
+/// 22003 for a float result that overflowed (`"overflow"`) or underflowed to zero.
+fn float_out_of_range(what: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("value out of range: {what}"),
+    )
+}
+
+/// 42883 `operator does not exist: text + bigint`.
+fn no_operator(left: Option<&Value>, op: &str, right: &Value) -> SqlError {
+    let message = match left {
+        Some(left) => format!(
+            "operator does not exist: {} {op} {}",
+            left.type_name(),
+            right.type_name()
+        ),
+        None => format!("operator does not exist: {op} {}", right.type_name()),
+    };
+    SqlError::new(sqlstate::UNDEFINED_FUNCTION, message).with_hint(
+        "No operator matches the given name and argument types. You might need to add \
+         explicit type casts.",
+    )
+}
+
+impl Value {
+    /// Whether this is SQL NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The name of the value's own type, for messages: `bigint` for every integer, `double
+    /// precision`, `numeric`, `text`, `bytea`, `uuid`, `timestamp`, `boolean`; `unknown`
+    /// for NULL (PostgreSQL's type of an untyped NULL).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "unknown",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "bigint",
+            Value::Float(_) => "double precision",
+            Value::Numeric { .. } => "numeric",
+            Value::Text(_) => "text",
+            Value::Bytes(_) => "bytea",
+            Value::Uuid(_) => "uuid",
+            Value::Timestamp(_) => "timestamp",
+        }
+    }
+
+    /// The assignment cast PostgreSQL applies when storing this value into a column of type
+    /// `ty`: range and precision checks, float→int rounding half to even (`rint`),
+    /// numeric→int rounding half away from zero, text parsed by the type's input function,
+    /// any value into a text column through its text output (PostgreSQL's I/O assignment
+    /// cast), varchar/char length rules. NULL stays NULL. A value no cast reaches is 42804
+    /// `column is of type X but expression is of type Y`; [`Value::coerce_to_column`] puts
+    /// the column's name in it.
+    pub fn coerce(self, ty: &SqlType) -> SqlResult<Value> {
+        match self {
+            Value::Null => Ok(Value::Null),
+            Value::Text(text) => Value::from_text_owned(text, ty),
+            // PostgreSQL's boolean-to-text cast spells the words out, unlike boolout.
+            Value::Bool(b) if ty.is_text_like() => fit_text(b.to_string(), ty),
+            value if ty.is_text_like() => {
+                let text = value.to_pg_text(None).unwrap_or_default();
+                fit_text(text, ty)
+            }
+            Value::Int(v) => coerce_int(v, ty),
+            Value::Float(v) => coerce_float(v, ty),
+            Value::Numeric { scaled, scale } => coerce_numeric(scaled, scale, ty),
+            Value::Bool(b) if *ty == SqlType::Bool => Ok(Value::Bool(b)),
+            Value::Bytes(b) if *ty == SqlType::Bytea => Ok(Value::Bytes(b)),
+            Value::Uuid(u) if *ty == SqlType::Uuid => Ok(Value::Uuid(u)),
+            Value::Timestamp(t) if ty.is_timestamp() => Ok(Value::Timestamp(t)),
+            other => Err(mismatch(ty, &other)),
+        }
+    }
+
+    /// [`Value::coerce`] for a named column: a type mismatch reads `column "name" is of
+    /// type X but expression is of type Y`, as PostgreSQL words it.
+    pub fn coerce_to_column(self, ty: &SqlType, column: &str) -> SqlResult<Value> {
+        self.coerce(ty).map_err(|mut err| {
+            if err.sqlstate == sqlstate::DATATYPE_MISMATCH {
+                err.message = err
+                    .message
+                    .replacen("column ", &format!("column \"{column}\" "), 1);
+            }
+            err
+        })
+    }
+
+    /// The value of `text` read by type `ty`'s input function (`'42'` as an integer,
+    /// `'2024-01-02 03:04:05'` as a timestamp, ...), with the type's length and precision
+    /// rules. Bad text is 22P02 `invalid input syntax for type T: "text"` (22007/22008 for
+    /// timestamps), out-of-range text 22003.
+    pub fn from_text(text: &str, ty: &SqlType) -> SqlResult<Value> {
+        Value::from_text_owned(text.to_string(), ty)
+    }
+
+    /// [`Value::from_text`] taking the string, so text types need not copy it.
+    fn from_text_owned(text: String, ty: &SqlType) -> SqlResult<Value> {
+        match ty {
+            SqlType::SmallInt | SqlType::Int | SqlType::BigInt => {
+                let (min, max) = ty.integer_range().unwrap_or((i64::MIN, i64::MAX));
+                text::parse_int(&text, &ty.name(), min, max).map(Value::Int)
+            }
+            SqlType::Bool => text::parse_bool(&text).map(Value::Bool),
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => fit_text(text, ty),
+            SqlType::Uuid => text::parse_uuid(&text).map(Value::Uuid),
+            SqlType::Timestamp => datetime::parse_timestamp(&text, false).map(Value::Timestamp),
+            SqlType::TimestampTz => datetime::parse_timestamp(&text, true).map(Value::Timestamp),
+            SqlType::Numeric { precision, scale } => numeric_from_text(&text, *precision, *scale),
+            SqlType::Real => text::parse_float(&text, true).map(Value::Float),
+            SqlType::Double => text::parse_float(&text, false).map(Value::Float),
+            SqlType::Bytea => text::parse_bytea(&text).map(Value::Bytes),
+        }
+    }
+
+    /// PostgreSQL's text output of the value (`None` for NULL): `t`/`f`; floats in
+    /// float4out/float8out style (`ty` = real picks the `f32` digits); numeric with exactly
+    /// its scale's fraction digits; bytea as `\x` hex; uuid hyphenated lowercase;
+    /// timestamps in ISO style, with `+00` when `ty` is timestamptz.
+    pub fn to_pg_text(&self, ty: Option<&SqlType>) -> Option<String> {
+        let text = match self {
+            Value::Null => return None,
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+            Value::Int(v) => v.to_string(),
+            Value::Float(v) => text::format_float(*v, ty == Some(&SqlType::Real)),
+            Value::Numeric { scaled, scale } => numeric::format(*scaled, *scale),
+            Value::Text(s) => s.clone(),
+            Value::Bytes(b) => text::format_bytea(b),
+            Value::Uuid(u) => text::format_uuid(u),
+            Value::Timestamp(t) => {
+                datetime::format_timestamp(*t, ty == Some(&SqlType::TimestampTz))
+            }
+        };
+        Some(text)
+    }
+
+    /// SQL comparison (`<`, `=`, ORDER BY, min/max): `None` when either side is NULL or the
+    /// types are not comparable. Numbers compare across kinds (integer and numeric exactly;
+    /// with a float, as PostgreSQL does, in `f64`); NaN equals NaN and is above every other
+    /// number; -0 equals 0. Text compares by its UTF-8 bytes (the "C" collation), trailing
+    /// spaces included, so char values compare as they are stored (padded).
+    pub fn sql_cmp(&self, other: &Value) -> Option<Ordering> {
+        use Value::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => Some(a.cmp(b)),
+            (Int(a), Int(b)) => Some(a.cmp(b)),
+            (Float(a), Float(b)) => Some(float_cmp(*a, *b)),
+            (Int(a), Float(b)) => Some(float_cmp(*a as f64, *b)),
+            (Float(a), Int(b)) => Some(float_cmp(*a, *b as f64)),
+            (Numeric { scaled, scale }, Float(b)) => {
+                Some(float_cmp(numeric::to_f64(*scaled, *scale), *b))
+            }
+            (Float(a), Numeric { scaled, scale }) => {
+                Some(float_cmp(*a, numeric::to_f64(*scaled, *scale)))
+            }
+            (Int(_) | Numeric { .. }, Int(_) | Numeric { .. }) => {
+                Some(numeric::cmp(self.as_numeric()?, other.as_numeric()?))
+            }
+            (Text(a), Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+            (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
+            (Uuid(a), Uuid(b)) => Some(a.cmp(b)),
+            (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    }
+
+    /// A total order for ORDER BY (ascending): [`Value::sql_cmp`], NULLs last, values of
+    /// incomparable types grouped by a fixed rank of their type.
+    pub fn order_cmp(&self, other: &Value) -> Ordering {
+        match (self, other) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Null, _) => Ordering::Greater,
+            (_, Value::Null) => Ordering::Less,
+            _ => self
+                .sql_cmp(other)
+                .unwrap_or_else(|| self.type_rank().cmp(&other.type_rank())),
+        }
+    }
+
+    /// The rank that orders values of incomparable types in [`Value::order_cmp`].
+    fn type_rank(&self) -> u8 {
+        match self {
+            Value::Bool(_) => 0,
+            Value::Int(_) | Value::Float(_) | Value::Numeric { .. } => 1,
+            Value::Text(_) => 2,
+            Value::Bytes(_) => 3,
+            Value::Uuid(_) => 4,
+            Value::Timestamp(_) => 5,
+            Value::Null => 6,
+        }
+    }
+
+    /// An integer or numeric as (scaled, scale).
+    fn as_numeric(&self) -> Option<(i128, u8)> {
+        match self {
+            Value::Int(v) => Some((i128::from(*v), 0)),
+            Value::Numeric { scaled, scale } => Some((*scaled, *scale)),
+            _ => None,
+        }
+    }
+
+    /// Any number as an `f64`.
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(v) => Some(*v as f64),
+            Value::Float(v) => Some(*v),
+            Value::Numeric { scaled, scale } => Some(numeric::to_f64(*scaled, *scale)),
+            _ => None,
+        }
+    }
+
+    /// `self + other` (see [`Value::div`] for the typing rules).
+    pub fn add(&self, other: &Value) -> SqlResult<Value> {
+        self.arith(other, ArithOp::Add)
+    }
+
+    /// `self - other`.
+    pub fn sub(&self, other: &Value) -> SqlResult<Value> {
+        self.arith(other, ArithOp::Sub)
+    }
+
+    /// `self * other`.
+    pub fn mul(&self, other: &Value) -> SqlResult<Value> {
+        self.arith(other, ArithOp::Mul)
+    }
+
+    /// `self / other`. As in PostgreSQL: NULL with anything is NULL; integer with integer
+    /// is an integer (truncating toward zero; overflow 22003 "bigint out of range");
+    /// anything with a float is a float; integer with numeric is numeric (a quotient gets
+    /// scale max(16, s1, s2), lowered to fit 38 digits); a zero divisor is 22012.
+    pub fn div(&self, other: &Value) -> SqlResult<Value> {
+        self.arith(other, ArithOp::Div)
+    }
+
+    /// `self % other`: integers and numerics only (the sign of the dividend); PostgreSQL
+    /// has no `%` for floats.
+    pub fn rem(&self, other: &Value) -> SqlResult<Value> {
+        self.arith(other, ArithOp::Rem)
+    }
+
+    /// Unary minus.
+    pub fn neg(&self) -> SqlResult<Value> {
+        match self {
+            Value::Null => Ok(Value::Null),
+            Value::Int(v) => v
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| int_out_of_range("bigint")),
+            Value::Float(v) => Ok(Value::Float(-v)),
+            Value::Numeric { scaled, scale } => Ok(Value::Numeric {
+                scaled: scaled.checked_neg().ok_or_else(numeric::overflow)?,
+                scale: *scale,
+            }),
+            other => Err(no_operator(None, "-", other)),
+        }
+    }
+
+    /// Dispatches a binary operator on the operands' kinds.
+    fn arith(&self, other: &Value, op: ArithOp) -> SqlResult<Value> {
+        match (self, other) {
+            (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
+            (Value::Int(a), Value::Int(b)) => int_arith(*a, *b, op),
+            (Value::Float(_), _) | (_, Value::Float(_)) => match (self.as_f64(), other.as_f64()) {
+                (Some(a), Some(b)) if op != ArithOp::Rem => float_arith(a, b, op),
+                _ => Err(no_operator(Some(self), op.symbol(), other)),
+            },
+            _ => match (self.as_numeric(), other.as_numeric()) {
+                (Some(a), Some(b)) => numeric_arith(a, b, op),
+                _ => Err(no_operator(Some(self), op.symbol(), other)),
+            },
+        }
+    }
+}
+
+/// 42804 for a value no assignment cast takes to `ty`.
+fn mismatch(ty: &SqlType, value: &Value) -> SqlError {
+    SqlError::new(
+        sqlstate::DATATYPE_MISMATCH,
+        format!(
+            "column is of type {} but expression is of type {}",
+            ty.name(),
+            value.type_name()
+        ),
+    )
+    .with_hint("You will need to rewrite or cast the expression.")
+}
+
+/// Fits text to a text-like type: varchar(n) refuses more than n characters unless the
+/// excess is spaces (which are cut), char(n) does the same and pads to n (PostgreSQL's
+/// rules, counting characters, not bytes).
+fn fit_text(mut text: String, ty: &SqlType) -> SqlResult<Value> {
+    let limit = match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => usize::try_from(*n).unwrap_or(usize::MAX),
+        _ => return Ok(Value::Text(text)),
+    };
+    let mut chars = text.char_indices();
+    let length_end = chars.nth(limit).map(|(at, _)| at);
+    let char_count = match length_end {
+        Some(at) => {
+            if !text.get(at..).unwrap_or("").bytes().all(|b| b == b' ') {
+                return Err(SqlError::new(
+                    sqlstate::STRING_DATA_RIGHT_TRUNCATION,
+                    format!("value too long for type {}", ty.name()),
+                ));
+            }
+            text.truncate(at);
+            limit
+        }
+        None => text.chars().count(),
+    };
+    if matches!(ty, SqlType::Char(_)) {
+        text.extend(std::iter::repeat_n(' ', limit - char_count));
+    }
+    Ok(Value::Text(text))
+}
+
+/// An integer into a column of type `ty`.
+fn coerce_int(v: i64, ty: &SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt => int_in_range(v, ty),
+        SqlType::Real => Ok(Value::Float(f64::from(v as f32))),
+        SqlType::Double => Ok(Value::Float(v as f64)),
+        SqlType::Numeric { precision, scale } => {
+            let scaled = numeric::rescale(i128::from(v), 0, *scale)
+                .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
+            numeric::check_precision(scaled, *precision, *scale)?;
+            Ok(Value::Numeric {
+                scaled,
+                scale: *scale,
+            })
+        }
+        _ => Err(mismatch(ty, &Value::Int(v))),
+    }
+}
+
+/// Checks `v` against an integer type's range: 22003 "smallint out of range" etc.
+fn int_in_range(v: i64, ty: &SqlType) -> SqlResult<Value> {
+    let (min, max) = ty.integer_range().unwrap_or((i64::MIN, i64::MAX));
+    if (min..=max).contains(&v) {
+        Ok(Value::Int(v))
+    } else {
+        Err(int_out_of_range(&ty.name()))
+    }
+}
+
+/// A float into a column of type `ty`: to integers by `rint` (half to even), to real with
+/// PostgreSQL's overflow/underflow checks, to numeric through its 15 significant digits.
+fn coerce_float(v: f64, ty: &SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt => {
+            let rounded = v.round_ties_even();
+            // 2^63 is exact in f64; every finite value below it (and >= -2^63) fits an i64.
+            if !rounded.is_finite()
+                || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&rounded)
+            {
+                return Err(int_out_of_range(&ty.name()));
+            }
+            int_in_range(rounded as i64, ty)
+        }
+        SqlType::Real => {
+            let narrow = v as f32;
+            if narrow.is_infinite() && v.is_finite() {
+                return Err(float_out_of_range("overflow"));
+            }
+            if narrow == 0.0 && v != 0.0 {
+                return Err(float_out_of_range("underflow"));
+            }
+            Ok(Value::Float(f64::from(narrow)))
+        }
+        SqlType::Double => Ok(Value::Float(v)),
+        SqlType::Numeric { precision, scale } => {
+            let scaled = numeric::from_f64(v, *scale)?
+                .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
+            numeric::check_precision(scaled, *precision, *scale)?;
+            Ok(Value::Numeric {
+                scaled,
+                scale: *scale,
+            })
+        }
+        _ => Err(mismatch(ty, &Value::Float(v))),
+    }
+}
+
+/// A numeric into a column of type `ty`: to integers rounding half away from zero, to
+/// floats correctly rounded, to numeric(p,s) rescaled with the precision check.
+fn coerce_numeric(scaled: i128, scale: u8, ty: &SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt => {
+            let whole = numeric::rescale(scaled, scale, 0)
+                .and_then(|v| i64::try_from(v).ok())
+                .ok_or_else(|| int_out_of_range(&ty.name()))?;
+            int_in_range(whole, ty)
+        }
+        SqlType::Real => Ok(Value::Float(f64::from(numeric::to_f32(scaled, scale)))),
+        SqlType::Double => Ok(Value::Float(numeric::to_f64(scaled, scale))),
+        SqlType::Numeric {
+            precision,
+            scale: to,
+        } => {
+            let rescaled = numeric::rescale(scaled, scale, *to)
+                .ok_or_else(|| numeric::field_overflow(*precision, *to))?;
+            numeric::check_precision(rescaled, *precision, *to)?;
+            Ok(Value::Numeric {
+                scaled: rescaled,
+                scale: *to,
+            })
+        }
+        _ => Err(mismatch(ty, &Value::Numeric { scaled, scale })),
+    }
+}
+
+/// numeric(p,s) input: the decimal text rounded to the scale, then the precision check.
+fn numeric_from_text(text: &str, precision: u8, scale: u8) -> SqlResult<Value> {
+    let Some(decimal) = numeric::parse_decimal(text) else {
+        let word = text.trim().to_ascii_lowercase();
+        if matches!(
+            word.as_str(),
+            "nan" | "infinity" | "+infinity" | "-infinity" | "inf" | "+inf" | "-inf"
+        ) {
+            return Err(SqlError::unsupported(format!(
+                "numeric value \"{}\"",
+                text.trim()
+            )));
+        }
+        return Err(text::invalid_syntax("numeric", text));
+    };
+    let scaled = decimal
+        .to_scaled(scale)
+        .ok_or_else(|| numeric::field_overflow(precision, scale))?;
+    numeric::check_precision(scaled, precision, scale)?;
+    Ok(Value::Numeric { scaled, scale })
+}
+
+/// Float order with NaN equal to NaN and above everything (PostgreSQL's), -0 equal to 0.
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        // Neither is NaN, so partial_cmp answers.
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// bigint arithmetic with PostgreSQL's errors.
+fn int_arith(a: i64, b: i64, op: ArithOp) -> SqlResult<Value> {
+    let result = match op {
+        ArithOp::Add => a.checked_add(b),
+        ArithOp::Sub => a.checked_sub(b),
+        ArithOp::Mul => a.checked_mul(b),
+        ArithOp::Div if b == 0 => return Err(numeric::division_by_zero()),
+        ArithOp::Div => a.checked_div(b),
+        ArithOp::Rem if b == 0 => return Err(numeric::division_by_zero()),
+        // Only i64::MIN % -1 fails, and its remainder is 0 (PostgreSQL returns 0 too).
+        ArithOp::Rem => Some(a.checked_rem(b).unwrap_or(0)),
+    };
+    result
+        .map(Value::Int)
+        .ok_or_else(|| int_out_of_range("bigint"))
+}
+
+/// double precision arithmetic with PostgreSQL's checks: a finite-operand result that
+/// overflows to infinity, or (for `*` and `/`) underflows to zero, is 22003.
+fn float_arith(a: f64, b: f64, op: ArithOp) -> SqlResult<Value> {
+    let result = match op {
+        ArithOp::Add => a + b,
+        ArithOp::Sub => a - b,
+        ArithOp::Mul => a * b,
+        ArithOp::Div if b == 0.0 => return Err(numeric::division_by_zero()),
+        ArithOp::Div => a / b,
+        ArithOp::Rem => return Err(no_operator(Some(&Value::Float(a)), "%", &Value::Float(b))),
+    };
+    if result.is_infinite() && a.is_finite() && b.is_finite() {
+        return Err(float_out_of_range("overflow"));
+    }
+    let underflowed = match op {
+        ArithOp::Mul => result == 0.0 && a != 0.0 && b != 0.0,
+        ArithOp::Div => result == 0.0 && a != 0.0 && b.is_finite(),
+        _ => false,
+    };
+    if underflowed {
+        return Err(float_out_of_range("underflow"));
+    }
+    Ok(Value::Float(result))
+}
+
+/// numeric arithmetic (integers taken at scale 0).
+fn numeric_arith(a: (i128, u8), b: (i128, u8), op: ArithOp) -> SqlResult<Value> {
+    let (scaled, scale) = match op {
+        ArithOp::Add => numeric::add(a, b)?,
+        ArithOp::Sub => numeric::sub(a, b)?,
+        ArithOp::Mul => numeric::mul(a, b)?,
+        ArithOp::Div => numeric::div(a, b)?,
+        ArithOp::Rem => numeric::rem(a, b)?,
+    };
+    Ok(Value::Numeric { scaled, scale })
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,481 @@
+//! Timestamps as microseconds since 2000-01-01 00:00:00 UTC (PostgreSQL's epoch): parsing
+//! the ISO 8601 forms and printing PostgreSQL's ISO output style. The session time zone
+//! is UTC, so `timestamp with time zone` prints with `+00`.
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+
+/// Microseconds in a second.
+const USECS_PER_SEC: i64 = 1_000_000;
+
+/// Microseconds in a day.
+const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
+
+/// Days from 1970-01-01 (the civil-date algorithm's epoch) to 2000-01-01.
+const PG_EPOCH_DAYS: i64 = 10_957;
+
+/// PostgreSQL's `infinity` timestamp (its DT_NOEND).
+pub(crate) const INFINITY: i64 = i64::MAX;
+
+/// PostgreSQL's `-infinity` timestamp (its DT_NOBEGIN).
+pub(crate) const NEG_INFINITY: i64 = i64::MIN;
+
+/// The largest time-zone displacement PostgreSQL accepts, in seconds (15:59:59).
+const ZONE_SECONDS_MAX: i64 = 15 * 3600 + 59 * 60 + 59;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let month = i64::from(month);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let shifted = days + 719_468;
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    // In range by construction: month 1..=12, day 1..=31.
+    (year, month as u32, day as u32)
+}
+
+/// Whether `year` is a Gregorian leap year.
+fn is_leap(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+/// Days in `month` (1..=12) of `year`.
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Why a timestamp text was refused.
+enum Refusal {
+    /// Not the syntax of a timestamp (22007).
+    Syntax,
+    /// A field out of range: month 13, February 30, hour 25 (22008).
+    Range,
+    /// A zone displacement past ±15:59:59.
+    Zone,
+}
+
+/// Parses a timestamp: `YYYY-MM-DD`, then optionally ` HH:MM[:SS[.ffffff]]` (or with `T`),
+/// then optionally a zone `Z`, `UTC`, `±HH`, `±HHMM` or `±HH:MM`; also `infinity`,
+/// `-infinity` and `epoch`. With `with_zone` the zone converts the time to UTC; without
+/// it the zone is ignored, as PostgreSQL ignores it for `timestamp without time zone`.
+/// Years 1..=9999; fractions past microseconds round.
+pub(crate) fn parse_timestamp(text: &str, with_zone: bool) -> SqlResult<i64> {
+    let type_name = if with_zone {
+        "timestamp with time zone"
+    } else {
+        "timestamp without time zone"
+    };
+    let trimmed = text.trim();
+    match trimmed.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" => return Ok(INFINITY),
+        "-infinity" => return Ok(NEG_INFINITY),
+        "epoch" => return Ok(-PG_EPOCH_DAYS * USECS_PER_DAY),
+        _ => {}
+    }
+    parse_fields(trimmed, with_zone).map_err(|refusal| match refusal {
+        Refusal::Syntax => SqlError::new(
+            sqlstate::INVALID_DATETIME_FORMAT,
+            format!("invalid input syntax for type {type_name}: \"{text}\""),
+        ),
+        Refusal::Range => SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("date/time field value out of range: \"{text}\""),
+        ),
+        Refusal::Zone => SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("time zone displacement out of range: \"{text}\""),
+        ),
+    })
+}
+
+/// A cursor over the ASCII bytes of a timestamp text.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    /// The next byte, if any, without consuming it.
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// Consumes `byte` if it is next.
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    /// Consumes `byte` or refuses the syntax.
+    fn require(&mut self, byte: u8) -> Result<(), Refusal> {
+        if self.eat(byte) {
+            Ok(())
+        } else {
+            Err(Refusal::Syntax)
+        }
+    }
+
+    /// Consumes a run of `min..=max` digits and returns them.
+    fn digits(&mut self, min: usize, max: usize) -> Result<&[u8], Refusal> {
+        let start = self.at;
+        while self.at - start < max && self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+        let run = self.bytes.get(start..self.at).ok_or(Refusal::Syntax)?;
+        if run.len() < min {
+            return Err(Refusal::Syntax);
+        }
+        Ok(run)
+    }
+
+    /// Consumes `min..=max` digits as a number.
+    fn number(&mut self, min: usize, max: usize) -> Result<i64, Refusal> {
+        let run = self.digits(min, max)?;
+        Ok(run
+            .iter()
+            .fold(0i64, |acc, b| acc * 10 + i64::from(b - b'0')))
+    }
+
+    /// Consumes spaces.
+    fn skip_spaces(&mut self) {
+        while self.eat(b' ') {}
+    }
+
+    /// Whether everything has been consumed.
+    fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+}
+
+/// The fields of a timestamp text (already trimmed), as microseconds since 2000-01-01.
+fn parse_fields(text: &str, with_zone: bool) -> Result<i64, Refusal> {
+    let mut cursor = Cursor {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    let year = cursor.number(4, 6)?;
+    cursor.require(b'-')?;
+    let month = cursor.number(1, 2)?;
+    cursor.require(b'-')?;
+    let day = cursor.number(1, 2)?;
+    if !(1..=9999).contains(&year) || !(1..=12).contains(&month) {
+        return Err(Refusal::Range);
+    }
+    // In range by the checks just above.
+    let (month, day) = (
+        month as u32,
+        u32::try_from(day).map_err(|_| Refusal::Range)?,
+    );
+    if day < 1 || day > days_in_month(year, month) {
+        return Err(Refusal::Range);
+    }
+    let mut time_us = 0;
+    let mut zone_seconds = 0;
+    if !cursor.done() {
+        if !(cursor.eat(b'T') || cursor.eat(b't') || cursor.eat(b' ')) {
+            return Err(Refusal::Syntax);
+        }
+        cursor.skip_spaces();
+        time_us = parse_time(&mut cursor)?;
+        cursor.skip_spaces();
+        zone_seconds = parse_zone(&mut cursor)?;
+        if !cursor.done() {
+            return Err(Refusal::Syntax);
+        }
+    }
+    let days = days_from_civil(year, month, day) - PG_EPOCH_DAYS;
+    let local = days * USECS_PER_DAY + time_us;
+    Ok(if with_zone {
+        local - zone_seconds * USECS_PER_SEC
+    } else {
+        local
+    })
+}
+
+/// `HH:MM[:SS[.fff…]]` as microseconds into the day (24:00:00 allowed, as in PostgreSQL).
+fn parse_time(cursor: &mut Cursor<'_>) -> Result<i64, Refusal> {
+    let hour = cursor.number(1, 2)?;
+    cursor.require(b':')?;
+    let minute = cursor.number(2, 2)?;
+    let mut second = 0;
+    let mut fraction_us = 0;
+    if cursor.eat(b':') {
+        second = cursor.number(2, 2)?;
+        if cursor.eat(b'.') {
+            let digits = cursor.digits(1, usize::MAX)?;
+            fraction_us = fraction_micros(digits);
+        }
+    }
+    // Second 60 is a leap second: PostgreSQL rolls it into the next minute.
+    if hour > 24 || minute > 59 || second > 60 {
+        return Err(Refusal::Range);
+    }
+    let time_us = ((hour * 60 + minute) * 60 + second) * USECS_PER_SEC + fraction_us;
+    if hour == 24 && time_us != 24 * 3600 * USECS_PER_SEC {
+        return Err(Refusal::Range);
+    }
+    Ok(time_us)
+}
+
+/// A fraction's digits as microseconds, rounding half up at the seventh digit.
+fn fraction_micros(digits: &[u8]) -> i64 {
+    let mut micros = 0;
+    for place in 0..6 {
+        let digit = digits.get(place).map_or(0, |b| i64::from(b - b'0'));
+        micros = micros * 10 + digit;
+    }
+    if digits.get(6).is_some_and(|b| *b >= b'5') {
+        micros += 1;
+    }
+    micros
+}
+
+/// An optional zone: `Z`, `UTC`, `±HH`, `±HHMM`, `±HH:MM` as seconds east of UTC.
+fn parse_zone(cursor: &mut Cursor<'_>) -> Result<i64, Refusal> {
+    let rest = cursor.bytes.get(cursor.at..).unwrap_or(&[]);
+    if rest.eq_ignore_ascii_case(b"z") || rest.eq_ignore_ascii_case(b"utc") {
+        cursor.at = cursor.bytes.len();
+        return Ok(0);
+    }
+    let sign = match cursor.peek() {
+        None => return Ok(0),
+        Some(b'+') => 1,
+        Some(b'-') => -1,
+        Some(_) => return Err(Refusal::Syntax),
+    };
+    cursor.at += 1;
+    let hours;
+    let mut minutes = 0;
+    let run = cursor.digits(1, 4)?;
+    match run.len() {
+        1 | 2 => {
+            hours = run.iter().fold(0, |acc, b| acc * 10 + i64::from(b - b'0'));
+            if cursor.eat(b':') {
+                minutes = cursor.number(2, 2)?;
+            }
+        }
+        4 => {
+            let value = run.iter().fold(0, |acc, b| acc * 10 + i64::from(b - b'0'));
+            (hours, minutes) = (value / 100, value % 100);
+        }
+        _ => return Err(Refusal::Syntax),
+    }
+    if minutes > 59 {
+        return Err(Refusal::Range);
+    }
+    let seconds = hours * 3600 + minutes * 60;
+    if seconds > ZONE_SECONDS_MAX {
+        return Err(Refusal::Zone);
+    }
+    Ok(sign * seconds)
+}
+
+/// PostgreSQL's ISO output: `2024-01-02 03:04:05[.ffffff]` with trailing fraction zeros
+/// trimmed, `+00` appended for `with_zone` (the session zone is UTC), ` BC` for years
+/// before 1, `infinity`/`-infinity` for the two infinite timestamps.
+pub(crate) fn format_timestamp(micros: i64, with_zone: bool) -> String {
+    match micros {
+        INFINITY => return "infinity".to_string(),
+        NEG_INFINITY => return "-infinity".to_string(),
+        _ => {}
+    }
+    let days = micros.div_euclid(USECS_PER_DAY) + PG_EPOCH_DAYS;
+    let time_us = micros.rem_euclid(USECS_PER_DAY);
+    let (year, month, day) = civil_from_days(days);
+    let seconds = time_us / USECS_PER_SEC;
+    let fraction = time_us % USECS_PER_SEC;
+    let (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    // Year 0 of the proleptic calendar is 1 BC.
+    let (shown_year, era) = if year <= 0 {
+        (1 - year, " BC")
+    } else {
+        (year, "")
+    };
+    let mut text = format!("{shown_year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}");
+    if fraction != 0 {
+        let digits = format!("{fraction:06}");
+        text.push('.');
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    if with_zone {
+        text.push_str("+00");
+    }
+    text.push_str(era);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn parse(text: &str) -> i64 {
+        parse_timestamp(text, true).unwrap()
+    }
+
+    #[test]
+    fn epoch_and_known_instants() {
+        assert_eq!(parse("2000-01-01"), 0);
+        assert_eq!(parse("2000-01-01 00:00:01"), USECS_PER_SEC);
+        assert_eq!(parse("1999-12-31 23:59:59.5"), -USECS_PER_SEC / 2);
+        assert_eq!(parse("epoch"), -946_684_800 * USECS_PER_SEC);
+        assert_eq!(parse("1970-01-01 00:00:00Z"), -946_684_800 * USECS_PER_SEC);
+        assert_eq!(parse("2024-01-02T03:04:05"), parse("2024-01-02 03:04:05"));
+        assert_eq!(
+            parse("2024-01-02 03:04:05+02"),
+            parse("2024-01-02 01:04:05")
+        );
+        assert_eq!(
+            parse("2024-01-02 03:04:05 -01:30"),
+            parse("2024-01-02 04:34:05")
+        );
+        assert_eq!(
+            parse("2024-01-02 03:04:05+0130"),
+            parse("2024-01-02 01:34:05")
+        );
+        assert_eq!(
+            parse("2024-01-02 03:04:05 UTC"),
+            parse("2024-01-02 03:04:05")
+        );
+        assert_eq!(parse("2024-01-02 03:04"), parse("2024-01-02 03:04:00"));
+        assert_eq!(parse("2024-01-01 24:00:00"), parse("2024-01-02"));
+        assert_eq!(
+            parse("2024-01-02 03:04:05.0000005"),
+            parse("2024-01-02 03:04:05.000001")
+        );
+        assert_eq!(parse("infinity"), INFINITY);
+        assert_eq!(parse("-infinity"), NEG_INFINITY);
+        // Without a zone the displacement is ignored.
+        assert_eq!(
+            parse_timestamp("2024-01-02 03:04:05+02", false).unwrap(),
+            parse("2024-01-02 03:04:05")
+        );
+    }
+
+    #[test]
+    fn formats_like_postgresql() {
+        let at = parse("2024-01-02 03:04:05");
+        assert_eq!(format_timestamp(at, false), "2024-01-02 03:04:05");
+        assert_eq!(format_timestamp(at, true), "2024-01-02 03:04:05+00");
+        assert_eq!(
+            format_timestamp(at + 500_000, false),
+            "2024-01-02 03:04:05.5"
+        );
+        assert_eq!(
+            format_timestamp(at + 123_456, false),
+            "2024-01-02 03:04:05.123456"
+        );
+        assert_eq!(
+            format_timestamp(parse("0001-01-01"), false),
+            "0001-01-01 00:00:00"
+        );
+        assert_eq!(
+            format_timestamp(parse("0001-01-01") - 1, true),
+            "0001-12-31 23:59:59.999999+00 BC"
+        );
+        assert_eq!(format_timestamp(INFINITY, true), "infinity");
+        assert_eq!(format_timestamp(NEG_INFINITY, false), "-infinity");
+        // Every i64 prints without panicking.
+        format_timestamp(i64::MIN + 1, true);
+        format_timestamp(i64::MAX - 1, true);
+    }
+
+    #[test]
+    fn refuses_bad_text_with_postgresql_codes() {
+        for bad in [
+            "",
+            "2024",
+            "2024-01",
+            "2024-01-02 03",
+            "2024/01/02",
+            "2024-01-02 03:04:05 PST",
+            "2024-01-02x",
+            "24-01-02",
+            "2024-01-02 03:04:05.",
+            "2024-01-02 03:04:05+",
+        ] {
+            let err = parse_timestamp(bad, true).unwrap_err();
+            assert_eq!(err.sqlstate, sqlstate::INVALID_DATETIME_FORMAT, "{bad}");
+        }
+        let err = parse_timestamp("abc", false).unwrap_err();
+        assert_eq!(
+            err.message,
+            "invalid input syntax for type timestamp without time zone: \"abc\""
+        );
+        for bad in [
+            "2023-02-29",
+            "2024-02-30",
+            "2024-13-01",
+            "2024-00-10",
+            "0000-01-01",
+            "2024-01-02 25:00:00",
+            "2024-01-02 24:00:01",
+            "2024-01-02 10:60:00",
+            "2024-04-31",
+            "2024-01-02 03:04:05+16",
+        ] {
+            let err = parse_timestamp(bad, true).unwrap_err();
+            assert_eq!(err.sqlstate, sqlstate::DATETIME_FIELD_OVERFLOW, "{bad}");
+        }
+        assert_eq!(
+            parse_timestamp("2023-02-29", true).unwrap_err().message,
+            "date/time field value out of range: \"2023-02-29\""
+        );
+        assert!(parse_timestamp("2024-02-29", true).is_ok());
+        assert!(parse_timestamp("2000-02-29", true).is_ok());
+        assert!(parse_timestamp("1900-02-29", true).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn format_then_parse_round_trips(
+            micros in parse("0001-01-01")..parse("9999-12-31 23:59:59.999999"),
+        ) {
+            let text = format_timestamp(micros, true);
+            prop_assert_eq!(parse_timestamp(&text, true)?, micros);
+            let text = format_timestamp(micros, false);
+            prop_assert_eq!(parse_timestamp(&text, false)?, micros);
+        }
+
+        #[test]
+        fn civil_days_round_trip(days in -4_000_000i64..4_000_000) {
+            let (year, month, day) = civil_from_days(days);
+            prop_assert!((1..=12).contains(&month));
+            prop_assert!(day >= 1 && day <= days_in_month(year, month));
+            prop_assert_eq!(days_from_civil(year, month, day), days);
+        }
+
+        #[test]
+        fn parse_never_panics(text in "\\PC{0,40}") {
+            let _ = parse_timestamp(&text, true);
+        }
+    }
+}
