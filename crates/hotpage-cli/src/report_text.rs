@@ -31,9 +31,15 @@ fn header(r: &Report) -> String {
     } else {
         String::new()
     };
+    // Through SQL the statement makes the rows (their size is not the plan's).
+    let rows = if r.target.design.ends_with("(sql)") {
+        "rows from the statement".to_string()
+    } else {
+        format!("{}-byte rows", r.row_bytes)
+    };
     format!(
-        "hotpage stress: design {}, {} sessions {amount}, {}-byte rows, {}-byte pages{files}{warmup}",
-        r.target.design, r.sessions, r.row_bytes, r.target.page_size
+        "hotpage stress: design {}, {} sessions {amount}, {rows}, {}-byte pages{files}{warmup}",
+        r.target.design, r.sessions, r.target.page_size
     )
 }
 

@@ -10,6 +10,7 @@ use crate::report_text;
 use anyhow::Context;
 use hotpage::{Database, Durability, Options};
 use hotpage_workload::engine::{ACK_STAMP_BYTES, EngineConfig, EngineError, EngineTarget};
+use hotpage_workload::sql::{SqlTarget, SqlTargetError};
 use hotpage_workload::{
     Amount, Design, DesignName, DesignOptions, Plan, Progress, Report, RowShape, RunError,
 };
@@ -36,12 +37,22 @@ pub struct StressArgs {
     /// all (each in turn, then a side-by-side summary)
     #[arg(long, default_value = "identity")]
     pub design: String,
-    /// Concurrent sessions, each an OS thread with its own session
-    #[arg(long, default_value_t = 8)]
+    /// Concurrent sessions, each an OS thread with its own session (ostress's -n)
+    #[arg(long, short = 'n', default_value_t = 8)]
     pub sessions: u32,
-    /// Rows each session inserts, one row per call (autocommit) [default: 10000]
-    #[arg(long, conflicts_with = "duration")]
+    /// Rows each session inserts, one row per call (autocommit) [default: 10000] (ostress's
+    /// -r)
+    #[arg(long, short = 'r', conflicts_with = "duration")]
     pub rows: Option<u64>,
+    /// Insert through the SQL layer instead of a --design: each session prepares this
+    /// INSERT once and executes it for every row, e.g. "INSERT INTO t (status) VALUES
+    /// ('CREATED')" (ostress's -Q). The report is the table's, as for a design
+    #[arg(long, short = 'Q', value_name = "STATEMENT")]
+    pub sql: Option<String>,
+    /// With --sql: a SQL script run once before the sessions start (CREATE TABLE ...); a
+    /// table that exists already makes its CREATE TABLE fail unless it says IF NOT EXISTS
+    #[arg(long, value_name = "FILE", requires = "sql")]
+    pub setup_sql: Option<PathBuf>,
     /// Insert for this many seconds instead of a number of rows (each session inserts until
     /// the time is up)
     #[arg(long, value_name = "SECS")]
@@ -339,18 +350,78 @@ impl DesignChoice {
 
 /// Runs the stress command.
 pub fn run(args: &StressArgs) -> Result<(), CliError> {
+    if args.sql.is_some() {
+        validate_amounts(args)?;
+        let report = run_sql(args)?;
+        return print_one(args, &report);
+    }
     let name = match validate(args)? {
         DesignChoice::One(name) => name,
         DesignChoice::All => return run_all(args),
     };
     let table = args.table.clone().unwrap_or_else(|| name.to_string());
     let report = run_one(args, name, &table)?;
+    print_one(args, &report)
+}
+
+fn print_one(args: &StressArgs, report: &Report) -> Result<(), CliError> {
     if args.json {
-        outln!("{}", to_json(&report)?)?;
+        outln!("{}", to_json(report)?)?;
     } else {
-        report_text::print_report(&report)?;
+        report_text::print_report(report)?;
     }
     Ok(())
+}
+
+/// `--sql`: the statement through the SQL layer, after the setup script.
+fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
+    let statement = args.sql.as_deref().unwrap_or_default();
+    let setup = match &args.setup_sql {
+        Some(file) => Some(
+            std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read --setup-sql {}", file.display()))?,
+        ),
+        None => None,
+    };
+    let temp_dir;
+    let path = match &args.db {
+        Some(path) => path.clone(),
+        None => {
+            temp_dir = tempfile::tempdir().context("creating a temporary directory")?;
+            temp_dir.path().join("db")
+        }
+    };
+    let durability = parse_durability(args)?;
+    let db = open_for_stress(&path, engine_options(args, durability), false)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    let label = args.db.as_ref().map(|p| p.display().to_string());
+    let target = SqlTarget::new(db, setup.as_deref(), statement, label).map_err(|e| match e {
+        SqlTargetError::Setup(_) | SqlTargetError::NotAnInsert | SqlTargetError::Sql(_) => {
+            CliError::usage(e.to_string())
+        }
+        SqlTargetError::Engine(_) => anyhow::Error::new(e).into(),
+    })?;
+    let report = hotpage_workload::run(&plan(args, durability), &target).map_err(|e| match e {
+        RunError::Session(error) => CliError::failure(format!("insert failed: {error}")),
+        RunError::Figures(error) => anyhow::Error::new(error).into(),
+        RunError::Histogram(error) => {
+            CliError::failure(format!("merging latency histograms: {error}"))
+        }
+        RunError::Panicked => CliError::failure("a stress session panicked"),
+    })?;
+    if let Some(db) = target.into_database() {
+        db.close().context("closing the database")?;
+    }
+    Ok(report)
+}
+
+fn parse_durability(args: &StressArgs) -> Result<Durability, CliError> {
+    Durability::parse(&args.durability).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown durability '{}'; choose sync, async or none",
+            args.durability
+        ))
+    })
 }
 
 /// `--design all`: every design in turn, each in a table of its name, then a summary.
@@ -431,12 +502,7 @@ fn run_one(args: &StressArgs, name: DesignName, table_name: &str) -> Result<Repo
             temp_dir.path().join("db")
         }
     };
-    let durability = Durability::parse(&args.durability).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown durability '{}'; choose sync, async or none",
-            args.durability
-        ))
-    })?;
+    let durability = parse_durability(args)?;
     let db = open_for_stress(
         &path,
         engine_options(args, durability),

@@ -432,3 +432,51 @@ fn combining_at_the_busy_leaf_is_reported() {
     let text = String::from_utf8_lossy(&hotpage(&args).stdout).into_owned();
     assert!(text.contains("Combining at busy leaves:"), "{text}");
 }
+
+#[test]
+fn stress_runs_any_insert_through_sql_in_ostress_shape() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let setup = dir.path().join("setup.sql");
+    std::fs::write(
+        &setup,
+        "CREATE TABLE IF NOT EXISTS orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
+         status varchar(20) NOT NULL);",
+    )
+    .expect("setup file");
+    let db = dir.path().join("db");
+    let (setup, db) = (setup.to_str().expect("utf-8"), db.to_str().expect("utf-8"));
+    let run = || {
+        json(&hotpage(&[
+            "stress",
+            "--setup-sql",
+            setup,
+            "-Q",
+            "INSERT INTO orders (status) VALUES ('CREATED')",
+            "-n",
+            "3",
+            "-r",
+            "200",
+            "--durability",
+            "none",
+            "--db",
+            db,
+            "--json",
+        ]))
+    };
+    let first = run();
+    assert_eq!(first["design"], "identity (sql)");
+    assert_eq!(first["table"], "orders");
+    assert_eq!(first["rows_total"], 600);
+    assert_eq!(first["index"]["rows_in_table"], 600);
+    // The setup's IF NOT EXISTS keeps the table; the second run appends to it.
+    let second = run();
+    assert_eq!(second["index"]["rows_in_table"], 1200);
+    // Not an INSERT, or a statement that fails to plan: a usage error, nothing run.
+    for (statement, says) in [
+        ("SELECT 1", "must be one INSERT"),
+        ("INSERT INTO nope VALUES (1)", "42P01"),
+    ] {
+        let out = hotpage(&["stress", "-Q", statement, "-n", "1", "-r", "1"]);
+        assert_one_line_error(&out, 2, says);
+    }
+}

@@ -162,6 +162,10 @@ fn refuse_generated_always(table: &SqlTable, column: usize) -> SqlResult<()> {
 }
 
 impl InsertPlan {
+    pub fn table_name(&self) -> &str {
+        &self.table.name
+    }
+
     pub fn columns(&self) -> Vec<ColumnInfo> {
         self.returning
             .as_ref()

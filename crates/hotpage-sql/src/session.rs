@@ -71,6 +71,17 @@ pub struct Prepared {
     pub param_types: Vec<Option<SqlType>>,
 }
 
+impl Prepared {
+    /// The table an INSERT writes to (None for other statements): the workload driver
+    /// reports that table's figures.
+    pub fn insert_table(&self) -> Option<String> {
+        match &self.plan {
+            Plan::Insert(plan) => Some(plan.table_name().to_string()),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone)]
 enum Plan {
     Insert(Arc<InsertPlan>),

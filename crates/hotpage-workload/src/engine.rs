@@ -146,41 +146,6 @@ impl EngineTarget {
         drop(table);
         db
     }
-
-    fn hot_pages(
-        &self,
-        snapshot: &hotpage::StatsSnapshot,
-        pct_of_waits: impl Fn(u64) -> f64,
-    ) -> Result<Vec<HotPage>, EngineError> {
-        let hot: Vec<_> = snapshot.hot_pages.iter().take(HOT_PAGES_REPORTED).collect();
-        let owners = self
-            .db
-            .page_owners(&hot.iter().map(|(page, _)| *page).collect::<Vec<_>>())
-            .map_err(EngineError::context(
-                "finding the tables of the hottest pages",
-            ))?;
-        Ok(hot
-            .iter()
-            .zip(owners)
-            .map(|((page, w), owner)| {
-                let at = hotpage::PageLocation::of(*page);
-                (at, w, owner)
-            })
-            .map(|(at, w, owner)| HotPage {
-                file: at.file,
-                page: at.page,
-                page_type: owner
-                    .as_ref()
-                    .map_or("unknown", |o| o.page_type.name())
-                    .to_string(),
-                level: owner.as_ref().map(|o| o.level),
-                table: owner.map(|o| o.table),
-                waits: w.count,
-                wait_ms: w.wait_ns as f64 / 1e6,
-                pct_of_wait_time: pct_of_waits(w.wait_ns),
-            })
-            .collect())
-    }
 }
 
 impl Target for EngineTarget {
@@ -219,63 +184,113 @@ impl Target for EngineTarget {
     }
 
     fn figures(&self) -> Result<TargetFigures, EngineError> {
-        let snapshot = self.db.stats();
-        let tree = self
-            .db
-            .verify_table(&self.table)
-            .map_err(EngineError::context("checking the table after the run"))?;
-        let waits = snapshot.top_waits();
-        let wait_ns_total: u64 = waits.iter().map(|(_, t)| t.wait_ns).sum();
-        let pct_of_waits = |ns: u64| 100.0 * ns as f64 / wait_ns_total.max(1) as f64;
-        let hot_pages = self.hot_pages(&snapshot, pct_of_waits)?;
-        let fsm_latch = snapshot.wait(WaitType::FsmLatch);
-        Ok(TargetFigures {
-            design: self.config.design.to_string(),
-            table: self.config.table.clone(),
-            page_size: self.db.page_size(),
-            files: self.db.data_files(),
-            waits: waits
-                .iter()
-                .map(|(w, t)| Wait {
-                    wait_type: w.name().to_string(),
-                    count: t.count,
-                    wait_ms: t.wait_ns as f64 / 1e6,
-                    avg_us: t.wait_ns as f64 / 1e3 / t.count.max(1) as f64,
-                    max_ms: t.wait_ns_max as f64 / 1e6,
-                    pct_of_wait_time: pct_of_waits(t.wait_ns),
-                })
-                .collect(),
-            hot_pages,
-            log: self.db.log_counters().map(|log| LogFigures {
-                bytes: log.bytes,
-                flushes: log.flushes,
-                commits: log.commits,
-                commits_per_flush: log.commits as f64 / log.flushes.max(1) as f64,
-            }),
-            fsm: FsmFigures {
-                updates: snapshot.counter(Counter::FsmUpdates),
-                waits: fsm_latch.count,
-                wait_ms: fsm_latch.wait_ns as f64 / 1e6,
-            },
-            index: IndexFigures {
-                pages: tree.pages(),
-                levels: tree.levels,
-                avg_fill_pct: tree.leaf_fill_pct,
-                splits: snapshot.counter(Counter::PageSplits),
-                rows_in_table: tree.rows,
-                combined_rows: snapshot.counter(Counter::CombinedRows),
-                combine_rounds: snapshot.counter(Counter::CombineRounds),
-            },
-            memory: self.db.memory_usage(&self.table).map(|m| MemoryFigures {
-                rows: m.rows,
-                key_bytes: m.key_bytes,
-                row_bytes: m.row_bytes,
-                file: m.file,
-                file_bytes: m.file_bytes,
-            }),
-            db: self.config.db_label.clone(),
-        })
+        table_figures(
+            &self.db,
+            &self.table,
+            self.config.design.to_string(),
+            self.config.db_label.clone(),
+        )
     }
+}
+
+/// What a run left in `table` of `db`: waits, hottest pages, log, free-space map, index
+/// shape. Shared by every target that runs on the embedded engine (this one, SQL).
+pub fn table_figures(
+    db: &Database,
+    table: &TableHandle,
+    design: String,
+    db_label: Option<String>,
+) -> Result<TargetFigures, EngineError> {
+    let snapshot = db.stats();
+    let tree = db
+        .verify_table(table)
+        .map_err(EngineError::context("checking the table after the run"))?;
+    let waits = snapshot.top_waits();
+    let wait_ns_total: u64 = waits.iter().map(|(_, t)| t.wait_ns).sum();
+    let pct_of_waits = |ns: u64| 100.0 * ns as f64 / wait_ns_total.max(1) as f64;
+    let hot_pages = hot_pages(db, &snapshot, pct_of_waits)?;
+    let fsm_latch = snapshot.wait(WaitType::FsmLatch);
+    Ok(TargetFigures {
+        design,
+        table: table.name().to_string(),
+        page_size: db.page_size(),
+        files: db.data_files(),
+        waits: waits
+            .iter()
+            .map(|(w, t)| Wait {
+                wait_type: w.name().to_string(),
+                count: t.count,
+                wait_ms: t.wait_ns as f64 / 1e6,
+                avg_us: t.wait_ns as f64 / 1e3 / t.count.max(1) as f64,
+                max_ms: t.wait_ns_max as f64 / 1e6,
+                pct_of_wait_time: pct_of_waits(t.wait_ns),
+            })
+            .collect(),
+        hot_pages,
+        log: db.log_counters().map(|log| LogFigures {
+            bytes: log.bytes,
+            flushes: log.flushes,
+            commits: log.commits,
+            commits_per_flush: log.commits as f64 / log.flushes.max(1) as f64,
+        }),
+        fsm: FsmFigures {
+            updates: snapshot.counter(Counter::FsmUpdates),
+            waits: fsm_latch.count,
+            wait_ms: fsm_latch.wait_ns as f64 / 1e6,
+        },
+        index: IndexFigures {
+            pages: tree.pages(),
+            levels: tree.levels,
+            avg_fill_pct: tree.leaf_fill_pct,
+            splits: snapshot.counter(Counter::PageSplits),
+            rows_in_table: tree.rows,
+            combined_rows: snapshot.counter(Counter::CombinedRows),
+            combine_rounds: snapshot.counter(Counter::CombineRounds),
+        },
+        memory: db.memory_usage(table).map(|m| MemoryFigures {
+            rows: m.rows,
+            key_bytes: m.key_bytes,
+            row_bytes: m.row_bytes,
+            file: m.file,
+            file_bytes: m.file_bytes,
+        }),
+        db: db_label,
+    })
+}
+
+/// The hottest pages, each with the table and level it belongs to.
+fn hot_pages(
+    db: &Database,
+    snapshot: &hotpage::StatsSnapshot,
+    pct_of_waits: impl Fn(u64) -> f64,
+) -> Result<Vec<HotPage>, EngineError> {
+    let hot: Vec<_> = snapshot.hot_pages.iter().take(HOT_PAGES_REPORTED).collect();
+    let owners = db
+        .page_owners(&hot.iter().map(|(page, _)| *page).collect::<Vec<_>>())
+        .map_err(EngineError::context(
+            "finding the tables of the hottest pages",
+        ))?;
+    Ok(hot
+        .iter()
+        .zip(owners)
+        .map(|((page, w), owner)| {
+            let at = hotpage::PageLocation::of(*page);
+            (at, w, owner)
+        })
+        .map(|(at, w, owner)| HotPage {
+            file: at.file,
+            page: at.page,
+            page_type: owner
+                .as_ref()
+                .map_or("unknown", |o| o.page_type.name())
+                .to_string(),
+            level: owner.as_ref().map(|o| o.level),
+            table: owner.map(|o| o.table),
+            waits: w.count,
+            wait_ms: w.wait_ns as f64 / 1e6,
+            pct_of_wait_time: pct_of_waits(w.wait_ns),
+        })
+        .collect())
 }
 
 /// A session of the engine target.

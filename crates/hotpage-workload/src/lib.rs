@@ -40,6 +40,7 @@ pub mod plan;
 mod progress;
 pub mod report;
 mod run;
+pub mod sql;
 pub mod target;
 
 pub use design::{Design, DesignName, DesignOptions, UnknownDesign};
