@@ -802,7 +802,7 @@ mod tests {
 
     proptest! {
         // Order preservation is the property the engine's correctness rests on: test hard.
-        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #![proptest_config(ProptestConfig::with_cases(ProptestConfig::default().cases.max(2048)))]
 
         #[test]
         fn encoding_order_is_sql_order((columns, a, b) in schema_and_two_tuples()) {
