@@ -8,6 +8,10 @@ mod crashtest;
 mod inspect;
 mod recover;
 mod report_text;
+mod sql_print;
+mod sql_repl;
+mod sql_shell;
+mod sql_split;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -79,6 +83,10 @@ enum Command {
     /// After log damage (an open exits 7 with "corrupt log"): show what is damaged and
     /// what a salvage would discard, or with --accept-loss salvage the database.
     Recover(recover::RecoverArgs),
+    /// Run SQL (PostgreSQL dialect) on a database: -c, -f, a script on standard input, or
+    /// an interactive shell.
+    #[command(long_about = sql_shell::LONG_ABOUT, after_help = sql_shell::AFTER_HELP)]
+    Sql(sql_shell::SqlArgs),
 }
 
 /// An error with the exit code it should end the process with.
@@ -203,6 +211,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Recover(args) => recover::run(&args),
+        Command::Sql(args) => sql_shell::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

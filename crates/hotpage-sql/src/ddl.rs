@@ -471,6 +471,14 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
         )));
     }
     let kind = if bit_reverse {
+        // The engine's bit-reverse generator counts from 0: a sequence that already handed
+        // out values would hand them out again.
+        if seq.next != seq.start {
+            return Err(SqlError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("sequence \"{sequence}\" has been used already; a bit-reverse key needs a new sequence"),
+            ));
+        }
         KeyKind::BitReverse { cache: seq.cache }
     } else {
         if seq.increment != 1 {
@@ -478,8 +486,9 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
                 "a key sequence whose INCREMENT is not 1",
             ));
         }
+        // Values an unowned sequence handed out (and reserved) are never handed out again.
         KeyKind::Sequence {
-            start: seq.start,
+            start: seq.next,
             cache: seq.cache,
         }
     };

@@ -723,6 +723,8 @@ impl SqlSession {
             if let Some(seq) = meta.sequences.iter_mut().find(|s| s.name == sequence) {
                 seq.owner = plan.name.clone();
             }
+            // From now on the table's generator hands out its values.
+            lock(&self.db.sequence_cache).remove(&sequence);
             self.db.store_metadata(meta)?;
         }
         Ok(())
@@ -924,6 +926,15 @@ impl SqlSession {
             self.db.store_metadata(meta)?;
             return Ok(true);
         }
+        // A sequence that generated this table's keys goes on from where the table's
+        // generator is (taking one value from it to learn where that is).
+        let owned_next = match self.db.engine.table(name) {
+            Ok(handle) if self.db.metadata().sequences.iter().any(|s| s.owner == name) => {
+                let key = self.engine.next_key(&handle).map_err(engine_error)?;
+                handle.key_kind().value_of(&key).map(|v| v.saturating_add(1))
+            }
+            _ => None,
+        };
         match self.db.engine.drop_table(name) {
             Ok(()) => {}
             Err(EngineError::NoSuchTable(_)) => return Ok(false),
@@ -938,6 +949,10 @@ impl SqlSession {
         let mut meta = self.db.metadata();
         for seq in meta.sequences.iter_mut().filter(|s| s.owner == name) {
             seq.owner.clear();
+            if let Some(next) = owned_next {
+                seq.next = seq.next.max(next);
+            }
+            lock(&self.db.sequence_cache).remove(&seq.name);
         }
         self.db.store_metadata(meta)?;
         Ok(true)
