@@ -96,7 +96,27 @@ pub(crate) fn plan_table(
     plan.layout
         .validate(plan.kind)
         .map_err(|e| SqlError::new(sqlstate::INVALID_PARAMETER_VALUE, e.to_string()))?;
+    check_constant_defaults(&plan.schema)?;
     Ok(plan)
+}
+
+/// A constant DEFAULT must fit its column: `a int DEFAULT 'x'` fails at CREATE TABLE, as
+/// in PostgreSQL, not at the first INSERT.
+fn check_constant_defaults(schema: &TableSchema) -> SqlResult<()> {
+    let empty: &[(String, SqlType)] = &[];
+    for column in &schema.columns {
+        let Some(text) = &column.default else {
+            continue;
+        };
+        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| SqlError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+        if let crate::expr::Scalar::Const(value, _) = crate::expr::compile(&parsed, empty)? {
+            value.coerce_to_column(&column.ty, &column.name)?;
+        }
+    }
+    Ok(())
 }
 
 fn refuse_unsupported(ct: &CreateTable) -> SqlResult<()> {
@@ -470,13 +490,25 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
             seq.owner
         )));
     }
+    if bit_reverse && d.column.ty != SqlType::BigInt {
+        return Err(SqlError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "column \"{}\" takes bit_reverse(), a bigint, but is of type {}",
+                d.column.name,
+                d.column.ty.name()
+            ),
+        ));
+    }
     let kind = if bit_reverse {
         // The engine's bit-reverse generator counts from 0: a sequence that already handed
         // out values would hand them out again.
         if seq.next != seq.start {
             return Err(SqlError::new(
                 sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!("sequence \"{sequence}\" has been used already; a bit-reverse key needs a new sequence"),
+                format!(
+                    "sequence \"{sequence}\" has been used already; a bit-reverse key needs a new sequence"
+                ),
             ));
         }
         KeyKind::BitReverse { cache: seq.cache }

@@ -84,6 +84,9 @@ pub struct SqlError {
     pub hint: Option<String>,
     /// 1-based character position in the statement, if known.
     pub position: Option<usize>,
+    /// Where in the text (1-based line, column) the error is, until the session turns it
+    /// into `position` against the text it ran.
+    pub(crate) line_column: Option<(usize, usize)>,
 }
 
 impl SqlError {
@@ -95,6 +98,7 @@ impl SqlError {
             detail: None,
             hint: None,
             position: None,
+            line_column: None,
         }
     }
 
@@ -122,6 +126,29 @@ impl SqlError {
     pub fn at(mut self, position: Option<usize>) -> SqlError {
         if self.position.is_none() {
             self.position = position;
+        }
+        self
+    }
+
+    /// Sets the (line, column) the error is about, unless a place is already known.
+    pub(crate) fn at_line_column(mut self, at: Option<(usize, usize)>) -> SqlError {
+        if self.position.is_none() && self.line_column.is_none() {
+            self.line_column = at;
+        }
+        self
+    }
+
+    /// Turns a (line, column) into a character position in `text`, the text that ran.
+    pub(crate) fn resolve_position(mut self, text: &str) -> SqlError {
+        if self.position.is_none()
+            && let Some((line, column)) = self.line_column.take()
+        {
+            let before: usize = text
+                .split('\n')
+                .take(line.saturating_sub(1))
+                .map(|l| l.chars().count() + 1)
+                .sum();
+            self.position = Some(before + column);
         }
         self
     }

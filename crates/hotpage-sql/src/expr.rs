@@ -66,7 +66,8 @@ impl Func {
             Func::BitReverse | Func::LastVal | Func::CurrVal | Func::NextVal => SqlType::BigInt,
             Func::Length => SqlType::Int,
             Func::Lower | Func::Upper | Func::Version | Func::CurrentDatabase => SqlType::Text,
-            Func::Abs | Func::Coalesce => return args.first().and_then(Scalar::ty),
+            Func::Abs => return args.first().and_then(Scalar::ty),
+            Func::Coalesce => return args.iter().find_map(Scalar::ty),
             Func::ResetWaitStats => SqlType::BigInt,
         })
     }
@@ -129,19 +130,17 @@ pub(crate) fn object_name(name: &ObjectName) -> String {
         .unwrap_or_default()
 }
 
-/// The 1-based character position of an expression's first token, for error carets.
-pub(crate) fn position_of(expr: &Expr) -> Option<usize> {
+/// The 1-based (line, column) of an expression's first token, for error carets.
+pub(crate) fn position_of(expr: &Expr) -> Option<(usize, usize)> {
     use sqlparser::ast::Spanned;
     let start = expr.span().start;
-    (start.line > 0)
-        .then_some(start.column as usize)
-        .filter(|_| start.line == 1)
+    (start.line > 0).then_some((start.line as usize, start.column as usize))
 }
 
 /// Compiles `expr` against `scope`. Aggregates are refused here (the SELECT planner
 /// replaces them before it compiles what is left).
 pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
-    compile_inner(expr, scope).map_err(|e| e.at(position_of(expr)))
+    compile_inner(expr, scope).map_err(|e| e.at_line_column(position_of(expr)))
 }
 
 fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
@@ -282,8 +281,19 @@ fn bad_number(text: &str) -> SqlError {
 fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResult<Scalar> {
     use BinaryOperator::*;
     match op {
-        Plus | Minus | Multiply | Divide | Modulo | Eq | NotEq | Lt | LtEq | Gt | GtEq | And
-        | Or | StringConcat => Ok(Scalar::Binary(op.clone(), left, right)),
+        // Arithmetic on integer or smallint operands stays in that type, so it overflows
+        // where PostgreSQL's does (values are computed as bigint, then range-checked).
+        Plus | Minus | Multiply | Divide | Modulo => {
+            let ty = binary_type(op, left.ty(), right.ty());
+            let scalar = Scalar::Binary(op.clone(), left, right);
+            Ok(match ty {
+                Some(ty @ (SqlType::SmallInt | SqlType::Int)) => Scalar::Cast(Box::new(scalar), ty),
+                _ => scalar,
+            })
+        }
+        Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or | StringConcat => {
+            Ok(Scalar::Binary(op.clone(), left, right))
+        }
         other => Err(SqlError::unsupported(format!("the operator {other}"))),
     }
 }
@@ -291,7 +301,7 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
 fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
     let ty = SqlType::from_sql(data_type)?;
     Ok(match inner {
-        Scalar::Const(v, _) => Scalar::Const(v.coerce(&ty)?, Some(ty)),
+        Scalar::Const(v, _) => Scalar::Const(cast_value(v, &ty)?, Some(ty)),
         other => Scalar::Cast(Box::new(other), ty),
     })
 }
@@ -314,6 +324,12 @@ pub(crate) fn plain_args(function: &Function) -> SqlResult<Vec<&Expr>> {
 
 fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
     let name = object_name(&function.name);
+    if matches!(name.as_str(), "count" | "sum" | "avg" | "min" | "max") {
+        return Err(SqlError::new(
+            sqlstate::GROUPING_ERROR,
+            format!("aggregate function {name}() is not allowed here"),
+        ));
+    }
     let func = Func::by_name(&name).ok_or_else(|| {
         SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -658,12 +674,28 @@ fn like(s: &str, pattern: &str) -> bool {
 
 fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
     match (&v, ty) {
-        // Explicit casts to text print the value the way PostgreSQL does.
+        // Explicit casts to text print the value the way PostgreSQL does; an explicit cast
+        // to varchar(n) or char(n) cuts the text to n characters (assignment refuses it).
+        (Value::Text(_), SqlType::Varchar(_) | SqlType::Char(_)) => {
+            truncate_for_cast(v, ty).coerce(ty)
+        }
         (Value::Text(_) | Value::Null, _) => v.coerce(ty),
         (_, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
-            Value::Text(v.to_pg_text(None).unwrap_or_default()).coerce(ty)
+            truncate_for_cast(Value::Text(v.to_pg_text(None).unwrap_or_default()), ty).coerce(ty)
         }
         _ => v.coerce(ty),
+    }
+}
+
+/// Text cut to a varchar(n)/char(n) length, as an explicit cast does.
+fn truncate_for_cast(v: Value, ty: &SqlType) -> Value {
+    let limit = match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => *n as usize,
+        _ => return v,
+    };
+    match v {
+        Value::Text(s) if s.chars().count() > limit => Value::Text(s.chars().take(limit).collect()),
+        other => other,
     }
 }
 

@@ -119,7 +119,8 @@ fn plan_row(
         if is_default_keyword(e) {
             continue;
         }
-        refuse_generated_always(table, column).map_err(|err| err.at(expr::position_of(e)))?;
+        refuse_generated_always(table, column)
+            .map_err(|err| err.at_line_column(expr::position_of(e)))?;
         let scalar = expr::compile(e, empty)?;
         if let Scalar::Param(i) = scalar {
             if params.len() <= i {
@@ -177,7 +178,35 @@ impl InsertPlan {
         self.params.clone()
     }
 
+    /// Inserts every row. A statement of several rows outside a transaction block is its
+    /// own transaction: all its rows or none (PostgreSQL's statement atomicity).
     pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
+        let own_transaction = self.rows.len() > 1 && !ctx.engine.in_transaction();
+        if own_transaction {
+            ctx.engine.begin().map_err(engine_error)?;
+        }
+        let returned = match self.insert_rows(ctx) {
+            Ok(returned) => returned,
+            Err(error) => {
+                if own_transaction {
+                    ctx.engine.rollback().map_err(engine_error)?;
+                }
+                return Err(error);
+            }
+        };
+        if own_transaction {
+            ctx.engine
+                .commit()
+                .map_err(|e| self.insert_error(e, None))?;
+        }
+        Ok(StatementResult {
+            tag: format!("INSERT 0 {}", self.rows.len()),
+            columns: self.columns(),
+            rows: returned,
+        })
+    }
+
+    fn insert_rows(&self, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
         let mut returned = Vec::new();
         let mut row_bytes = Vec::with_capacity(64);
         for given in &self.rows {
@@ -186,11 +215,7 @@ impl InsertPlan {
                 returned.push(projection.eval(&values, ctx)?);
             }
         }
-        Ok(StatementResult {
-            tag: format!("INSERT 0 {}", self.rows.len()),
-            columns: self.columns(),
-            rows: returned,
-        })
+        Ok(returned)
     }
 
     /// Inserts one row; returns all its values (the generated key's included).
@@ -226,6 +251,9 @@ impl InsertPlan {
         check_not_null(table, &values, key_missing)?;
         table.encode_row(&values, row_bytes)?;
         if key_missing || schema.keygen == KeyGen::RowId {
+            // A generated key near the end of a narrow column's range is made one at a time
+            // and checked first: a key past it would be stored and then unreadable.
+            let _serial = self.check_generated_range()?;
             let key = ctx
                 .engine
                 .insert(&table.handle, row_bytes)
@@ -273,6 +301,45 @@ impl InsertPlan {
         Ok(())
     }
 
+    /// For a generated key in a column narrower than bigint: within [`NARROW_KEY_MARGIN`]
+    /// of the column's range end, takes the table's key mutex and refuses a next value past
+    /// it (2200H, as a sequence at its maximum). Elsewhere, nothing.
+    fn check_generated_range(&self) -> SqlResult<Option<std::sync::MutexGuard<'_, ()>>> {
+        let table = &self.table;
+        let Some(&(column, _)) = table.schema.key.last() else {
+            return Ok(None);
+        };
+        let ty = table.schema.columns[column].ty;
+        let Some((min, max)) = ty.integer_range().filter(|_| ty != SqlType::BigInt) else {
+            return Ok(None);
+        };
+        // Values a sequence's sessions may hold in their caches beyond the high water.
+        let cache = match table.handle.key_kind() {
+            hotpage::KeyKind::Sequence { cache, .. } => i64::from(cache),
+            _ => 1,
+        };
+        let near = |next: i64| {
+            next.saturating_add(cache) > max.saturating_sub(NARROW_KEY_MARGIN)
+                || next < min.saturating_add(NARROW_KEY_MARGIN)
+        };
+        if !near(table.handle.key_high_water()) {
+            return Ok(None);
+        }
+        let guard = crate::session::lock(&table.narrow_keys);
+        let next = table.handle.key_high_water();
+        if next.saturating_add(cache - 1) > max || next < min {
+            let column_name = &table.schema.columns[column].name;
+            return Err(SqlError::new(
+                "2200H",
+                format!(
+                    "nextval: reached maximum value of sequence \"{}_{column_name}_seq\" ({max})",
+                    table.name
+                ),
+            ));
+        }
+        Ok(Some(guard))
+    }
+
     fn insert_error(&self, e: EngineError, values: Option<&[Value]>) -> SqlError {
         match e {
             EngineError::DuplicateKey { key, .. } => {
@@ -294,25 +361,15 @@ impl InsertPlan {
     }
 }
 
+/// Generated keys this close to a narrow column's range end are made one at a time.
+/// Larger than the sessions that can hold a value between the check and the insert.
+const NARROW_KEY_MARGIN: i64 = 1 << 20;
+
 /// A value assigned to column `column`: coerced to its type, with the column named in
 /// the error.
 fn assign(table: &SqlTable, column: usize, value: Value) -> SqlResult<Value> {
     let c = &table.schema.columns[column];
-    value.coerce(&c.ty).map_err(|e| {
-        if e.sqlstate == sqlstate::DATATYPE_MISMATCH {
-            SqlError::new(
-                sqlstate::DATATYPE_MISMATCH,
-                format!(
-                    "column \"{}\" is of type {}: {}",
-                    c.name,
-                    c.ty.name(),
-                    e.message
-                ),
-            )
-        } else {
-            e
-        }
-    })
+    value.coerce_to_column(&c.ty, &c.name)
 }
 
 /// The hash-prefix bucket of a row whose id was given: `id % buckets`, as the generated

@@ -6,7 +6,7 @@
 
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{self, AggFunc, EvalContext, Scalar, aggregate_of, fold, object_name};
-use crate::session::{ColumnInfo, Ctx, SqlDatabase, StatementResult, engine_error};
+use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult, engine_error};
 use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
@@ -98,11 +98,16 @@ fn column_name(e: &Expr) -> String {
     }
 }
 
+/// Receives each row that passes WHERE; returns false to stop the scan.
+type RowSink<'a> = dyn FnMut(Vec<Value>, &mut dyn EvalContext) -> SqlResult<bool> + 'a;
+
 /// Where rows come from.
 #[derive(Clone)]
 enum Source {
     /// `SELECT` without FROM: one empty row.
     Nothing,
+    /// A hash-partitioned table still waiting for partitions: no rows yet.
+    Empty,
     Table(Arc<SqlTable>),
     View(String, Vec<Scalar>),
 }
@@ -164,7 +169,16 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
     };
     let (source, scope) = plan_source(db, select)?;
     let filter = match &select.selection {
-        Some(e) => Some(expr::compile(e, &scope)?),
+        Some(e) => Some(expr::compile(e, &scope).map_err(|err| {
+            if err.sqlstate == sqlstate::GROUPING_ERROR {
+                SqlError {
+                    message: "aggregate functions are not allowed in WHERE".into(),
+                    ..err
+                }
+            } else {
+                err
+            }
+        })?),
         None => None,
     };
     let range = match (&source, &select.selection) {
@@ -172,6 +186,13 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         _ => KeyRange::default(),
     };
     let (grouping, projection, order) = plan_output(select, query, &scope)?;
+    let distinct = matches!(select.distinct, Some(Distinct::Distinct));
+    if distinct && order.iter().any(|k| matches!(k.by, OrderBy::Expr(_))) {
+        return Err(SqlError::new(
+            sqlstate::INVALID_COLUMN_REFERENCE,
+            "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+        ));
+    }
     let (limit, offset) = limits(query)?;
     let columns = projection.columns.clone();
     let mut plan = SelectPlan {
@@ -183,7 +204,7 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         order,
         limit,
         offset,
-        distinct: matches!(select.distinct, Some(Distinct::Distinct)),
+        distinct,
         columns,
         params: 0,
     };
@@ -216,6 +237,9 @@ fn plan_source(db: &SqlDatabase, select: &Select) -> SqlResult<(Source, Vec<(Str
                         None => Vec::new(),
                     };
                     return Ok((Source::View(name, args), columns));
+                }
+                if let Some(scope) = db.pending_partitioned_scope(&name)? {
+                    return Ok((Source::Empty, scope));
                 }
                 let table = db.table(&name)?;
                 let scope = table.scope.clone();
@@ -451,7 +475,8 @@ fn plan_output(
                 sqlstate::GROUPING_ERROR,
                 format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
             )
-            .at(e.position);
+            .at(e.position)
+            .at_line_column(e.line_column);
         }
         e
     };
@@ -531,7 +556,7 @@ fn plan_order(
                         sqlstate::INVALID_COLUMN_REFERENCE,
                         format!("ORDER BY position {n} is not in select list"),
                     )
-                    .at(expr::position_of(&o.expr)));
+                    .at_line_column(expr::position_of(&o.expr)));
                 }
                 OrderBy::Output(n - 1)
             }
@@ -623,7 +648,7 @@ impl SelectPlan {
                     .then_some(limit.map(|l| l.saturating_add(offset)))
                     .flatten();
                 let mut collected = Vec::new();
-                self.for_each_row(ctx, &mut |row, _| {
+                self.for_each_row(ctx, &mut |row, _: &mut dyn EvalContext| {
                     collected.push(row);
                     Ok(enough.is_none_or(|n| collected.len() < n))
                 })?;
@@ -715,14 +740,13 @@ impl SelectPlan {
         Ordering::Equal
     }
 
-    /// Every source row that passes WHERE, to `sink` until it returns false.
-    fn for_each_row(
-        &self,
-        ctx: &mut Ctx<'_>,
-        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
-    ) -> SqlResult<()> {
+    /// Every source row that passes WHERE, to `sink` until it returns false. Expressions
+    /// evaluated meanwhile (WHERE, the sink's) get a context without the engine session,
+    /// which the scan holds: everything but `nextval()`.
+    fn for_each_row(&self, ctx: &mut Ctx<'_>, sink: &mut RowSink<'_>) -> SqlResult<()> {
         match &self.source {
             Source::Nothing => self.offer(Vec::new(), ctx, sink).map(|_| ()),
+            Source::Empty => Ok(()),
             Source::View(name, args) => {
                 let args = args
                     .iter()
@@ -743,8 +767,8 @@ impl SelectPlan {
     fn offer(
         &self,
         row: Vec<Value>,
-        ctx: &mut Ctx<'_>,
-        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+        ctx: &mut dyn EvalContext,
+        sink: &mut RowSink<'_>,
     ) -> SqlResult<bool> {
         if let Some(filter) = &self.filter
             && expr::truth(&filter.eval(&row, ctx)?)? != Some(true)
@@ -754,30 +778,19 @@ impl SelectPlan {
         sink(row, ctx)
     }
 
+    /// One pass over the table (from the lower key bound, to the upper one, when WHERE
+    /// gives them), each row decoded and offered as it comes.
     fn scan_table(
         &self,
         table: &SqlTable,
         ctx: &mut Ctx<'_>,
-        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
+        sink: &mut RowSink<'_>,
     ) -> SqlResult<()> {
         let first = table.key_columns.first().cloned();
-        let bound =
-            |b: &Option<(Scalar, bool)>, ctx: &mut Ctx<'_>| -> SqlResult<Option<(Value, bool)>> {
-                match (b, &first) {
-                    (Some((s, inclusive)), Some(column)) => {
-                        // A bound that does not fit the key's type is left to the filter.
-                        Ok(s.eval(&[], ctx)?
-                            .coerce(&column.ty)
-                            .ok()
-                            .map(|v| (v, *inclusive)))
-                    }
-                    _ => Ok(None),
-                }
-            };
-        let lower = bound(&self.range.lower, ctx)?;
-        let upper = bound(&self.range.upper, ctx)?;
+        let lower = self.bound(&self.range.lower, first.as_ref(), ctx)?;
+        let upper = self.bound(&self.range.upper, first.as_ref(), ctx)?;
         let from = match (&lower, &first) {
-            (Some((v, _)), Some(column)) if *v != Value::Null => {
+            (Some((v, _)), Some(column)) => {
                 let mut bytes = Vec::new();
                 key_codec::encode_key(
                     std::slice::from_ref(column),
@@ -790,110 +803,92 @@ impl SelectPlan {
             _ => None,
         };
         let first_column = table.schema.key.first().map(|&(c, _)| c);
+        let ordered = table.scans_in_key_order();
+        // The open transaction's own rows, merged in key order (PostgreSQL's read of your
+        // own writes); they are never in the table yet.
+        let mut pending = ctx.engine.pending_rows(&table.handle);
+        pending.retain(|(k, _)| from.as_ref().is_none_or(|f| k >= f));
+        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        let Ctx {
+            db,
+            engine,
+            state,
+            params,
+        } = ctx;
+        let mut scan_ctx = ScanCtx { db, state, params };
         let mut failure = None;
-        let engine = &*ctx.engine;
-        let mut rows = Vec::new();
+        let mut stopped = false;
+        let mut visit = |key: &[u8], row: &[u8]| -> bool {
+            let values = match table.decode(key, row) {
+                Ok(values) => values,
+                Err(e) => {
+                    failure = Some(e);
+                    return false;
+                }
+            };
+            if let (Some((hi, inclusive)), Some(c)) = (&upper, first_column) {
+                match values[c].order_cmp(hi) {
+                    Ordering::Greater => return false,
+                    Ordering::Equal if !inclusive => return false,
+                    _ => {}
+                }
+            }
+            match self.offer(values, &mut scan_ctx, sink) {
+                Ok(go_on) => go_on,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        };
+        let mut next_pending = 0;
         engine
             .scan(&table.handle, from.as_ref(), |key, row| {
-                let values = match table.decode(key, row) {
-                    Ok(values) => values,
-                    Err(e) => {
-                        failure = Some(e);
+                while ordered
+                    && next_pending < pending.len()
+                    && pending[next_pending].0.as_bytes() < key
+                {
+                    let (k, r) = &pending[next_pending];
+                    next_pending += 1;
+                    if !visit(k.as_bytes(), r) {
+                        stopped = true;
                         return false;
                     }
-                };
-                if let (Some((hi, inclusive)), Some(c)) = (&upper, first_column) {
-                    match values[c].order_cmp(hi) {
-                        Ordering::Greater => return false,
-                        Ordering::Equal if !inclusive => return false,
-                        _ => {}
-                    }
                 }
-                rows.push(values);
-                // Batches keep the scan's memory bounded while WHERE and the sink run
-                // outside the engine's callback (they may call the session).
-                rows.len() < SCAN_BATCH_ROWS
+                let go_on = visit(key, row);
+                stopped = !go_on;
+                go_on
             })
             .map_err(engine_error)?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        self.drain_batches(table, rows, from, upper, ctx, sink)
-    }
-
-    /// Feeds a first batch to the sink, then scans on from after its last key.
-    fn drain_batches(
-        &self,
-        table: &SqlTable,
-        mut rows: Vec<Vec<Value>>,
-        _from: Option<Key>,
-        upper: Option<(Value, bool)>,
-        ctx: &mut Ctx<'_>,
-        sink: &mut dyn FnMut(Vec<Value>, &mut Ctx<'_>) -> SqlResult<bool>,
-    ) -> SqlResult<()> {
-        loop {
-            let full = rows.len() == SCAN_BATCH_ROWS;
-            let resume = if full && table.scans_in_key_order() {
-                rows.last().map(|last| table.encode_key(last)).transpose()?
-            } else {
-                None
-            };
-            for row in rows.drain(..) {
-                if !self.offer(row, ctx, sink)? {
-                    return Ok(());
+        if !stopped {
+            for (k, r) in &pending[next_pending..] {
+                if !visit(k.as_bytes(), r) {
+                    break;
                 }
             }
-            if !full {
-                return Ok(());
-            }
-            let Some(resume) = resume else {
-                return Err(SqlError::unsupported(format!(
-                    "a scan of over {SCAN_BATCH_ROWS} rows of a table without a key order (heap)"
-                )));
-            };
-            rows = self.next_batch(table, &resume, &upper, ctx)?;
         }
+        failure.map_or(Ok(()), Err)
     }
 
-    fn next_batch(
+    /// A key bound's value in the key column's type; `None` (no bound: WHERE alone decides)
+    /// when it is NULL or does not convert exactly (`id < 2.4` on an integer key must not
+    /// become `id < 2`).
+    fn bound(
         &self,
-        table: &SqlTable,
-        after: &[u8],
-        upper: &Option<(Value, bool)>,
+        bound: &Option<(Scalar, bool)>,
+        column: Option<&key_codec::KeyColumn>,
         ctx: &mut Ctx<'_>,
-    ) -> SqlResult<Vec<Vec<Value>>> {
-        let from = Key::from_bytes(after).map_err(engine_error)?;
-        let first_column = table.schema.key.first().map(|&(c, _)| c);
-        let mut rows = Vec::new();
-        let mut failure = None;
-        ctx.engine
-            .scan(&table.handle, Some(&from), |key, row| {
-                if key == after {
-                    return true;
-                }
-                match table.decode(key, row) {
-                    Ok(values) => {
-                        if let (Some((hi, inclusive)), Some(c)) = (upper, first_column) {
-                            match values[c].order_cmp(hi) {
-                                Ordering::Greater => return false,
-                                Ordering::Equal if !inclusive => return false,
-                                _ => {}
-                            }
-                        }
-                        rows.push(values);
-                        rows.len() < SCAN_BATCH_ROWS
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        false
-                    }
-                }
-            })
-            .map_err(engine_error)?;
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(rows),
-        }
+    ) -> SqlResult<Option<(Value, bool)>> {
+        let (Some((scalar, inclusive)), Some(column)) = (bound, column) else {
+            return Ok(None);
+        };
+        let value = scalar.eval(&[], ctx)?;
+        let Ok(converted) = value.clone().coerce(&column.ty) else {
+            return Ok(None);
+        };
+        let exact =
+            converted != Value::Null && expr::compare(&converted, &value) == Some(Ordering::Equal);
+        Ok(exact.then_some((converted, *inclusive)))
     }
 
     /// Runs the rows through the aggregates; returns one row per group (keys, then
@@ -901,7 +896,7 @@ impl SelectPlan {
     fn group_rows(&self, grouping: &Grouping, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut groups: Vec<(Vec<Value>, Vec<Accumulator>)> = Vec::new();
-        self.for_each_row(ctx, &mut |row, ctx| {
+        self.for_each_row(ctx, &mut |row, ctx: &mut dyn EvalContext| {
             let keys = grouping
                 .keys
                 .iter()
@@ -953,9 +948,6 @@ impl SelectPlan {
             .collect()
     }
 }
-
-/// Rows a table scan reads per engine call.
-const SCAN_BATCH_ROWS: usize = 4096;
 
 fn count_value(s: Option<&Scalar>, ctx: &mut Ctx<'_>, what: &str) -> SqlResult<Option<usize>> {
     let Some(s) = s else {
@@ -1045,16 +1037,11 @@ impl Accumulator {
             Accumulator::Avg(sum, n) => match sum {
                 None => Value::Null,
                 Some(Value::Float(f)) => Value::Float(f / n as f64),
-                Some(s) => {
-                    let scaled = s.coerce(&SqlType::Numeric {
-                        precision: 38,
-                        scale: AVG_SCALE,
-                    })?;
-                    scaled.div(&Value::Int(n))?.coerce(&SqlType::Numeric {
-                        precision: 38,
-                        scale: AVG_SCALE,
-                    })?
-                }
+                // numeric sum / count, at PostgreSQL's division scale.
+                Some(s) => s.div(&Value::Numeric {
+                    scaled: i128::from(n),
+                    scale: 0,
+                })?,
             },
             Accumulator::Min(v) | Accumulator::Max(v) => v.unwrap_or(Value::Null),
         })

@@ -179,6 +179,30 @@ impl SqlDatabase {
         Ok(table)
     }
 
+    /// The columns of a hash-partitioned table still waiting for its partitions (it has no
+    /// rows yet), or `None` if `name` is not one.
+    pub(crate) fn pending_partitioned_scope(
+        &self,
+        name: &str,
+    ) -> SqlResult<Option<Vec<(String, SqlType)>>> {
+        let meta = self.metadata();
+        let Some(pending) = meta.pending.iter().find(|p| p.name == name) else {
+            return Ok(None);
+        };
+        let parsed = parse(&pending.create_sql)?;
+        let Some(Statement::CreateTable(ct)) = parsed.first() else {
+            return Ok(None);
+        };
+        let plan = ddl::plan_table(ct, &meta, self.engine.data_files(), Some(1))?;
+        Ok(Some(
+            plan.schema
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.ty))
+                .collect(),
+        ))
+    }
+
     pub(crate) fn metadata(&self) -> Metadata {
         lock(&self.meta).clone()
     }
@@ -297,14 +321,43 @@ impl EvalContext for Ctx<'_> {
     }
 
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
-        functions::call(self, func, args)
+        functions::call(self.db, self.state, Some(&mut *self.engine), func, args)
+    }
+}
+
+/// The context of expressions evaluated inside a table scan, which holds the engine
+/// session: everything but `nextval()`.
+pub(crate) struct ScanCtx<'a> {
+    pub db: &'a SqlDatabase,
+    pub state: &'a mut SessionState,
+    pub params: &'a [Value],
+}
+
+impl EvalContext for ScanCtx<'_> {
+    fn param(&self, index: usize) -> SqlResult<Value> {
+        self.params.get(index).cloned().ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_PARAMETER,
+                format!("there is no parameter ${}", index + 1),
+            )
+        })
+    }
+
+    fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
+        functions::call(self.db, self.state, None, func, args)
     }
 }
 
 mod functions {
     use super::*;
 
-    pub(super) fn call(ctx: &mut Ctx<'_>, func: Func, args: &[Value]) -> SqlResult<Value> {
+    pub(super) fn call(
+        db: &SqlDatabase,
+        state: &mut SessionState,
+        engine: Option<&mut hotpage::Session>,
+        func: Func,
+        args: &[Value],
+    ) -> SqlResult<Value> {
         let name_arg = || match args.first() {
             Some(Value::Text(s)) => Ok(s.trim_end_matches("::regclass").to_lowercase()),
             _ => Err(SqlError::new(
@@ -316,7 +369,7 @@ mod functions {
             Func::Now => Value::Timestamp(now_micros()),
             Func::GenRandomUuid => Value::Uuid(random_uuid(false)),
             Func::UuidV7 => Value::Uuid(random_uuid(true)),
-            Func::LastVal => ctx.state.lastval.map(Value::Int).ok_or_else(|| {
+            Func::LastVal => state.lastval.map(Value::Int).ok_or_else(|| {
                 SqlError::new(
                     sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                     "lastval is not yet defined in this session",
@@ -324,21 +377,31 @@ mod functions {
             })?,
             Func::CurrVal => {
                 let name = name_arg()?;
-                let value = ctx.state.currval.get(&name).copied().ok_or_else(|| {
-                    SqlError::new(
-                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                        format!(
-                            "currval of sequence \"{name}\" is not yet defined in this session"
-                        ),
-                    )
-                })?;
-                Value::Int(value)
+                match state.currval.get(&name) {
+                    Some(value) => Value::Int(*value),
+                    None if db.metadata().sequences.iter().any(|s| s.name == name)
+                        || implicit_sequence_exists(db, &name) =>
+                    {
+                        return Err(SqlError::new(
+                            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                            format!(
+                                "currval of sequence \"{name}\" is not yet defined in this session"
+                            ),
+                        ));
+                    }
+                    None => return Err(undefined_table(&name)),
+                }
             }
             Func::NextVal => {
                 let name = name_arg()?;
-                let value = nextval(ctx, &name)?;
-                ctx.state.lastval = Some(value);
-                ctx.state.currval.insert(name, value);
+                let Some(engine) = engine else {
+                    return Err(SqlError::unsupported(
+                        "nextval() inside a query that reads a table",
+                    ));
+                };
+                let value = nextval(db, engine, &name)?;
+                state.lastval = Some(value);
+                state.currval.insert(name, value);
                 Value::Int(value)
             }
             Func::Version => Value::Text(format!(
@@ -347,7 +410,7 @@ mod functions {
             )),
             Func::CurrentDatabase => Value::Text("hotpage".into()),
             Func::ResetWaitStats => {
-                ctx.db.engine.reset_stats();
+                db.engine.reset_stats();
                 Value::Int(0)
             }
             other => {
@@ -359,19 +422,31 @@ mod functions {
         })
     }
 
+    /// `t_id_seq`, the sequence PostgreSQL makes for table `t`'s identity column `id`.
+    fn implicit_sequence_exists(db: &SqlDatabase, name: &str) -> bool {
+        let Some(stem) = name.strip_suffix("_seq") else {
+            return false;
+        };
+        db.engine.tables().iter().any(|t| {
+            stem.strip_prefix(t.name.as_str())
+                .and_then(|rest| rest.strip_prefix('_'))
+                .is_some_and(|column| !column.is_empty())
+        })
+    }
+
     /// nextval: from the owning table's key generator, or the sequence's own reservation.
-    fn nextval(ctx: &mut Ctx<'_>, name: &str) -> SqlResult<i64> {
-        let meta = ctx.db.metadata();
+    fn nextval(db: &SqlDatabase, engine: &mut hotpage::Session, name: &str) -> SqlResult<i64> {
+        let meta = db.metadata();
         let seq = meta
             .sequences
             .iter()
             .find(|s| s.name == name)
             .ok_or_else(|| undefined_table(name))?;
         if seq.owner.is_empty() {
-            return ctx.db.sequence_next(name);
+            return db.sequence_next(name);
         }
-        let table = ctx.db.table(&seq.owner)?;
-        let key = ctx.engine.next_key(&table.handle).map_err(engine_error)?;
+        let table = db.table(&seq.owner)?;
+        let key = engine.next_key(&table.handle).map_err(engine_error)?;
         table.handle.key_kind().value_of(&key).ok_or_else(|| {
             SqlError::new(sqlstate::INTERNAL_ERROR, "a sequence key without a value")
         })
@@ -435,13 +510,19 @@ impl SqlSession {
             Err(error) => return (Vec::new(), Some(self.fail(error))),
         };
         let mut results = Vec::with_capacity(statements.len());
+        let single = statements.len() == 1;
         for statement in statements {
-            self.activity.begin(&statement.to_string());
+            // pg_stat_activity shows the text as sent (one statement), else the statement.
+            if single {
+                self.activity.begin(sql.trim());
+            } else {
+                self.activity.begin(&statement.to_string());
+            }
             let outcome = self.run_statement(statement, &[]);
             self.activity.end();
             match outcome {
                 Ok(result) => results.push(result),
-                Err(error) => return (results, Some(self.fail(error))),
+                Err(error) => return (results, Some(self.fail(error.resolve_position(sql)))),
             }
         }
         (results, None)
@@ -457,7 +538,7 @@ impl SqlSession {
             ));
         }
         let statement = statements.remove(0);
-        self.plan(statement)
+        self.plan(statement).map_err(|e| e.resolve_position(sql))
     }
 
     /// Executes a prepared statement with `params` for `$1…`.
@@ -624,6 +705,17 @@ impl SqlSession {
                 format!("prepared statement \"{name}\" does not exist"),
             )
         })?;
+        let expected = prepared.param_types.len();
+        if arguments.len() != expected {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("wrong number of parameters for prepared statement \"{name}\""),
+            )
+            .with_detail(format!(
+                "Expected {expected} parameters but got {}.",
+                arguments.len()
+            )));
+        }
         let empty: &[(String, SqlType)] = &[];
         let mut values = Vec::with_capacity(arguments.len());
         for argument in arguments {
@@ -679,6 +771,7 @@ impl SqlSession {
         let _ddl = lock(&db.ddl);
         let name = object_name(&ct.name);
         let exists = self.db.engine.table(&name).is_ok()
+            || crate::views::is_view(&name)
             || self
                 .db
                 .metadata()
@@ -931,7 +1024,10 @@ impl SqlSession {
         let owned_next = match self.db.engine.table(name) {
             Ok(handle) if self.db.metadata().sequences.iter().any(|s| s.owner == name) => {
                 let key = self.engine.next_key(&handle).map_err(engine_error)?;
-                handle.key_kind().value_of(&key).map(|v| v.saturating_add(1))
+                handle
+                    .key_kind()
+                    .value_of(&key)
+                    .map(|v| v.saturating_add(1))
             }
             _ => None,
         };
@@ -1028,6 +1124,9 @@ impl SqlSession {
     fn show(&mut self, variable: &[sqlparser::ast::Ident]) -> SqlResult<StatementResult> {
         let name = variable.iter().map(fold).collect::<Vec<_>>().join(".");
         let value = match name.as_str() {
+            "synchronous_commit" if self.state.settings.contains_key("synchronous_commit") => {
+                self.state.settings["synchronous_commit"].clone()
+            }
             "synchronous_commit" => match self.engine_durability() {
                 Durability::Async => "off".to_string(),
                 Durability::None => "off".to_string(),

@@ -28,6 +28,8 @@ pub(crate) struct SqlTable {
     pub row_types: Vec<SqlType>,
     /// Each column's compiled DEFAULT (None: NULL, or the key generator's).
     pub defaults: Vec<Option<Scalar>>,
+    /// Serialises generated keys near the end of a narrow key column's range (insert.rs).
+    pub narrow_keys: std::sync::Mutex<()>,
 }
 
 impl SqlTable {
@@ -60,6 +62,7 @@ impl SqlTable {
             row_columns,
             row_types,
             defaults,
+            narrow_keys: std::sync::Mutex::new(()),
         })
     }
 

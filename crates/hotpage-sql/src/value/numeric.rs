@@ -312,15 +312,49 @@ fn div10_wide(hi: u128, lo: u128) -> (u128, u128, u8) {
     (q_hi, q_lo, (lower % 10) as u8)
 }
 
-/// `a / b`. The result scale is `max(16, sa, sb)`, lowered as far as needed for the
-/// quotient to fit 38 digits; rounded half away from zero. (PostgreSQL picks the scale
-/// from the operands' magnitudes; this simpler rule gives at least as many fraction
-/// digits for ordinary operands.)
+/// The weight (base-10000 exponent) and first base-10000 digit of `scaled · 10^-scale`,
+/// as PostgreSQL's numeric stores it; zero is (0, 0).
+fn weight_and_first_digit(scaled: i128, scale: u8) -> (i32, u128) {
+    let x = scaled.unsigned_abs();
+    if x == 0 {
+        return (0, 0);
+    }
+    // The decimal exponent of the leading digit: x · 10^-scale is in [10^e, 10^(e+1)).
+    let e = x.ilog10() as i32 - i32::from(scale);
+    let weight = e.div_euclid(4);
+    // floor(x · 10^-scale / 10000^weight), below 10000 by the choice of weight.
+    let shift = 4 * weight + i32::from(scale);
+    let first = if shift >= 0 {
+        x / 10u128.pow(shift.unsigned_abs())
+    } else {
+        x * 10u128.pow(shift.unsigned_abs())
+    };
+    (weight, first)
+}
+
+/// The result scale of `a / b`: PostgreSQL's `select_div_scale`, enough fraction digits for
+/// at least 16 significant ones and no fewer than either operand's.
+fn div_scale(a: (i128, u8), b: (i128, u8)) -> u8 {
+    let (w1, d1) = weight_and_first_digit(a.0, a.1);
+    let (w2, d2) = weight_and_first_digit(b.0, b.1);
+    let mut qweight = w1 - w2;
+    if d1 <= d2 {
+        qweight -= 1;
+    }
+    let scale = (i32::from(DIV_SCALE_MIN) - qweight * 4)
+        .max(i32::from(a.1))
+        .max(i32::from(b.1))
+        .clamp(0, i32::from(DIGITS_MAX));
+    scale as u8
+}
+
+/// `a / b`, at PostgreSQL's result scale ([`div_scale`]), lowered as far as needed for the
+/// quotient to fit 38 digits; rounded half away from zero.
 pub(crate) fn div(a: (i128, u8), b: (i128, u8)) -> SqlResult<(i128, u8)> {
     if b.0 == 0 {
         return Err(division_by_zero());
     }
-    let target = DIV_SCALE_MIN.max(a.1).max(b.1).min(DIGITS_MAX);
+    let target = div_scale(a, b);
     let (x, y) = (a.0.unsigned_abs(), b.0.unsigned_abs());
     for scale in (0..=target).rev() {
         if let Some(quotient) = div_at_scale(x, a.1, y, b.1, scale) {
@@ -488,16 +522,22 @@ mod tests {
     }
 
     #[test]
-    fn divides_with_sixteen_fraction_digits() {
-        assert_eq!(div((1, 0), (3, 0)), Ok((3_333_333_333_333_333, 16)));
-        assert_eq!(div((2, 0), (3, 0)), Ok((6_666_666_666_666_667, 16)));
-        assert_eq!(div((-2, 0), (3, 0)), Ok((-6_666_666_666_666_667, 16)));
+    fn divides_at_postgresqls_scale() {
+        // select 1 / 3.0 → 0.33333333333333333333 (20 digits); 10 / 4.0 → 2.5000000000000000
+        assert_eq!(div((1, 0), (30, 1)), Ok((33_333_333_333_333_333_333, 20)));
+        assert_eq!(div((10, 0), (4, 0)), Ok((25_000_000_000_000_000, 16)));
+        // avg(1) is 1 / 1: 1.00000000000000000000.
+        assert_eq!(div((1, 0), (1, 0)), Ok((10i128.pow(20), 20)));
+        assert_eq!(div((2, 0), (3, 0)), Ok((66_666_666_666_666_666_667, 20)));
+        assert_eq!(div((-2, 0), (3, 0)), Ok((-66_666_666_666_666_666_667, 20)));
+        assert_eq!(weight_and_first_digit(123_456, 0), (1, 12));
+        assert_eq!(weight_and_first_digit(5, 3), (-1, 50));
         assert_eq!(div((1, 0), (0, 2)), Err(division_by_zero()));
         // 10^37 / 10^-38 is 10^75: no scale makes it fit.
         assert_eq!(div((10i128.pow(37), 0), (1, 38)), Err(overflow()));
-        // A large quotient keeps fewer fraction digits.
+        // A large quotient gets fewer fraction digits (PostgreSQL: 16 significant digits).
         let (v, s) = div((10i128.pow(30), 0), (3, 0)).unwrap();
-        assert_eq!(format(v, s), "333333333333333333333333333333.33333333");
+        assert_eq!(format(v, s), "333333333333333333333333333333");
         // Tiny quotients round to zero.
         assert_eq!(div((1, 38), (10i128.pow(37), 0)), Ok((0, 38)));
     }

@@ -194,6 +194,13 @@ impl Table {
         self.layout
     }
 
+    /// The first value its key generator has not handed out (identity, sequence,
+    /// session-range: the next id; bit-reverse: the next counter value before reversal;
+    /// GUIDs: 0). The SQL layer checks a narrow identity column's range against it.
+    pub fn key_high_water(&self) -> i64 {
+        self.keys.high_water()
+    }
+
     /// The schema bytes it was created with (empty if none).
     pub fn schema(&self) -> &[u8] {
         &self.schema
@@ -1262,6 +1269,20 @@ impl Session {
         }
         let _frames = self.frames.enter_read()?;
         table.get(key.as_bytes())
+    }
+
+    /// The rows this session's open transaction has inserted into `table` and not yet
+    /// committed, in insert order (empty outside a transaction). A reader that wants the
+    /// transaction's own view merges them with [`Session::scan`]'s committed rows (the SQL
+    /// layer does); their keys are not in the table (a supplied key was proved unique).
+    pub fn pending_rows(&self, table: &TableHandle) -> Vec<(Key, Vec<u8>)> {
+        self.txn.as_ref().map_or_else(Vec::new, |txn| {
+            txn.rows
+                .iter()
+                .filter(|(t, _, _)| t.id == table.id)
+                .map(|(_, key, row)| (*key, row.clone()))
+                .collect()
+        })
     }
 
     /// Visits committed rows in key order from `from` (inclusive; `None`: the first) until
