@@ -464,6 +464,17 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
     else {
         return Ok(None);
     };
+    sequence_generator(d, meta, sequence, bit_reverse).map(Some)
+}
+
+/// `DEFAULT nextval('s')` or `DEFAULT bit_reverse(nextval('s'))` on a key column: the
+/// sequence becomes the table's key generator.
+fn sequence_generator(
+    d: &Declared,
+    meta: &Metadata,
+    sequence: String,
+    bit_reverse: bool,
+) -> SqlResult<DefaultGenerator> {
     if !d.column.ty.is_integer() {
         return Err(SqlError::new(
             sqlstate::DATATYPE_MISMATCH,
@@ -524,7 +535,7 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
             cache: seq.cache,
         }
     };
-    Ok(Some(DefaultGenerator {
+    Ok(DefaultGenerator {
         design: if bit_reverse {
             "bit-reverse"
         } else {
@@ -536,7 +547,7 @@ fn default_generator(d: &Declared, meta: &Metadata) -> SqlResult<Option<DefaultG
             bit_reverse,
         },
         sequence: Some(sequence),
-    }))
+    })
 }
 
 struct HashPrefixFound {

@@ -86,7 +86,7 @@ pub struct SqlError {
     pub position: Option<usize>,
     /// Where in the text (1-based line, column) the error is, until the session turns it
     /// into `position` against the text it ran.
-    pub(crate) line_column: Option<(usize, usize)>,
+    pub(crate) line_column: Option<(u32, u32)>,
 }
 
 impl SqlError {
@@ -131,7 +131,7 @@ impl SqlError {
     }
 
     /// Sets the (line, column) the error is about, unless a place is already known.
-    pub(crate) fn at_line_column(mut self, at: Option<(usize, usize)>) -> SqlError {
+    pub(crate) fn at_line_column(mut self, at: Option<(u32, u32)>) -> SqlError {
         if self.position.is_none() && self.line_column.is_none() {
             self.line_column = at;
         }
@@ -145,10 +145,10 @@ impl SqlError {
         {
             let before: usize = text
                 .split('\n')
-                .take(line.saturating_sub(1))
+                .take((line as usize).saturating_sub(1))
                 .map(|l| l.chars().count() + 1)
                 .sum();
-            self.position = Some(before + column);
+            self.position = Some(before + column as usize);
         }
         self
     }

@@ -131,10 +131,12 @@ pub(crate) fn object_name(name: &ObjectName) -> String {
 }
 
 /// The 1-based (line, column) of an expression's first token, for error carets.
-pub(crate) fn position_of(expr: &Expr) -> Option<(usize, usize)> {
+pub(crate) fn position_of(expr: &Expr) -> Option<(u32, u32)> {
     use sqlparser::ast::Spanned;
     let start = expr.span().start;
-    (start.line > 0).then_some((start.line as usize, start.column as usize))
+    let line = u32::try_from(start.line).ok()?;
+    let column = u32::try_from(start.column).ok()?;
+    (line > 0).then_some((line, column))
 }
 
 /// Compiles `expr` against `scope`. Aggregates are refused here (the SELECT planner

@@ -808,7 +808,7 @@ impl SelectPlan {
         // own writes); they are never in the table yet.
         let mut pending = ctx.engine.pending_rows(&table.handle);
         pending.retain(|(k, _)| from.as_ref().is_none_or(|f| k >= f));
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        pending.sort_by_key(|(key, _)| *key);
         let Ctx {
             db,
             engine,

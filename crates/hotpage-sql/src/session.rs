@@ -69,6 +69,8 @@ pub struct Prepared {
     pub columns: Vec<ColumnInfo>,
     /// Parameters `$1…` and the type each was inferred to have, where known.
     pub param_types: Vec<Option<SqlType>>,
+    /// The statement's text, as `pg_stat_activity` shows it while it runs.
+    text: Arc<str>,
 }
 
 impl Prepared {
@@ -538,7 +540,9 @@ impl SqlSession {
             ));
         }
         let statement = statements.remove(0);
-        self.plan(statement).map_err(|e| e.resolve_position(sql))
+        let mut prepared = self.plan(statement).map_err(|e| e.resolve_position(sql))?;
+        prepared.text = Arc::from(sql.trim());
+        Ok(prepared)
     }
 
     /// Executes a prepared statement with `params` for `$1…`.
@@ -547,12 +551,7 @@ impl SqlSession {
         prepared: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
-        if let Plan::Other(statement) = &prepared.plan {
-            let text = statement.to_string();
-            self.activity.begin(&text);
-        } else {
-            self.activity.begin("(prepared statement)");
-        }
+        self.activity.begin(&prepared.text);
         let outcome = self
             .refuse_if_failed()
             .and_then(|()| self.run_plan(&prepared.plan, params));
@@ -596,6 +595,7 @@ impl SqlSession {
                     columns: plan.columns(),
                     param_types: plan.param_types(),
                     plan: Plan::Insert(Arc::new(plan)),
+                    text: Arc::from(""),
                 }
             }
             Statement::Query(query) => {
@@ -604,11 +604,13 @@ impl SqlSession {
                     columns: plan.columns.clone(),
                     param_types: plan.param_types(),
                     plan: Plan::Select(Arc::new(plan)),
+                    text: Arc::from(""),
                 }
             }
             other => Prepared {
                 columns: Vec::new(),
                 param_types: Vec::new(),
+                text: Arc::from(other.to_string()),
                 plan: Plan::Other(Box::new(other)),
             },
         })

@@ -92,7 +92,9 @@ fn every_design_through_ddl_is_the_table_that_design_makes() {
         let db = open();
         let sql = SqlDatabase::new(Arc::clone(&db)).expect("sql");
         let mut session = sql.session();
-        session.execute(ddl(name)).expect(ddl(name));
+        if let Err(e) = session.execute(ddl(name)) {
+            panic!("{name:?}: {e}");
+        }
         let insert = session
             .prepare("INSERT INTO x (r) VALUES ('\\x0001020304050607080910111213141516171819')")
             .expect("prepare");

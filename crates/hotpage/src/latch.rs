@@ -10,7 +10,9 @@
 //!   clock, so a wait costs two `Instant::now` calls and a free latch costs none.
 //!
 //! The latch knows nothing of statistics: blocking calls return the nanoseconds waited and
-//! the buffer pool records them under the page's wait type.
+//! the buffer pool records them under the page's wait type. They call `on_wait` once a wait
+//! begins (never on the uncontended path) and keep what it returns until the wait ends:
+//! the buffer pool marks the session's current wait with it (`stats::mark_waiting`).
 
 use crate::stats::elapsed_ns;
 use parking_lot::RawRwLock;
@@ -60,11 +62,12 @@ impl HybridLatch {
 
     /// Starts an optimistic read, parking (as a shared waiter) while an exclusive holder
     /// works. Returns the version and the nanoseconds waited (0 when none).
-    pub fn optimistic_or_wait(&self) -> (u64, u64) {
+    pub fn optimistic_or_wait<W>(&self, on_wait: impl FnOnce() -> W) -> (u64, u64) {
         if let Some(version) = self.optimistic() {
             return (version, 0);
         }
         let start = Instant::now();
+        let _waiting = on_wait();
         loop {
             // Queue behind the writer instead of spinning on the version.
             self.lock.lock_shared();
@@ -92,20 +95,22 @@ impl HybridLatch {
     }
 
     /// Acquires the latch shared. Returns the guard and the nanoseconds waited.
-    pub fn lock_shared(&self) -> (SharedGuard<'_>, u64) {
+    pub fn lock_shared<W>(&self, on_wait: impl FnOnce() -> W) -> (SharedGuard<'_>, u64) {
         if self.lock.try_lock_shared() {
             return (SharedGuard { latch: self }, 0);
         }
         let start = Instant::now();
+        let _waiting = on_wait();
         self.lock.lock_shared();
         (SharedGuard { latch: self }, elapsed_ns(start))
     }
 
     /// Acquires the latch exclusively. Returns the guard and the nanoseconds waited.
-    pub fn lock_exclusive(&self) -> (ExclusiveGuard<'_>, u64) {
+    pub fn lock_exclusive<W>(&self, on_wait: impl FnOnce() -> W) -> (ExclusiveGuard<'_>, u64) {
         let mut wait_ns = 0;
         if !self.lock.try_lock_exclusive() {
             let start = Instant::now();
+            let _waiting = on_wait();
             self.lock.lock_exclusive();
             wait_ns = elapsed_ns(start);
         }
@@ -126,13 +131,18 @@ impl HybridLatch {
     /// the optimistic readers of the page are not invalidated by an upgrade that changes
     /// nothing (at the tail of a sequential index, dozens of sessions fail this way after
     /// every split, and each used to restart every reader of the parent).
-    pub fn upgrade(&self, version: u64) -> (Option<ExclusiveGuard<'_>>, u64) {
+    pub fn upgrade<W>(
+        &self,
+        version: u64,
+        on_wait: impl FnOnce() -> W,
+    ) -> (Option<ExclusiveGuard<'_>>, u64) {
         if self.version.load(Ordering::Relaxed) != version {
             return (None, 0);
         }
         let mut wait_ns = 0;
         if !self.lock.try_lock_exclusive() {
             let start = Instant::now();
+            let _waiting = on_wait();
             self.lock.lock_exclusive();
             wait_ns = elapsed_ns(start);
         }
@@ -199,7 +209,7 @@ mod tests {
         let v = latch.optimistic().expect("free latch");
         assert!(latch.validate(v));
         {
-            let (_g, _) = latch.lock_exclusive();
+            let (_g, _) = latch.lock_exclusive(|| ());
             assert!(latch.optimistic().is_none(), "odd version while held");
         }
         assert!(!latch.validate(v));
@@ -211,8 +221,8 @@ mod tests {
     fn shared_holders_do_not_change_the_version() {
         let latch = HybridLatch::new();
         let v = latch.optimistic().expect("free");
-        let (a, wait_a) = latch.lock_shared();
-        let (b, wait_b) = latch.lock_shared();
+        let (a, wait_a) = latch.lock_shared(|| ());
+        let (b, wait_b) = latch.lock_shared(|| ());
         assert_eq!((wait_a, wait_b), (0, 0));
         assert!(latch.try_lock_exclusive().is_none());
         drop((a, b));
@@ -224,10 +234,10 @@ mod tests {
     fn upgrade_fails_after_an_intervening_writer() {
         let latch = HybridLatch::new();
         let v = latch.optimistic().expect("free");
-        drop(latch.lock_exclusive());
-        assert!(latch.upgrade(v).0.is_none());
+        drop(latch.lock_exclusive(|| ()));
+        assert!(latch.upgrade(v, || ()).0.is_none());
         let v = latch.optimistic().expect("free");
-        assert!(latch.upgrade(v).0.is_some());
+        assert!(latch.upgrade(v, || ()).0.is_some());
     }
 
     /// A failed upgrade leaves the version alone: readers of the page stay valid, and the
@@ -237,17 +247,17 @@ mod tests {
     fn a_stale_upgrade_invalidates_no_reader() {
         let latch = HybridLatch::new();
         let stale = latch.optimistic().expect("free");
-        drop(latch.lock_exclusive());
+        drop(latch.lock_exclusive(|| ()));
         let reader = latch.optimistic().expect("free");
-        assert!(latch.upgrade(stale).0.is_none());
+        assert!(latch.upgrade(stale, || ()).0.is_none());
         assert!(
             latch.validate(reader),
             "a failed upgrade invalidated a reader"
         );
         // Stale only once the lock is held: a writer comes between the look and the lock.
         std::thread::scope(|s| {
-            let (guard, _) = latch.lock_exclusive();
-            let waiter = s.spawn(|| latch.upgrade(reader).0.is_none());
+            let (guard, _) = latch.lock_exclusive(|| ());
+            let waiter = s.spawn(|| latch.upgrade(reader, || ()).0.is_none());
             std::thread::sleep(std::time::Duration::from_millis(20));
             drop(guard);
             assert!(
@@ -269,8 +279,8 @@ mod tests {
     fn waits_are_measured() {
         let latch = HybridLatch::new();
         std::thread::scope(|s| {
-            let (guard, _) = latch.lock_exclusive();
-            let waiter = s.spawn(|| latch.lock_exclusive().1);
+            let (guard, _) = latch.lock_exclusive(|| ());
+            let waiter = s.spawn(|| latch.lock_exclusive(|| ()).1);
             std::thread::sleep(Duration::from_millis(20));
             drop(guard);
             let wait_ns = waiter.join().expect("waiter");
@@ -297,7 +307,7 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..ROUNDS {
                         if (t + i) % 4 == 0 {
-                            let (_g, _) = latch.lock_exclusive();
+                            let (_g, _) = latch.lock_exclusive(|| ());
                             assert_eq!(inside.fetch_add(1, Ordering::Relaxed), 0);
                             let next = cells[0].load(Ordering::Relaxed).wrapping_add(1);
                             cells[0].store(next, Ordering::Relaxed);
@@ -305,7 +315,7 @@ mod tests {
                             cells[1].store(next, Ordering::Relaxed);
                             inside.fetch_sub(1, Ordering::Relaxed);
                         } else {
-                            let (v, _) = latch.optimistic_or_wait();
+                            let (v, _) = latch.optimistic_or_wait(|| ());
                             let a = cells[0].load(Ordering::Relaxed);
                             let b = cells[1].load(Ordering::Relaxed);
                             if latch.validate(v) {

@@ -61,6 +61,8 @@ pub use format::PageId;
 pub use log::{WalCounters, WalOptions};
 pub use page::PageType;
 pub use stats::{Counter, StatsSnapshot, WaitType};
+// A session's wait in progress (pg_stat_activity): the embedder installs the slot.
+pub use stats::{CurrentWait, WaitInProgress};
 pub use storage::{
     CrashMode, FaultOp, MemStorage, StdStorage, Storage, StorageFile, VolatileStorage,
 };

@@ -4,13 +4,18 @@
 //! thread writes only its own shard (plain load + store, no read-modify-write on a shared
 //! line), and a reader sums the shards. Waits are recorded only on the slow path (a latch
 //! that was not free), so the per-page map behind a mutex is touched only after a wait.
+//!
+//! A session's *current* wait (what `pg_stat_activity` shows while it waits) is a
+//! [`CurrentWait`] the embedder installs in the session's thread; [`mark_waiting`], called
+//! where a wait begins (only once the uncontended try has failed), writes it and clears it
+//! when the wait ends. Without an installed slot a mark costs one thread-local read.
 
 use crate::format::PageId;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// What a session waited for. Names follow SQL Server's so users recognise them.
@@ -224,7 +229,8 @@ impl Stats {
 
     /// Takes a lock (or anything that may block) without timing the common uncontended
     /// case: `try_take` first, and only if it fails, `take` under a clock, recording the
-    /// time as one wait of `wait_type`.
+    /// time as one wait of `wait_type` (and showing it as the thread's current wait while
+    /// it lasts; see `mark_waiting`).
     pub fn timed_wait<T>(
         &self,
         wait_type: WaitType,
@@ -235,7 +241,9 @@ impl Stats {
             return taken;
         }
         let start = Instant::now();
+        let waiting = mark_waiting(wait_type, None);
         let taken = take();
+        drop(waiting);
         self.record_wait(wait_type, None, elapsed_ns(start));
         taken
     }
@@ -349,6 +357,201 @@ impl StatsSnapshot {
     }
 }
 
+// ---- the current wait of a session (pg_stat_activity) ----
+
+/// What one session is waiting for right now, shown by `pg_stat_activity`: a wait type,
+/// the page waited on (for page waits) and when the wait began.
+///
+/// An embedder makes one per session and [`install`](CurrentWait::install)s it in the
+/// thread that runs the session's statement for as long as the statement runs; the engine
+/// writes it where a wait begins and clears it where the wait ends, on that thread only,
+/// and only on the wait path (a latch or log wait that actually happens): the uncontended
+/// path never touches it. Any thread may read it with [`snapshot`](CurrentWait::snapshot).
+///
+/// The fields are a seqlock: the writing thread makes `seq` odd, writes, makes it even; a
+/// reader retries until it reads the same even `seq` before and after. So a reader never
+/// mixes one wait's type with another's page.
+#[derive(Debug, Default)]
+pub struct CurrentWait {
+    // Odd while the writing thread is between its first and last store below.
+    seq: AtomicU64,
+    // 0: not waiting; otherwise the wait type's index + 1.
+    wait_code: AtomicU64,
+    // The page waited on as stored (`PageId::to_raw`); `PageId::NONE` for none.
+    page_raw: AtomicU64,
+    // When the wait began, in nanoseconds since `wait_epoch()`.
+    since_ns: AtomicU64,
+}
+
+/// A session's wait in progress, as [`CurrentWait::snapshot`] read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitInProgress {
+    /// What it waits for.
+    pub wait_type: WaitType,
+    /// The page it waits on, for a page wait (a latch, a read, a combining leader).
+    pub page_id: Option<PageId>,
+    /// How long it has waited so far, in nanoseconds.
+    pub waited_ns: u64,
+}
+
+thread_local! {
+    // The current wait slot of the session this thread runs, if its embedder installed one.
+    static CURRENT_WAIT: RefCell<Option<Arc<CurrentWait>>> = const { RefCell::new(None) };
+}
+
+/// Waits' start times are kept as nanoseconds since this moment (an `Instant` cannot be
+/// stored in an atomic).
+fn wait_epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Tries a reader makes before it gives up on a slot whose writer keeps it changing.
+const SNAPSHOT_TRIES_MAX: u32 = 1000;
+
+impl CurrentWait {
+    /// A slot that shows no wait.
+    pub fn new() -> Arc<CurrentWait> {
+        Arc::new(CurrentWait::default())
+    }
+
+    /// Makes this slot the calling thread's: the waits this thread begins from now on are
+    /// written to it, until [`uninstall`](CurrentWait::uninstall) (or another `install`,
+    /// which replaces it). Install a slot in one thread at a time: it has one writer.
+    pub fn install(self: &Arc<Self>) {
+        // A thread being torn down has no statement to show: nothing to install then.
+        let _ = CURRENT_WAIT.try_with(|slot| *slot.borrow_mut() = Some(Arc::clone(self)));
+    }
+
+    /// Removes this slot from the calling thread, if it is the one installed there, and
+    /// clears it (a statement that ended waits for nothing).
+    pub fn uninstall(self: &Arc<Self>) {
+        let _ = CURRENT_WAIT.try_with(|slot| {
+            let mut slot = slot.borrow_mut();
+            if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, self)) {
+                *slot = None;
+            }
+        });
+        self.write(Fields::default());
+    }
+
+    /// The wait in progress, or `None` when the session waits for nothing (or its writer
+    /// changed the slot on every one of many tries: a wait that short is no wait to show).
+    pub fn snapshot(&self) -> Option<WaitInProgress> {
+        for attempt in 0..SNAPSHOT_TRIES_MAX {
+            let before = self.seq.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let fields = self.read_fields();
+                // Orders the field loads before the re-check (seqlock reader side).
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == before {
+                    return fields.to_wait();
+                }
+            }
+            if attempt % 64 == 63 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        None
+    }
+
+    fn read_fields(&self) -> Fields {
+        Fields {
+            wait_code: self.wait_code.load(Ordering::Relaxed),
+            page_raw: self.page_raw.load(Ordering::Relaxed),
+            since_ns: self.since_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    fn write(&self, fields: Fields) {
+        // fetch_add rather than load + store: should a slot be installed in two threads
+        // after all, `seq` still ends even once both are done, so no reader is stuck.
+        self.seq.fetch_add(1, Ordering::Relaxed);
+        // Seqlock writer side: the odd `seq` is visible before any field store below.
+        fence(Ordering::Release);
+        self.wait_code.store(fields.wait_code, Ordering::Relaxed);
+        self.page_raw.store(fields.page_raw, Ordering::Relaxed);
+        self.since_ns.store(fields.since_ns, Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// The slot's fields as plain values.
+#[derive(Clone, Copy)]
+struct Fields {
+    wait_code: u64,
+    page_raw: u64,
+    since_ns: u64,
+}
+
+impl Default for Fields {
+    fn default() -> Fields {
+        Fields {
+            wait_code: 0,
+            page_raw: PageId::NONE.to_raw(),
+            since_ns: 0,
+        }
+    }
+}
+
+impl Fields {
+    fn to_wait(self) -> Option<WaitInProgress> {
+        let index = usize::try_from(self.wait_code.checked_sub(1)?).ok()?;
+        let wait_type = *WaitType::ALL.get(index)?;
+        let page_id = PageId::from_raw(self.page_raw);
+        let now_ns = u64::try_from(wait_epoch().elapsed().as_nanos()).unwrap_or(u64::MAX);
+        Some(WaitInProgress {
+            wait_type,
+            page_id: (!page_id.is_none()).then_some(page_id),
+            waited_ns: now_ns.saturating_sub(self.since_ns),
+        })
+    }
+}
+
+/// Shows a wait of `wait_type` (on `page_id`, for a page wait) as the current wait of the
+/// session this thread runs, until the returned mark is dropped; then the slot shows what
+/// it showed before (nothing, or the wait this one is nested in).
+///
+/// Call it only where a wait begins, after the uncontended try failed: it costs a
+/// thread-local read, and when a slot is installed a clock read and a few stores.
+#[must_use = "the wait shows until the mark is dropped"]
+pub(crate) fn mark_waiting(wait_type: WaitType, page_id: Option<PageId>) -> WaitMark {
+    let slot = CURRENT_WAIT
+        .try_with(|slot| slot.borrow().clone())
+        .ok()
+        .flatten();
+    let Some(slot) = slot else {
+        return WaitMark { marked: None };
+    };
+    // Only this thread writes the slot, so these loads read what it last wrote.
+    let previous = slot.read_fields();
+    let since_ns = u64::try_from(wait_epoch().elapsed().as_nanos()).unwrap_or(u64::MAX);
+    slot.write(Fields {
+        wait_code: wait_type.index() as u64 + 1,
+        page_raw: page_id.unwrap_or(PageId::NONE).to_raw(),
+        since_ns,
+    });
+    WaitMark {
+        marked: Some((slot, previous)),
+    }
+}
+
+/// A wait shown as the session's current wait (see [`mark_waiting`]); dropping it ends it.
+pub(crate) struct WaitMark {
+    // The slot written and what it showed before; `None` when no slot is installed.
+    marked: Option<(Arc<CurrentWait>, Fields)>,
+}
+
+impl Drop for WaitMark {
+    fn drop(&mut self) {
+        if let Some((slot, previous)) = self.marked.take() {
+            slot.write(previous);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,5 +608,106 @@ mod tests {
             snap.wait(WaitType::PageLatchEx).count,
             HOT_PAGES_TRACKED_MAX as u64 + 100
         );
+    }
+    #[test]
+    fn marks_show_in_the_installed_slot_and_nest() {
+        let slot = CurrentWait::new();
+        // Not installed: a mark writes nothing.
+        drop(mark_waiting(WaitType::WriteLog, None));
+        {
+            let _unseen = mark_waiting(WaitType::WriteLog, None);
+            assert_eq!(slot.snapshot(), None);
+        }
+        slot.install();
+        let outer = mark_waiting(WaitType::PageLatchEx, Some(PageId::new(2, 7)));
+        let now = slot.snapshot().expect("a wait shows");
+        assert_eq!(
+            (now.wait_type, now.page_id),
+            (WaitType::PageLatchEx, Some(PageId::new(2, 7)))
+        );
+        let inner = mark_waiting(WaitType::FreeBuffer, None);
+        let now = slot.snapshot().expect("the nested wait shows");
+        assert_eq!((now.wait_type, now.page_id), (WaitType::FreeBuffer, None));
+        drop(inner);
+        assert_eq!(
+            slot.snapshot().map(|w| w.wait_type),
+            Some(WaitType::PageLatchEx),
+            "the outer wait shows again"
+        );
+        drop(outer);
+        assert_eq!(slot.snapshot(), None);
+        slot.uninstall();
+        let _after = mark_waiting(WaitType::WriteLog, None);
+        assert_eq!(slot.snapshot(), None, "an uninstalled slot is not written");
+    }
+
+    #[test]
+    fn another_thread_sees_a_timed_wait_while_it_lasts() {
+        let stats = Stats::new();
+        let slot = CurrentWait::new();
+        let lock = Mutex::new(());
+        let held = lock.lock();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                slot.install();
+                drop(stats.timed_wait(WaitType::FsmLatch, || lock.try_lock(), || lock.lock()));
+                slot.uninstall();
+            });
+            let deadline = Instant::now() + std::time::Duration::from_secs(20);
+            let seen = loop {
+                if let Some(wait) = slot.snapshot() {
+                    break wait;
+                }
+                assert!(Instant::now() < deadline, "the wait never showed");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            };
+            assert_eq!((seen.wait_type, seen.page_id), (WaitType::FsmLatch, None));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let later = slot.snapshot().expect("still waiting");
+            assert!(
+                later.waited_ns >= 5_000_000,
+                "waited {} ns",
+                later.waited_ns
+            );
+            drop(held);
+            waiter.join().expect("the waiter");
+        });
+        assert_eq!(slot.snapshot(), None, "the wait ended");
+        assert_eq!(stats.snapshot().wait(WaitType::FsmLatch).count, 1);
+        // The uncontended path neither waits nor marks.
+        slot.install();
+        drop(stats.timed_wait(WaitType::FsmLatch, || lock.try_lock(), || lock.lock()));
+        assert_eq!(stats.snapshot().wait(WaitType::FsmLatch).count, 1);
+        slot.uninstall();
+    }
+
+    /// A reader never sees one wait's type with another's page, while the writer changes
+    /// the slot as fast as it can.
+    #[test]
+    fn snapshots_are_never_torn() {
+        let slot = CurrentWait::new();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                slot.install();
+                // Each type goes with one page: its index.
+                for round in 0..200_000usize {
+                    let wait_type = WaitType::ALL[round % WaitType::ALL.len()];
+                    let _mark =
+                        mark_waiting(wait_type, Some(PageId::new(0, wait_type.index() as u64)));
+                }
+                slot.uninstall();
+                done.store(true, Ordering::Release);
+            });
+            while !done.load(Ordering::Acquire) {
+                if let Some(wait) = slot.snapshot() {
+                    assert_eq!(
+                        wait.page_id,
+                        Some(PageId::new(0, wait.wait_type.index() as u64)),
+                        "a torn read"
+                    );
+                }
+            }
+        });
     }
 }

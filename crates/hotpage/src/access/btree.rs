@@ -28,7 +28,7 @@ use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
 use crate::error::{Error, Result};
 use crate::format::{PageId, data_file_name};
 use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
-use crate::stats::{Counter, WaitType, elapsed_ns};
+use crate::stats::{Counter, WaitType, elapsed_ns, mark_waiting};
 use parking_lot::MutexGuard;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -261,7 +261,9 @@ impl BTree {
         let request = Request::local(key, value);
         let start = Instant::now();
         if !self.combiner.enqueue(&request, leaf_id) {
+            let waiting = mark_waiting(WaitType::PageLatchCombine, Some(leaf_id));
             let outcome = request.wait();
+            drop(waiting);
             self.pool.stats().record_wait(
                 WaitType::PageLatchCombine,
                 Some(leaf_id),

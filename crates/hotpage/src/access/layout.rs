@@ -353,6 +353,7 @@ impl FlowGate {
             return FlowPermit { gate: self };
         }
         let started = Instant::now();
+        let waiting = crate::stats::mark_waiting(WaitType::BtreeInsertFlowControl, None);
         let mut waiters = self.waiters.lock();
         // Counted before the re-check under the mutex: a leaver that decrements `active`
         // after our check sees us waiting and notifies under the same mutex.
@@ -383,6 +384,7 @@ impl FlowGate {
             self.notify(&waiters);
         }
         drop(waiters);
+        drop(waiting);
         let waited_ns = crate::stats::elapsed_ns(started);
         self.stats
             .record_wait(WaitType::BtreeInsertFlowControl, None, waited_ns);

@@ -53,7 +53,7 @@
 
 use super::BufferPool;
 use crate::error::{Error, Result};
-use crate::stats::{Stats, WaitType, elapsed_ns};
+use crate::stats::{Stats, WaitType, elapsed_ns, mark_waiting};
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::sync::Arc;
@@ -251,6 +251,7 @@ impl FrameBudget {
         debug_assert!((1..=OP_FRAMES_MAX).contains(&need));
         let mut permits = self.state.lock();
         let mut waited_since: Option<Instant> = None;
+        let mut waiting = None;
         let mut releases_seen = permits.releases;
         let mut quiet_since = Instant::now();
         let grant = loop {
@@ -263,6 +264,7 @@ impl FrameBudget {
                 break Grant::Shared;
             }
             let start = *waited_since.get_or_insert_with(Instant::now);
+            waiting.get_or_insert_with(|| mark_waiting(WaitType::FreeBuffer, None));
             permits.waiters += 1;
             self.released.wait_for(&mut permits, PERMIT_WAIT_SLICE);
             permits.waiters -= 1;

@@ -34,7 +34,7 @@ use crate::format::{
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::log::Wal;
 use crate::page::{self, Page, PageBuf, PageType};
-use crate::stats::{Counter, Stats, WaitType, elapsed_ns};
+use crate::stats::{Counter, Stats, WaitType, elapsed_ns, mark_waiting};
 use crate::storage::{Storage, StorageFile};
 use budget::{FrameBudget, HeldFrame};
 use parking_lot::Mutex;
@@ -677,7 +677,8 @@ impl BufferPool {
         data.pages.fetch_max(number + 1, Ordering::AcqRel);
         if let Some(index) = data.table.get(number) {
             let frame = &self.frames[index];
-            let (_guard, _) = frame.latch.lock_exclusive();
+            // Recovery's own latch: not a session's wait.
+            let (_guard, _) = frame.latch.lock_exclusive(|| ());
             if frame.page_id.load() == page_id {
                 frame.dirty.store(true, Ordering::SeqCst);
                 frame.buf.page().copy_from(image);
@@ -707,7 +708,9 @@ impl BufferPool {
     pub fn fix_optimistic(&self, page_id: PageId) -> Result<OptimisticPage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
-            let (version, wait_ns) = frame.latch.optimistic_or_wait();
+            let (version, wait_ns) = frame
+                .latch
+                .optimistic_or_wait(|| mark_waiting(WaitType::PageLatchSh, Some(page_id)));
             if wait_ns > 0 {
                 self.stats
                     .record_wait(WaitType::PageLatchSh, Some(page_id), wait_ns);
@@ -728,7 +731,9 @@ impl BufferPool {
     pub fn fix_shared(&self, page_id: PageId) -> Result<SharedPage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
-            let (guard, wait_ns) = frame.latch.lock_shared();
+            let (guard, wait_ns) = frame
+                .latch
+                .lock_shared(|| mark_waiting(WaitType::PageLatchSh, Some(page_id)));
             if wait_ns > 0 {
                 self.stats
                     .record_wait(WaitType::PageLatchSh, Some(page_id), wait_ns);
@@ -749,7 +754,9 @@ impl BufferPool {
     pub fn fix_exclusive(&self, page_id: PageId) -> Result<ExclusivePage<'_>> {
         loop {
             let frame = &self.frames[self.frame_index(page_id)?];
-            let (guard, wait_ns) = frame.latch.lock_exclusive();
+            let (guard, wait_ns) = frame
+                .latch
+                .lock_exclusive(|| mark_waiting(WaitType::PageLatchEx, Some(page_id)));
             if wait_ns > 0 {
                 self.stats
                     .record_wait(WaitType::PageLatchEx, Some(page_id), wait_ns);
@@ -871,6 +878,7 @@ impl BufferPool {
         let index = victim.index;
         let frame = &self.frames[index];
         let start = Instant::now();
+        let waiting = mark_waiting(WaitType::PageIoLatchSh, Some(page_id));
         let read = IO_SCRATCH.with(|scratch| -> Result<()> {
             let mut image = scratch.borrow_mut();
             image.resize(self.page_size, 0);
@@ -881,6 +889,7 @@ impl BufferPool {
             frame.buf.page().copy_from(&image);
             Ok(())
         });
+        drop(waiting);
         self.stats
             .record_wait(WaitType::PageIoLatchSh, Some(page_id), elapsed_ns(start));
         // On failure the frame stays empty; the guard drop frees it for the next victim.
@@ -911,6 +920,7 @@ impl BufferPool {
     /// The wait of `evict_one`: sweeps again after a pause that doubles up to a bound.
     fn evict_waiting(&self) -> Result<Victim<'_>> {
         let start = Instant::now();
+        let _waiting = mark_waiting(WaitType::FreeBuffer, None);
         let mut evictions_seen = self.evictions.load(Ordering::Relaxed);
         let mut quiet_since = start;
         let mut pause = FRAME_RETRY_PAUSE_MIN;
@@ -1006,7 +1016,7 @@ impl BufferPool {
             if !frame.dirty.load(Ordering::SeqCst) {
                 continue;
             }
-            let (_guard, _) = frame.latch.lock_shared();
+            let (_guard, _) = frame.latch.lock_shared(|| ());
             let page_id = frame.page_id.load();
             if !page_id.is_none() && frame.dirty.load(Ordering::Relaxed) {
                 self.write_back(frame, page_id)?;
@@ -1095,7 +1105,9 @@ impl<'a> OptimisticPage<'a> {
     /// Turns the optimistic fix into an exclusive one, or `None` if the page changed
     /// meanwhile (restart).
     pub fn upgrade(self) -> Option<ExclusivePage<'a>> {
-        let (guard, wait_ns) = self.frame.latch.upgrade(self.version);
+        let (guard, wait_ns) = self.frame.latch.upgrade(self.version, || {
+            mark_waiting(WaitType::PageLatchEx, Some(self.page_id))
+        });
         if wait_ns > 0 {
             self.pool
                 .stats

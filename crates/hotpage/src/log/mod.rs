@@ -258,6 +258,7 @@ impl Wal {
             return Ok(());
         }
         let start = Instant::now();
+        let _waiting = crate::stats::mark_waiting(WaitType::WriteLog, None);
         s.request_flush(lsn);
         // After a stop or shutdown nothing drains the list any more: never register then.
         if !s.stop.is_stopped() && !s.shutdown.load(Ordering::Acquire) {
@@ -615,6 +616,7 @@ impl Shared {
 
     fn wait_for_space(&self, end: Lsn) -> Result<()> {
         let start = Instant::now();
+        let _waiting = crate::stats::mark_waiting(WaitType::LogBuffer, None);
         let ring_bytes = self.ring_bytes();
         let mut state = self.state.lock();
         while end - self.freed.load(Ordering::Acquire) > ring_bytes {
