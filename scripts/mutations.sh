@@ -22,6 +22,13 @@
 #  15. a combining leader's guard is left armed after its group is finished (it releases a
 #      request its owner already reused, which is then queued twice: a deadlock, which the
 #      model test's watchdog turns into a failure).
+# And (issue 12: supplied keys, dropped tables, SQL statements):
+#  16. a supplied key found in the table is logged anyway (a duplicate at apply: half a
+#      transaction);
+#  17. a session that holds no key lock does not wait for another's key;
+#  18. the catalog forgets that a table was dropped;
+#  19. a multi-row INSERT outside a transaction is not its own transaction.
+# ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +53,7 @@ PY
 # campaign NAME FILE OLD NEW: the mutation must make the crash campaign fail.
 campaign() {
   local name=$1
+  wanted "$name" || return 0
   copy "$@" || { echo "$name: patch failed"; return; }
   local out
   out=$(cd "$work/$name" && HOTPAGE_CRASH_SEEDS=$seeds CARGO_TARGET_DIR="$work/target" \
@@ -59,13 +67,20 @@ campaign() {
   fi
 }
 
-# unit NAME FILE OLD NEW TEST...: the mutation must make `cargo test -p hotpage TEST...` fail.
+# wanted NAME: true if ONLY is unset or names NAME.
+wanted() {
+  [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]
+}
+
+# unit NAME FILE OLD NEW TEST...: the mutation must make `cargo test -p hotpage TEST...` fail
+# (PACKAGE=hotpage-sql tests another package).
 unit() {
   local name=$1 file=$2 old=$3 new=$4
+  wanted "$name" || return 0
   shift 4
   copy "$name" "$file" "$old" "$new" || { echo "$name: patch failed"; return; }
   local out
-  out=$(cd "$work/$name" && CARGO_TARGET_DIR="$work/target" cargo test -q -p hotpage "$@" 2>&1)
+  out=$(cd "$work/$name" && CARGO_TARGET_DIR="$work/target" cargo test -q -p "${PACKAGE:-hotpage}" "$@" 2>&1)
   if echo "$out" | grep -q "test result: FAILED"; then
     echo "$name: caught: $(echo "$out" | grep -E -m1 'panicked at|assertion' | cut -c1-200)"
   elif echo "$out" | grep -q "test result: ok"; then
@@ -79,6 +94,7 @@ unit() {
 # (to show why the option exists) a plain crashtest passes it.
 power_loss() {
   local name=$1
+  wanted "$name" || return 0
   copy "$@" || { echo "$name: patch failed"; return; }
   (cd "$work/$name" && CARGO_TARGET_DIR="$work/target-cli" cargo build -q --release -p hotpage-cli) || {
     echo "$name: build failed"; return; }
@@ -128,7 +144,7 @@ unit combine-takes-any-key crates/hotpage/src/access/btree.rs \
 unit stale-upgrade-enters-exclusive crates/hotpage/src/latch.rs \
   '        if self.version.load(Ordering::Relaxed) != version {
             return (None, 0);
-        }' '        let (guard, wait_ns) = self.lock_exclusive();
+        }' '        let (guard, wait_ns) = self.lock_exclusive(|| ());
         if self.version.load(Ordering::Relaxed) == version.wrapping_add(1) {
             return (Some(guard), wait_ns);
         }
@@ -140,3 +156,15 @@ unit no-log-preallocation crates/hotpage/src/log/mod.rs \
   --lib flushes_write_inside_zero_filled_space
 unit abandon-guard-left-armed crates/hotpage/src/access/btree.rs \
   '        abandon.disarm();' '' --test concurrent_model
+unit unique-key-logged-though-found crates/hotpage/src/db/mod.rs \
+  'Some(_) => Err(duplicate()),' 'Some(_) => self.stage_or_commit(table, key, row),' \
+  --test user_keys
+unit key-lock-not-waited-for crates/hotpage/src/db/unique.rs \
+  'Some(_) if !holding_others => shard.released.wait(&mut held),' \
+  'Some(_) if !holding_others => return Ok(()),' --test user_keys
+unit drop-forgotten-by-the-catalog crates/hotpage/src/catalog.rs \
+  'if t.dropped { FLAG_DROPPED } else { 0 }' 'if false { FLAG_DROPPED } else { 0 }' \
+  --test user_keys
+PACKAGE=hotpage-sql unit multi-row-insert-not-atomic crates/hotpage-sql/src/insert.rs \
+  'let own_transaction = self.rows.len() > 1 &&' 'let own_transaction = false &&' \
+  --test sqllogictest
