@@ -181,7 +181,10 @@ impl InsertPlan {
     /// Inserts every row. A statement of several rows outside a transaction block is its
     /// own transaction: all its rows or none (PostgreSQL's statement atomicity).
     pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
-        let own_transaction = self.rows.len() > 1 && !ctx.engine.in_transaction();
+        // One row with RETURNING is its own transaction too: RETURNING can fail after the
+        // row is in.
+        let own_transaction =
+            (self.rows.len() > 1 || self.returning.is_some()) && !ctx.engine.in_transaction();
         if own_transaction {
             ctx.engine.begin().map_err(engine_error)?;
         }
@@ -251,13 +254,7 @@ impl InsertPlan {
         check_not_null(table, &values, key_missing)?;
         table.encode_row(&values, row_bytes)?;
         if key_missing || schema.keygen == KeyGen::RowId {
-            // A generated key near the end of a narrow column's range is made one at a time
-            // and checked first: a key past it would be stored and then unreadable.
-            let _serial = self.check_generated_range()?;
-            let key = ctx
-                .engine
-                .insert(&table.handle, row_bytes)
-                .map_err(|e| self.insert_error(e, None))?;
+            let key = self.insert_generated(ctx, row_bytes)?;
             self.fill_generated_key(&key, &mut values, ctx)?;
         } else {
             let key_bytes = table.encode_key(&values)?;
@@ -299,6 +296,34 @@ impl InsertPlan {
             ctx.state.currval.insert(sequence, value);
         }
         Ok(())
+    }
+
+    /// Inserts a row whose key the engine makes. Near the end of a narrow key column's
+    /// range the key is made one at a time and checked first (a key past it would be
+    /// stored and then unreadable). No lock of this layer is held while the engine may
+    /// wait for another session's key lock: such a wait has no timeout, and the holder
+    /// may need this layer's lock next (a deadlock).
+    fn insert_generated(&self, ctx: &mut Ctx<'_>, row_bytes: &[u8]) -> SqlResult<Key> {
+        let handle = &self.table.handle;
+        let Some(serial) = self.check_generated_range()? else {
+            return ctx
+                .engine
+                .insert(handle, row_bytes)
+                .map_err(|e| self.insert_error(e, None));
+        };
+        if !handle.takes_supplied_keys() {
+            // No key locks on this table: the engine's insert waits only for latches and
+            // the log, never for another session's statement.
+            let key = ctx.engine.insert(handle, row_bytes);
+            drop(serial);
+            return key.map_err(|e| self.insert_error(e, None));
+        }
+        let key = ctx.engine.next_key(handle).map_err(engine_error)?;
+        drop(serial);
+        ctx.engine
+            .insert_keyed(handle, &key, row_bytes)
+            .map_err(|e| self.insert_error(e, None))?;
+        Ok(key)
     }
 
     /// For a generated key in a column narrower than bigint: within [`NARROW_KEY_MARGIN`]

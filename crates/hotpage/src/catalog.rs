@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! magic "HPCATLG\0" | format u32 | page_size u32 | redo_lsn u64 | logical_lsn u64 | flags u32
+//! (bit 0: open without a log; bit 1, format 6: checkpointed while open, rows may be uncounted)
 //! | (format 5 and later) log_salt u64, log_segment_bytes u64 | table_count u32
 //! per table: name_len u16, name, design_len u16, design, kind_tag u8, kind_a i64, kind_b i64,
 //!            root u64, key_high_water i64, rows u64,
@@ -47,6 +48,9 @@ use std::path::Path;
 pub const TABLES_MAX: usize = 4096;
 /// The longest table or design name, in bytes.
 pub const NAME_BYTES_MAX: usize = 128;
+
+/// The catalog's control flag: checkpointed while open (see `Catalog::rows_uncounted`).
+const CATALOG_FLAG_ROWS_UNCOUNTED: u32 = 2;
 
 /// A table entry's flag: the table was dropped.
 const FLAG_DROPPED: u8 = 1;
@@ -96,6 +100,10 @@ pub struct Catalog {
     /// Set while the database is open without a log (`Durability::None`): found set at the
     /// next open, it means a crash, and the tables' rows are gone.
     pub unlogged_open: bool,
+    /// Set by every checkpoint but the one at a clean close (format 6 and later): sessions
+    /// may have rows they had not yet added to the tables' counts, so an open that finds it
+    /// set (a crash) recounts the rows even when the log after the checkpoint is empty.
+    pub rows_uncounted: bool,
     /// Mixed into every log record's checksum, so that no record of another database's
     /// log validates in this one's (0 in catalogs before format 5).
     pub log_salt: u64,
@@ -328,7 +336,11 @@ impl Catalog {
         out.extend_from_slice(&self.page_size.to_le_bytes());
         out.extend_from_slice(&self.redo_lsn.to_le_bytes());
         out.extend_from_slice(&self.logical_lsn.to_le_bytes());
-        out.extend_from_slice(&u32::from(self.unlogged_open).to_le_bytes());
+        let mut flags = u32::from(self.unlogged_open);
+        if version >= SCHEMA_FORMAT_VERSION && self.rows_uncounted {
+            flags |= CATALOG_FLAG_ROWS_UNCOUNTED;
+        }
+        out.extend_from_slice(&flags.to_le_bytes());
         if version >= LOG_FORMAT_VERSION {
             out.extend_from_slice(&self.log_salt.to_le_bytes());
             out.extend_from_slice(&self.log_segment_bytes.to_le_bytes());
@@ -373,7 +385,12 @@ impl Catalog {
         let redo_lsn = r.u64().ok_or_else(truncated)?;
         let logical_lsn = r.u64().ok_or_else(truncated)?;
         let flags = r.u32().ok_or_else(truncated)?;
-        if flags > 1 || logical_lsn > redo_lsn {
+        let known_flags = if version >= SCHEMA_FORMAT_VERSION {
+            1 | CATALOG_FLAG_ROWS_UNCOUNTED
+        } else {
+            1
+        };
+        if flags & !known_flags != 0 || logical_lsn > redo_lsn {
             return Err(bad("bad control fields"));
         }
         let (log_salt, log_segment_bytes) = if version >= LOG_FORMAT_VERSION {
@@ -407,7 +424,8 @@ impl Catalog {
             page_size,
             redo_lsn,
             logical_lsn,
-            unlogged_open: flags == 1,
+            unlogged_open: flags & 1 != 0,
+            rows_uncounted: flags & CATALOG_FLAG_ROWS_UNCOUNTED != 0,
             log_salt,
             log_segment_bytes,
             format_version: version,
@@ -477,6 +495,7 @@ mod tests {
             redo_lsn: 4096,
             logical_lsn: 1024,
             unlogged_open: false,
+            rows_uncounted: true,
             log_salt: 0x0123_4567_89ab_cdef,
             log_segment_bytes: 1 << 20,
             format_version: CATALOG_FORMAT_VERSION,
@@ -585,6 +604,7 @@ mod tests {
     fn as_read_from(version: u32, mut catalog: Catalog) -> Catalog {
         catalog.format_version = version;
         if version < SCHEMA_FORMAT_VERSION {
+            catalog.rows_uncounted = false;
             catalog.metadata.clear();
             for table in &mut catalog.tables {
                 table.dropped = false;

@@ -201,6 +201,11 @@ impl Table {
         self.keys.high_water()
     }
 
+    /// True if callers may supply its keys ([`TableSpec::user_keys`]).
+    pub fn takes_supplied_keys(&self) -> bool {
+        self.user_keys
+    }
+
     /// The schema bytes it was created with (empty if none).
     pub fn schema(&self) -> &[u8] {
         &self.schema
@@ -509,8 +514,7 @@ impl Database {
         };
         // A checkpoint puts the root page and the catalog that names it on disk together.
         // Only then may anyone find the table.
-        let unlogged_open = self.inner.durability == Durability::None;
-        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, unlogged_open) {
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, true) {
             forget_failed_table(&self.inner, &table);
             return Err(error);
         }
@@ -526,8 +530,7 @@ impl Database {
         let mut checkpoint_state = self.inner.checkpoint_lock.lock();
         let table = self.table(name)?;
         table.dropped.store(true, Ordering::Release);
-        let unlogged_open = self.inner.durability == Durability::None;
-        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, unlogged_open) {
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, true) {
             table.dropped.store(false, Ordering::Release);
             return Err(error);
         }
@@ -551,8 +554,7 @@ impl Database {
         self.writable("setting the database metadata")?;
         let mut checkpoint_state = self.inner.checkpoint_lock.lock();
         let before = std::mem::replace(&mut *self.inner.metadata.lock(), metadata.to_vec());
-        let unlogged_open = self.inner.durability == Durability::None;
-        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, unlogged_open) {
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, true) {
             *self.inner.metadata.lock() = before;
             return Err(error);
         }
@@ -654,7 +656,7 @@ impl Database {
     /// 4. Write the catalog naming both points (atomically, durably); release old segments.
     pub fn checkpoint(&self) -> Result<()> {
         self.writable("a checkpoint")?;
-        checkpoint(&self.inner, self.inner.durability == Durability::None)
+        checkpoint(&self.inner, true)
     }
 
     /// True when opened with `Options::read_only`.
@@ -799,19 +801,16 @@ fn forget_failed_table(inner: &Inner, table: &TableHandle) {
     }
 }
 
-/// A fuzzy checkpoint (see [`Database::checkpoint`]). `unlogged_open`: what the catalog
-/// should say about an unlogged database (true while it is open).
-fn checkpoint(inner: &Inner, unlogged_open: bool) -> Result<()> {
+/// A fuzzy checkpoint (see [`Database::checkpoint`]). `staying_open`: false only for the
+/// one at a clean close (the catalog then says that no session's rows are uncounted, and,
+/// for an unlogged database, that it was closed).
+fn checkpoint(inner: &Inner, staying_open: bool) -> Result<()> {
     let mut state = inner.checkpoint_lock.lock();
-    checkpoint_locked(inner, &mut state, unlogged_open)
+    checkpoint_locked(inner, &mut state, staying_open)
 }
 
 /// A checkpoint by a caller that holds the checkpoint lock (`state`).
-fn checkpoint_locked(
-    inner: &Inner,
-    state: &mut CheckpointState,
-    unlogged_open: bool,
-) -> Result<()> {
+fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: bool) -> Result<()> {
     inner.stop.check()?;
     let (redo, logical) = match &inner.wal {
         Some(wal) => {
@@ -850,7 +849,8 @@ fn checkpoint_locked(
         page_size: inner.pool.page_size() as u32,
         redo_lsn: redo,
         logical_lsn: logical,
-        unlogged_open: inner.durability == Durability::None && unlogged_open,
+        unlogged_open: inner.durability == Durability::None && staying_open,
+        rows_uncounted: staying_open,
         log_salt: inner.log_salt,
         log_segment_bytes: inner.log_segment_bytes,
         format_version: CATALOG_FORMAT_VERSION,
@@ -925,7 +925,7 @@ fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
         };
         if due {
             // A failed checkpoint is retried at the next tick; commits report log failures.
-            let _ = checkpoint(&inner, false);
+            let _ = checkpoint(&inner, true);
         }
     }
 }
@@ -1048,6 +1048,10 @@ impl Session {
         if self.db.read_only {
             return Err(Error::ReadOnly("an insert".into()));
         }
+        if table.is_dropped() {
+            // A handle taken before a drop: its rows would be in no table anyone can read.
+            return Err(Error::NoSuchTable(table.name.clone()));
+        }
         let max = table.layout.row_bytes_max(self.db.pool.page_size());
         if row.len() > max {
             return Err(Error::RowTooLarge {
@@ -1169,6 +1173,12 @@ impl Session {
     fn commit_rows(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
+        }
+        // A table dropped since these rows were inserted: the transaction fails whole, and
+        // nothing of it is logged (a drop racing this check can still win; see
+        // docs/design.md, "Known limits").
+        if let Some((dropped, _, _)) = rows.iter().find(|(t, _, _)| t.is_dropped()) {
+            return Err(Error::NoSuchTable(dropped.name.clone()));
         }
         self.db.stop.check()?;
         let Some(wal) = self.db.wal.clone() else {

@@ -296,6 +296,7 @@ fn new_catalog(options: &Options) -> Catalog {
         redo_lsn: 0,
         logical_lsn: 0,
         unlogged_open: false,
+        rows_uncounted: false,
         // Never 0, the salt of logs written before salts. A seeded run derives it from its
         // seed, so that it replays byte for byte.
         log_salt: options
@@ -624,7 +625,10 @@ fn reapply_and_recount(
         let reader = LogReader::new(storage, redo.segment_bytes, catalog.log_salt);
         report.rows_reapplied = routing::reapply(&reader, redo, tables)?;
     }
-    let recovered = !creating && (redo.records > 0 || catalog.unlogged_open);
+    // A crash after a checkpoint: the checkpoint's counts may lack rows sessions had not
+    // added yet, even with nothing in the log after it.
+    let recovered =
+        !creating && (redo.records > 0 || catalog.unlogged_open || catalog.rows_uncounted);
     if recovered {
         for table in tables {
             let shape = table.verify()?;
