@@ -383,14 +383,7 @@ fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
         ),
         None => None,
     };
-    let temp_dir;
-    let path = match &args.db {
-        Some(path) => path.clone(),
-        None => {
-            temp_dir = tempfile::tempdir().context("creating a temporary directory")?;
-            temp_dir.path().join("db")
-        }
-    };
+    let (path, _temp_dir) = database_path(args)?;
     let durability = parse_durability(args)?;
     let db = open_for_stress(&path, engine_options(args, durability), false)
         .with_context(|| format!("cannot open database {}", path.display()))?;
@@ -413,6 +406,17 @@ fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
         db.close().context("closing the database")?;
     }
     Ok(report)
+}
+
+/// `--db`, or a temporary directory (removed when the returned guard is dropped).
+fn database_path(args: &StressArgs) -> Result<(PathBuf, Option<tempfile::TempDir>), CliError> {
+    match &args.db {
+        Some(path) => Ok((path.clone(), None)),
+        None => {
+            let temp_dir = tempfile::tempdir().context("creating a temporary directory")?;
+            Ok((temp_dir.path().join("db"), Some(temp_dir)))
+        }
+    }
 }
 
 fn parse_durability(args: &StressArgs) -> Result<Durability, CliError> {
@@ -494,14 +498,7 @@ fn engine_options(args: &StressArgs, durability: Durability) -> Options {
 /// it is not a temporary one (for `hotpage inspect waits`).
 fn run_one(args: &StressArgs, name: DesignName, table_name: &str) -> Result<Report, CliError> {
     let design = Design::new(name, &design_options(args));
-    let temp_dir;
-    let path = match &args.db {
-        Some(path) => path.clone(),
-        None => {
-            temp_dir = tempfile::tempdir().context("creating a temporary directory")?;
-            temp_dir.path().join("db")
-        }
-    };
+    let (path, _temp_dir) = database_path(args)?;
     let durability = parse_durability(args)?;
     let db = open_for_stress(
         &path,

@@ -304,6 +304,16 @@ pub struct SqlSession {
     activity: Arc<Activity>,
 }
 
+/// Parameter `$index + 1` of a statement's execution.
+fn param_at(params: &[Value], index: usize) -> SqlResult<Value> {
+    params.get(index).cloned().ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_PARAMETER,
+            format!("there is no parameter ${}", index + 1),
+        )
+    })
+}
+
 /// What an expression evaluated inside a statement may call on the session.
 pub(crate) struct Ctx<'a> {
     pub db: &'a SqlDatabase,
@@ -314,12 +324,7 @@ pub(crate) struct Ctx<'a> {
 
 impl EvalContext for Ctx<'_> {
     fn param(&self, index: usize) -> SqlResult<Value> {
-        self.params.get(index).cloned().ok_or_else(|| {
-            SqlError::new(
-                sqlstate::UNDEFINED_PARAMETER,
-                format!("there is no parameter ${}", index + 1),
-            )
-        })
+        param_at(self.params, index)
     }
 
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
@@ -337,12 +342,7 @@ pub(crate) struct ScanCtx<'a> {
 
 impl EvalContext for ScanCtx<'_> {
     fn param(&self, index: usize) -> SqlResult<Value> {
-        self.params.get(index).cloned().ok_or_else(|| {
-            SqlError::new(
-                sqlstate::UNDEFINED_PARAMETER,
-                format!("there is no parameter ${}", index + 1),
-            )
-        })
+        param_at(self.params, index)
     }
 
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
