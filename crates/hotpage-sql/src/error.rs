@@ -110,6 +110,16 @@ impl SqlError {
         )
     }
 
+    /// `data_corrupted`: stored bytes (a row, a key, a schema) that do not decode.
+    pub fn corrupted(message: impl Into<String>) -> SqlError {
+        SqlError::new(sqlstate::DATA_CORRUPTED, message)
+    }
+
+    /// `internal_error`: a caller inside this crate broke a contract (not the user's fault).
+    pub fn internal(message: impl Into<String>) -> SqlError {
+        SqlError::new(sqlstate::INTERNAL_ERROR, message)
+    }
+
     /// Adds a detail line.
     pub fn with_detail(mut self, detail: impl Into<String>) -> SqlError {
         self.detail = Some(detail.into());

@@ -78,7 +78,7 @@ pub(crate) fn encode_key(
     out: &mut Vec<u8>,
 ) -> SqlResult<()> {
     if columns.len() != values.len() {
-        return Err(internal(format!(
+        return Err(SqlError::internal(format!(
             "key has {} values for {} columns",
             values.len(),
             columns.len()
@@ -286,7 +286,7 @@ pub(crate) fn decode_key(columns: &[KeyColumn], bytes: &[u8]) -> SqlResult<Vec<V
         values.push(value);
     }
     if reader.at != bytes.len() {
-        return Err(corrupted(format!(
+        return Err(SqlError::corrupted(format!(
             "key has {} trailing bytes",
             bytes.len().saturating_sub(reader.at)
         )));
@@ -308,7 +308,7 @@ impl KeyReader<'_> {
             .checked_add(N)
             .and_then(|end| self.bytes.get(self.at..end))
             .and_then(|slice| <[u8; N]>::try_from(slice).ok())
-            .ok_or_else(|| corrupted(format!("key is truncated in {what}")))?;
+            .ok_or_else(|| SqlError::corrupted(format!("key is truncated in {what}")))?;
         self.at += N;
         Ok(raw)
     }
@@ -319,7 +319,9 @@ impl KeyReader<'_> {
             match self.array::<1>("a null tag")? {
                 [TAG_VALUE] => {}
                 [TAG_NULL] => return Ok(Value::Null),
-                [other] => return Err(corrupted(format!("key null tag is {other:#04x}"))),
+                [other] => {
+                    return Err(SqlError::corrupted(format!("key null tag is {other:#04x}")));
+                }
             }
         }
         match column.encoding {
@@ -344,7 +346,7 @@ impl KeyReader<'_> {
                 [0] => Value::Bool(false),
                 [1] => Value::Bool(true),
                 [other] => {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "key boolean byte is {other}, not 0 or 1"
                     )));
                 }
@@ -355,7 +357,7 @@ impl KeyReader<'_> {
                 let raw = u128::from_be_bytes(self.array("a numeric")?);
                 let scaled = (raw ^ (1 << 127)) as i128;
                 if !fits_precision(scaled, *precision) {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "key numeric has more than {precision} digits"
                     )));
                 }
@@ -368,7 +370,7 @@ impl KeyReader<'_> {
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
                 let bytes = self.string()?;
                 let text = String::from_utf8(bytes)
-                    .map_err(|err| corrupted(format!("key text is not UTF-8: {err}")))?;
+                    .map_err(|err| SqlError::corrupted(format!("key text is not UTF-8: {err}")))?;
                 Value::Text(text)
             }
             SqlType::Bytea => Value::Bytes(self.string()?),
@@ -389,7 +391,7 @@ impl KeyReader<'_> {
                 [0] => return Ok(bytes),
                 [0xFF] => bytes.push(0),
                 [other] => {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "key string has 0x00 followed by {other:#04x}"
                     )));
                 }
@@ -401,31 +403,24 @@ impl KeyReader<'_> {
 /// An integer checked against its column type's range.
 fn check_int_range(ty: &SqlType, v: i64) -> SqlResult<Value> {
     let Some((min, max)) = ty.integer_range() else {
-        return Err(corrupted(format!("key integer for a {} column", ty.name())));
+        return Err(SqlError::corrupted(format!(
+            "key integer for a {} column",
+            ty.name()
+        )));
     };
     if (min..=max).contains(&v) {
         Ok(Value::Int(v))
     } else {
-        Err(corrupted(format!(
+        Err(SqlError::corrupted(format!(
             "key value {v} is out of range for {}",
             ty.name()
         )))
     }
 }
 
-/// `DATA_CORRUPTED` about a stored key.
-fn corrupted(message: String) -> SqlError {
-    SqlError::new(sqlstate::DATA_CORRUPTED, message)
-}
-
-/// `INTERNAL_ERROR`: the caller broke the contract.
-fn internal(message: String) -> SqlError {
-    SqlError::new(sqlstate::INTERNAL_ERROR, message)
-}
-
 /// A value that is not of its key column's type.
 fn out_of_type(ty: &SqlType, value: &Value) -> SqlError {
-    internal(format!(
+    SqlError::internal(format!(
         "key value {value:?} does not fit a {} column",
         ty.name()
     ))

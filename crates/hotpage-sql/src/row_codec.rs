@@ -20,7 +20,7 @@
 // Until the executor and DDL layer call everything here, some items are used by tests only.
 #![cfg_attr(not(test), allow(dead_code))]
 
-use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::error::{SqlError, SqlResult};
 use crate::types::SqlType;
 use crate::value::Value;
 
@@ -34,7 +34,7 @@ const VARINT_BYTES_MAX: usize = 10;
 /// match its column's type is an `INTERNAL_ERROR`: coercion should have caught it.
 pub(crate) fn encode_row(types: &[SqlType], values: &[Value], out: &mut Vec<u8>) -> SqlResult<()> {
     if types.len() != values.len() {
-        return Err(internal(format!(
+        return Err(SqlError::internal(format!(
             "row has {} values for {} columns",
             values.len(),
             types.len()
@@ -113,7 +113,7 @@ pub(crate) fn decode_row(types: &[SqlType], bytes: &[u8]) -> SqlResult<Vec<Value
     let mut reader = Reader { bytes, at: 0 };
     let version = reader.take(1, "the format version")?;
     if version != [ROW_FORMAT_VERSION] {
-        return Err(corrupted(format!(
+        return Err(SqlError::corrupted(format!(
             "row format version {} is not {ROW_FORMAT_VERSION}",
             version.first().copied().unwrap_or(0)
         )));
@@ -126,7 +126,7 @@ pub(crate) fn decode_row(types: &[SqlType], bytes: &[u8]) -> SqlResult<Vec<Value
     };
     let used_bits = types.len() % 8;
     if used_bits != 0 && bitmap.last().is_some_and(|last| last >> used_bits != 0) {
-        return Err(corrupted(
+        return Err(SqlError::corrupted(
             "row null bitmap has bits set past the last column".to_string(),
         ));
     }
@@ -142,7 +142,7 @@ pub(crate) fn decode_row(types: &[SqlType], bytes: &[u8]) -> SqlResult<Vec<Value
         values.push(value);
     }
     if reader.at != bytes.len() {
-        return Err(corrupted(format!(
+        return Err(SqlError::corrupted(format!(
             "row has {} trailing bytes",
             bytes.len().saturating_sub(reader.at)
         )));
@@ -164,7 +164,7 @@ impl<'a> Reader<'a> {
             .checked_add(n)
             .and_then(|end| self.bytes.get(self.at..end))
             .ok_or_else(|| {
-                corrupted(format!(
+                SqlError::corrupted(format!(
                     "row is truncated in {what}: needs {n} bytes, {} left",
                     self.bytes.len().saturating_sub(self.at)
                 ))
@@ -176,7 +176,8 @@ impl<'a> Reader<'a> {
     /// The next `N` bytes as an array.
     fn array<const N: usize>(&mut self, what: &str) -> SqlResult<[u8; N]> {
         let slice = self.take(N, what)?;
-        <[u8; N]>::try_from(slice).map_err(|_| corrupted(format!("row is truncated in {what}")))
+        <[u8; N]>::try_from(slice)
+            .map_err(|_| SqlError::corrupted(format!("row is truncated in {what}")))
     }
 
     /// An unsigned LEB128 length.
@@ -188,14 +189,18 @@ impl<'a> Reader<'a> {
             let shift = 7 * index as u32;
             // The tenth byte may only carry the top bit of a u64.
             if index == VARINT_BYTES_MAX - 1 && payload > 1 {
-                return Err(corrupted("row length varint overflows 64 bits".to_string()));
+                return Err(SqlError::corrupted(
+                    "row length varint overflows 64 bits".to_string(),
+                ));
             }
             value |= payload << shift;
             if byte & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err(corrupted("row length varint overflows 64 bits".to_string()))
+        Err(SqlError::corrupted(
+            "row length varint overflows 64 bits".to_string(),
+        ))
     }
 
     /// A length-prefixed byte string.
@@ -204,7 +209,7 @@ impl<'a> Reader<'a> {
         let left = self.bytes.len().saturating_sub(self.at);
         match usize::try_from(len) {
             Ok(len) if len <= left => self.take(len, "a string"),
-            _ => Err(corrupted(format!(
+            _ => Err(SqlError::corrupted(format!(
                 "row string length {len} runs past the end ({left} bytes left)"
             ))),
         }
@@ -222,7 +227,7 @@ impl<'a> Reader<'a> {
                 [0] => Value::Bool(false),
                 [1] => Value::Bool(true),
                 [other] => {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "row boolean byte is {other}, not 0 or 1"
                     )));
                 }
@@ -232,7 +237,7 @@ impl<'a> Reader<'a> {
             SqlType::Numeric { precision, scale } => {
                 let scaled = i128::from_le_bytes(self.array("a numeric")?);
                 if !fits_precision(scaled, *precision) {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "row numeric has more than {precision} digits"
                     )));
                 }
@@ -248,7 +253,7 @@ impl<'a> Reader<'a> {
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
                 let bytes = self.bytes()?;
                 let text = std::str::from_utf8(bytes)
-                    .map_err(|err| corrupted(format!("row text is not UTF-8: {err}")))?;
+                    .map_err(|err| SqlError::corrupted(format!("row text is not UTF-8: {err}")))?;
                 Value::Text(text.to_string())
             }
             SqlType::Bytea => Value::Bytes(self.bytes()?.to_vec()),
@@ -264,19 +269,9 @@ pub(crate) fn fits_precision(scaled: i128, precision: u8) -> bool {
         .is_none_or(|limit| scaled.unsigned_abs() < limit)
 }
 
-/// `DATA_CORRUPTED` about a stored row.
-fn corrupted(message: String) -> SqlError {
-    SqlError::new(sqlstate::DATA_CORRUPTED, message)
-}
-
-/// `INTERNAL_ERROR`: the caller broke the contract.
-fn internal(message: String) -> SqlError {
-    SqlError::new(sqlstate::INTERNAL_ERROR, message)
-}
-
 /// A value that is not of its column's type (coercion should have made it so).
 fn out_of_type(ty: &SqlType, value: &Value) -> SqlError {
-    internal(format!(
+    SqlError::internal(format!(
         "row value {value:?} does not fit a {} column",
         ty.name()
     ))
@@ -285,6 +280,7 @@ fn out_of_type(ty: &SqlType, value: &Value) -> SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::sqlstate;
     use crate::value::tests::{nullable_value_of, same_value, small_sql_type};
     use proptest::prelude::*;
 

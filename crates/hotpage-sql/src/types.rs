@@ -237,7 +237,7 @@ impl SqlType {
                 let precision = take_u8(bytes, at)?;
                 let scale = take_u8(bytes, at)?;
                 if precision == 0 || precision > NUMERIC_PRECISION_MAX || scale > precision {
-                    return Err(corrupted(format!(
+                    return Err(SqlError::corrupted(format!(
                         "stored type numeric({precision},{scale}) is out of range"
                     )));
                 }
@@ -246,7 +246,11 @@ impl SqlType {
             13 => SqlType::Real,
             14 => SqlType::Double,
             15 => SqlType::Bytea,
-            other => return Err(corrupted(format!("unknown stored type tag {other}"))),
+            other => {
+                return Err(SqlError::corrupted(format!(
+                    "unknown stored type tag {other}"
+                )));
+            }
         };
         Ok(ty)
     }
@@ -401,17 +405,12 @@ fn float_type(info: &ExactNumberInfo) -> SqlResult<SqlType> {
     }
 }
 
-/// A `DATA_CORRUPTED` error about a stored type.
-fn corrupted(message: String) -> SqlError {
-    SqlError::new(sqlstate::DATA_CORRUPTED, message)
-}
-
 /// Reads one byte at `*at`.
 fn take_u8(bytes: &[u8], at: &mut usize) -> SqlResult<u8> {
     let byte = bytes
         .get(*at)
         .copied()
-        .ok_or_else(|| corrupted("stored type is truncated".to_string()))?;
+        .ok_or_else(|| SqlError::corrupted("stored type is truncated".to_string()))?;
     *at += 1;
     Ok(byte)
 }
@@ -422,11 +421,11 @@ fn decode_length(bytes: &[u8], at: &mut usize) -> SqlResult<u32> {
         .checked_add(4)
         .and_then(|end| bytes.get(*at..end))
         .and_then(|slice| <[u8; 4]>::try_from(slice).ok())
-        .ok_or_else(|| corrupted("stored type is truncated".to_string()))?;
+        .ok_or_else(|| SqlError::corrupted("stored type is truncated".to_string()))?;
     *at += 4;
     let n = u32::from_le_bytes(raw);
     if n == 0 || n > CHAR_LENGTH_MAX {
-        return Err(corrupted(format!(
+        return Err(SqlError::corrupted(format!(
             "stored character length {n} is out of range"
         )));
     }
