@@ -28,6 +28,10 @@
 #  17. a session that holds no key lock does not wait for another's key;
 #  18. the catalog forgets that a table was dropped;
 #  19. a multi-row INSERT outside a transaction is not its own transaction.
+# And (issue 12: unlogged tables):
+#  20. a crash no longer resets the unlogged tables;
+#  21. an open does not mark the catalog open before unlogged pages can be written;
+#  22. unlogged tables' rows go into the commit record like any other.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -168,3 +172,10 @@ unit drop-forgotten-by-the-catalog crates/hotpage/src/catalog.rs \
 PACKAGE=hotpage-sql unit multi-row-insert-not-atomic crates/hotpage-sql/src/insert.rs \
   'let own_transaction = self.rows.len() > 1 &&' 'let own_transaction = false &&' \
   --test sqllogictest
+unit unlogged-not-reset-after-crash crates/hotpage/src/db/open.rs \
+  '    catalog.rows_uncounted || catalog.unlogged_open' '    catalog.unlogged_open' \
+  --test unlogged_tables
+unit open-not-marked-for-unlogged crates/hotpage/src/db/open.rs \
+  '|| has_unlogged,' '|| (has_unlogged && false),' --test unlogged_tables
+unit unlogged-rows-logged crates/hotpage/src/db/mod.rs \
+  'if rows.iter().any(|(t, _, _)| t.unlogged) {' 'if false {' --test unlogged_tables

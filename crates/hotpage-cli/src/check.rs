@@ -95,6 +95,7 @@ fn report_json(db: &str, report: &CheckReport) -> Value {
         "pages_checked": report.pages_checked,
         "files": report.pages_per_file.len(),
         "pages_per_file": report.pages_per_file,
+        "unlogged_file_pages": report.unlogged_file_pages,
         "tables": report.tables.iter().map(table_json).collect::<Vec<_>>(),
         "faults": report.faults.iter().map(fault_json).collect::<Vec<_>>(),
         "warnings": report.warnings.iter().map(fault_json).collect::<Vec<_>>(),
@@ -105,7 +106,7 @@ fn report_json(db: &str, report: &CheckReport) -> Value {
 /// The text report: a line per table, then the warnings and the faults.
 fn print_text(db: &str, report: &CheckReport) -> Result<(), CliError> {
     let pages_each = &report.pages_per_file;
-    let files = if pages_each.len() == 1 {
+    let mut files = if pages_each.len() == 1 {
         "of data.0".to_string()
     } else {
         format!(
@@ -119,6 +120,9 @@ fn print_text(db: &str, report: &CheckReport) -> Result<(), CliError> {
                 .join(", ")
         )
     };
+    if report.unlogged_file_pages > 0 {
+        files += &format!(" and {} of data.unlogged", report.unlogged_file_pages);
+    }
     outln!(
         "hotpage check {db}: {} pages {files}, {} tables",
         report.pages_checked,

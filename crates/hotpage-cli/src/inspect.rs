@@ -641,6 +641,7 @@ fn tables_json(tables: &[TableSummary]) -> Value {
                 "root_page": t.root.map(|r| r.page),
                 "memory_bytes": t.memory.as_ref().map(|m| m.key_bytes + m.row_bytes),
                 "memory_file_bytes": t.memory.as_ref().map(|m| m.file_bytes),
+                "unlogged": t.unlogged,
             })
         })
         .collect();
@@ -653,7 +654,11 @@ fn print_tables(list: &[TableSummary]) -> Result<(), CliError> {
     for t in list {
         table.add_row(vec![
             t.name.clone(),
-            t.design.clone(),
+            if t.unlogged {
+                format!("{} (unlogged)", t.design)
+            } else {
+                t.design.clone()
+            },
             t.rows.to_string(),
             match t.root {
                 Some(root) => root.to_string(),

@@ -371,3 +371,33 @@ fn bad_options_are_one_line_and_exit_2() {
     );
     assert!(!dir.path().join("db").exists());
 }
+
+#[test]
+fn an_unlogged_table_shows_in_inspect_and_check_and_keeps_its_rows_over_a_clean_close() {
+    let (_dir, db) = temp_db();
+    sql_ok(
+        &db,
+        &[
+            "-c",
+            "CREATE UNLOGGED TABLE scratch (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)",
+            "-c",
+            "INSERT INTO scratch (v) VALUES ('a'), ('b'), ('c')",
+        ],
+    );
+    let out = sql_ok(&db, &["--csv", "-c", "SELECT count(*) FROM scratch"]);
+    assert!(out.contains('3'), "{out}");
+    let inspect = hotpage(&["inspect", "tables", "--db", &db]);
+    assert!(inspect.status.success());
+    assert!(
+        stdout(&inspect).contains("identity (unlogged)"),
+        "{}",
+        stdout(&inspect)
+    );
+    let check = hotpage(&["check", "--db", &db]);
+    assert!(check.status.success(), "{}", stdout(&check));
+    assert!(
+        stdout(&check).contains("of data.unlogged"),
+        "{}",
+        stdout(&check)
+    );
+}

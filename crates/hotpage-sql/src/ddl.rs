@@ -31,6 +31,8 @@ pub(crate) struct TablePlan {
     pub layout: Layout,
     pub user_keys: bool,
     pub schema: TableSchema,
+    /// `CREATE UNLOGGED TABLE`: the engine logs none of its rows, and a crash empties it.
+    pub unlogged: bool,
     /// A sequence that becomes this table's key generator.
     pub adopts_sequence: Option<String>,
 }
@@ -87,6 +89,7 @@ pub(crate) fn plan_table(
         key.push(index);
     }
     let mut plan = choose_design(&name, &declared, &key, meta, data_files)?;
+    plan.unlogged = ct.unlogged;
     apply_options(&mut plan, &ct.table_options, data_files)?;
     if let Some(partitions) = modulus {
         require_integer_key(&plan, "hash partitions")?;
@@ -122,8 +125,6 @@ fn check_constant_defaults(schema: &TableSchema) -> SqlResult<()> {
 fn refuse_unsupported(ct: &CreateTable) -> SqlResult<()> {
     let what = if ct.temporary {
         Some("TEMPORARY tables")
-    } else if ct.unlogged {
-        Some("UNLOGGED tables (open the database with durability none for an unlogged run)")
     } else if ct.query.is_some() {
         Some("CREATE TABLE ... AS")
     } else if ct.like.is_some() || ct.clone.is_some() {
@@ -309,6 +310,7 @@ fn choose_design(
             key,
             keygen,
         },
+        unlogged: false,
         adopts_sequence: None,
     };
     refuse_misplaced_generators(declared, key)?;

@@ -789,6 +789,19 @@ impl SqlSession {
                 format!("relation \"{name}\" already exists"),
             ));
         }
+        if ct.unlogged && ct.partition_by.is_some() {
+            // PostgreSQL's own refusal (its partitions may be unlogged; here they are one
+            // engine table with the parent, so they may not either).
+            return Err(SqlError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "partitioned tables cannot be unlogged",
+            ));
+        }
+        if ct.unlogged && ct.partition_of.is_some() {
+            return Err(SqlError::unsupported(
+                "UNLOGGED partitions (a hash-partitioned table is one table here, logged as a whole)",
+            ));
+        }
         if ct.partition_by.is_some() {
             return self.create_partitioned_parent(ct, &name);
         }
@@ -811,6 +824,7 @@ impl SqlSession {
                 layout: plan.layout,
                 user_keys: plan.user_keys,
                 schema: &schema,
+                unlogged: plan.unlogged,
             })
             .map_err(engine_error)?;
         if let Some(sequence) = plan.adopts_sequence {

@@ -43,7 +43,8 @@
 //! the wait path; see `hotpage::CurrentWait`). Classes: `PageLatch` (`PAGELATCH_SH`,
 //! `PAGELATCH_EX`, `PAGELATCH_COMBINE`), `IO` (`PAGEIOLATCH_SH`), `Log` (`WRITELOG`,
 //! `LOGBUFFER`), `FreeSpaceMap` (`FSM_LATCH`), `Sequence` (`SEQUENCE`), `FlowControl`
-//! (`BTREE_INSERT_FLOW_CONTROL`), `BufferPool` (`FREE_BUFFER`).
+//! (`BTREE_INSERT_FLOW_CONTROL`), `BufferPool` (`FREE_BUFFER`), `Lock` (`LCK_M_X`: another
+//! session is inserting the same key).
 //!
 //! ## `hotpage_index_physical_stats([table text])` (sys.dm_db_index_physical_stats)
 //!

@@ -10,7 +10,8 @@
 //!            (format 3 and later) layout_tag u8, layout_param u32, extra_root_count u32,
 //!            extra_root u64 * extra_root_count,
 //!            (layout tag 5, memory, only) memory_bytes u64,
-//!            (format 6 and later) flags u8 (bit 0: dropped, bit 1: keys may be supplied),
+//!            (format 6 and later) flags u8 (bit 0: dropped, bit 1: keys may be supplied;
+//!            format 7 and later, bit 2: unlogged),
 //!            schema_len u32, schema
 //! (format 6 and later) metadata_len u32, metadata
 //! crc32c u32 of everything before it
@@ -26,8 +27,9 @@
 //! database's random `log_salt`, and each checkpoint makes the log durable up to its redo
 //! point before this file names it. Format 6 adds, per table, a schema (bytes the engine
 //! stores but never reads: the SQL layer's columns and key) and a dropped flag, and for the
-//! database a metadata blob (the SQL layer's sequences). This binary writes format 6 only;
-//! older binaries refuse it as too new. Formats 2 to 5 still open (no schemas, nothing
+//! database a metadata blob (the SQL layer's sequences). Format 7 adds the unlogged table
+//! flag. This binary writes format 7 only; older binaries refuse it as too new. Formats 2
+//! to 6 still open (no schemas, nothing
 //! dropped, no metadata); formats 2 to 4 have salt 0, and recovery does not require their
 //! log to reach the redo point.
 //!
@@ -40,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::format::{
     CATALOG_FILE, CATALOG_FORMAT_VERSION, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION,
     LOG_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX, SCHEMA_FORMAT_VERSION,
+    UNLOGGED_TABLES_FORMAT_VERSION,
 };
 use crate::storage::Storage;
 use std::path::Path;
@@ -56,6 +59,8 @@ const CATALOG_FLAG_ROWS_UNCOUNTED: u32 = 2;
 const FLAG_DROPPED: u8 = 1;
 /// A table entry's flag: callers may supply its keys.
 const FLAG_USER_KEYS: u8 = 2;
+/// A table entry's flag (format 7 and later): the table is unlogged.
+const FLAG_UNLOGGED: u8 = 4;
 
 /// One table as the catalog records it.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,6 +91,9 @@ pub struct TableEntry {
     pub user_keys: bool,
     /// The embedder's schema bytes (empty for a table created without one).
     pub schema: Vec<u8>,
+    /// Unlogged (format 7 and later): its rows and pages are never logged, its pages live
+    /// in the unlogged file, and a crash empties it.
+    pub unlogged: bool,
 }
 
 /// The whole catalog. It is also the control file: it names the last checkpoint.
@@ -258,7 +266,12 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
     };
     let (flags, schema) = if version >= SCHEMA_FORMAT_VERSION {
         let flags = r.u8().ok_or_else(truncated)?;
-        if flags & !(FLAG_DROPPED | FLAG_USER_KEYS) != 0 {
+        let known = if version >= UNLOGGED_TABLES_FORMAT_VERSION {
+            FLAG_DROPPED | FLAG_USER_KEYS | FLAG_UNLOGGED
+        } else {
+            FLAG_DROPPED | FLAG_USER_KEYS
+        };
+        if flags & !known != 0 {
             return Err(bad("unknown table flags"));
         }
         let schema = r
@@ -280,6 +293,7 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
         memory_bytes,
         dropped: flags & FLAG_DROPPED != 0,
         user_keys: flags & FLAG_USER_KEYS != 0,
+        unlogged: flags & FLAG_UNLOGGED != 0,
         schema,
     })
 }
@@ -309,8 +323,10 @@ fn encode_table(out: &mut Vec<u8>, t: &TableEntry, version: u32) {
         }
     }
     if version >= SCHEMA_FORMAT_VERSION {
-        let flags =
-            if t.dropped { FLAG_DROPPED } else { 0 } | if t.user_keys { FLAG_USER_KEYS } else { 0 };
+        let unlogged = t.unlogged && version >= UNLOGGED_TABLES_FORMAT_VERSION;
+        let flags = if t.dropped { FLAG_DROPPED } else { 0 }
+            | if t.user_keys { FLAG_USER_KEYS } else { 0 }
+            | if unlogged { FLAG_UNLOGGED } else { 0 };
         out.push(flags);
         put_blob(out, &t.schema);
     }
@@ -514,6 +530,7 @@ mod tests {
                     dropped: false,
                     user_keys: false,
                     schema: Vec::new(),
+                    unlogged: false,
                 },
                 TableEntry {
                     name: "events".into(),
@@ -528,6 +545,7 @@ mod tests {
                     dropped: false,
                     user_keys: false,
                     schema: Vec::new(),
+                    unlogged: false,
                 },
                 TableEntry {
                     name: "orders_hash".into(),
@@ -542,6 +560,7 @@ mod tests {
                     dropped: false,
                     user_keys: false,
                     schema: Vec::new(),
+                    unlogged: false,
                 },
                 TableEntry {
                     name: "orders_flow".into(),
@@ -556,6 +575,7 @@ mod tests {
                     dropped: false,
                     user_keys: false,
                     schema: Vec::new(),
+                    unlogged: false,
                 },
                 TableEntry {
                     name: "orders_memory".into(),
@@ -570,6 +590,7 @@ mod tests {
                     dropped: true,
                     user_keys: true,
                     schema: b"columns".to_vec(),
+                    unlogged: true,
                 },
                 TableEntry {
                     name: "orders_heap".into(),
@@ -584,6 +605,7 @@ mod tests {
                     dropped: false,
                     user_keys: false,
                     schema: Vec::new(),
+                    unlogged: false,
                 },
             ],
         }
@@ -603,6 +625,11 @@ mod tests {
     /// `sample()` as an older `version` reads it: what that format lacks is at its default.
     fn as_read_from(version: u32, mut catalog: Catalog) -> Catalog {
         catalog.format_version = version;
+        if version < UNLOGGED_TABLES_FORMAT_VERSION {
+            for table in &mut catalog.tables {
+                table.unlogged = false;
+            }
+        }
         if version < SCHEMA_FORMAT_VERSION {
             catalog.rows_uncounted = false;
             catalog.metadata.clear();
@@ -639,7 +666,7 @@ mod tests {
     }
 
     #[test]
-    fn every_catalog_is_written_as_format_6_and_formats_3_to_5_still_read() {
+    fn every_catalog_is_written_as_format_7_and_formats_3_to_6_still_read() {
         let version = |c: &Catalog| {
             let bytes = c.encode();
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
@@ -652,6 +679,7 @@ mod tests {
             LAYOUT_FORMAT_VERSION,
             TABLE_DESIGNS_FORMAT_VERSION,
             LOG_FORMAT_VERSION,
+            SCHEMA_FORMAT_VERSION,
         ] {
             let back = Catalog::decode(&sample().encode_format(old), Path::new("db"))
                 .expect("an older format");
@@ -671,6 +699,29 @@ mod tests {
         assert!(matches!(
             Catalog::decode(&bytes, Path::new("db")),
             Err(Error::FormatTooNew { .. })
+        ));
+    }
+
+    #[test]
+    fn the_unlogged_flag_is_known_only_from_format_7() {
+        let mut one = sample();
+        one.tables.truncate(1);
+        one.tables[0].unlogged = true;
+        let back = Catalog::decode(&one.encode(), Path::new("db")).expect("format 7");
+        assert!(back.tables[0].unlogged);
+        // In a format 6 catalog the bit is damage, never a table silently read as logged.
+        // The table's flags byte is followed by its empty schema's length, the metadata's
+        // length and bytes, and the checksum.
+        let mut bytes = one.encode_format(SCHEMA_FORMAT_VERSION);
+        bytes.truncate(bytes.len() - 4);
+        let flags_at = bytes.len() - one.metadata.len() - 4 - 4 - 1;
+        assert_eq!(bytes[flags_at], 0);
+        bytes[flags_at] = FLAG_UNLOGGED;
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            Catalog::decode(&bytes, Path::new("db")),
+            Err(Error::NotADatabase { .. })
         ));
     }
 

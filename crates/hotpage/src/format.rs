@@ -129,13 +129,29 @@ impl std::fmt::Display for PageId {
     }
 }
 
-/// The name of data file `file` in the database directory.
+/// The file number of the unlogged file, which holds the pages of every unlogged table
+/// (`TableSpec::unlogged`): the first number no shared data file can have (they are 0 to
+/// 63), so page ids in it never collide with theirs whatever a database's file count.
+pub const UNLOGGED_FILE: u32 = 64;
+
+/// The unlogged file's name in the database directory.
+pub const UNLOGGED_FILE_NAME: &str = "data.unlogged";
+
+/// The name of data file `file` in the database directory (`data.N`, or the unlogged
+/// file's name for [`UNLOGGED_FILE`]).
 pub fn data_file_name(file: u32) -> String {
+    if file == UNLOGGED_FILE {
+        return UNLOGGED_FILE_NAME.to_string();
+    }
     format!("data.{file}")
 }
 
-/// The data file number of a directory entry named `data.N`, or `None`.
+/// The data file number of a directory entry named `data.N` (or the unlogged file's), or
+/// `None`.
 pub fn parse_data_file_name(name: &str) -> Option<u32> {
+    if name == UNLOGGED_FILE_NAME {
+        return Some(UNLOGGED_FILE);
+    }
     let digits = name.strip_prefix("data.")?;
     // `str::parse` would also take "+1"; only plain decimal digits name a data file.
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -175,8 +191,12 @@ pub const LOG_FORMAT_VERSION: u32 = 5;
 /// the SQL layer owns) and a dropped flag, and whose database carries metadata bytes.
 pub const SCHEMA_FORMAT_VERSION: u32 = 6;
 
+/// The first catalog format whose tables may be unlogged (a table flag an older binary
+/// would not know to honour: its tables' pages are reset after a crash).
+pub const UNLOGGED_TABLES_FORMAT_VERSION: u32 = 7;
+
 /// The catalog format this binary writes.
-pub const CATALOG_FORMAT_VERSION: u32 = SCHEMA_FORMAT_VERSION;
+pub const CATALOG_FORMAT_VERSION: u32 = UNLOGGED_TABLES_FORMAT_VERSION;
 
 /// The largest schema a table carries, and the largest database metadata, in bytes.
 pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
@@ -185,6 +205,7 @@ pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
 const _: () = assert!(LAYOUT_FORMAT_VERSION < TABLE_DESIGNS_FORMAT_VERSION);
 const _: () = assert!(TABLE_DESIGNS_FORMAT_VERSION < LOG_FORMAT_VERSION);
 const _: () = assert!(LOG_FORMAT_VERSION < SCHEMA_FORMAT_VERSION);
+const _: () = assert!(SCHEMA_FORMAT_VERSION < UNLOGGED_TABLES_FORMAT_VERSION);
 
 // ---- the write-ahead log ----
 

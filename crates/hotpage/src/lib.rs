@@ -95,7 +95,7 @@ pub mod limits {
 pub mod testing {
     pub use crate::access::Inserted;
     pub use crate::access::btree::BTree;
-    pub use crate::buffer::{BufferPool, FileHeader};
+    pub use crate::buffer::{BufferPool, FileHeader, Placement};
     pub use crate::catalog::Catalog;
     pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
     pub use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};

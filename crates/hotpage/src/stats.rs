@@ -44,11 +44,14 @@ pub enum WaitType {
     /// operation in (every frame is promised to operations running now), or, rarely, for a
     /// latched frame to come free for eviction. A pool too small for the sessions.
     FreeBuffer,
+    /// Waiting for another session's insert of the same supplied key to be applied or
+    /// abandoned (the key locks of `db::unique`; SQL Server's exclusive key lock wait).
+    KeyLock,
 }
 
 impl WaitType {
     /// Every wait type, in report order.
-    pub const ALL: [WaitType; 10] = [
+    pub const ALL: [WaitType; 11] = [
         WaitType::PageLatchSh,
         WaitType::PageLatchEx,
         WaitType::PageLatchCombine,
@@ -59,6 +62,7 @@ impl WaitType {
         WaitType::Sequence,
         WaitType::BtreeInsertFlowControl,
         WaitType::FreeBuffer,
+        WaitType::KeyLock,
     ];
 
     /// The name shown in reports (SQL Server's spelling).
@@ -74,6 +78,7 @@ impl WaitType {
             WaitType::Sequence => "SEQUENCE",
             WaitType::BtreeInsertFlowControl => "BTREE_INSERT_FLOW_CONTROL",
             WaitType::FreeBuffer => "FREE_BUFFER",
+            WaitType::KeyLock => "LCK_M_X",
         }
     }
 

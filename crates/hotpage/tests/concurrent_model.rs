@@ -4,8 +4,8 @@
 //! model's rows (a `BTreeMap` built from what each insert reported), in order, and pass
 //! its structural check.
 
-use hotpage::testing::BufferPool;
 use hotpage::testing::{BTree, Inserted};
+use hotpage::testing::{BufferPool, Placement};
 use hotpage::testing::{Counter, Stats};
 use hotpage::testing::{MemStorage, Storage};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -67,7 +67,7 @@ fn run_model(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) 
     // 4 KiB pages, 64 frames: the finished tree is several times the pool.
     let stats = Stats::new();
     let pool = BufferPool::open(file, "data.0", 4096, 64 * 4096, Arc::clone(&stats)).expect("pool");
-    let tree = BTree::create(Arc::new(pool)).expect("tree");
+    let tree = BTree::create(Arc::new(pool), Placement::Spread).expect("tree");
     let counter = AtomicU64::new(0);
     let bucket_counters: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);

@@ -18,7 +18,10 @@
 //! A commit that returns Ok must be there after every crash; one that returns an error
 //! may be there or not, but wholly; a rolled-back or unfinished one never. Every table
 //! must then also pass its structural check. Every design is in each seed, and every
-//! third seed's database has 2 or 3 data files.
+//! third seed's database has 2 or 3 data files. Beside them is an unlogged table (its
+//! layout varies with the file count), whose rows the model forgets at every reopen: each
+//! round ends in a crash, after which it must be empty, while a transaction that wrote to
+//! it and to logged tables must still be whole in the logged ones.
 //!
 //! Flushes happen only when someone waits for one (the flusher's timer is an hour), GUIDs
 //! come from the seed (`Options::key_seed`), and a power cut is one atomic moment: a
@@ -37,7 +40,7 @@
 use hotpage::testing::Catalog;
 use hotpage::testing::{CrashMode, FaultOp, MemStorage, Storage};
 use hotpage::testing::{LogReader, RecordKind, WalOptions};
-use hotpage::{Database, Durability, Error, Key, KeyKind, Layout, Options, TableHandle};
+use hotpage::{Database, Durability, Error, Key, KeyKind, Layout, Options, TableHandle, TableSpec};
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::collections::{BTreeMap, HashSet};
@@ -156,9 +159,20 @@ impl Model {
         }
     }
 
+    /// After a crash: the unlogged tables are empty, so their rows leave the model (also
+    /// from the uncertain commits, whose logged rows must still be all there or none).
+    fn forget_unlogged(&mut self, tables: &[TableHandle]) {
+        self.rows.retain(|(t, _), _| !tables[*t].is_unlogged());
+        for txn in &mut self.maybe {
+            txn.retain(|(t, _, _)| !tables[*t].is_unlogged());
+        }
+        self.maybe.retain(|txn| !txn.is_empty());
+    }
+
     /// After a reopen: each uncertain commit is either wholly there (it became durable,
     /// and joins the acknowledged rows) or not at all.
     fn settle(&mut self, db: &Database, tables: &[TableHandle]) -> Result<(), String> {
+        self.forget_unlogged(tables);
         let session = db.session();
         for txn in std::mem::take(&mut self.maybe) {
             let mut present = 0;
@@ -227,7 +241,36 @@ fn tables_of(db: &Database, files: u32) -> Result<Vec<TableHandle>, String> {
         }
         handles.push(handle);
     }
+    handles.push(unlogged_table(db, files)?);
     Ok(handles)
+}
+
+/// The unlogged table, its layout chosen by the file count so that seeds cover a tree,
+/// partitions and a heap with its index in the unlogged file.
+fn unlogged_table(db: &Database, files: u32) -> Result<TableHandle, String> {
+    let layout = match files {
+        1 => Layout::Clustered,
+        2 => Layout::HeapIndexed { chains: 2 },
+        _ => Layout::HashPartitioned { partitions: 3 },
+    };
+    let handle = match db.table("scratch") {
+        Ok(t) => t,
+        Err(_) => db
+            .create_table_spec(&TableSpec {
+                name: "scratch",
+                design: "unlogged",
+                kind: KeyKind::Identity { start: 1, step: 1 },
+                layout,
+                user_keys: false,
+                schema: b"",
+                unlogged: true,
+            })
+            .map_err(|e| format!("create scratch: {e}"))?,
+    };
+    if !handle.is_unlogged() || handle.layout() != layout {
+        return Err("the unlogged table reopened as another".into());
+    }
+    Ok(handle)
 }
 
 /// Every table must hold exactly the model's rows and pass its structural check.

@@ -24,6 +24,7 @@ fn spec(name: &str) -> TableSpec<'_> {
         layout: Layout::Clustered,
         user_keys: true,
         schema: b"",
+        unlogged: false,
     }
 }
 

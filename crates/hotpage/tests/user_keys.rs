@@ -36,6 +36,7 @@ fn keyed_spec<'a>(name: &'a str, layout: Layout, schema: &'a [u8]) -> TableSpec<
         layout,
         user_keys: true,
         schema,
+        unlogged: false,
     }
 }
 

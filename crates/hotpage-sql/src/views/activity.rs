@@ -74,6 +74,7 @@ fn wait_class(wait_type: WaitType) -> &'static str {
         WaitType::Sequence => "Sequence",
         WaitType::BtreeInsertFlowControl => "FlowControl",
         WaitType::FreeBuffer => "BufferPool",
+        WaitType::KeyLock => "Lock",
     }
 }
 

@@ -24,7 +24,7 @@
 use crate::access::combine::{AbandonOnDrop, Combiner, Outcome, Request, RequestRow};
 use crate::access::keys::KEY_BYTES_MAX;
 use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
-use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage};
+use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage, Placement};
 use crate::error::{Error, Result};
 use crate::format::{PageId, data_file_name};
 use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
@@ -79,6 +79,8 @@ pub struct BTree {
     pool: Arc<BufferPool>,
     root: PageId,
     log: Option<Arc<dyn PageLogger>>,
+    // Where splits put new pages.
+    placement: Placement,
     // Inserts waiting for a busy leaf (see `combine`).
     combiner: Combiner,
 }
@@ -90,14 +92,14 @@ impl std::fmt::Debug for BTree {
 }
 
 impl BTree {
-    /// Creates an empty tree (one leaf) and returns it.
-    pub fn create(pool: Arc<BufferPool>) -> Result<BTree> {
+    /// Creates an empty tree (one leaf) whose pages go where `placement` says.
+    pub fn create(pool: Arc<BufferPool>, placement: Placement) -> Result<BTree> {
         let root = {
-            let page = pool.allocate(PageType::Leaf, 0)?;
+            let page = pool.allocate_placed(placement, None, PageType::Leaf, 0)?;
             page.mark_dirty();
             page.page_id()
         };
-        Ok(BTree::open(pool, root))
+        Ok(BTree::open(pool, root).with_placement(placement))
     }
 
     /// Opens the tree rooted at `root`.
@@ -106,8 +108,15 @@ impl BTree {
             pool,
             root,
             log: None,
+            placement: Placement::Spread,
             combiner: Combiner::default(),
         }
+    }
+
+    /// Puts the pages of later splits where `placement` says.
+    pub fn with_placement(mut self, placement: Placement) -> BTree {
+        self.placement = placement;
+        self
     }
 
     /// Logs every page change to `log` from now on.
@@ -539,7 +548,9 @@ impl BTree {
             rightmost,
             page.size(),
         );
-        let right = self.pool.allocate(page_type, level)?;
+        let right = self
+            .pool
+            .allocate_placed(self.placement, None, page_type, level)?;
         let Halves {
             separator,
             left: left_records,
@@ -578,8 +589,12 @@ impl BTree {
             return Err(self.corrupt(root.page_id(), "tree too tall"));
         }
         let at = choose_split(&records, new_pos, page.last_insert(), true, page.size());
-        let left = self.pool.allocate(page_type, level)?;
-        let right = self.pool.allocate(page_type, level)?;
+        let left = self
+            .pool
+            .allocate_placed(self.placement, None, page_type, level)?;
+        let right = self
+            .pool
+            .allocate_placed(self.placement, None, page_type, level)?;
         let Halves {
             separator,
             left: left_records,
@@ -1120,7 +1135,7 @@ mod tests {
         let file = mem.open("data.0", true).expect("open");
         let pool = BufferPool::open(file, "data.0", page_size, frames * page_size, Stats::new())
             .expect("pool");
-        BTree::create(Arc::new(pool)).expect("tree")
+        BTree::create(Arc::new(pool), Placement::Spread).expect("tree")
     }
 
     fn key(i: u64) -> [u8; 8] {
@@ -1360,7 +1375,7 @@ mod split_tests {
         let mem = MemStorage::new(3);
         let file = mem.open("data.0", true).expect("open");
         let pool = BufferPool::open(file, "data.0", 8192, 4096 * 8192, Stats::new()).expect("pool");
-        let tree = BTree::create(Arc::new(pool)).expect("tree");
+        let tree = BTree::create(Arc::new(pool), Placement::Spread).expect("tree");
         for key in keys {
             assert_eq!(
                 tree.insert(&key, &[7u8; 40]).expect("insert"),

@@ -20,7 +20,7 @@
 use crate::access::fsm::{self, Candidate, FreeSpaceMap};
 use crate::access::keys::Key;
 use crate::access::{Inserted, PageLogger, TreeStats};
-use crate::buffer::BufferPool;
+use crate::buffer::{BufferPool, Placement};
 use crate::error::{Error, Result};
 use crate::format::{PageId, data_file_name};
 use crate::page::{HEADER_BYTES, PageType, SLOT_BYTES};
@@ -45,6 +45,8 @@ pub struct HeapTarget {
 pub struct Heap {
     pool: Arc<BufferPool>,
     log: Option<Arc<dyn PageLogger>>,
+    // Where new pages go: chain c's own shared file, or one file for all (unlogged).
+    placement: Placement,
     heads: Vec<PageId>,
     // Per chain: serialises appending a page to it.
     grow: Box<[Mutex<()>]>,
@@ -97,17 +99,23 @@ fn need_bytes(key: &[u8], row: &[u8]) -> usize {
 }
 
 impl Heap {
-    /// Creates an empty heap of `files` chains, each starting with a head page; chain `c`
-    /// lives in data file `c mod` the pool's file count (one chain per file when they match).
-    pub fn create(pool: Arc<BufferPool>, files: u32, stats: Arc<Stats>) -> Result<Heap> {
+    /// Creates an empty heap of `files` chains, each starting with a head page; spread,
+    /// chain `c` lives in data file `c mod` the pool's file count (one chain per file when
+    /// they match).
+    pub fn create(
+        pool: Arc<BufferPool>,
+        files: u32,
+        stats: Arc<Stats>,
+        placement: Placement,
+    ) -> Result<Heap> {
         let files = files.max(1);
         let mut heads = Vec::with_capacity(files as usize);
         for file in 0..files {
-            let page = pool.allocate_in(file % pool.file_count().max(1), PageType::Heap, 0)?;
+            let page = pool.allocate_placed(placement, Some(file), PageType::Heap, 0)?;
             page.mark_dirty();
             heads.push(page.page_id());
         }
-        let heap = Heap::empty(pool, heads, stats);
+        let heap = Heap::empty(pool, heads, stats).with_placement(placement);
         for (chain, &head) in heap.heads.iter().enumerate() {
             heap.fsm.register(chain as u32, head, 0);
         }
@@ -141,11 +149,18 @@ impl Heap {
         Heap {
             pool,
             log: None,
+            placement: Placement::Spread,
             grow: (0..chains).map(|_| Mutex::new(())).collect(),
             fsm: FreeSpaceMap::new(chains, page_size, stats),
             heads,
             next_home: AtomicU32::new(0),
         }
+    }
+
+    /// Puts the pages the chains grow by where `placement` says.
+    pub fn with_placement(mut self, placement: Placement) -> Heap {
+        self.placement = placement;
+        self
     }
 
     /// Logs this heap's page changes through `log`.
@@ -314,8 +329,9 @@ impl Heap {
                 "the heap chain's tail is not a heap page without a next page",
             ));
         }
-        let file = chain % self.pool.file_count().max(1);
-        let new = self.pool.allocate_in(file, PageType::Heap, 0)?;
+        let new = self
+            .pool
+            .allocate_placed(self.placement, Some(chain), PageType::Heap, 0)?;
         tail.mark_dirty();
         new.mark_dirty();
         tail.page().set_next(new.page_id());
@@ -559,7 +575,13 @@ mod tests {
         ];
         for (row_bytes, per_page, fill_min) in cases {
             let pool = pool(2048);
-            let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+            let heap = Heap::create(
+                Arc::clone(&pool),
+                1,
+                Arc::clone(pool.stats()),
+                Placement::Spread,
+            )
+            .expect("heap");
             let mut target = HeapTarget::default();
             let row = vec![7u8; row_bytes];
             // Whole pages: the fill is not diluted by a last, partly filled page.
@@ -595,7 +617,13 @@ mod tests {
         let pool = pool(64);
         let heads;
         {
-            let heap = Heap::create(Arc::clone(&pool), 3, Arc::clone(pool.stats())).expect("heap");
+            let heap = Heap::create(
+                Arc::clone(&pool),
+                3,
+                Arc::clone(pool.stats()),
+                Placement::Spread,
+            )
+            .expect("heap");
             let mut targets = vec![HeapTarget::default(); 4];
             for i in 0..5000u64 {
                 let t = &mut targets[(i % 4) as usize];
@@ -647,8 +675,15 @@ mod tests {
     #[test]
     fn many_sessions_insert_every_row_once() {
         let pool = pool(256);
-        let heap =
-            Arc::new(Heap::create(Arc::clone(&pool), 2, Arc::clone(pool.stats())).expect("heap"));
+        let heap = Arc::new(
+            Heap::create(
+                Arc::clone(&pool),
+                2,
+                Arc::clone(pool.stats()),
+                Placement::Spread,
+            )
+            .expect("heap"),
+        );
         std::thread::scope(|s| {
             for t in 0..8u64 {
                 let heap = Arc::clone(&heap);
@@ -682,8 +717,20 @@ mod tests {
     #[test]
     fn a_target_used_with_another_heap_starts_over() {
         let pool = pool(64);
-        let a = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
-        let b = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let a = Heap::create(
+            Arc::clone(&pool),
+            1,
+            Arc::clone(pool.stats()),
+            Placement::Spread,
+        )
+        .expect("heap");
+        let b = Heap::create(
+            Arc::clone(&pool),
+            1,
+            Arc::clone(pool.stats()),
+            Placement::Spread,
+        )
+        .expect("heap");
         let mut shared = HeapTarget::default();
         let key = 1u64.to_be_bytes();
         assert_eq!(
@@ -700,7 +747,13 @@ mod tests {
     #[test]
     fn a_chain_that_loops_is_corruption_not_a_hang() {
         let pool = pool(64);
-        let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let heap = Heap::create(
+            Arc::clone(&pool),
+            1,
+            Arc::clone(pool.stats()),
+            Placement::Spread,
+        )
+        .expect("heap");
         let mut target = HeapTarget::default();
         for i in 0..100u64 {
             heap.insert(&mut target, &i.to_be_bytes(), &[0u8; 300])
@@ -721,7 +774,13 @@ mod tests {
     #[test]
     fn a_row_no_page_can_take_is_refused() {
         let pool = pool(16);
-        let heap = Heap::create(Arc::clone(&pool), 1, Arc::clone(pool.stats())).expect("heap");
+        let heap = Heap::create(
+            Arc::clone(&pool),
+            1,
+            Arc::clone(pool.stats()),
+            Placement::Spread,
+        )
+        .expect("heap");
         let mut target = HeapTarget::default();
         let err = heap
             .insert(&mut target, &1u64.to_be_bytes(), &vec![0u8; 9000])

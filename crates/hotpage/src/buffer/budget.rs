@@ -430,7 +430,7 @@ mod tests {
     use crate::access::Inserted;
     use crate::access::btree::BTree;
     use crate::access::heap::{Heap, HeapTarget};
-    use crate::buffer::POOL_FRAMES_MIN;
+    use crate::buffer::{POOL_FRAMES_MIN, Placement};
     use crate::storage::{MemStorage, Storage};
 
     const PAGE: usize = 4096;
@@ -457,7 +457,7 @@ mod tests {
         assert!(!claim.reserved_for_life());
 
         let trees: Vec<BTree> = (0..2)
-            .map(|_| BTree::create(Arc::clone(&pool)).expect("tree"))
+            .map(|_| BTree::create(Arc::clone(&pool), Placement::Spread).expect("tree"))
             .collect();
         take_latched_frames_max();
         for i in 0..3000u64 {
@@ -479,7 +479,7 @@ mod tests {
         );
         assert_eq!(take_latched_frames_max(), OP_FRAMES_MAX, "B+tree inserts");
 
-        let heap = Heap::create(Arc::clone(&pool), 1, stats).expect("heap");
+        let heap = Heap::create(Arc::clone(&pool), 1, stats, Placement::Spread).expect("heap");
         let mut target = HeapTarget::default();
         for i in 0..1000u64 {
             let _op = claim.enter_apply();
@@ -610,7 +610,7 @@ mod tests {
         let _lifetime: Vec<FrameClaim> =
             (0..3).map(|_| FrameClaim::new(Arc::clone(&pool))).collect();
         let claim = FrameClaim::new(Arc::clone(&pool));
-        let tree = BTree::create(Arc::clone(&pool)).expect("tree");
+        let tree = BTree::create(Arc::clone(&pool), Placement::Spread).expect("tree");
         let _op = claim.enter_read().expect("admitted");
         for i in 0..1000u64 {
             tree.insert(&i.to_be_bytes(), &[7u8; 100]).expect("insert");

@@ -29,7 +29,8 @@
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{
-    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, PageId, data_file_name,
+    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, PageId, UNLOGGED_FILE,
+    data_file_name,
 };
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::log::Wal;
@@ -59,6 +60,8 @@ const FRAME_RETRY_PAUSE_MAX: Duration = Duration::from_millis(1);
 pub const POOL_BYTES_DEFAULT: usize = 256 << 20;
 /// The most data files a database may have.
 pub const DATA_FILES_MAX: u32 = 64;
+// The unlogged file's number is one no shared data file can have.
+const _: () = assert!(UNLOGGED_FILE >= DATA_FILES_MAX);
 
 /// The most pages one data file may hold (2^30: 8 TiB at 8 KiB pages).
 pub const FILE_PAGES_MAX: u64 = 1 << 30;
@@ -199,6 +202,20 @@ fn read_header(
     Ok(header)
 }
 
+/// `frame_count` empty frames of `page_size` bytes.
+fn new_frames(frame_count: usize, page_size: usize) -> Box<[Frame]> {
+    (0..frame_count)
+        .map(|_| Frame {
+            latch: HybridLatch::new(),
+            page_id: FramePageId::new(PageId::NONE),
+            dirty: AtomicBool::new(false),
+            referenced: AtomicBool::new(false),
+            image_lsn: AtomicU64::new(0),
+            buf: PageBuf::new(page_size),
+        })
+        .collect()
+}
+
 /// page number → frame index + 1 (0: not in the pool), for one data file.
 ///
 /// Chunks double in size (1 Ki entries, then 2 Ki, 4 Ki, ...) and are created as the file
@@ -302,6 +319,29 @@ thread_local! {
     static IO_SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How [`BufferPool::open_unlogged_file`] treats the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnloggedFile {
+    /// Create it if missing (the first unlogged table's creation).
+    Create,
+    /// It must exist (the catalog names unlogged tables, and their pages are trusted).
+    Existing,
+    /// Remove whatever it held and start it empty: a crash left its pages unlogged, so
+    /// none can be trusted.
+    Reset,
+}
+
+/// Where a tree or heap puts its new pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// Over the shared data files: proportional fill for a tree, a chain's own file for a
+    /// heap.
+    #[default]
+    Spread,
+    /// All in one file (an unlogged table's, in `UNLOGGED_FILE`).
+    In(u32),
+}
+
 /// Buffer-pool figures for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolInfo {
@@ -313,6 +353,8 @@ pub struct PoolInfo {
     pub file_pages: u64,
     /// Pages in each data file (`data.0` first), each file's header page included.
     pub file_pages_each: Vec<u64>,
+    /// Pages in the unlogged file, its header page included (0 while it is not open).
+    pub unlogged_file_pages: u64,
 }
 
 /// One data file of the pool.
@@ -331,6 +373,9 @@ pub struct BufferPool {
     page_size: usize,
     frames: Box<[Frame]>,
     files: Box<[DataFile]>,
+    // The unlogged file (`UNLOGGED_FILE`), once a table needs it: the pages of unlogged
+    // tables, which a crash resets by re-creating this one file (see `open_unlogged_file`).
+    unlogged: OnceLock<DataFile>,
     clock_hand: AtomicUsize,
     miss_locks: Box<[Mutex<()>]>,
     stats: Arc<Stats>,
@@ -465,16 +510,7 @@ impl BufferPool {
                 "pool of {pool_bytes} bytes holds {frame_count} pages of {page_size} bytes; at least {POOL_FRAMES_MIN} are needed"
             )));
         }
-        let frames: Box<[Frame]> = (0..frame_count)
-            .map(|_| Frame {
-                latch: HybridLatch::new(),
-                page_id: FramePageId::new(PageId::NONE),
-                dirty: AtomicBool::new(false),
-                referenced: AtomicBool::new(false),
-                image_lsn: AtomicU64::new(0),
-                buf: PageBuf::new(page_size),
-            })
-            .collect();
+        let frames = new_frames(frame_count, page_size);
         let mut lens = Vec::with_capacity(files.len());
         let mut data_files = Vec::with_capacity(files.len());
         for (file, name) in files {
@@ -493,6 +529,7 @@ impl BufferPool {
             page_size,
             frames,
             files: data_files.into_boxed_slice(),
+            unlogged: OnceLock::new(),
             clock_hand: AtomicUsize::new(0),
             miss_locks: (0..MISS_LOCK_SHARDS).map(|_| Mutex::new(())).collect(),
             budget: FrameBudget::new(frame_count, Arc::clone(&stats)),
@@ -577,7 +614,7 @@ impl BufferPool {
     /// The data file of `page_id` and the page's number in it; a page id naming a file the
     /// pool does not have is `CorruptPage` (it came from a damaged page or log record).
     fn locate(&self, page_id: PageId) -> Result<(&DataFile, u64)> {
-        match self.files.get(page_id.file() as usize) {
+        match self.data(page_id.file()) {
             Some(data) => Ok((data, page_id.number())),
             None => Err(self.corrupt(
                 page_id,
@@ -601,8 +638,7 @@ impl BufferPool {
         let file = page_id.file();
         Error::CorruptPage {
             file: self
-                .files
-                .get(file as usize)
+                .data(file)
                 .map_or_else(|| data_file_name(file), |d| d.name.clone()),
             page_id,
             reason,
@@ -626,17 +662,101 @@ impl BufferPool {
             .iter()
             .map(|d| d.pages.load(Ordering::Acquire))
             .collect();
+        let unlogged_file_pages = self
+            .unlogged
+            .get()
+            .map_or(0, |d| d.pages.load(Ordering::Acquire));
         PoolInfo {
             frames: self.frames.len(),
             page_size: self.page_size,
-            file_pages: file_pages_each.iter().sum(),
+            file_pages: file_pages_each.iter().sum::<u64>() + unlogged_file_pages,
             file_pages_each,
+            unlogged_file_pages,
         }
     }
 
     /// The name of data file `file` as this pool opened it.
     pub fn file_name(&self, file: u32) -> Option<&str> {
-        self.files.get(file as usize).map(|d| d.name.as_str())
+        self.data(file).map(|d| d.name.as_str())
+    }
+
+    /// Data file `file`: one of the shared files, or the unlogged file once it is open.
+    #[inline]
+    fn data(&self, file: u32) -> Option<&DataFile> {
+        match self.files.get(file as usize) {
+            Some(data) => Some(data),
+            None if file == UNLOGGED_FILE => self.unlogged.get(),
+            None => None,
+        }
+    }
+
+    /// True once the unlogged file is open.
+    pub fn has_unlogged_file(&self) -> bool {
+        self.unlogged.get().is_some()
+    }
+
+    /// Opens the unlogged file (`UNLOGGED_FILE`) of the database in `storage` as `mode`
+    /// says, formatting it when new. Its header records the shared files' count and its own
+    /// number, like theirs. Does nothing if it is open.
+    pub fn open_unlogged_file(
+        &self,
+        storage: &dyn Storage,
+        db_path: &Path,
+        mode: UnloggedFile,
+    ) -> Result<()> {
+        if self.unlogged.get().is_some() {
+            return Ok(());
+        }
+        let name = data_file_name(UNLOGGED_FILE);
+        if mode == UnloggedFile::Existing {
+            let exists = storage
+                .exists(&name)
+                .map_err(|e| Error::io(format!("looking for {name}"), e))?;
+            if !exists {
+                return Err(Error::NotADatabase {
+                    path: db_path.to_path_buf(),
+                    reason: format!("{name} is missing (the catalog has unlogged tables)"),
+                });
+            }
+        }
+        if mode == UnloggedFile::Reset {
+            match storage.remove(&name) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(format!("removing {name} after a crash"), e));
+                }
+                _ => {}
+            }
+        }
+        let file = storage
+            .open(&name, true)
+            .map_err(|e| Error::io(format!("opening {name}"), e))?;
+        let len_bytes = file
+            .len()
+            .map_err(|e| Error::io(format!("reading the length of {name}"), e))?;
+        if len_bytes > 0 {
+            let header = read_header(&*file, &name, db_path, self.page_size)?;
+            if header.file_number != UNLOGGED_FILE || header.file_count != self.file_count() {
+                return Err(Error::NotADatabase {
+                    path: db_path.to_path_buf(),
+                    reason: format!(
+                        "{name}'s header says file {} of {}, not the unlogged file ({UNLOGGED_FILE}) of {}",
+                        header.file_number,
+                        header.file_count,
+                        self.file_count()
+                    ),
+                });
+            }
+        }
+        let data = DataFile {
+            name,
+            file,
+            pages: AtomicU64::new(len_bytes.div_ceil(self.page_size as u64)),
+            table: PageTable::new(),
+        };
+        if self.unlogged.set(data).is_ok() && len_bytes == 0 {
+            self.format_header(UNLOGGED_FILE)?;
+        }
+        Ok(())
     }
 
     fn frame_index(&self, page_id: PageId) -> Result<usize> {
@@ -807,7 +927,7 @@ impl BufferPool {
         page_type: PageType,
         level: u8,
     ) -> Result<ExclusivePage<'_>> {
-        let Some(data) = self.files.get(file as usize) else {
+        let Some(data) = self.data(file) else {
             return Err(Error::InvalidOption(format!(
                 "no data file {file}: the pool has {} ({} to {})",
                 self.files.len(),
@@ -854,6 +974,25 @@ impl BufferPool {
             .min_by_key(|(_, data)| data.pages.load(Ordering::Acquire))
             .map_or(0, |(file, _)| file as u32);
         self.allocate_in(file, page_type, level)
+    }
+
+    /// Allocates a new page where `placement` says: [`BufferPool::allocate`] when spread,
+    /// else at the end of its file. `spread_file` is the shared file a heap chain lives in
+    /// (`None`: proportional fill).
+    pub fn allocate_placed(
+        &self,
+        placement: Placement,
+        spread_file: Option<u32>,
+        page_type: PageType,
+        level: u8,
+    ) -> Result<ExclusivePage<'_>> {
+        match (placement, spread_file) {
+            (Placement::In(file), _) => self.allocate_in(file, page_type, level),
+            (Placement::Spread, Some(file)) => {
+                self.allocate_in(file % self.file_count().max(1), page_type, level)
+            }
+            (Placement::Spread, None) => self.allocate(page_type, level),
+        }
     }
 
     /// Reads a page into a frame (the miss path). Loads each page once however many
@@ -965,7 +1104,7 @@ impl BufferPool {
                 }
                 // Only after the write: a later miss on `old` must read the fresh image.
                 // (A frame only ever holds a page of one of the pool's files.)
-                if let Some(data) = self.files.get(old.file() as usize) {
+                if let Some(data) = self.data(old.file()) {
                     data.table.clear(old.number());
                 }
                 frame.page_id.store(PageId::NONE);
@@ -1025,7 +1164,7 @@ impl BufferPool {
         self.stop.check()?;
         // Every file, even one no page of this flush went to: an earlier eviction may have
         // written to it, and a checkpoint needs all of them durable.
-        for data in self.files.iter() {
+        for data in self.files.iter().chain(self.unlogged.get()) {
             data.file.sync_data().map_err(|e| {
                 let context = format!("fdatasync of {}", data.name);
                 self.stop.stop_io(context.clone(), &e);
@@ -1378,7 +1517,7 @@ mod tests {
                 .expect("pool"),
         );
         let trees: Vec<BTree> = (0..4)
-            .map(|_| BTree::create(Arc::clone(&pool)).expect("tree"))
+            .map(|_| BTree::create(Arc::clone(&pool), Placement::Spread).expect("tree"))
             .collect();
         std::thread::scope(|s| {
             for t in 0..THREADS {

@@ -13,7 +13,7 @@ use super::inspect::PageLocation;
 use super::{Database, TableHandle, TableInfo};
 use crate::access::memtable::MemoryUsage;
 use crate::error::{Error, Result};
-use crate::format::{self, PageId};
+use crate::format::{self, PageId, UNLOGGED_FILE};
 use crate::page::{self, PageBuf, PageType};
 use std::collections::HashMap;
 
@@ -123,6 +123,8 @@ pub struct CheckReport {
     pub pages_checked: u64,
     /// Pages in each data file (`data.0` first).
     pub pages_per_file: Vec<u64>,
+    /// Pages in the unlogged file (0 if the database has none).
+    pub unlogged_file_pages: u64,
     /// One entry per table, in creation order (a table that cannot be opened has none; its
     /// fault says why).
     pub tables: Vec<TableCheck>,
@@ -173,13 +175,20 @@ impl Database {
     pub fn check(&self) -> Result<CheckReport> {
         let info = self.pool_info();
         let pages_each = info.file_pages_each;
-        let (types, mut faults) = self.check_pages(&pages_each);
+        // Indexed by file number: the shared files, then (if open) the unlogged file at its
+        // number, with no pages in the numbers between.
+        let mut walked_each = pages_each.clone();
+        if info.unlogged_file_pages > 0 {
+            walked_each.resize(UNLOGGED_FILE as usize, 0);
+            walked_each.push(info.unlogged_file_pages);
+        }
+        let (types, mut faults) = self.check_pages(&walked_each);
         faults.extend(self.log_tail_faults()?);
         let page_faults = faults.len();
         let mut walk = TableWalk {
             db: self,
             types: &types,
-            pages_each: &pages_each,
+            pages_each: &walked_each,
             owners: HashMap::new(),
             faults,
             all_trees_ok: true,
@@ -193,7 +202,7 @@ impl Database {
         let mut warnings = Vec::new();
         // Pages no table reaches mean something only when every tree could be walked.
         if walk.all_trees_ok && page_faults == 0 {
-            for page_id in unreached_pages(&pages_each, &owners) {
+            for page_id in unreached_pages(&walked_each, &owners) {
                 if self.is_empty_and_unlinked(page_id) {
                     warnings.push(Fault::new(
                         FaultKind::Leaked,
@@ -216,6 +225,7 @@ impl Database {
         Ok(CheckReport {
             pages_checked: info.file_pages,
             pages_per_file: pages_each,
+            unlogged_file_pages: info.unlogged_file_pages,
             tables,
             faults,
             warnings,
@@ -383,13 +393,13 @@ impl TableWalk<'_> {
             .find(|&root| self.types.get(root).is_none())?;
         let PageLocation { file, page } = PageLocation::of(root);
         let message = match self.pages_each.get(file as usize) {
-            Some(pages) => format!(
+            Some(pages) if *pages > 0 => format!(
                 "root page {file}:{page} is past the end of {} ({pages} pages)",
                 format::data_file_name(file)
             ),
-            None => format!(
+            _ => format!(
                 "root page {file}:{page} is in data file {file}, which the database does not have ({} data files)",
-                self.pages_each.len()
+                self.db.data_files()
             ),
         };
         Some(Fault::new(
@@ -446,7 +456,8 @@ impl TableWalk<'_> {
     }
 }
 
-/// Every page of every data file that no table reaches (page 0 of each file is its header).
+/// Every page of every data file that no table reaches (page 0 of each file is its header;
+/// a file number with no pages is no file).
 fn unreached_pages(pages_each: &[u64], owners: &HashMap<PageId, String>) -> Vec<PageId> {
     (0u32..)
         .zip(pages_each)

@@ -82,6 +82,8 @@ pub struct TableSummary {
     pub root: Option<PageLocation>,
     /// A memory table's figures; `None` for a table with pages.
     pub memory: Option<MemoryUsage>,
+    /// Unlogged (`TableSpec::unlogged`): a crash empties it.
+    pub unlogged: bool,
 }
 
 /// What the log holds and what recovery did at this open (`inspect log`).
@@ -123,6 +125,7 @@ impl Database {
                     design: t.design,
                     rows: t.rows,
                     memory,
+                    unlogged: t.unlogged,
                 }
             })
             .collect()

@@ -23,7 +23,7 @@ use crate::access::layout::{FlowGate, Layout};
 use crate::access::logger::WalLogger;
 use crate::access::memtable::MemTable;
 use crate::access::{Inserted, TreeStats};
-use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo};
+use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo, UnloggedFile};
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
@@ -146,6 +146,9 @@ pub struct Table {
     dropped: AtomicBool,
     // Callers may supply keys: every insert locks and looks up its key before logging.
     user_keys: bool,
+    // Unlogged: no commit record carries its rows and no page record its pages, which
+    // live in the unlogged file; a crash empties it (see docs/design.md).
+    unlogged: bool,
     // The embedder's schema bytes, stored in the catalog and never read by the engine.
     schema: Vec<u8>,
     // The keys that sessions are inserting with `insert_keyed` and have not yet applied.
@@ -215,6 +218,11 @@ impl Table {
     pub fn is_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire)
     }
+
+    /// True if the table is unlogged ([`TableSpec::unlogged`]).
+    pub fn is_unlogged(&self) -> bool {
+        self.unlogged
+    }
 }
 
 /// What [`Database::create_table_spec`] creates.
@@ -235,6 +243,11 @@ pub struct TableSpec<'a> {
     /// Bytes the engine stores with the table and never reads (the SQL layer's columns and
     /// key), at most `limits::SCHEMA_BYTES_MAX`.
     pub schema: &'a [u8],
+    /// Unlogged, as PostgreSQL's `CREATE UNLOGGED TABLE`: its rows are in no commit record
+    /// and its page changes in no page record, so its commits wait for no log flush; its
+    /// pages live in the unlogged file. A clean close keeps its rows; after a crash it is
+    /// empty. (In a `Durability::None` database every table is unlogged anyway.)
+    pub unlogged: bool,
 }
 
 /// A cheap handle to a table, resolved once and passed to every session call.
@@ -265,6 +278,8 @@ pub struct TableInfo {
     pub user_keys: bool,
     /// The schema bytes it was created with.
     pub schema: Vec<u8>,
+    /// Unlogged ([`TableSpec::unlogged`]).
+    pub unlogged: bool,
 }
 
 /// What the last open's recovery did.
@@ -487,6 +502,7 @@ impl Database {
             layout,
             user_keys: false,
             schema: &[],
+            unlogged: false,
         })
     }
 
@@ -500,6 +516,15 @@ impl Database {
         // any other table's id, which log records name), and no other checkpoint can write
         // it to the catalog before its creation is known to have succeeded.
         let mut checkpoint_state = self.inner.checkpoint_lock.lock();
+        if spec.unlogged && spec.layout != Layout::Memory {
+            // Its pages go to the unlogged file: the creation checkpoint below syncs the new
+            // file's header with the table's root, before the catalog names either.
+            self.inner.pool.open_unlogged_file(
+                &*self.inner.storage,
+                &self.inner.path,
+                UnloggedFile::Create,
+            )?;
+        }
         let table = {
             let mut tables = self.inner.tables.write();
             if tables
@@ -597,6 +622,7 @@ impl Database {
                 dropped: t.is_dropped(),
                 user_keys: t.user_keys,
                 schema: t.schema.clone(),
+                unlogged: t.unlogged,
             })
             .collect()
     }
@@ -744,9 +770,14 @@ fn validate_spec(spec: &TableSpec<'_>) -> Result<()> {
 
 /// A new table's in-memory state, with empty storage (the caller publishes it).
 fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
-    let (trees, heap) = new_storage(&inner.pool, &inner.stats, spec.layout)?;
+    let (trees, heap) = new_storage(
+        &inner.pool,
+        &inner.stats,
+        spec.layout,
+        routing::placement(spec.unlogged),
+    )?;
     let (trees, heap) = match &inner.wal {
-        Some(wal) => {
+        Some(wal) if !spec.unlogged => {
             let logger: Arc<dyn crate::access::PageLogger> =
                 Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&inner.redo_lsn)));
             (
@@ -757,7 +788,7 @@ fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
                 heap.map(|h| h.with_logger(Arc::clone(&logger))),
             )
         }
-        None => (trees, heap),
+        _ => (trees, heap),
     };
     let seed = inner
         .options
@@ -778,6 +809,7 @@ fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
         dropped: AtomicBool::new(false),
         user_keys: spec.user_keys,
         schema: spec.schema.to_vec(),
+        unlogged: spec.unlogged,
         unique: KeyLocks::default(),
     })
 }
@@ -872,6 +904,7 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
                     dropped: t.is_dropped(),
                     user_keys: t.user_keys,
                     schema: t.schema.clone(),
+                    unlogged: t.unlogged,
                 }
             })
             .collect(),
@@ -1086,7 +1119,7 @@ impl Session {
         let holding = !self.held_keys.is_empty();
         table
             .unique
-            .lock(&key, self.id, holding, &table.name, |k| {
+            .lock(&key, self.id, holding, &table.name, &self.db.stats, |k| {
                 table.keys.kind().decode(k)
             })?;
         let result = self
@@ -1184,6 +1217,9 @@ impl Session {
         let Some(wal) = self.db.wal.clone() else {
             return self.apply(rows);
         };
+        if rows.iter().any(|(t, _, _)| t.unlogged) {
+            return self.commit_with_unlogged(rows);
+        }
         // Before reserving: a checkpoint that misses this marker sees our record's LSN
         // at or after its redo point (see Database::checkpoint).
         self.applying.store(wal.end(), Ordering::SeqCst);
@@ -1207,6 +1243,22 @@ impl Session {
         });
         self.applying.store(NOT_APPLYING, Ordering::SeqCst);
         result
+    }
+
+    /// A commit with rows of unlogged tables: only the logged tables' rows go into the
+    /// commit record (none at all if every row is unlogged: then nothing is logged and
+    /// nothing waited for). The unlogged rows are applied after the logged ones, so a
+    /// crash can lose them (their table is emptied anyway) but never the logged ones.
+    fn commit_with_unlogged(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
+        let (unlogged, logged): (Vec<_>, Vec<_>) =
+            rows.iter().copied().partition(|(t, _, _)| t.unlogged);
+        debug_assert!(!unlogged.is_empty());
+        if !logged.is_empty() {
+            self.commit_rows(&logged)?;
+        }
+        // A failure here loses only unlogged rows, which no recovery promises: the
+        // logged ones are committed and applied; the database goes on.
+        self.apply(&unlogged)
     }
 
     /// Appends the commit: one record, or, for a transaction larger than one record holds,

@@ -28,7 +28,7 @@ use crate::access::btree::BTree;
 use crate::access::heap::Heap;
 use crate::access::keys::KeyGenerator;
 use crate::access::logger::WalLogger;
-use crate::buffer::{self, BufferPool};
+use crate::buffer::{self, BufferPool, Placement};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
 use crate::format::{
@@ -139,6 +139,7 @@ pub(super) fn open_steps(
         new_file_count,
         Arc::clone(&stats),
     )?);
+    open_unlogged_file(&pool, &*storage, path, &catalog, &mut report)?;
     let redo = recover_pages(&*storage, &catalog, &pool, &options, policy)?;
     report.records = redo.records;
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
@@ -200,12 +201,53 @@ pub(super) fn open_steps(
             closed: AtomicBool::new(false),
         }),
     };
+    // An unlogged table's pages may reach its file from now on, so the catalog must say
+    // "open" (which a crash then finds) before any can: a checkpoint.
+    let has_unlogged = catalog.tables.iter().any(|t| t.unlogged);
     finish_open(
         &db,
         creating,
-        recovered || !data_existed || policy != LogPolicy::Strict,
+        recovered || !data_existed || policy != LogPolicy::Strict || has_unlogged,
     )?;
     Ok(db)
+}
+
+/// True if the unlogged tables' pages cannot be trusted: the catalog was not written by a
+/// clean close (every checkpoint while open says so), or the whole run was unlogged and
+/// crashed.
+fn unlogged_tables_reset(catalog: &Catalog) -> bool {
+    catalog.rows_uncounted || catalog.unlogged_open
+}
+
+/// Opens the unlogged file if the catalog has an unlogged table with pages, re-created
+/// empty after a crash (its tables are then emptied too: see `open_tables`).
+fn open_unlogged_file(
+    pool: &BufferPool,
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &Catalog,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    let unlogged = catalog.tables.iter().filter(|t| t.unlogged);
+    if unlogged.clone().next().is_none() {
+        return Ok(());
+    }
+    let reset = unlogged_tables_reset(catalog);
+    if reset {
+        report.unlogged_tables_emptied = true;
+    }
+    if unlogged
+        .clone()
+        .all(|t| t.layout == crate::access::layout::Layout::Memory)
+    {
+        return Ok(());
+    }
+    let mode = if reset {
+        buffer::UnloggedFile::Reset
+    } else {
+        buffer::UnloggedFile::Existing
+    };
+    pool.open_unlogged_file(storage, path, mode)
 }
 
 /// Where new log records go: after everything redo read, never over a record it applied.
@@ -483,24 +525,27 @@ fn open_tables(
         .as_ref()
         .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(redo_lsn))) as Arc<_>);
     let unlogged_crash = catalog.unlogged_open;
+    let reset_unlogged = unlogged_tables_reset(catalog);
     let mut tables = Vec::with_capacity(catalog.tables.len());
     for (id, entry) in catalog.tables.iter_mut().enumerate() {
-        let (trees, heap) = if unlogged_crash {
-            fresh_storage(pool, stats, entry)?
+        let placement = routing::placement(entry.unlogged);
+        let reset = unlogged_crash || (entry.unlogged && reset_unlogged);
+        let (trees, heap) = if reset {
+            fresh_storage(pool, stats, entry, placement)?
         } else {
-            existing_storage(pool, stats, path, entry)?
+            existing_storage(pool, stats, path, entry, placement)?
         };
         let (trees, heap) = match &logger {
-            Some(logger) => (
+            Some(logger) if !entry.unlogged => (
                 trees
                     .into_iter()
                     .map(|t: BTree| t.with_logger(Arc::clone(logger)))
                     .collect(),
                 heap.map(|h| h.with_logger(Arc::clone(logger))),
             ),
-            None => (trees, heap),
+            _ => (trees, heap),
         };
-        let (memory, loaded) = memory::open(storage, id, entry, unlogged_crash)?;
+        let (memory, loaded) = memory::open(storage, id, entry, reset)?;
         report.memory_rows_loaded += loaded;
         let mut high_water = entry.key_high_water;
         if let Some(latest) = redo.latest_values.get(id).copied().flatten()
@@ -524,6 +569,7 @@ fn open_tables(
             dropped: AtomicBool::new(entry.dropped),
             user_keys: entry.user_keys,
             schema: entry.schema.clone(),
+            unlogged: entry.unlogged,
             unique: super::KeyLocks::default(),
         }));
     }
@@ -532,13 +578,15 @@ fn open_tables(
 
 type TableStorage = (Vec<BTree>, Option<Heap>);
 
-/// New, empty trees and heap for a table of a crashed unlogged run.
+/// New, empty trees and heap for an unlogged table after a crash (every table of a
+/// crashed unlogged run).
 fn fresh_storage(
     pool: &Arc<BufferPool>,
     stats: &Arc<Stats>,
     entry: &mut TableEntry,
+    placement: Placement,
 ) -> Result<TableStorage> {
-    let (trees, heap) = routing::new_storage(pool, stats, entry.layout)?;
+    let (trees, heap) = routing::new_storage(pool, stats, entry.layout, placement)?;
     let roots = routing::roots_of(&trees, heap.as_ref());
     entry.root = roots.first().copied().unwrap_or(PageId::NONE);
     entry.extra_roots = roots.get(1..).unwrap_or_default().to_vec();
@@ -552,6 +600,7 @@ fn existing_storage(
     stats: &Arc<Stats>,
     path: &Path,
     entry: &TableEntry,
+    placement: Placement,
 ) -> Result<TableStorage> {
     let roots: Vec<PageId> = std::iter::once(entry.root)
         .chain(entry.extra_roots.iter().copied())
@@ -573,17 +622,16 @@ fn existing_storage(
     let heads_end = trees_end + entry.layout.chain_count();
     let trees = roots[..trees_end]
         .iter()
-        .map(|root| BTree::open(Arc::clone(pool), *root))
+        .map(|root| BTree::open(Arc::clone(pool), *root).with_placement(placement))
         .collect();
     let heads = &roots[trees_end..heads_end];
     let heap = if heads.is_empty() {
         None
     } else {
-        Some(Heap::open(
-            Arc::clone(pool),
-            heads.to_vec(),
-            Arc::clone(stats),
-        )?)
+        Some(
+            Heap::open(Arc::clone(pool), heads.to_vec(), Arc::clone(stats))?
+                .with_placement(placement),
+        )
     };
     Ok((trees, heap))
 }

@@ -12,9 +12,9 @@ use crate::access::heap::{Heap, HeapTarget};
 use crate::access::keys::Key;
 use crate::access::layout::{self, FlowGate, Layout};
 use crate::access::{Inserted, TreeStats};
-use crate::buffer::BufferPool;
+use crate::buffer::{BufferPool, Placement};
 use crate::error::{Error, Result};
-use crate::format::{PageId, data_file_name};
+use crate::format::{PageId, UNLOGGED_FILE, data_file_name};
 use crate::log::LogReader;
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
@@ -29,14 +29,26 @@ pub(super) fn flow_gate(layout: Layout, stats: &Arc<Stats>) -> Option<FlowGate> 
     }
 }
 
-/// New, empty storage for a table of `layout`: its B+trees and its heap.
+/// Where a table's pages go: an unlogged table's all in the unlogged file (so that a crash
+/// can reset them by re-creating that one file), any other's over the shared data files.
+pub(super) fn placement(unlogged: bool) -> Placement {
+    if unlogged {
+        Placement::In(UNLOGGED_FILE)
+    } else {
+        Placement::Spread
+    }
+}
+
+/// New, empty storage for a table of `layout`, its pages placed by `placement`: its
+/// B+trees and its heap.
 pub(super) fn new_storage(
     pool: &Arc<BufferPool>,
     stats: &Arc<Stats>,
     layout: Layout,
+    placement: Placement,
 ) -> Result<(Vec<BTree>, Option<Heap>)> {
     let trees = (0..layout.tree_count())
-        .map(|_| BTree::create(Arc::clone(pool)))
+        .map(|_| BTree::create(Arc::clone(pool), placement))
         .collect::<Result<Vec<_>>>()?;
     let heap = match layout.chain_count() {
         0 => None,
@@ -44,6 +56,7 @@ pub(super) fn new_storage(
             Arc::clone(pool),
             chains as u32,
             Arc::clone(stats),
+            placement,
         )?),
     };
     Ok((trees, heap))

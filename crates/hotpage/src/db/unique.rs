@@ -14,6 +14,7 @@
 
 use crate::access::keys::Key;
 use crate::error::{Error, Result};
+use crate::stats::{Stats, WaitMark, WaitType, elapsed_ns, mark_waiting};
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -63,11 +64,14 @@ impl KeyLocks {
         session: u64,
         holding_others: bool,
         table: &str,
+        stats: &Stats,
         describe: impl Fn(&Key) -> String,
     ) -> Result<()> {
         let shard = self.shard(key);
         let mut held = shard.held.lock();
         let deadline = Instant::now() + HOLDING_WAIT;
+        // Set at the first wait; dropped (recording it) on every way out.
+        let mut wait: Option<KeyWait<'_>> = None;
         loop {
             match held.get(key) {
                 None => {
@@ -80,8 +84,12 @@ impl KeyLocks {
                         key: describe(key),
                     });
                 }
-                Some(_) if !holding_others => shard.released.wait(&mut held),
+                Some(_) if !holding_others => {
+                    wait.get_or_insert_with(|| KeyWait::begin(stats));
+                    shard.released.wait(&mut held);
+                }
                 Some(_) => {
+                    wait.get_or_insert_with(|| KeyWait::begin(stats));
                     if shard.released.wait_until(&mut held, deadline).timed_out()
                         && held.get(key).is_some_and(|&owner| owner != session)
                     {
@@ -116,6 +124,30 @@ impl KeyLocks {
     }
 }
 
+/// A wait for a key lock, recorded as `LCK_M_X` when it ends (and shown live meanwhile).
+struct KeyWait<'a> {
+    stats: &'a Stats,
+    start: Instant,
+    _mark: WaitMark,
+}
+
+impl<'a> KeyWait<'a> {
+    fn begin(stats: &'a Stats) -> KeyWait<'a> {
+        KeyWait {
+            stats,
+            start: Instant::now(),
+            _mark: mark_waiting(WaitType::KeyLock, None),
+        }
+    }
+}
+
+impl Drop for KeyWait<'_> {
+    fn drop(&mut self) {
+        self.stats
+            .record_wait(WaitType::KeyLock, None, elapsed_ns(self.start));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,26 +161,37 @@ mod tests {
     #[test]
     fn a_key_held_by_one_session_is_a_duplicate_for_it_and_waited_for_by_others() {
         let locks = Arc::new(KeyLocks::default());
+        let stats = Stats::new();
         let key = Key::from_i64(7);
-        locks.lock(&key, 1, false, "t", describe).expect("free key");
+        locks
+            .lock(&key, 1, false, "t", &stats, describe)
+            .expect("free key");
         assert!(matches!(
-            locks.lock(&key, 1, true, "t", describe),
+            locks.lock(&key, 1, true, "t", &stats, describe),
             Err(Error::DuplicateKey { .. })
         ));
         // A session that holds other keys gives up after HOLDING_WAIT.
         let started = Instant::now();
         assert!(matches!(
-            locks.lock(&key, 2, true, "t", describe),
+            locks.lock(&key, 2, true, "t", &stats, describe),
             Err(Error::KeyLockTimeout { .. })
         ));
         assert!(started.elapsed() >= HOLDING_WAIT);
+        // The wait shows in the statistics, a second long.
+        let waits = |stats: &Stats| {
+            let totals = stats.snapshot().wait(WaitType::KeyLock);
+            (totals.count, totals.wait_ns)
+        };
+        let (count, total_ns) = waits(&stats);
+        assert_eq!(count, 1);
+        assert!(total_ns >= HOLDING_WAIT.as_nanos() as u64);
         // One that holds none waits until the key is released.
         let got = Arc::new(AtomicBool::new(false));
         let waiter = {
-            let (locks, got) = (Arc::clone(&locks), Arc::clone(&got));
+            let (locks, got, stats) = (Arc::clone(&locks), Arc::clone(&got), Arc::clone(&stats));
             std::thread::spawn(move || {
                 locks
-                    .lock(&key, 3, false, "t", describe)
+                    .lock(&key, 3, false, "t", &stats, describe)
                     .expect("after release");
                 got.store(true, Ordering::SeqCst);
             })
@@ -162,6 +205,7 @@ mod tests {
         waiter.join().expect("waiter");
         assert!(got.load(Ordering::SeqCst));
         assert_eq!(locks.held(), 1);
+        assert_eq!(waits(&stats).0, 2, "the second wait is counted too");
         locks.unlock(&key, 3);
         assert_eq!(locks.held(), 0);
     }
