@@ -1,6 +1,7 @@
 //! `hotpage stress --url` against a real PostgreSQL, started by `scripts/pg_start.sh` on a
 //! temporary directory: the report's rows, the rows in the table afterwards, the sampled
-//! waits, and the errors (a refused connection, a bad URL, the server's SQLSTATEs).
+//! waits, the hotpage-server path against a stand-in of its views, and the errors (a
+//! refused connection, a bad URL, the server's SQLSTATEs).
 //!
 //! PostgreSQL is required: CI installs it (`scripts/pg_install.sh` in `.ci/run`), and
 //! without it these tests fail, they do not skip.
@@ -245,4 +246,83 @@ fn server_errors_keep_their_sqlstate() {
     ]);
     assert_one_line_error(&output, 1, "FATAL 3D000");
     assert_eq!(server.count("u"), 1);
+}
+
+/// A stand-in for a hotpage server's wait views on PostgreSQL: `version()` says hotpage
+/// (through a `search_path` that puts `public` first), `hotpage_wait_stats` reads a table
+/// that a trigger on `t` adds one `PAGELATCH_EX` wait to per row, and
+/// `hotpage_reset_wait_stats()` zeroes it. Not a `hotpage serve`: it checks the target's
+/// side of that path (detection, reset at the right moments, reading and parsing).
+const FAKE_HOTPAGE_VIEWS: &str = "
+    CREATE FUNCTION public.version() RETURNS text LANGUAGE sql
+        AS $$ SELECT 'PostgreSQL 16.0 (hotpage 0.1.0) on Rust'::text $$;
+    CREATE TABLE fake_waits (wait_type text, waiting_tasks_count bigint,
+        wait_time_ms double precision, max_wait_time_ms double precision);
+    INSERT INTO fake_waits VALUES ('PAGELATCH_EX', 0, 0, 0), ('WRITELOG', 7, 70, 10);
+    CREATE VIEW hotpage_wait_stats AS SELECT * FROM fake_waits;
+    CREATE FUNCTION hotpage_reset_wait_stats() RETURNS bigint LANGUAGE sql AS $$
+        UPDATE fake_waits SET waiting_tasks_count = 0, wait_time_ms = 0, max_wait_time_ms = 0;
+        SELECT 0::bigint $$;
+    CREATE VIEW hotpage_hot_pages AS SELECT '0:17'::text AS page, 'leaf'::text AS page_type,
+        0 AS level, 't'::text AS table_name, 3::bigint AS waits,
+        1.5::double precision AS wait_time_ms;
+    CREATE FUNCTION count_wait() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        UPDATE fake_waits SET waiting_tasks_count = waiting_tasks_count + 1,
+            wait_time_ms = wait_time_ms + 0.5, max_wait_time_ms = 0.5
+            WHERE wait_type = 'PAGELATCH_EX';
+        RETURN NEW; END $$;";
+
+#[test]
+fn a_hotpage_server_is_detected_and_its_wait_views_are_reset_and_read() {
+    let server = PgServer::start();
+    let mut client = server.client();
+    client
+        .batch_execute(&format!(
+            "{IDENTITY_TABLE} {FAKE_HOTPAGE_VIEWS} CREATE TRIGGER t_wait AFTER INSERT ON t \
+             FOR EACH ROW EXECUTE FUNCTION count_wait();"
+        ))
+        .expect("create the stand-in views");
+    let url = format!(
+        "{}?options=-c%20search_path%3Dpublic%2Cpg_catalog",
+        server.url
+    );
+    // Rows of the warm-up add waits too: the reset at its end must drop them, and the
+    // one before the run must drop WRITELOG's stale 7.
+    let report = json(&hotpage(&[
+        "stress",
+        "--url",
+        &url,
+        "-Q",
+        INSERT,
+        "-n",
+        "2",
+        "--warmup",
+        "0.3",
+        "--duration",
+        "0.5",
+        "--json",
+    ]));
+    assert_eq!(report["server"]["kind"], "hotpage");
+    assert_eq!(report["server"]["waits_source"], "hotpage_wait_stats");
+    assert!(
+        report["server"]["waits_error"].is_null(),
+        "{}",
+        report["server"]
+    );
+    let rows = report["rows_total"].as_u64().expect("rows");
+    assert!(rows > 0);
+    assert!(server.count("t") > rows as i64, "the warm-up inserted too");
+    let waits = report["waits"].as_array().expect("a list");
+    assert_eq!(waits.len(), 1, "WRITELOG was reset to 0: {waits:?}");
+    assert_eq!(waits[0]["type"], "PAGELATCH_EX");
+    assert_eq!(waits[0]["count"], rows, "exactly the measured rows' waits");
+    assert_eq!(waits[0]["pct_of_wait_time"], 100.0);
+    let pages = report["hot_pages"].as_array().expect("a list");
+    assert_eq!(pages.len(), 1);
+    assert_eq!(
+        (&pages[0]["file"], &pages[0]["page"]),
+        (&0.into(), &17.into())
+    );
+    assert_eq!(pages[0]["page_type"], "leaf");
+    assert_eq!(pages[0]["table"], "t");
 }
