@@ -7,12 +7,14 @@ mod check;
 mod crashtest;
 mod inspect;
 mod recover;
+mod report_server;
 mod report_text;
 mod sql_print;
 mod sql_repl;
 mod sql_shell;
 mod sql_split;
 mod stress;
+mod stress_url;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

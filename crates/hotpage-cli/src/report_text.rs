@@ -45,21 +45,12 @@ fn header(r: &Report) -> String {
 
 /// Prints one design's report.
 pub fn print_report(r: &Report) -> Result<(), CliError> {
+    // A server measured over the wire (`--url`) has its own header and waits.
+    if let Some(server) = &r.target.server {
+        return crate::report_server::print_report(r, server);
+    }
     outln!("{}", header(r))?;
-    let lat = &r.latency_us;
-    outln!(
-        "rows {}   elapsed {:.3} s   {:.0} rows/s",
-        r.rows_total,
-        r.elapsed_s,
-        r.rows_per_s
-    )?;
-    outln!(
-        "latency (us): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
-        lat.p50,
-        lat.p99,
-        lat.p999,
-        lat.max
-    )?;
+    print_rate_and_latency(r)?;
     outln!()?;
     print_waits_and_pages(&r.target.waits, &r.target.hot_pages)?;
     outln!()?;
@@ -75,6 +66,25 @@ pub fn print_report(r: &Report) -> Result<(), CliError> {
             log.commits_per_flush
         )?,
     }
+    Ok(())
+}
+
+/// The run's rows, rate and latency percentiles.
+pub fn print_rate_and_latency(r: &Report) -> Result<(), CliError> {
+    let lat = &r.latency_us;
+    outln!(
+        "rows {}   elapsed {:.3} s   {:.0} rows/s",
+        r.rows_total,
+        r.elapsed_s,
+        r.rows_per_s
+    )?;
+    outln!(
+        "latency (us): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        lat.p50,
+        lat.p99,
+        lat.p999,
+        lat.max
+    )?;
     Ok(())
 }
 

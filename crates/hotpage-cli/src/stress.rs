@@ -53,6 +53,28 @@ pub struct StressArgs {
     /// table that exists already makes its CREATE TABLE fail unless it says IF NOT EXISTS
     #[arg(long, value_name = "FILE", requires = "sql")]
     pub setup_sql: Option<PathBuf>,
+    /// With --sql: run it against a PostgreSQL-wire server instead of the embedded SQL
+    /// layer (PostgreSQL, a `hotpage serve`, CockroachDB, ...), e.g.
+    /// postgres://user[:password]@host[:port]/database. Each session is one connection
+    /// that prepares the statement once; --setup-sql runs first on a connection of its
+    /// own. Waits come from the server: a hotpage server's hotpage_wait_stats, otherwise
+    /// pg_stat_activity sampled every 10 ms (each wait event's share of the active
+    /// sessions found; CPU when none). Options of the embedded engine (--db, --design,
+    /// --durability, --page-size, ...) do not apply: the server has its own settings.
+    /// Exit 2 for a bad URL, a failed setup script or a statement that does not prepare;
+    /// exit 1 for a connection that fails or a statement that fails while running (the
+    /// server's SQLSTATE and message are printed)
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "sql",
+        conflicts_with_all = [
+            "db", "design", "table", "durability", "row_bytes", "page_size", "pool_mib",
+            "files", "buckets", "cache", "block", "partitions", "flow_control_sessions",
+            "checkpoint_mib", "log_segment_mib", "simulate_power_loss", "ack_dir",
+        ]
+    )]
+    pub url: Option<String>,
     /// Insert for this many seconds instead of a number of rows (each session inserts until
     /// the time is up)
     #[arg(long, value_name = "SECS")]
@@ -350,6 +372,11 @@ impl DesignChoice {
 
 /// Runs the stress command.
 pub fn run(args: &StressArgs) -> Result<(), CliError> {
+    if args.url.is_some() {
+        validate_amounts(args)?;
+        let report = crate::stress_url::run(args, &plan(args, Durability::Sync))?;
+        return print_one(args, &report);
+    }
     if args.sql.is_some() {
         validate_amounts(args)?;
         let report = run_sql(args)?;

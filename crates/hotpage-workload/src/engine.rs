@@ -255,6 +255,7 @@ pub fn table_figures(
             file_bytes: m.file_bytes,
         }),
         db: db_label,
+        server: None,
     })
 }
 

@@ -30,7 +30,9 @@
 //!   the totals in its [`TargetFigures`]. [`Target::reset_waits`] is called before the
 //!   sessions start and when the warm-up ends, while every session is parked outside the
 //!   target, so the report's waits are exactly the measured phase's. A target that
-//!   cannot see its waits (a remote server) returns `None` and empty lists.
+//!   cannot see its waits (a peer engine) returns `None` and empty lists; a remote server
+//!   reports what its own statistics or samples show (`hotpage-pgclient`), and says so in
+//!   [`report::ServerFigures`].
 //! - **Failures.** The first error of any session stops every session; [`run`] returns it
 //!   as [`RunError::Session`].
 
@@ -45,6 +47,6 @@ pub mod target;
 
 pub use design::{Design, DesignName, DesignOptions, UnknownDesign};
 pub use plan::{Amount, Plan, Progress, RowShape};
-pub use report::{Report, TargetFigures};
+pub use report::{Report, ServerFigures, TargetFigures};
 pub use run::{RunError, run};
 pub use target::{Target, TargetSession};

@@ -70,6 +70,33 @@ pub struct TargetFigures {
     pub memory: Option<MemoryFigures>,
     /// The database directory, or `null` for a temporary one.
     pub db: Option<String>,
+    /// The server measured over its wire protocol (`hotpage stress --url`), or `null` for
+    /// an embedded target.
+    pub server: Option<ServerFigures>,
+}
+
+/// A server measured over the PostgreSQL wire protocol: what it is, and where its waits
+/// came from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerFigures {
+    /// `postgresql` or `hotpage` (from `SELECT version()`).
+    pub kind: String,
+    /// `SELECT version()`.
+    pub version: String,
+    /// The URL connected to, without its password.
+    pub url: String,
+    /// The server's `synchronous_commit` setting, or `null` where it has none.
+    pub synchronous_commit: Option<String>,
+    /// Where `waits` came from: `pg_stat_activity` (sampled) or `hotpage_wait_stats`.
+    pub waits_source: String,
+    /// For sampled waits: how often `pg_stat_activity` was read, in milliseconds (the
+    /// mean over the run), and how many times; 0 for a view's waits.
+    pub sample_interval_ms: f64,
+    /// Samples taken.
+    pub sample_rounds: u64,
+    /// Why the waits are missing or cut short, or `null` when they were read in full.
+    pub waits_error: Option<String>,
 }
 
 /// Latency percentiles of one insert, in microseconds.
@@ -246,7 +273,7 @@ mod tests {
     use super::*;
 
     /// The top-level JSON fields, as documented (README, `hotpage stress --json`).
-    const TOP_LEVEL_FIELDS: [&str; 22] = [
+    const TOP_LEVEL_FIELDS: [&str; 23] = [
         "batch",
         "db",
         "design",
@@ -265,6 +292,7 @@ mod tests {
         "rows_per_s",
         "rows_per_session",
         "rows_total",
+        "server",
         "sessions",
         "table",
         "waits",
@@ -330,6 +358,7 @@ mod tests {
                 },
                 memory: None,
                 db: Some("/tmp/db".into()),
+                server: None,
             },
         }
     }
@@ -357,6 +386,10 @@ mod tests {
         assert_eq!(value["index"]["combined_rows"], 120);
         assert_eq!(value["index"]["combine_rounds"], 30);
         assert!(value["memory"].is_null() && value["duration_s"].is_null());
+        assert!(
+            value["server"].is_null(),
+            "an embedded target has no server"
+        );
         for field in ["bytes", "flushes", "commits", "commits_per_flush"] {
             assert!(value["log"].get(field).is_some(), "log.{field}");
         }
