@@ -148,7 +148,9 @@ fn hex(bytes: &[u8]) -> String {
 fn check_bounds(db: &Database, args: &DbArgs, at: PageLocation) -> Result<(), CliError> {
     let PageLocation { file, page: number } = at;
     let files = db.data_files();
-    if file >= files {
+    let info = db.pool_info();
+    let unlogged = file == hotpage::limits::UNLOGGED_FILE && info.unlogged_file_pages > 0;
+    if file >= files && !unlogged {
         return Err(CliError::new(
             EXIT_NOT_FOUND,
             format!(
@@ -166,12 +168,14 @@ fn check_bounds(db: &Database, args: &DbArgs, at: PageLocation) -> Result<(), Cl
             ),
         ));
     }
-    let file_pages = db
-        .pool_info()
-        .file_pages_each
-        .get(file as usize)
-        .copied()
-        .unwrap_or(0);
+    let file_pages = if unlogged {
+        info.unlogged_file_pages
+    } else {
+        info.file_pages_each
+            .get(file as usize)
+            .copied()
+            .unwrap_or(0)
+    };
     if number >= file_pages {
         return Err(CliError::new(
             EXIT_NOT_FOUND,

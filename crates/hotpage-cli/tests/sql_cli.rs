@@ -400,4 +400,8 @@ fn an_unlogged_table_shows_in_inspect_and_check_and_keeps_its_rows_over_a_clean_
         "{}",
         stdout(&check)
     );
+    // The root page is in the unlogged file (number 64), which inspect page reaches.
+    let page = hotpage(&["inspect", "page", "64:1", "--db", &db]);
+    assert!(page.status.success(), "{}", stderr(&page));
+    assert!(stdout(&page).contains("table scratch"), "{}", stdout(&page));
 }
