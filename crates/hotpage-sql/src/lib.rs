@@ -32,6 +32,9 @@ mod value;
 mod views;
 
 pub use error::{SqlError, SqlResult, sqlstate};
-pub use session::{ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus};
+pub use session::{
+    BatchObserver, ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus,
+    is_read_result,
+};
 pub use types::SqlType;
-pub use value::Value;
+pub use value::{NUMERIC_OID, Value, WireFormat};
