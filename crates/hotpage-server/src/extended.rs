@@ -68,16 +68,25 @@ enum PortalState {
 }
 
 /// A parameter's type: the client's declared OID (0 or 705 for none) and what the
-/// statement implies.
+/// statement implies. A length or precision the statement implies is dropped, as
+/// PostgreSQL's parameter types carry none: `WHERE v = $1` on a varchar(10) column finds
+/// no row for a longer value rather than refusing it, `WHERE price = $1` on a
+/// numeric(10,2) column compares the value sent, not a rounded one, and an INSERT applies
+/// the column's own rules when it stores the value.
 fn param_type(declared: u32, inferred: Option<SqlType>) -> (ParamType, u32) {
+    let typed = |ty: SqlType| match ty {
+        SqlType::Varchar(_) => ParamType::Typed(SqlType::Varchar(None)),
+        SqlType::Numeric { .. } => ParamType::Numeric,
+        other => ParamType::Typed(other),
+    };
     match declared {
         0 | UNKNOWN_OID => match inferred {
-            Some(ty) => (ParamType::Typed(ty), ty.pg_oid()),
+            Some(ty) => (typed(ty), ty.pg_oid()),
             None => (ParamType::Untyped, TEXT_OID),
         },
-        // The statement's type has the length or precision an OID cannot carry.
+        // char(n): the statement's length pads the value as the column stores it.
         oid if inferred.is_some_and(|ty| ty.pg_oid() == oid) => {
-            (ParamType::Typed(inferred.unwrap_or(SqlType::Text)), oid)
+            (typed(inferred.unwrap_or(SqlType::Text)), oid)
         }
         NUMERIC_OID => (ParamType::Numeric, NUMERIC_OID),
         oid => match SqlType::from_pg_oid(oid) {

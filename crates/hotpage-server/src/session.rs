@@ -46,28 +46,17 @@ impl SessionThread {
         let (jobs, job_rx) = mpsc::channel();
         let (reply_tx, replies) = async_mpsc::unbounded_channel();
         let (exited_tx, exited) = oneshot::channel();
-        let state = SessionState {
-            session,
-            statements: HashMap::new(),
-            portals: HashMap::new(),
-            skip_until_sync: false,
-            limits,
-            cancel,
-        };
+        let state = SessionState::new(session, limits, cancel);
         std::thread::Builder::new()
             .name(format!("hotpage-session-{}", state.session.pid()))
             .spawn(move || {
                 let mut state = state;
-                let mut out = Output {
-                    pending: Vec::new(),
-                    replies: reply_tx,
-                };
+                let mut out = Output::new(reply_tx);
                 while let Ok(batch) = job_rx.recv() {
                     for message in batch {
                         state.handle(message, &mut out);
                     }
-                    out.send_pending();
-                    let _ = out.replies.send(Reply::Done);
+                    out.finish_batch();
                 }
                 // The session (and its engine session) is gone before the async side hears
                 // that the thread ended: shutdown closes the database only after that.
@@ -96,6 +85,19 @@ pub struct Output {
 }
 
 impl Output {
+    pub fn new(replies: async_mpsc::UnboundedSender<Reply>) -> Output {
+        Output {
+            pending: Vec::new(),
+            replies,
+        }
+    }
+
+    /// Ends a batch: what is pending, then Done.
+    pub fn finish_batch(&mut self) {
+        self.send_pending();
+        let _ = self.replies.send(Reply::Done);
+    }
+
     pub fn push(&mut self, message: PgWireBackendMessage) {
         self.pending.push(message);
     }
@@ -179,7 +181,23 @@ pub fn check_statement_size(sql: &str, limit: usize) -> Result<(), SqlError> {
 }
 
 impl SessionState {
-    fn handle(&mut self, message: PgWireFrontendMessage, out: &mut Output) {
+    pub fn new(
+        session: SqlSession,
+        limits: StatementLimits,
+        cancel: Arc<AtomicBool>,
+    ) -> SessionState {
+        SessionState {
+            session,
+            statements: HashMap::new(),
+            portals: HashMap::new(),
+            skip_until_sync: false,
+            limits,
+            cancel,
+        }
+    }
+
+    /// Answers one message.
+    pub fn handle(&mut self, message: PgWireFrontendMessage, out: &mut Output) {
         use PgWireFrontendMessage as M;
         if self.skip_until_sync && !matches!(message, M::Sync(_)) {
             return;
