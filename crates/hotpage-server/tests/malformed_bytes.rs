@@ -35,7 +35,7 @@ fn live() -> &'static Live {
             create_if_missing: true,
             ..Options::default()
         };
-        let engine = Database::open(&dir.join("db"), options).expect("open");
+        let engine = Database::open(dir.join("db"), options).expect("open");
         let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
         let config = ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -50,7 +50,9 @@ fn live() -> &'static Live {
         let conninfo = format!("host=127.0.0.1 port={} user=t dbname=d", addr.port());
         let mut healthy = postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect");
         healthy
-            .batch_execute("CREATE TABLE h (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v integer)")
+            .batch_execute(
+                "CREATE TABLE h (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v integer)",
+            )
             .expect("create");
         Live {
             addr,
@@ -87,7 +89,10 @@ fn send_and_drain(addr: SocketAddr, after_startup: bool, bytes: &[u8]) -> Durati
         match stream.read(&mut sink) {
             Ok(0) => return sent.elapsed(),
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
                 panic!("the server kept the connection open 20 s after its input ended")
             }
             // A reset is a close.
