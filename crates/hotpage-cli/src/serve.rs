@@ -15,8 +15,8 @@ use std::time::Duration;
 /// `hotpage serve --help`, after the one-line summary.
 pub const LONG_ABOUT: &str = "Serve a hotpage database over PostgreSQL's wire protocol (v3).
 
-psql, pgbench and PostgreSQL drivers (libpq, tokio-postgres, psycopg, JDBC) connect to it
-as to PostgreSQL; the SQL is hotpage's (see hotpage sql). The database is opened, or
+psql, pgbench and PostgreSQL drivers (tested: the Rust postgres crate, Python's psycopg2)
+connect to it as to PostgreSQL; the SQL is hotpage's (see hotpage sql). The database is opened, or
 created if missing; after a crash (kill -9) the open recovers it from its log.
 
 Each connection is a session with its own thread. The simple protocol (several statements
