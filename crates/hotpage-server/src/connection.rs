@@ -140,7 +140,7 @@ async fn start_session(
     }
     save_startup_parameters_to_metadata(&mut client, startup);
     let session = shared.sql.session();
-    // pg_backend_pid() and pg_stat_activity.pid name the same session.
+    // BackendKeyData's pid (what a cancel request names) is pg_stat_activity.pid.
     let pid = i32::try_from(session.pid()).unwrap_or(i32::MAX);
     let secret: i32 = rand::random();
     let cancel = Arc::new(AtomicBool::new(false));
