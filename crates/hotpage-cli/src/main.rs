@@ -9,6 +9,7 @@ mod inspect;
 mod recover;
 mod report_server;
 mod report_text;
+mod serve;
 mod sql_print;
 mod sql_repl;
 mod sql_shell;
@@ -89,6 +90,10 @@ enum Command {
     /// an interactive shell.
     #[command(long_about = sql_shell::LONG_ABOUT, after_help = sql_shell::AFTER_HELP)]
     Sql(sql_shell::SqlArgs),
+    /// Serve a database over PostgreSQL's wire protocol: psql, pgbench and PostgreSQL
+    /// drivers connect to it.
+    #[command(long_about = serve::LONG_ABOUT, after_help = serve::AFTER_HELP)]
+    Serve(serve::ServeArgs),
 }
 
 /// An error with the exit code it should end the process with.
@@ -214,6 +219,7 @@ fn main() -> ExitCode {
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

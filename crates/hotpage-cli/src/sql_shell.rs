@@ -192,20 +192,24 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
 
 /// Checks the options and turns them into the engine's.
 fn engine_options(args: &SqlOptions) -> Result<Options, CliError> {
-    let durability = Durability::parse(&args.durability).ok_or_else(|| {
+    open_options(&args.durability, args.pool_mib)
+}
+
+/// The engine's options for a database that SQL opens (created if missing), from
+/// `--durability` and `--pool-mib` (`hotpage sql` and `hotpage serve`).
+pub fn open_options(durability: &str, pool_mib: usize) -> Result<Options, CliError> {
+    let durability = Durability::parse(durability).ok_or_else(|| {
         CliError::usage(format!(
-            "unknown durability '{}'; choose sync, async or none",
-            args.durability
+            "unknown durability '{durability}'; choose sync, async or none"
         ))
     })?;
-    if !(1..=1 << 20).contains(&args.pool_mib) {
+    if !(1..=1 << 20).contains(&pool_mib) {
         return Err(CliError::usage(format!(
-            "--pool-mib must be from 1 to 1048576, not {}",
-            args.pool_mib
+            "--pool-mib must be from 1 to 1048576, not {pool_mib}"
         )));
     }
     Ok(Options {
-        pool_bytes: args.pool_mib << 20,
+        pool_bytes: pool_mib << 20,
         create_if_missing: true,
         durability,
         ..Options::default()
@@ -255,7 +259,7 @@ fn read_stdin() -> Result<Script, CliError> {
 }
 
 /// Closes the database: the last handle must be ours.
-fn close(db: Arc<Database>) -> Result<(), CliError> {
+pub fn close(db: Arc<Database>) -> Result<(), CliError> {
     let db = Arc::try_unwrap(db)
         .map_err(|_| CliError::failure("cannot close the database: a handle is still open"))?;
     db.close().context("closing the database")?;

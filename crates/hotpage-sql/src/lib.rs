@@ -6,6 +6,7 @@
 //! expr         expressions compiled once (columns resolved), evaluated per row
 //! ddl          CREATE TABLE / SEQUENCE / DROP onto the engine's designs
 //! insert, select  the two statements that read and write rows
+//! param_types  a query's parameter types, inferred from where it uses them
 //! views        the system views (waits, activity, index physical stats, pages, log)
 //! schema       a table's columns and key, stored in the engine's catalog as opaque bytes
 //! key_codec    primary keys as memcmp-ordered bytes (byte order = SQL order)
@@ -22,6 +23,7 @@ mod error;
 mod expr;
 mod insert;
 mod key_codec;
+mod param_types;
 mod row_codec;
 mod schema;
 mod select;
@@ -32,6 +34,9 @@ mod value;
 mod views;
 
 pub use error::{SqlError, SqlResult, sqlstate};
-pub use session::{ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus};
+pub use session::{
+    BatchObserver, ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus,
+    is_read_result,
+};
 pub use types::SqlType;
-pub use value::Value;
+pub use value::{NUMERIC_OID, Value, WireFormat};

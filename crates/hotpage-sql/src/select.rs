@@ -10,7 +10,7 @@ use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult, eng
 use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
-use crate::{key_codec, views};
+use crate::{key_codec, param_types, views};
 use hotpage::Key;
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, GroupByExpr, Ident, LimitClause, OrderByKind, Query, Select,
@@ -627,8 +627,17 @@ fn count_params(query: &Query) -> usize {
 }
 
 impl SelectPlan {
+    /// The parameters' types, as WHERE, HAVING, LIMIT and OFFSET imply them.
     pub fn param_types(&self) -> Vec<Option<SqlType>> {
-        vec![None; self.params]
+        let mut types = vec![None; self.params];
+        let having = self.grouping.as_ref().and_then(|g| g.having.as_ref());
+        for condition in self.filter.iter().chain(having) {
+            param_types::infer_condition(condition, &mut types);
+        }
+        for count in self.limit.iter().chain(&self.offset) {
+            param_types::infer_count(count, &mut types);
+        }
+        types
     }
 
     pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {

@@ -19,6 +19,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+mod protocol;
+
+pub use protocol::{BatchObserver, is_read_result};
+
 /// A result column: its name and type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnInfo {
@@ -552,9 +556,13 @@ impl SqlSession {
         params: &[Value],
     ) -> SqlResult<StatementResult> {
         self.activity.begin(&prepared.text);
-        let outcome = self
-            .refuse_if_failed()
-            .and_then(|()| self.run_plan(&prepared.plan, params));
+        // COMMIT and ROLLBACK end a failed block, prepared or not.
+        let outcome = if prepared.ends_transaction() {
+            Ok(())
+        } else {
+            self.refuse_if_failed()
+        };
+        let outcome = outcome.and_then(|()| self.run_plan(&prepared.plan, params));
         self.activity.end();
         outcome.map_err(|e| self.fail(e))
     }

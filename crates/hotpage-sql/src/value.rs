@@ -4,6 +4,9 @@
 mod datetime;
 mod numeric;
 mod text;
+mod wire;
+
+pub use wire::{NUMERIC_OID, WireFormat};
 
 use std::cmp::Ordering;
 

@@ -1,0 +1,243 @@
+//! `hotpage serve` with PostgreSQL's own tools: psql (DDL, DML, SELECT, a system view,
+//! errors) and pgbench (a custom insert script in the simple, extended and prepared
+//! protocols, every acknowledged transaction a row). Both must be installed (CI installs
+//! postgresql-client and postgresql); a missing one fails the test.
+
+mod serve_support;
+
+use serve_support::{Serve, require_program};
+use std::process::{Command, Output};
+
+fn psql(serve: &Serve, args: &[&str]) -> Output {
+    let port = serve.port.to_string();
+    Command::new(require_program("psql"))
+        .args([
+            "-X",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "tester",
+            "-d",
+            "hotpage",
+        ])
+        .args(args)
+        .env("PGCONNECT_TIMEOUT", "30")
+        .output()
+        .expect("run psql")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
+
+#[test]
+fn psql_runs_ddl_dml_selects_and_system_views() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let out = stdout(&psql(
+        &serve,
+        &[
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, status text DEFAULT 'NEW', amount numeric(10,2))",
+            "-c",
+            "INSERT INTO orders (amount) VALUES (9.99), (20) RETURNING id, status",
+            "-c",
+            "SELECT id, status, amount FROM orders ORDER BY id",
+        ],
+    ));
+    assert!(out.contains("CREATE TABLE"), "{out}");
+    assert!(out.contains("INSERT 0 2"), "{out}");
+    assert!(out.contains("  1 | NEW    |   9.99"), "{out}");
+    assert!(out.contains("  2 | NEW    |  20.00"), "{out}");
+    assert!(out.contains("(2 rows)"), "{out}");
+    // Unaligned, tuples only: the values as PostgreSQL prints them.
+    let out = stdout(&psql(
+        &serve,
+        &["-At", "-c", "SELECT count(*), sum(amount) FROM orders"],
+    ));
+    assert_eq!(out.trim(), "2|29.99");
+    // A system view: the engine's waits.
+    let out = stdout(&psql(
+        &serve,
+        &[
+            "-At",
+            "-c",
+            "SELECT wait_type FROM hotpage_wait_stats WHERE wait_type = 'PAGELATCH_EX'",
+        ],
+    ));
+    assert_eq!(out.trim(), "PAGELATCH_EX");
+    // pg_stat_activity shows the psql session itself, by the pid psql was given.
+    let out = stdout(&psql(
+        &serve,
+        &[
+            "-At",
+            "-c",
+            "SELECT state, query FROM pg_stat_activity WHERE state = 'active'",
+        ],
+    ));
+    assert!(
+        out.contains("active|SELECT state, query FROM pg_stat_activity"),
+        "{out}"
+    );
+    // A script from standard input, several statements per line, a transaction.
+    let script =
+        "BEGIN; INSERT INTO orders (amount) VALUES (1); COMMIT;\nSELECT count(*) FROM orders;\n";
+    let out = run_script(&serve, script);
+    assert!(out.lines().any(|l| l.trim() == "3"), "{out}");
+}
+
+fn run_script(serve: &Serve, script: &str) -> String {
+    use std::io::Write;
+    let port = serve.port.to_string();
+    let mut child = Command::new(require_program("psql"))
+        .args([
+            "-X",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+        ])
+        .args(["-U", "tester", "-d", "hotpage"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run psql");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("write the script");
+    stdout(&child.wait_with_output().expect("psql output"))
+}
+
+#[test]
+fn psql_shows_errors_with_their_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let out = psql(
+        &serve,
+        &[
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "CREATE TABLE t (id bigint PRIMARY KEY)",
+            "-c",
+            "SELECT nope FROM t",
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ERROR:  column \"nope\" does not exist"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("LINE 1: SELECT nope FROM t"), "{stderr}");
+    // The caret under the position the server sent.
+    assert!(stderr.contains("               ^"), "{stderr}");
+    let out = psql(
+        &serve,
+        &[
+            "-c",
+            "INSERT INTO t VALUES (1)",
+            "-c",
+            "INSERT INTO t VALUES (1)",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("duplicate key value violates unique constraint"),
+        "{stderr}"
+    );
+}
+
+/// `pgbench -n -M MODE -f SCRIPT -c 8 -T 2`: the transactions it reports processed.
+fn pgbench(serve: &Serve, mode: &str, script: &std::path::Path) -> u64 {
+    let port = serve.port.to_string();
+    let out = Command::new(require_program("pgbench"))
+        .args([
+            "-n",
+            "-M",
+            mode,
+            "-c",
+            "8",
+            "-T",
+            "2",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+        ])
+        .args(["-U", "tester", "-f"])
+        .arg(script)
+        .arg("hotpage")
+        .output()
+        .expect("run pgbench");
+    let text = stdout(&out);
+    assert!(
+        !text.contains("number of failed transactions: 1")
+            && !String::from_utf8_lossy(&out.stderr).contains("aborted"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let processed = text
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|n| n.split('/').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no processed count in: {text}"));
+    assert!(processed > 0, "{text}");
+    processed
+}
+
+#[test]
+fn pgbench_inserts_in_every_protocol_mode_and_each_transaction_is_a_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    stdout(&psql(
+        &serve,
+        &[
+            "-c",
+            "CREATE TABLE bench (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text, n integer)",
+        ],
+    ));
+    let script = dir.path().join("insert.sql");
+    // A pgbench variable as a parameter: prepared mode sends it as text with no type.
+    std::fs::write(
+        &script,
+        "\\set n random(1, 1000)\nINSERT INTO bench (v, n) VALUES ('pgbench', :n);\n",
+    )
+    .expect("write the script");
+    let mut total = 0;
+    for mode in ["simple", "extended", "prepared"] {
+        let processed = pgbench(&serve, mode, &script);
+        total += processed;
+        let rows: u64 = stdout(&psql(&serve, &["-At", "-c", "SELECT count(*) FROM bench"]))
+            .trim()
+            .parse()
+            .expect("a count");
+        assert_eq!(
+            rows, total,
+            "after -M {mode}: every acknowledged transaction is a row"
+        );
+    }
+    let out = stdout(&psql(
+        &serve,
+        &["-At", "-c", "SELECT min(n) >= 1, max(n) <= 1000 FROM bench"],
+    ));
+    assert_eq!(out.trim(), "t|t");
+}

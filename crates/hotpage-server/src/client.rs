@@ -1,0 +1,119 @@
+//! A connection as pgwire's startup and authentication handlers see it: the framed socket
+//! plus pgwire's per-connection state, as `ClientInfo + Sink<PgWireBackendMessage>`. Trust
+//! authentication uses pgwire's startup helpers on it today; SCRAM (pgwire's SASL handler)
+//! takes the same type.
+
+use crate::frame::{FrameCodec, FrameError};
+use futures::{Sink, Stream};
+use pgwire::api::{ClientInfo, PgWireConnectionState, SessionExtensions};
+use pgwire::messages::response::TransactionStatus;
+use pgwire::messages::startup::SecretKey;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
+use pgwire::tokio::server::MaybeTls;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio_util::codec::Framed;
+
+/// The framed socket of one connection.
+pub struct Client {
+    framed: Framed<MaybeTls, FrameCodec>,
+}
+
+impl Client {
+    pub fn new(framed: Framed<MaybeTls, FrameCodec>) -> Client {
+        Client { framed }
+    }
+}
+
+impl Stream for Client {
+    type Item = Result<PgWireFrontendMessage, FrameError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.framed).poll_next(cx)
+    }
+}
+
+impl Sink<PgWireBackendMessage> for Client {
+    type Error = std::io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.framed).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: PgWireBackendMessage) -> std::io::Result<()> {
+        Pin::new(&mut self.framed).start_send(item)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.framed).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.framed).poll_close(cx)
+    }
+}
+
+impl ClientInfo for Client {
+    fn socket_addr(&self) -> SocketAddr {
+        self.framed.codec().client().socket_addr()
+    }
+
+    fn is_secure(&self) -> bool {
+        self.framed.codec().client().is_secure()
+    }
+
+    fn protocol_version(&self) -> ProtocolVersion {
+        self.framed.codec().client().protocol_version()
+    }
+
+    fn set_protocol_version(&mut self, version: ProtocolVersion) {
+        self.framed
+            .codec_mut()
+            .client_mut()
+            .set_protocol_version(version);
+    }
+
+    fn pid_and_secret_key(&self) -> (i32, SecretKey) {
+        self.framed.codec().client().pid_and_secret_key()
+    }
+
+    fn set_pid_and_secret_key(&mut self, pid: i32, secret_key: SecretKey) {
+        self.framed
+            .codec_mut()
+            .client_mut()
+            .set_pid_and_secret_key(pid, secret_key);
+    }
+
+    fn state(&self) -> PgWireConnectionState {
+        self.framed.codec().client().state()
+    }
+
+    fn set_state(&mut self, new_state: PgWireConnectionState) {
+        self.framed.codec_mut().client_mut().set_state(new_state);
+    }
+
+    fn transaction_status(&self) -> TransactionStatus {
+        self.framed.codec().client().transaction_status()
+    }
+
+    fn set_transaction_status(&mut self, new_status: TransactionStatus) {
+        self.framed
+            .codec_mut()
+            .client_mut()
+            .set_transaction_status(new_status);
+    }
+
+    fn metadata(&self) -> &HashMap<String, String> {
+        self.framed.codec().client().metadata()
+    }
+
+    fn metadata_mut(&mut self) -> &mut HashMap<String, String> {
+        self.framed.codec_mut().client_mut().metadata_mut()
+    }
+
+    fn session_extensions(&self) -> &SessionExtensions {
+        self.framed.codec().client().session_extensions()
+    }
+}

@@ -1,0 +1,303 @@
+//! The extended protocol driven message by message on a real session: parameter types,
+//! statements and portals, Describe, row limits, and skipping to Sync after an error.
+
+use super::*;
+use crate::session::{Reply, SessionState, StatementLimits};
+use hotpage::{Database, MemStorage, Options, Storage};
+use hotpage_sql::SqlDatabase;
+use pgwire::messages::PgWireFrontendMessage as M;
+use pgwire::messages::extendedquery::Sync as SyncMessage;
+use pgwire::messages::simplequery::Query;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use tokio::sync::mpsc::unbounded_channel;
+
+struct Harness {
+    state: SessionState,
+    out: Output,
+    replies: tokio::sync::mpsc::UnboundedReceiver<Reply>,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let mem: Arc<dyn Storage> = MemStorage::new(3);
+        let engine =
+            Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
+        let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
+        let limits = StatementLimits {
+            timeout: None,
+            max_statement_bytes: 1000,
+        };
+        let (tx, replies) = unbounded_channel();
+        Harness {
+            state: SessionState::new(sql.session(), limits, Arc::new(AtomicBool::new(false))),
+            out: Output::new(tx),
+            replies,
+        }
+    }
+
+    /// Sends `messages` as one batch and returns the answers, by kind.
+    fn send(&mut self, messages: Vec<M>) -> Vec<PgWireBackendMessage> {
+        for message in messages {
+            self.state.handle(message, &mut self.out);
+        }
+        self.out.finish_batch();
+        let mut answers = Vec::new();
+        while let Ok(reply) = self.replies.try_recv() {
+            match reply {
+                Reply::Messages(mut m) => answers.append(&mut m),
+                Reply::Done => break,
+            }
+        }
+        answers
+    }
+
+    fn query(&mut self, sql: &str) -> Vec<PgWireBackendMessage> {
+        self.send(vec![M::Query(Query::new(sql.to_string()))])
+    }
+}
+
+/// A short name for each answer, to compare sequences.
+fn kinds(answers: &[PgWireBackendMessage]) -> Vec<String> {
+    answers
+        .iter()
+        .map(|m| match m {
+            PgWireBackendMessage::ParseComplete(_) => "ParseComplete".into(),
+            PgWireBackendMessage::BindComplete(_) => "BindComplete".into(),
+            PgWireBackendMessage::CloseComplete(_) => "CloseComplete".into(),
+            PgWireBackendMessage::ParameterDescription(p) => format!("Params{:?}", p.types),
+            PgWireBackendMessage::RowDescription(r) => format!("Row{}", r.fields.len()),
+            PgWireBackendMessage::NoData(_) => "NoData".into(),
+            PgWireBackendMessage::DataRow(_) => "DataRow".into(),
+            PgWireBackendMessage::PortalSuspended(_) => "Suspended".into(),
+            PgWireBackendMessage::CommandComplete(c) => format!("Complete {}", c.tag),
+            PgWireBackendMessage::EmptyQueryResponse(_) => "Empty".into(),
+            PgWireBackendMessage::ErrorResponse(e) => {
+                let code = e.fields.iter().find(|(c, _)| *c == b'C');
+                format!("Error {}", code.map_or("?", |(_, v)| v.as_str()))
+            }
+            PgWireBackendMessage::ReadyForQuery(r) => format!("Ready {:?}", r.status),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+fn parse(name: &str, sql: &str, oids: Vec<u32>) -> M {
+    M::Parse(Parse::new(Some(name.to_string()), sql.to_string(), oids))
+}
+
+fn bind(portal: &str, statement: &str, params: Vec<Option<&[u8]>>, formats: Vec<i16>) -> M {
+    M::Bind(Bind::new(
+        Some(portal.to_string()),
+        Some(statement.to_string()),
+        vec![0],
+        params
+            .into_iter()
+            .map(|p| p.map(Bytes::copy_from_slice))
+            .collect(),
+        formats,
+    ))
+}
+
+fn describe(target: u8, name: &str) -> M {
+    M::Describe(Describe::new(target, Some(name.to_string())))
+}
+
+fn execute(portal: &str, max_rows: i32) -> M {
+    M::Execute(Execute::new(Some(portal.to_string()), max_rows))
+}
+
+fn sync() -> M {
+    M::Sync(SyncMessage::new())
+}
+
+#[test]
+fn parameter_types_come_from_the_client_or_the_statement() {
+    let varchar10 = SqlType::Varchar(Some(10));
+    let unbounded = ParamType::Typed(SqlType::Varchar(None));
+    assert_eq!(param_type(0, Some(varchar10)), (unbounded.clone(), 1043));
+    assert_eq!(param_type(1043, Some(varchar10)), (unbounded, 1043));
+    let char5 = SqlType::Char(5);
+    assert_eq!(
+        param_type(1042, Some(char5)),
+        (ParamType::Typed(char5), 1042)
+    );
+    let numeric = SqlType::Numeric {
+        precision: 10,
+        scale: 2,
+    };
+    assert_eq!(param_type(0, Some(numeric)), (ParamType::Numeric, 1700));
+    // A declared type wins over the statement's.
+    assert_eq!(
+        param_type(20, Some(SqlType::Int)),
+        (ParamType::Typed(SqlType::BigInt), 20)
+    );
+    assert_eq!(param_type(0, None), (ParamType::Untyped, 25));
+    assert_eq!(param_type(705, None), (ParamType::Untyped, 25));
+    assert_eq!(param_type(1700, None), (ParamType::Numeric, 1700));
+    assert_eq!(param_type(1082, None), (ParamType::Unsupported(1082), 1082));
+    let err = decode_param(&ParamType::Unsupported(1082), b"\0\0", WireFormat::Binary).unwrap_err();
+    assert_eq!(err.sqlstate, "0A000");
+    assert_eq!(
+        decode_param(&ParamType::Untyped, b"42", WireFormat::Text).unwrap(),
+        Value::Text("42".into())
+    );
+}
+
+#[test]
+fn parse_bind_describe_execute_sync() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE t (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v varchar(10))");
+    let answers = h.send(vec![
+        parse("ins", "INSERT INTO t (v) VALUES ($1) RETURNING id", vec![]),
+        describe(b'S', "ins"),
+        bind("", "ins", vec![Some(b"a")], vec![1]),
+        describe(b'P', ""),
+        execute("", 0),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        [
+            "ParseComplete",
+            "Params[1043]",
+            "Row1",
+            "BindComplete",
+            "Row1",
+            "DataRow",
+            "Complete INSERT 0 1",
+            "Ready Idle"
+        ]
+    );
+    // The portal asked for binary: the id is 8 bytes.
+    let PgWireBackendMessage::DataRow(row) = &answers[5] else {
+        panic!()
+    };
+    assert_eq!(
+        &row.data[..],
+        [&8i32.to_be_bytes()[..], &1i64.to_be_bytes()].concat()
+    );
+    // The named statement outlives the Sync; a row limit suspends the portal.
+    h.send(vec![
+        bind("", "ins", vec![Some(b"b")], vec![]),
+        execute("", 0),
+        sync(),
+    ]);
+    let answers = h.send(vec![
+        parse("", "SELECT id FROM t ORDER BY id", vec![]),
+        bind("p", "", vec![], vec![]),
+        execute("p", 1),
+        execute("p", 1),
+        execute("p", 1),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        [
+            "ParseComplete",
+            "BindComplete",
+            "DataRow",
+            "Suspended",
+            // The last row ends the portal (PostgreSQL would suspend once more, then
+            // answer SELECT 0: both are valid answers).
+            "DataRow",
+            "Complete SELECT 1",
+            "Complete SELECT 0",
+            "Ready Idle"
+        ]
+    );
+}
+
+#[test]
+fn an_error_skips_to_sync_and_fails_the_block() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY); BEGIN");
+    let answers = h.send(vec![
+        parse("", "INSERT INTO t VALUES ($1)", vec![]),
+        bind("", "", vec![Some(b"not a number")], vec![]),
+        execute("", 0),
+        parse("", "SELECT 1", vec![]),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        ["ParseComplete", "Error 22P02", "Ready Error"]
+    );
+    // Statements and portals that do not exist, and a wrong parameter count.
+    let answers = h.send(vec![
+        M::Query(Query::new("ROLLBACK".into())),
+        bind("", "nope", vec![], vec![]),
+        sync(),
+        execute("nope", 0),
+        sync(),
+        parse("two", "INSERT INTO t VALUES ($1)", vec![]),
+        bind("", "two", vec![], vec![]),
+        sync(),
+        parse("two", "SELECT 1", vec![]),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        [
+            "Complete ROLLBACK",
+            "Ready Idle",
+            "Error 26000",
+            "Ready Idle",
+            "Error 34000",
+            "Ready Idle",
+            "ParseComplete",
+            "Error 08P01",
+            "Ready Idle",
+            "Error 42P05",
+            "Ready Idle"
+        ]
+    );
+}
+
+#[test]
+fn simple_queries_answer_each_statement_and_check_their_size() {
+    let mut h = Harness::new();
+    let answers = h.query("CREATE TABLE t (id bigint PRIMARY KEY); INSERT INTO t VALUES (1), (2); SELECT * FROM t; SELECT nope");
+    assert_eq!(
+        kinds(&answers),
+        [
+            "Complete CREATE TABLE",
+            "Complete INSERT 0 2",
+            "Row1",
+            "DataRow",
+            "DataRow",
+            "Complete SELECT 2",
+            "Error 42703",
+            "Ready Idle"
+        ]
+    );
+    assert_eq!(kinds(&h.query("  ")), ["Empty", "Ready Idle"]);
+    assert_eq!(kinds(&h.query(";")), ["Empty", "Ready Idle"]);
+    let long = format!("SELECT '{}'", "x".repeat(1000));
+    assert_eq!(kinds(&h.query(&long)), ["Error 54000", "Ready Idle"]);
+    // An empty Parse executes as an empty query.
+    let answers = h.send(vec![
+        parse("", "", vec![]),
+        bind("", "", vec![], vec![]),
+        execute("", 0),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        ["ParseComplete", "BindComplete", "Empty", "Ready Idle"]
+    );
+}
+
+#[test]
+fn a_cancel_that_came_before_a_query_does_not_stop_it() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY)");
+    // A cancel that came before the query started does not count.
+    h.state
+        .cancel
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        kinds(&h.query("INSERT INTO t VALUES (1)")),
+        ["Complete INSERT 0 1", "Ready Idle"]
+    );
+}

@@ -1,0 +1,226 @@
+//! The listener: binds, accepts, gives each connection a task, keeps the connection slots
+//! and the cancel keys, and shuts down on SIGINT/SIGTERM.
+
+use crate::config::ServerConfig;
+use crate::connection;
+use crate::error::ServerError;
+use hotpage_sql::SqlDatabase;
+use pgwire::messages::startup::SecretKey;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Threads of the async runtime: they only move bytes (sessions run on their own threads).
+const NETWORK_THREADS: usize = 2;
+
+/// What every connection shares.
+pub struct Shared {
+    pub sql: Arc<SqlDatabase>,
+    pub config: ServerConfig,
+    /// One permit per session; cancel requests take none.
+    pub slots: Arc<Semaphore>,
+    cancel_keys: Mutex<HashMap<i32, CancelKey>>,
+    pub shutdown: CancellationToken,
+    pub connections: AtomicU64,
+}
+
+struct CancelKey {
+    secret: i32,
+    flag: Arc<AtomicBool>,
+}
+
+/// Removes a session's cancel key when its connection ends.
+pub struct CancelRegistration {
+    shared: Arc<Shared>,
+    pid: i32,
+}
+
+impl Drop for CancelRegistration {
+    fn drop(&mut self) {
+        lock(&self.shared.cancel_keys).remove(&self.pid);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The map stays consistent across a panic (each change is one insert or remove).
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// Registers session `pid`'s cancel key; `flag` is set when a cancel request names it.
+    pub fn register_cancel(
+        self: &Arc<Self>,
+        pid: i32,
+        secret: i32,
+        flag: Arc<AtomicBool>,
+    ) -> CancelRegistration {
+        lock(&self.cancel_keys).insert(pid, CancelKey { secret, flag });
+        CancelRegistration {
+            shared: Arc::clone(self),
+            pid,
+        }
+    }
+
+    /// A CancelRequest: sets the session's flag if the key matches (else nothing, and the
+    /// requester is told nothing either way, as in PostgreSQL).
+    pub fn cancel(&self, pid: i32, secret: &SecretKey) {
+        if let Some(key) = lock(&self.cancel_keys).get(&pid)
+            && secret.eq_value(&SecretKey::I32(key.secret))
+        {
+            key.flag.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Stops a running server from another thread (as a signal does).
+#[derive(Clone)]
+pub struct ShutdownHandle(CancellationToken);
+
+impl ShutdownHandle {
+    /// Stop accepting, let in-flight statements finish, end every connection.
+    pub fn shutdown(&self) {
+        self.0.cancel();
+    }
+}
+
+/// What a server did, when it has stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerSummary {
+    /// Sessions started (cancel requests and refused connections not counted).
+    pub sessions: u64,
+}
+
+/// A bound server, not yet accepting.
+pub struct Server {
+    runtime: Runtime,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    signals: Vec<Signal>,
+}
+
+impl Server {
+    /// Binds `config.listen` and installs the SIGINT/SIGTERM handlers (from here on a
+    /// signal asks for a clean shutdown instead of killing the process).
+    pub fn bind(sql: Arc<SqlDatabase>, config: ServerConfig) -> Result<Server, ServerError> {
+        config.validate()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(NETWORK_THREADS)
+            .thread_name("hotpage-net")
+            .enable_all()
+            .build()
+            .map_err(ServerError::Start)?;
+        let addr = config.listen;
+        let (listener, signals) = runtime.block_on(async {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind { addr, source })?;
+            let signals = [SignalKind::interrupt(), SignalKind::terminate()]
+                .into_iter()
+                .map(signal)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(ServerError::Start)?;
+            Ok::<_, ServerError>((listener, signals))
+        })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        let shared = Arc::new(Shared {
+            sql,
+            slots: Arc::new(Semaphore::new(config.max_connections)),
+            config,
+            cancel_keys: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            connections: AtomicU64::new(0),
+        });
+        Ok(Server {
+            runtime,
+            listener,
+            local_addr,
+            shared,
+            signals,
+        })
+    }
+
+    /// The address it listens on (the port the system chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle(self.shared.shutdown.clone())
+    }
+
+    /// Accepts connections until a signal or [`ShutdownHandle::shutdown`]; then stops
+    /// accepting, lets each connection finish the statement it runs, ends the connections
+    /// (FATAL 57P01) and waits until every session is dropped. The caller then closes
+    /// the database. A second signal while waiting gives up waiting
+    /// ([`ServerError::ForcedShutdown`]).
+    pub fn run(self) -> Result<ServerSummary, ServerError> {
+        let Server {
+            runtime,
+            listener,
+            shared,
+            mut signals,
+            ..
+        } = self;
+        let tracker = TaskTracker::new();
+        runtime.block_on(async {
+            accept_until_shutdown(&listener, &shared, &tracker, &mut signals).await;
+            drop(listener);
+            tracker.close();
+            tokio::select! {
+                () = tracker.wait() => Ok(ServerSummary {
+                    sessions: shared.connections.load(Ordering::Relaxed),
+                }),
+                () = any_signal(&mut signals) => Err(ServerError::ForcedShutdown(tracker.len())),
+            }
+        })
+    }
+}
+
+/// Waits for the next SIGINT or SIGTERM.
+async fn any_signal(signals: &mut [Signal]) {
+    let (first, rest) = signals.split_at_mut(1);
+    match (first.first_mut(), rest.first_mut()) {
+        (Some(a), Some(b)) => {
+            tokio::select! {
+                _ = a.recv() => {}
+                _ = b.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
+async fn accept_until_shutdown(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    tracker: &TaskTracker,
+    signals: &mut [Signal],
+) {
+    loop {
+        tokio::select! {
+            () = shared.shutdown.cancelled() => return,
+            () = any_signal(signals) => {
+                shared.shutdown.cancel();
+                return;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((socket, _)) => {
+                    tracker.spawn(connection::serve(socket, Arc::clone(shared)));
+                }
+                // Out of file descriptors and the like: the condition may pass; do not spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The thread that owns one connection's [`SqlSession`]: it receives the connection's
+//! frontend messages in batches (a pipeline up to a Sync, a Query or a Flush), answers
+//! them in order, and sends the answers back in chunks (one per statement of a simple
+//! Query, so a client sees each result as it ends). The engine is synchronous and a commit
+//! waits for its fsync: on this thread that wait blocks no one else.
+
+use crate::encode::{self, code};
+use crate::extended::{Portal, Statement};
+use hotpage_sql::{BatchObserver, SqlError, SqlSession, StatementResult, is_read_result};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc as async_mpsc, oneshot};
+
+/// What the session thread sends back for a batch.
+pub enum Reply {
+    /// Messages to write, in order.
+    Messages(Vec<PgWireBackendMessage>),
+    /// The batch is answered: flush.
+    Done,
+}
+
+/// The limits a session applies to each statement.
+#[derive(Clone, Copy, Debug)]
+pub struct StatementLimits {
+    pub timeout: Option<Duration>,
+    pub max_statement_bytes: usize,
+}
+
+/// The async side's handle on a session thread.
+pub struct SessionThread {
+    jobs: mpsc::Sender<Vec<PgWireFrontendMessage>>,
+    exited: oneshot::Receiver<()>,
+}
+
+impl SessionThread {
+    /// Starts the thread for `session`; `cancel` is set by a cancel request for it.
+    pub fn spawn(
+        session: SqlSession,
+        limits: StatementLimits,
+        cancel: Arc<AtomicBool>,
+    ) -> std::io::Result<(SessionThread, async_mpsc::UnboundedReceiver<Reply>)> {
+        let (jobs, job_rx) = mpsc::channel();
+        let (reply_tx, replies) = async_mpsc::unbounded_channel();
+        let (exited_tx, exited) = oneshot::channel();
+        let state = SessionState::new(session, limits, cancel);
+        std::thread::Builder::new()
+            .name(format!("hotpage-session-{}", state.session.pid()))
+            .spawn(move || {
+                let mut state = state;
+                let mut out = Output::new(reply_tx);
+                while let Ok(batch) = job_rx.recv() {
+                    for message in batch {
+                        state.handle(message, &mut out);
+                    }
+                    out.finish_batch();
+                }
+                // The session (and its engine session) is gone before the async side hears
+                // that the thread ended: shutdown closes the database only after that.
+                drop(state);
+                let _ = exited_tx.send(());
+            })?;
+        Ok((SessionThread { jobs, exited }, replies))
+    }
+
+    /// Hands a batch to the thread; false if the thread has ended.
+    pub fn send(&self, batch: Vec<PgWireFrontendMessage>) -> bool {
+        self.jobs.send(batch).is_ok()
+    }
+
+    /// Ends the thread after what it is doing, and waits until its session is dropped.
+    pub async fn finish(self) {
+        drop(self.jobs);
+        let _ = self.exited.await;
+    }
+}
+
+/// Answers waiting to be sent, handed over in chunks.
+pub struct Output {
+    pending: Vec<PgWireBackendMessage>,
+    replies: async_mpsc::UnboundedSender<Reply>,
+}
+
+impl Output {
+    pub fn new(replies: async_mpsc::UnboundedSender<Reply>) -> Output {
+        Output {
+            pending: Vec::new(),
+            replies,
+        }
+    }
+
+    /// Ends a batch: what is pending, then Done.
+    pub fn finish_batch(&mut self) {
+        self.send_pending();
+        let _ = self.replies.send(Reply::Done);
+    }
+
+    pub fn push(&mut self, message: PgWireBackendMessage) {
+        self.pending.push(message);
+    }
+
+    pub fn append(&mut self, messages: &mut Vec<PgWireBackendMessage>) {
+        self.pending.append(messages);
+    }
+
+    /// Sends what is pending now (the connection writes it while the session goes on).
+    pub fn send_pending(&mut self) {
+        if !self.pending.is_empty() {
+            let chunk = std::mem::take(&mut self.pending);
+            // A closed connection: the answers have nowhere to go; the batch still ends.
+            let _ = self.replies.send(Reply::Messages(chunk));
+        }
+    }
+}
+
+/// One connection's SQL session and protocol state.
+pub struct SessionState {
+    pub session: SqlSession,
+    /// Prepared statements by name ("" is the unnamed one).
+    pub statements: HashMap<String, Arc<Statement>>,
+    /// Portals by name ("" is the unnamed one).
+    pub portals: HashMap<String, Portal>,
+    /// After an error in an extended-protocol message, messages up to the next Sync are
+    /// skipped, as PostgreSQL does.
+    pub skip_until_sync: bool,
+    pub limits: StatementLimits,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// A statement's watch for a cancel request or its timeout, checked where hotpage can stop
+/// a statement: before the next statement of a Query, and before a read's rows are sent.
+pub struct Interrupt {
+    cancel: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+}
+
+impl Interrupt {
+    /// Starts watching: a cancel request that came before the statement does not count
+    /// (PostgreSQL too ignores a cancel that finds nothing running).
+    pub fn start(cancel: &Arc<AtomicBool>, timeout: Option<Duration>) -> Interrupt {
+        cancel.store(false, Ordering::Relaxed);
+        Interrupt {
+            cancel: Arc::clone(cancel),
+            deadline: timeout.map(|t| Instant::now() + t),
+        }
+    }
+
+    /// 57014 if a cancel came or the timeout passed.
+    pub fn check(&self) -> Result<(), SqlError> {
+        if self.cancel.swap(false, Ordering::Relaxed) {
+            return Err(SqlError::new(
+                code::QUERY_CANCELED,
+                "canceling statement due to user request",
+            ));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(SqlError::new(
+                code::QUERY_CANCELED,
+                "canceling statement due to statement timeout",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// 54000 for SQL text over the limit.
+pub fn check_statement_size(sql: &str, limit: usize) -> Result<(), SqlError> {
+    if sql.len() > limit {
+        return Err(SqlError::new(
+            code::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "statement is too long: {} bytes, the limit is {limit} (hotpage serve --max-statement-bytes)",
+                sql.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl SessionState {
+    pub fn new(
+        session: SqlSession,
+        limits: StatementLimits,
+        cancel: Arc<AtomicBool>,
+    ) -> SessionState {
+        SessionState {
+            session,
+            statements: HashMap::new(),
+            portals: HashMap::new(),
+            skip_until_sync: false,
+            limits,
+            cancel,
+        }
+    }
+
+    /// Answers one message.
+    pub fn handle(&mut self, message: PgWireFrontendMessage, out: &mut Output) {
+        use PgWireFrontendMessage as M;
+        if self.skip_until_sync && !matches!(message, M::Sync(_)) {
+            return;
+        }
+        let outcome = match message {
+            M::Query(query) => {
+                self.simple_query(&query.query, out);
+                Ok(())
+            }
+            M::Parse(parse) => self.parse(parse, out),
+            M::Bind(bind) => self.bind(bind, out),
+            M::Describe(describe) => self.describe(&describe, out),
+            M::Execute(execute) => self.execute(&execute, out),
+            M::Close(close) => self.close(&close, out),
+            M::Sync(_) => {
+                self.sync(out);
+                Ok(())
+            }
+            // Answers are flushed at the end of every batch, and a Flush ends one.
+            M::Flush(_) => Ok(()),
+            // COPY is not supported, so no copy is in progress: PostgreSQL ignores these.
+            M::CopyData(_) | M::CopyDone(_) | M::CopyFail(_) => Ok(()),
+            // Startup, password and cancel messages belong before startup.
+            _ => Err(SqlError::new(
+                code::PROTOCOL_VIOLATION,
+                "unexpected startup-phase message after startup",
+            )),
+        };
+        if let Err(error) = outcome {
+            self.session.fail_transaction_block();
+            self.skip_until_sync = true;
+            out.push(encode::error(&error));
+        }
+    }
+
+    /// A Query message: its statements in order, each answered as it ends, then
+    /// ReadyForQuery. The unnamed statement and portal are dropped, as in PostgreSQL.
+    fn simple_query(&mut self, sql: &str, out: &mut Output) {
+        self.statements.remove("");
+        self.portals.remove("");
+        let error = match check_statement_size(sql, self.limits.max_statement_bytes) {
+            Err(error) => {
+                self.session.fail_transaction_block();
+                Some(error)
+            }
+            Ok(()) => {
+                let mut observer = SimpleQuery {
+                    interrupt: Interrupt::start(&self.cancel, self.limits.timeout),
+                    out: &mut *out,
+                    statements: 0,
+                };
+                let error = self.session.execute_batch_observed(sql, &mut observer);
+                if error.is_none() && observer.statements == 0 {
+                    out.push(encode::empty_query());
+                }
+                error
+            }
+        };
+        if let Some(error) = error {
+            out.push(encode::error(&error));
+        }
+        out.push(encode::ready(self.session.txn_status()));
+    }
+
+    /// Sync: the end of an extended-protocol exchange. Outside a transaction block the
+    /// portals end with the (implicit) transaction, as in PostgreSQL.
+    fn sync(&mut self, out: &mut Output) {
+        self.skip_until_sync = false;
+        let status = self.session.txn_status();
+        if status == hotpage_sql::TxnStatus::Idle {
+            self.portals.clear();
+        }
+        out.push(encode::ready(status));
+    }
+}
+
+/// Streams a simple Query's results and stops it on a cancel or timeout.
+struct SimpleQuery<'a> {
+    interrupt: Interrupt,
+    out: &'a mut Output,
+    statements: usize,
+}
+
+impl BatchObserver for SimpleQuery<'_> {
+    fn before_statement(&mut self, index: usize) -> Result<(), SqlError> {
+        if index > 0 {
+            self.interrupt.check()?;
+        }
+        Ok(())
+    }
+
+    fn statement_done(&mut self, result: StatementResult) -> Result<(), SqlError> {
+        self.statements += 1;
+        // A read's rows may be dropped; a write that ended is reported, whatever came.
+        if is_read_result(&result) {
+            self.interrupt.check()?;
+        }
+        let mut messages = Vec::new();
+        encode::simple_result(&result, &mut messages)?;
+        self.out.append(&mut messages);
+        self.out.send_pending();
+        Ok(())
+    }
+}

@@ -1,0 +1,143 @@
+//! Arbitrary bytes sent to a live server, before and after startup: the server never
+//! panics, never hangs (once the sender has nothing more to say, the connection ends
+//! within seconds), and a healthy session on the same server is undisturbed throughout.
+
+use hotpage::{Database, Options};
+use hotpage_server::{Server, ServerConfig};
+use hotpage_sql::SqlDatabase;
+use proptest::prelude::*;
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Panics anywhere in this process (server threads included) since it started.
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+struct Live {
+    addr: SocketAddr,
+    healthy: std::sync::Mutex<postgres::Client>,
+}
+
+/// One server for the whole test, on a temporary database, with a small message limit so
+/// that long declared lengths are exercised too.
+fn live() -> &'static Live {
+    static LIVE: OnceLock<Live> = OnceLock::new();
+    LIVE.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::Relaxed);
+            previous(info);
+        }));
+        let dir = tempfile::tempdir().expect("temp dir").keep();
+        let options = Options {
+            create_if_missing: true,
+            ..Options::default()
+        };
+        let engine = Database::open(dir.join("db"), options).expect("open");
+        let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
+        let config = ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            max_message_bytes: 4096,
+            max_statement_bytes: 4096,
+            startup_timeout: Duration::from_secs(2),
+            ..ServerConfig::default()
+        };
+        let server = Server::bind(sql, config).expect("bind");
+        let addr = server.local_addr();
+        std::thread::spawn(move || server.run());
+        let conninfo = format!("host=127.0.0.1 port={} user=t dbname=d", addr.port());
+        let mut healthy = postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect");
+        healthy
+            .batch_execute(
+                "CREATE TABLE h (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v integer)",
+            )
+            .expect("create");
+        Live {
+            addr,
+            healthy: std::sync::Mutex::new(healthy),
+        }
+    })
+}
+
+/// A startup packet (protocol 3.0, user and database).
+fn startup() -> Vec<u8> {
+    let mut body = 196_608i32.to_be_bytes().to_vec();
+    body.extend_from_slice(b"user\0t\0database\0d\0\0");
+    let mut packet = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    packet.extend_from_slice(&body);
+    packet
+}
+
+/// Sends `bytes` (after a startup packet if `after_startup`), closes the sending side, and
+/// reads until the server closes. Returns how long the server took to close.
+fn send_and_drain(addr: SocketAddr, after_startup: bool, bytes: &[u8]) -> Duration {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    if after_startup {
+        stream.write_all(&startup()).expect("startup");
+    }
+    // The server may close first (a FATAL): a failed write is an answer too.
+    let _ = stream.write_all(bytes);
+    let _ = stream.shutdown(Shutdown::Write);
+    let sent = Instant::now();
+    let mut sink = [0u8; 4096];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) => return sent.elapsed(),
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                panic!("the server kept the connection open 20 s after its input ended")
+            }
+            // A reset is a close.
+            Err(_) => return sent.elapsed(),
+        }
+    }
+}
+
+/// Bytes biased toward what a frontend sends: message tags, lengths near the edges.
+fn frontend_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let tag = prop::sample::select(b"QPBDCESHXdcfpz\0".to_vec()).prop_map(|t| vec![t]);
+    let length = prop_oneof![
+        Just(vec![0, 0, 0, 4]),
+        Just(vec![0, 0, 0, 8]),
+        Just(vec![0xff, 0xff, 0xff, 0xff]),
+        Just(vec![0x7f, 0xff, 0xff, 0xff]),
+        Just(vec![0, 0, 0x10, 0]),
+        any::<[u8; 4]>().prop_map(|b| b.to_vec()),
+    ];
+    let chunk = prop_oneof![
+        tag,
+        length,
+        proptest::collection::vec(any::<u8>(), 0..24),
+        Just(b"SELECT 1\0".to_vec()),
+        Just(vec![0]),
+    ];
+    proptest::collection::vec(chunk, 0..12).prop_map(|chunks| chunks.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_hang_or_disturb(
+        after_startup in any::<bool>(),
+        bytes in frontend_bytes(),
+    ) {
+        let live = live();
+        let took = send_and_drain(live.addr, after_startup, &bytes);
+        prop_assert!(took < Duration::from_secs(10), "closed after {took:?}");
+        let mut healthy = live.healthy.lock().unwrap();
+        let row = healthy
+            .query_one("INSERT INTO h (v) VALUES (1) RETURNING id", &[])
+            .expect("the healthy session still works");
+        prop_assert!(row.get::<_, i64>(0) > 0);
+        prop_assert_eq!(PANICS.load(Ordering::Relaxed), 0);
+    }
+}

@@ -1,0 +1,145 @@
+//! The types of a query's parameters, inferred from where the query uses them, as
+//! PostgreSQL infers an untyped `$n`: from the other side of a comparison or arithmetic
+//! (`id = $1` makes `$1` the type of `id`), from a cast (`$1::int`), from the list or
+//! bounds it is tested against (`IN`, `BETWEEN`), as text in `LIKE` and text functions,
+//! as boolean where a condition stands, and as bigint in LIMIT and OFFSET. A wire protocol
+//! server reports these types (Describe) and reads parameters sent in binary by them.
+
+use crate::expr::{Func, Scalar};
+use crate::types::SqlType;
+use sqlparser::ast::BinaryOperator;
+
+/// Sets `types[i]` for each `$i+1` that `scalar` gives a type, where none is set yet (the
+/// first use that implies a type wins).
+pub(crate) fn infer(scalar: &Scalar, types: &mut [Option<SqlType>]) {
+    match scalar {
+        Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_) => {}
+        Scalar::Neg(inner) => infer(inner, types),
+        Scalar::Not(inner) => {
+            set(inner, Some(SqlType::Bool), types);
+            infer(inner, types);
+        }
+        Scalar::IsNull(inner, _) => infer(inner, types),
+        Scalar::Cast(inner, ty) => {
+            set(inner, Some(*ty), types);
+            infer(inner, types);
+        }
+        Scalar::Binary(op, left, right) => {
+            if matches!(op, BinaryOperator::And | BinaryOperator::Or) {
+                set(left, Some(SqlType::Bool), types);
+                set(right, Some(SqlType::Bool), types);
+            } else if matches!(op, BinaryOperator::StringConcat) {
+                set(left, Some(SqlType::Text), types);
+                set(right, Some(SqlType::Text), types);
+            } else {
+                set(left, right.ty(), types);
+                set(right, left.ty(), types);
+            }
+            infer(left, types);
+            infer(right, types);
+        }
+        Scalar::InList(item, list, _) => {
+            set(item, list.iter().find_map(Scalar::ty), types);
+            for entry in list {
+                set(entry, item.ty(), types);
+                infer(entry, types);
+            }
+            infer(item, types);
+        }
+        Scalar::Between(item, low, high, _) => {
+            set(item, low.ty().or(high.ty()), types);
+            set(low, item.ty(), types);
+            set(high, item.ty(), types);
+            for part in [item, low, high] {
+                infer(part, types);
+            }
+        }
+        Scalar::Like(item, pattern, _) => {
+            set(item, Some(SqlType::Text), types);
+            set(pattern, Some(SqlType::Text), types);
+            infer(item, types);
+            infer(pattern, types);
+        }
+        Scalar::Call(func, args) => {
+            let text_args = matches!(func, Func::Lower | Func::Upper | Func::Length);
+            for arg in args {
+                if text_args {
+                    set(arg, Some(SqlType::Text), types);
+                }
+                infer(arg, types);
+            }
+        }
+    }
+}
+
+/// A condition (WHERE, HAVING): a bare `$n` there is a boolean.
+pub(crate) fn infer_condition(scalar: &Scalar, types: &mut [Option<SqlType>]) {
+    set(scalar, Some(SqlType::Bool), types);
+    infer(scalar, types);
+}
+
+/// LIMIT and OFFSET: a bare `$n` there is a bigint.
+pub(crate) fn infer_count(scalar: &Scalar, types: &mut [Option<SqlType>]) {
+    set(scalar, Some(SqlType::BigInt), types);
+    infer(scalar, types);
+}
+
+fn set(scalar: &Scalar, ty: Option<SqlType>, types: &mut [Option<SqlType>]) {
+    if let (Scalar::Param(index), Some(ty)) = (scalar, ty)
+        && let Some(slot) = types.get_mut(*index)
+        && slot.is_none()
+    {
+        *slot = Some(ty);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::compile;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::parser::Parser;
+
+    fn types_of(condition: &str, params: usize) -> Vec<Option<SqlType>> {
+        let expr = Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(condition)
+            .and_then(|mut p| p.parse_expr())
+            .expect("parse");
+        let scope = [
+            ("id".to_string(), SqlType::BigInt),
+            ("v".to_string(), SqlType::Varchar(Some(10))),
+            ("ok".to_string(), SqlType::Bool),
+        ];
+        let scalar = compile(&expr, &scope).expect("compile");
+        let mut types = vec![None; params];
+        infer_condition(&scalar, &mut types);
+        types
+    }
+
+    #[test]
+    fn parameters_take_the_type_of_what_they_meet() {
+        use SqlType::*;
+        assert_eq!(types_of("id = $1", 1), [Some(BigInt)]);
+        assert_eq!(
+            types_of("$1 < id AND v = $2", 2),
+            [Some(BigInt), Some(Varchar(Some(10)))]
+        );
+        assert_eq!(types_of("id + $1 > 3", 1), [Some(BigInt)]);
+        assert_eq!(types_of("id IN ($1, $2)", 2), [Some(BigInt), Some(BigInt)]);
+        assert_eq!(types_of("$1 IN (1, 2)", 1), [Some(Int)]);
+        assert_eq!(
+            types_of("id BETWEEN $1 AND $2", 2),
+            [Some(BigInt), Some(BigInt)]
+        );
+        assert_eq!(types_of("v LIKE $1", 1), [Some(Text)]);
+        assert_eq!(types_of("$1::integer = 3", 1), [Some(Int)]);
+        assert_eq!(types_of("lower($1) = v", 1), [Some(Text)]);
+        assert_eq!(types_of("ok AND $1", 1), [Some(Bool)]);
+        assert_eq!(types_of("$1", 1), [Some(Bool)]);
+        assert_eq!(types_of("NOT $1", 1), [Some(Bool)]);
+        // Nothing to go by: unknown, as $2 here.
+        assert_eq!(types_of("id = $1 OR $2 IS NULL", 2), [Some(BigInt), None]);
+        // The first use wins.
+        assert_eq!(types_of("id = $1 AND v = $1", 1), [Some(BigInt)]);
+    }
+}
