@@ -241,3 +241,47 @@ fn pgbench_inserts_in_every_protocol_mode_and_each_transaction_is_a_row() {
     ));
     assert_eq!(out.trim(), "t|t");
 }
+
+/// `hotpage stress --url` against a live `hotpage serve`: the driver finds a hotpage server,
+/// resets its wait statistics and reads them back, so the report's WRITELOG waits are the
+/// run's own commits (each durable autocommit waits for its flush once).
+#[test]
+fn stress_url_against_a_hotpage_server_reads_its_wait_views() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let setup = dir.path().join("setup.sql");
+    std::fs::write(
+        &setup,
+        "CREATE TABLE t (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, status text);",
+    )
+    .expect("setup file");
+    let url = format!("postgres://tester@127.0.0.1:{}/hotpage", serve.port);
+    let output = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(["stress", "--url", &url, "--setup-sql"])
+        .arg(&setup)
+        .args(["-Q", "INSERT INTO t(status) VALUES ('CREATED')"])
+        .args(["-n", "4", "-r", "100", "--json"])
+        .output()
+        .expect("run stress");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["rows_total"], 400);
+    assert_eq!(report["server"]["kind"], "hotpage");
+    assert_eq!(report["server"]["waits_source"], "hotpage_wait_stats");
+    let waits = report["waits"].as_array().expect("waits");
+    let writelog = waits
+        .iter()
+        .find(|w| w["type"] == "WRITELOG")
+        .expect("WRITELOG among the waits");
+    assert_eq!(writelog["count"], 400, "one flush wait per durable commit");
+    let mut client = serve.client();
+    let rows: i64 = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(rows, 400);
+}
