@@ -12,6 +12,7 @@
 //! row_codec    the versioned row format of the non-key columns
 //! value, types SQL values and types: parse, coerce, compare, print
 //! error        SqlError with its SQLSTATE
+//! tsql         T-SQL (GO batches, variables, control flow, DDL) onto the PostgreSQL dialect
 //! ```
 //!
 //! The engine crate knows nothing of SQL: it stores a table's schema as bytes and rows as
@@ -27,6 +28,7 @@ mod schema;
 mod select;
 mod session;
 mod table;
+mod tsql;
 mod types;
 mod value;
 mod views;
@@ -35,3 +37,5 @@ pub use error::{SqlError, SqlResult, sqlstate};
 pub use session::{ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus};
 pub use types::SqlType;
 pub use value::Value;
+// T-SQL front end (issue 15).
+pub use tsql::{Batch, TsqlOutput, TsqlSession, split_batches};
