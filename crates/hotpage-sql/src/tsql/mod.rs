@@ -331,6 +331,12 @@ impl translate::Resolve for TsqlSession {
         self.variable_literal(name)
     }
 
+    fn is_text_variable(&self, name: &str) -> bool {
+        self.vars.get(name).is_some_and(|(_, ty)| {
+            ty == "text" || ty.starts_with("varchar") || ty.starts_with("char")
+        })
+    }
+
     fn global(&self, name: &str) -> SqlResult<String> {
         match name {
             "@@IDENTITY" => Ok(self

@@ -189,7 +189,12 @@ impl StmtParser {
                 let toks = self.take_statement(self.pos + 1);
                 Ok(Stmt::Print(toks[1..].to_vec()))
             }
-            "SELECT" if is_variable(self.toks.get(self.pos + 1)) => self.select_assign(),
+            "SELECT"
+                if is_variable(self.toks.get(self.pos + 1))
+                    && matches!(self.toks.get(self.pos + 2), Some(Token::Eq)) =>
+            {
+                self.select_assign()
+            }
             _ => {
                 let toks = self.take_statement(self.pos + 1);
                 Ok(Stmt::Plain(toks))
@@ -377,7 +382,8 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
     let mut depth = 0usize;
     let mut cases = 0usize;
     let is_insert = is_word(toks.get(start), "INSERT");
-    let mut seen_select = false;
+    // An INSERT's source: its first SELECT belongs to it unless VALUES came first.
+    let mut seen_source = false;
     for (index, token) in toks.iter().enumerate().skip(start) {
         match token {
             Token::LParen => depth += 1,
@@ -386,6 +392,9 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             _ => {}
         }
         let Some(w) = word(token) else { continue };
+        if depth == 0 && (w == "VALUES" || w == "DEFAULT") {
+            seen_source = true;
+        }
         if w == "CASE" {
             cases += 1;
             continue;
@@ -394,7 +403,7 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             cases -= 1;
             continue;
         }
-        if depth > 0 || index < scan_from || !STATEMENT_WORDS.contains(&w.as_str()) {
+        if depth > 0 || cases > 0 || index < scan_from || !STATEMENT_WORDS.contains(&w.as_str()) {
             continue;
         }
         let previous = index
@@ -403,8 +412,8 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             .and_then(word);
         let continues = match w.as_str() {
             "SELECT" => {
-                let first = is_insert && !seen_select;
-                seen_select = true;
+                let first = is_insert && !seen_source;
+                seen_source = true;
                 first
                     || matches!(
                         previous.as_deref(),

@@ -10,6 +10,8 @@ use sqlparser::tokenizer::Token;
 pub(crate) trait Resolve {
     /// A variable's value as a literal (`5`, `'x'`, `CAST(NULL AS integer)`).
     fn variable(&self, name: &str) -> SqlResult<String>;
+    /// Whether a variable holds text (its `+` is concatenation).
+    fn is_text_variable(&self, name: &str) -> bool;
     /// `@@IDENTITY`, `@@ROWCOUNT` … as a literal.
     fn global(&self, name: &str) -> SqlResult<String>;
     /// `OBJECT_ID(name [, type])`: the object's id, or None.
@@ -198,9 +200,25 @@ fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sq
             }
         }
         Token::NationalStringLiteral(s) | Token::SingleQuotedString(s) => out.push(&quote(s)),
+        Token::Plus
+            if is_text(i.checked_sub(1).and_then(|p| toks.get(p)), env) || is_text(next, env) =>
+        {
+            // T-SQL's `+` on strings is concatenation.
+            out.push("||");
+        }
         other => out.push(&other.to_string()),
     }
     Ok(i + 1)
+}
+
+fn is_text(token: Option<&Token>, env: &dyn Resolve) -> bool {
+    match token {
+        Some(Token::SingleQuotedString(_) | Token::NationalStringLiteral(_)) => true,
+        Some(t @ Token::Word(w)) if is_variable(Some(t)) => {
+            env.is_text_variable(&w.value.to_lowercase())
+        }
+        _ => false,
+    }
 }
 
 /// `sys.x`: the DMVs the SQL layer has under another name.
