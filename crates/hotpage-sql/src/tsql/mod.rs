@@ -74,8 +74,13 @@ impl TsqlSession {
             for _ in 0..batch.repeat {
                 let (outputs, error) = self.execute_batch(&batch.text);
                 all.extend(outputs);
-                if let Some(error) = error {
-                    let error = error.with_detail(format!("in the batch at line {}", batch.line));
+                if let Some(mut error) = error {
+                    let at = format!("in the batch at line {}", batch.line);
+                    let detail = match error.detail.take() {
+                        Some(detail) => format!("{detail}; {at}"),
+                        None => at,
+                    };
+                    let error = error.with_detail(detail);
                     return (all, Some(error));
                 }
             }
@@ -151,7 +156,13 @@ impl TsqlSession {
 
     /// Runs PostgreSQL text on the session underneath; returns its last result.
     fn pg(&mut self, text: &str) -> SqlResult<StatementResult> {
-        let mut results = self.sql.execute(text)?;
+        let mut results = self.sql.execute(text).map_err(|mut error| {
+            // Its position is in the translated text, not in the batch: name that text.
+            if error.position.take().is_some() && error.detail.is_none() {
+                error.detail = Some(format!("in the statement as translated: {text}"));
+            }
+            error
+        })?;
         results
             .pop()
             .ok_or_else(|| SqlError::new(sqlstate::INTERNAL_ERROR, "a statement without a result"))
@@ -178,7 +189,7 @@ impl TsqlSession {
         }
     }
 
-    fn declare(&mut self, vars: &[(String, Vec<Token>, Option<Vec<Token>>)]) -> SqlResult<()> {
+    fn declare(&mut self, vars: &[parse::Declared]) -> SqlResult<()> {
         for (name, ty, init) in vars {
             if self.vars.contains_key(name) {
                 return Err(SqlError::new(
@@ -432,12 +443,11 @@ impl TsqlSession {
         let table = translate::name_of(&toks[on + 1..open])?;
         let close = translate::matching_paren(toks, open)?;
         let columns = ddl::column_list(&toks[open + 1..close])?;
-        if let Some(after) = toks.get(close + 1) {
-            if is_word(Some(after), "ON") && matches!(toks.get(close + 3), Some(Token::LParen)) {
-                return Err(SqlError::unsupported(
-                    "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
-                ));
-            }
+        if is_word(toks.get(close + 1), "ON") && matches!(toks.get(close + 3), Some(Token::LParen))
+        {
+            return Err(SqlError::unsupported(
+                "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
+            ));
         }
         self.remake(&table, |def| def.add_clustered_index(columns))?;
         self.push_tag("CREATE INDEX");

@@ -12,8 +12,8 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 /// One statement of a batch.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Stmt {
-    /// `DECLARE @a int = 1, @b varchar(10)`: name (lower case), type tokens, initial value.
-    Declare(Vec<(String, Vec<Token>, Option<Vec<Token>>)>),
+    /// `DECLARE @a int = 1, @b varchar(10)`.
+    Declare(Vec<Declared>),
     /// `SET @a = e`, `SET @a += e` (op `+`), `-=`, `*=`, `/=`.
     SetVar {
         var: String,
@@ -41,6 +41,9 @@ pub(crate) enum Stmt {
     /// Anything else: translated to the PostgreSQL dialect and run.
     Plain(Vec<Token>),
 }
+
+/// One variable of a DECLARE: name (lower case), type tokens, initial value.
+pub(crate) type Declared = (String, Vec<Token>, Option<Vec<Token>>);
 
 /// The tokens of `text` without blanks and comments.
 pub(crate) fn tokens(text: &str) -> SqlResult<Vec<Token>> {
@@ -365,10 +368,10 @@ pub(crate) fn is_variable(token: Option<&Token>) -> bool {
 }
 
 fn variable_name(token: &Token) -> SqlResult<String> {
-    if is_variable(Some(token)) {
-        if let Token::Word(w) = token {
-            return Ok(w.value.to_lowercase());
-        }
+    if let Token::Word(w) = token
+        && is_variable(Some(token))
+    {
+        return Ok(w.value.to_lowercase());
     }
     Err(SqlError::new(
         sqlstate::SYNTAX_ERROR,

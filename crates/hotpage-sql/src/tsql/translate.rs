@@ -179,10 +179,10 @@ fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sq
             return Ok(i + 2);
         }
     }
-    if let Some(upper) = upper.as_deref() {
-        if let Some(after) = rewrite_word(toks, i, upper, env, out)? {
-            return Ok(after);
-        }
+    if let Some(upper) = upper.as_deref()
+        && let Some(after) = rewrite_word(toks, i, upper, env, out)?
+    {
+        return Ok(after);
     }
     match token {
         Token::Word(w) if w.quote_style == Some('[') => {
