@@ -480,3 +480,29 @@ proptest::proptest! {
         let _ = s.execute_script(&format!("DECLARE @i int = 0\n{script}"));
     }
 }
+
+#[test]
+fn exec_requests_shows_the_running_statement() {
+    let (_engine, sql) = open();
+    let _idle = sql.session();
+    let mut s = TsqlSession::new(sql.session());
+    let pid = s.sql_session().pid();
+    let out = run(
+        &mut s,
+        "SELECT session_id, status, command, wait_type, wait_time, wait_resource FROM sys.dm_exec_requests",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    // The idle session is no request; the querying one is, running its SELECT.
+    assert_eq!(r.rows.len(), 1, "{r:?}");
+    assert_eq!(r.rows[0][0], Value::Int(i64::from(pid)));
+    assert_eq!(r.rows[0][1], Value::Text("running".into()));
+    assert_eq!(r.rows[0][2], Value::Text("SELECT".into()));
+    assert_eq!(r.rows[0][3], Value::Null);
+    let out = run(&mut s, "SELECT ISNULL(NULL, 3), LEN(N'abc')");
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.rows[0], vec![Value::Int(3), Value::Int(3)]);
+}

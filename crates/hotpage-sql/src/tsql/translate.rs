@@ -229,9 +229,10 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
     };
     match name.as_str() {
         "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
+        "dm_exec_requests" => out.push("hotpage_exec_requests"),
         other => {
             return Err(SqlError::unsupported(format!(
-                "the system view sys.{other} in this form (hotpage has sys.dm_os_wait_stats, and sys.objects inside IF [NOT] EXISTS)"
+                "the system view sys.{other} in this form (hotpage has sys.dm_os_wait_stats, sys.dm_exec_requests, and sys.objects inside IF [NOT] EXISTS)"
             )));
         }
     }
