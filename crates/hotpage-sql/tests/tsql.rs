@@ -506,3 +506,78 @@ fn exec_requests_shows_the_running_statement() {
     };
     assert_eq!(r.rows[0], vec![Value::Int(3), Value::Int(3)]);
 }
+
+/// Seed 000's ufn_BitReverse: the low 31 bits of `v` in reverse order.
+fn bit_reverse_31(v: i64) -> i64 {
+    i64::from((v as u32).reverse_bits() >> 1)
+}
+
+#[test]
+fn seed_000_bit_reversal_function_and_loop_run() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let setup = include_str!("tsql/seed000_bit_reversal.sql");
+    run(&mut s, setup);
+    // Run twice: the guards drop what the first run made.
+    run(&mut s, setup);
+    // A user key: the IDs come from the INSERTs (bit-reversal done by the function).
+    assert_eq!(design(&engine, "heavyinsert_bitreversal"), "user-key");
+    let out = run(
+        &mut s,
+        "SELECT dbo.ufn_BitReverse(1), dbo.ufn_BitReverse(347), [dbo].[ufn_BitReverse](2147483646)",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    // The article's own examples: 347 -> 1832910848, 2147483646 -> 1073741823.
+    assert_eq!(
+        r.rows[0],
+        vec![
+            Value::Int(1 << 30),
+            Value::Int(1_832_910_848),
+            Value::Int(1_073_741_823)
+        ]
+    );
+    let insert_loop = include_str!("tsql/seed000_bit_reversal_loop.sql");
+    assert!(insert_loop.contains("WHILE @i < 100000"));
+    run(&mut s, &insert_loop.replace("100000", "201"));
+    let out = run(
+        &mut s,
+        "SELECT ID FROM dbo.HeavyInsert_BitReversal ORDER BY ID",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    let mut expected: Vec<i64> = (1..=200).map(bit_reverse_31).collect();
+    expected.sort_unstable();
+    let got: Vec<i64> = r
+        .rows
+        .iter()
+        .map(|row| match row[0] {
+            Value::Int(n) => n,
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, expected);
+    // Errors: arity, a missing function, a body without RETURN.
+    assert_eq!(
+        fail(&mut s, "SELECT dbo.ufn_BitReverse(1, 2)").sqlstate,
+        "42883"
+    );
+    run(&mut s, "DROP FUNCTION dbo.ufn_BitReverse");
+    assert_eq!(
+        fail(&mut s, "DROP FUNCTION dbo.ufn_BitReverse").sqlstate,
+        "42883"
+    );
+    run(
+        &mut s,
+        "CREATE FUNCTION f (@a int) RETURNS int AS BEGIN DECLARE @b int = @a END",
+    );
+    assert!(fail(&mut s, "SELECT f(1)").message.contains("455"));
+    run(
+        &mut s,
+        "CREATE FUNCTION g (@a int) RETURNS int AS BEGIN RETURN g(@a) END",
+    );
+    assert_eq!(fail(&mut s, "SELECT g(1)").sqlstate, "54001");
+    run(&mut s, "DROP FUNCTION IF EXISTS nope");
+}

@@ -18,6 +18,16 @@ use ddl::TableDef;
 use parse::{Stmt, is_word, word};
 use sqlparser::tokenizer::Token;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How a statement ended: on to the next, or a RETURN (with a function's value).
+enum Flow {
+    Next,
+    Return(Option<Value>),
+}
+
+/// SQL Server's limit on nested function calls (error 217).
+const MAX_NESTING: u32 = 32;
 
 /// What a T-SQL batch produced, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +51,9 @@ pub struct TsqlSession {
     rowcount: i64,
     nocount: bool,
     tables: HashMap<String, TableDef>,
+    /// User scalar functions this session created (not yet in the catalog).
+    functions: HashMap<String, Arc<parse::Function>>,
+    depth: u32,
     output: Vec<TsqlOutput>,
 }
 
@@ -53,6 +66,8 @@ impl TsqlSession {
             rowcount: 0,
             nocount: false,
             tables: HashMap::new(),
+            functions: HashMap::new(),
+            depth: 0,
             output: Vec::new(),
         }
     }
@@ -94,7 +109,10 @@ impl TsqlSession {
         self.output.clear();
         let outcome = parse::parse_batch(batch).and_then(|stmts| {
             for stmt in &stmts {
-                self.run(stmt)?;
+                // RETURN in a batch ends the batch.
+                if let Flow::Return(_) = self.run(stmt)? {
+                    break;
+                }
             }
             Ok(())
         });
@@ -102,21 +120,14 @@ impl TsqlSession {
         (std::mem::take(&mut self.output), outcome.err())
     }
 
-    fn run(&mut self, stmt: &Stmt) -> SqlResult<()> {
+    fn run(&mut self, stmt: &Stmt) -> SqlResult<Flow> {
         match stmt {
-            Stmt::Declare(vars) => self.declare(vars),
-            Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
-            Stmt::SelectAssign(items) => {
-                for (var, expr) in items {
-                    self.set_var(var, None, expr)?;
-                }
-                Ok(())
-            }
-            Stmt::SetOption(toks) => self.set_option(toks),
             Stmt::While { cond, body } => {
                 let mut iterations = 0u64;
                 while self.condition(cond)? {
-                    self.run(body)?;
+                    if let flow @ Flow::Return(_) = self.run(body)? {
+                        return Ok(flow);
+                    }
                     iterations += 1;
                     if iterations >= MAX_LOOP_ITERATIONS {
                         return Err(SqlError::new(
@@ -125,7 +136,7 @@ impl TsqlSession {
                         ));
                     }
                 }
-                Ok(())
+                Ok(Flow::Next)
             }
             Stmt::If {
                 cond,
@@ -137,10 +148,40 @@ impl TsqlSession {
                 } else if let Some(otherwise) = otherwise {
                     self.run(otherwise)
                 } else {
-                    Ok(())
+                    Ok(Flow::Next)
                 }
             }
-            Stmt::Block(body) => body.iter().try_for_each(|s| self.run(s)),
+            Stmt::Block(body) => {
+                for stmt in body {
+                    if let flow @ Flow::Return(_) = self.run(stmt)? {
+                        return Ok(flow);
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::Return(expr) => {
+                let value = match expr {
+                    Some(expr) => Some(self.eval(expr)?),
+                    None => None,
+                };
+                Ok(Flow::Return(value))
+            }
+            other => self.run_simple(other).map(|()| Flow::Next),
+        }
+    }
+
+    /// A statement that does not change the flow.
+    fn run_simple(&mut self, stmt: &Stmt) -> SqlResult<()> {
+        match stmt {
+            Stmt::Declare(vars) => self.declare(vars),
+            Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
+            Stmt::SelectAssign(items) => {
+                for (var, expr) in items {
+                    self.set_var(var, None, expr)?;
+                }
+                Ok(())
+            }
+            Stmt::SetOption(toks) => self.set_option(toks),
             Stmt::BeginTran => self.pg("BEGIN").map(drop),
             Stmt::Commit => self.pg("COMMIT").map(drop),
             Stmt::Rollback => self.pg("ROLLBACK").map(drop),
@@ -150,7 +191,19 @@ impl TsqlSession {
                 self.output.push(TsqlOutput::Print(text));
                 Ok(())
             }
+            Stmt::CreateFunction(function) => {
+                if self.depth > 0 {
+                    return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
+                }
+                self.functions
+                    .insert(function.name.clone(), Arc::new(function.clone()));
+                self.push_tag("CREATE FUNCTION");
+                Ok(())
+            }
             Stmt::Plain(toks) => self.plain(toks),
+            Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
+                self.run(stmt).map(drop)
+            }
         }
     }
 
@@ -170,7 +223,8 @@ impl TsqlSession {
 
     /// An expression's value (`SELECT expr` on the session).
     fn eval(&mut self, expr: &[Token]) -> SqlResult<Value> {
-        let text = translate::expr(expr, self)?;
+        let expr = self.inline_calls(expr)?;
+        let text = translate::expr(&expr, self)?;
         let result = self.pg(&format!("SELECT {text}"))?;
         single_value(result)
     }
@@ -211,7 +265,8 @@ impl TsqlSession {
 
     /// `CAST((expr) AS ty)`'s value.
     fn typed_value(&mut self, expr: &[Token], ty: &str) -> SqlResult<Value> {
-        let text = translate::expr(expr, self)?;
+        let expr = self.inline_calls(expr)?;
+        let text = translate::expr(&expr, self)?;
         let result = self.pg(&format!("SELECT CAST(({text}) AS {ty})"))?;
         single_value(result)
     }
@@ -226,7 +281,8 @@ impl TsqlSession {
             None => self.typed_value(expr, &ty)?,
             Some(op) => {
                 let current = self.variable_literal(var)?;
-                let text = translate::expr(expr, self)?;
+                let expr = self.inline_calls(expr)?;
+                let text = translate::expr(&expr, self)?;
                 let result = self.pg(&format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))?;
                 single_value(result)?
             }
@@ -280,7 +336,8 @@ impl TsqlSession {
             }
             _ => {}
         }
-        let text = translate::statement(toks, self)?;
+        let toks = self.inline_calls(toks)?;
+        let text = translate::statement(&toks, self)?;
         let result = self.pg(&text)?;
         self.count(&first, &result);
         if result.has_rows() || !self.nocount {
@@ -376,6 +433,8 @@ impl translate::Resolve for TsqlSession {
         let db = self.sql.database();
         (wants("U") && db.engine().table(name).is_ok())
             || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
+            || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
+                && self.functions.contains_key(name))
     }
 }
 
@@ -519,6 +578,9 @@ impl TsqlSession {
     /// `DROP TABLE|SEQUENCE [IF EXISTS] name, …`.
     fn drop(&mut self, toks: &[Token]) -> SqlResult<()> {
         let what = toks.get(1).and_then(word).unwrap_or_default();
+        if what == "FUNCTION" {
+            return self.drop_function(toks);
+        }
         if what != "TABLE" && what != "SEQUENCE" {
             return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
         }
@@ -639,3 +701,111 @@ impl TsqlSession {
 
 #[cfg(test)]
 mod tests;
+
+/// User scalar functions: `CREATE FUNCTION` keeps one in the session; a call in any
+/// expression is run by the interpreter, and its value goes into the statement as a
+/// literal before the statement is translated.
+impl TsqlSession {
+    /// `toks` with each call of a user function replaced by its value.
+    fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
+        if self.functions.is_empty() {
+            return Ok(toks.to_vec());
+        }
+        let mut out: Vec<Token> = Vec::with_capacity(toks.len());
+        let mut i = 0;
+        while i < toks.len() {
+            let called = match (&toks[i], toks.get(i + 1)) {
+                (Token::Word(w), Some(Token::LParen)) => {
+                    self.functions.get(&w.value.to_lowercase()).map(Arc::clone)
+                }
+                _ => None,
+            };
+            let Some(function) = called else {
+                out.push(toks[i].clone());
+                i += 1;
+                continue;
+            };
+            let close = translate::matching_paren(toks, i + 1)?;
+            let mut args = Vec::new();
+            for part in parse::split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma)) {
+                if !part.is_empty() {
+                    args.push(self.eval(part)?);
+                }
+            }
+            let value = self.call(&function, args)?;
+            if matches!(out.last(), Some(Token::Period)) && out.len() >= 2 {
+                out.truncate(out.len() - 2); // `dbo.`
+            }
+            let ty = translate::pg_type(&function.returns)?;
+            out.extend(parse::tokens(&literal(&value, &ty))?);
+            i = close + 1;
+        }
+        Ok(out)
+    }
+
+    /// Runs a function with its own variables; the caller's are put back after.
+    fn call(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
+        if args.len() != function.params.len() {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {} takes {} arguments, not {} (SQL Server error 8144)",
+                    function.name,
+                    function.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        if self.depth >= MAX_NESTING {
+            return Err(SqlError::new(
+                "54001",
+                format!(
+                    "maximum function nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
+                ),
+            ));
+        }
+        let saved = std::mem::take(&mut self.vars);
+        self.depth += 1;
+        let outcome = self.call_body(function, args);
+        self.depth -= 1;
+        self.vars = saved;
+        outcome
+    }
+
+    fn call_body(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
+        for ((name, ty), value) in function.params.iter().zip(args) {
+            let ty = translate::pg_type(ty)?;
+            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+            let value = single_value(self.pg(&cast)?)?;
+            self.vars.insert(name.clone(), (value, ty));
+        }
+        let Flow::Return(Some(value)) = self.run(&function.body)? else {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!(
+                    "function {} ended without RETURN of a value (SQL Server error 455)",
+                    function.name
+                ),
+            ));
+        };
+        let ty = translate::pg_type(&function.returns)?;
+        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+        single_value(self.pg(&cast)?)
+    }
+
+    /// `DROP FUNCTION [IF EXISTS] name`.
+    fn drop_function(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
+        let name = translate::name_of(&toks[if if_exists { 4 } else { 2 }..])?;
+        if self.functions.remove(&name).is_none() && !if_exists {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "cannot drop the function '{name}', because it does not exist (SQL Server error 3701)"
+                ),
+            ));
+        }
+        self.push_tag("DROP FUNCTION");
+        Ok(())
+    }
+}

@@ -38,8 +38,23 @@ pub(crate) enum Stmt {
     Commit,
     Rollback,
     Print(Vec<Token>),
+    /// `RETURN [expr]` (in a function's body).
+    Return(Option<Vec<Token>>),
+    /// `CREATE [OR ALTER] FUNCTION … RETURNS type … AS BEGIN … END`.
+    CreateFunction(Function),
     /// Anything else: translated to the PostgreSQL dialect and run.
     Plain(Vec<Token>),
+}
+
+/// A user scalar function: run by the same interpreter as batches.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Function {
+    /// Its name, lower case, without `dbo.`.
+    pub name: String,
+    /// Parameters: name (lower case, with `@`) and type tokens.
+    pub params: Vec<(String, Vec<Token>)>,
+    pub returns: Vec<Token>,
+    pub body: Box<Stmt>,
 }
 
 /// One variable of a DECLARE: name (lower case), type tokens, initial value.
@@ -192,6 +207,16 @@ impl StmtParser {
                 let toks = self.take_statement(self.pos + 1);
                 Ok(Stmt::Print(toks[1..].to_vec()))
             }
+            "RETURN" => {
+                let toks = self.take_statement(self.pos + 1);
+                Ok(Stmt::Return((toks.len() > 1).then(|| toks[1..].to_vec())))
+            }
+            "CREATE"
+                if self.peek_word(1).as_deref() == Some("FUNCTION")
+                    || self.peek_word(3).as_deref() == Some("FUNCTION") =>
+            {
+                self.create_function()
+            }
             "SELECT"
                 if is_variable(self.toks.get(self.pos + 1))
                     && matches!(self.toks.get(self.pos + 2), Some(Token::Eq)) =>
@@ -203,6 +228,68 @@ impl StmtParser {
                 Ok(Stmt::Plain(toks))
             }
         }
+    }
+
+    /// `CREATE [OR ALTER] FUNCTION name (@p type, …) RETURNS type [WITH …] AS BEGIN … END`.
+    fn create_function(&mut self) -> SqlResult<Stmt> {
+        let start = self.pos;
+        let open = (start..self.toks.len())
+            .find(|&i| matches!(self.toks[i], Token::LParen))
+            .ok_or_else(|| syntax_near(None))?;
+        let name_start = (start..open)
+            .find(|&i| is_word(self.toks.get(i), "FUNCTION"))
+            .ok_or_else(|| syntax_near(None))?;
+        let name = self.toks[name_start + 1..open]
+            .iter()
+            .rev()
+            .find_map(|t| match t {
+                Token::Word(w) => Some(w.value.to_lowercase()),
+                _ => None,
+            })
+            .ok_or_else(|| syntax_near(self.toks.get(open)))?;
+        let close = super::translate::matching_paren(&self.toks, open)?;
+        let mut params = Vec::new();
+        for part in split_top_level(&self.toks[open + 1..close], |t| matches!(t, Token::Comma)) {
+            match part {
+                [] => {}
+                [var, ty @ ..] if !ty.is_empty() && !ty.iter().any(|t| matches!(t, Token::Eq)) => {
+                    params.push((variable_name(var)?, ty.to_vec()));
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the function parameter {} (T-SQL: @name type, no defaults)",
+                        other
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )));
+                }
+            }
+        }
+        if !is_word(self.toks.get(close + 1), "RETURNS") {
+            return Err(SqlError::unsupported(
+                "a function that is not a scalar function (RETURNS type … AS BEGIN … END)",
+            ));
+        }
+        let as_at = (close + 2..self.toks.len())
+            .find(|&i| is_word(self.toks.get(i), "AS"))
+            .ok_or_else(|| syntax_near(None))?;
+        let with_at = (close + 2..as_at).find(|&i| is_word(self.toks.get(i), "WITH"));
+        let returns = self.toks[close + 2..with_at.unwrap_or(as_at)].to_vec();
+        self.pos = as_at + 1;
+        if !is_word(self.peek(), "BEGIN") {
+            return Err(SqlError::unsupported(
+                "a function whose body is not BEGIN … END (inline table functions)",
+            ));
+        }
+        let body = Box::new(self.statement()?);
+        Ok(Stmt::CreateFunction(Function {
+            name,
+            params,
+            returns,
+            body,
+        }))
     }
 
     fn skip_transaction_name(&mut self) {

@@ -200,6 +200,8 @@ fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sq
             }
         }
         Token::NationalStringLiteral(s) | Token::SingleQuotedString(s) => out.push(&quote(s)),
+        // T-SQL's `^` is exclusive or, PostgreSQL's `#`.
+        Token::Caret => out.push("#"),
         Token::Plus
             if is_text(i.checked_sub(1).and_then(|p| toks.get(p)), env) || is_text(next, env) =>
         {
