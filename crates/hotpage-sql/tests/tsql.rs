@@ -580,4 +580,12 @@ fn seed_000_bit_reversal_function_and_loop_run() {
     );
     assert_eq!(fail(&mut s, "SELECT g(1)").sqlstate, "54001");
     run(&mut s, "DROP FUNCTION IF EXISTS nope");
+    run(
+        &mut s,
+        "CREATE OR ALTER FUNCTION dbo.twice (@a bigint) RETURNS bigint AS BEGIN RETURN @a * 2 END",
+    );
+    let out = run(&mut s, "SELECT twice(twice(5)) + 1");
+    assert_eq!(scalar(&out), Value::Int(21));
+    let error = fail(&mut s, "SELECT twice(ID) FROM dbo.HeavyInsert_BitReversal");
+    assert_eq!(error.sqlstate, "0A000");
 }

@@ -729,7 +729,17 @@ impl TsqlSession {
             let mut args = Vec::new();
             for part in parse::split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma)) {
                 if !part.is_empty() {
-                    args.push(self.eval(part)?);
+                    let value = self.eval(part).map_err(|e| {
+                        if e.sqlstate == sqlstate::UNDEFINED_COLUMN {
+                            SqlError::unsupported(format!(
+                                "a call of {} on a table's columns (user functions are called once per statement, on constants and variables)",
+                                function.name
+                            ))
+                        } else {
+                            e
+                        }
+                    })?;
+                    args.push(value);
                 }
             }
             let value = self.call(&function, args)?;
