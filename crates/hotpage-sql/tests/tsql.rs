@@ -589,3 +589,53 @@ fn seed_000_bit_reversal_function_and_loop_run() {
     let error = fail(&mut s, "SELECT twice(ID) FROM dbo.HeavyInsert_BitReversal");
     assert_eq!(error.sqlstate, "0A000");
 }
+
+#[test]
+fn index_physical_stats_and_object_name() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed002_heap.sql"));
+    run(
+        &mut s,
+        "INSERT INTO dbo.Customers (C2) DEFAULT VALUES;\nGO 10",
+    );
+    // Seed 002's query, as written.
+    let out = run(
+        &mut s,
+        "SELECT     page_count,
+        record_count,
+        record_count / page_count       AS      avg_rows_per_page,
+        avg_page_space_used_in_percent
+FROM    sys.dm_db_index_physical_stats
+        (
+        DB_ID(),
+        OBJECT_ID(N'dbo.Customers', N'U'),
+        NULL,
+        NULL,
+        N'DETAILED'
+        )
+WHERE   index_level = 0;",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.columns.len(), 4);
+    assert_eq!(r.rows.len(), 1, "{r:?}");
+    assert_eq!(r.rows[0][1], Value::Int(10));
+    let out = run(
+        &mut s,
+        "DECLARE @id int = OBJECT_ID(N'dbo.Customers') SELECT OBJECT_NAME(@id), OBJECT_NAME(1)",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        r.rows[0],
+        vec![Value::Text("customers".into()), Value::Null]
+    );
+    let error = fail(
+        &mut s,
+        "SELECT * FROM sys.dm_db_index_physical_stats(DB_ID(), 5, NULL, NULL, NULL)",
+    );
+    assert_eq!(error.sqlstate, "0A000");
+}

@@ -16,6 +16,8 @@ pub(crate) trait Resolve {
     fn global(&self, name: &str) -> SqlResult<String>;
     /// `OBJECT_ID(name [, type])`: the object's id, or None.
     fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64>;
+    /// The name of the table whose OBJECT_ID is `id`.
+    fn object_name(&self, id: i64) -> Option<String>;
     /// Whether an object of one of `types` (`U`, `SO`, `FN` …) named `name` exists.
     fn object_exists(&self, name: &str, types: &[String]) -> bool;
 }
@@ -232,6 +234,7 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
     match name.as_str() {
         "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
         "dm_exec_requests" => out.push("hotpage_exec_requests"),
+        "dm_db_index_physical_stats" => return index_physical_stats(toks, at + 1, out),
         other => {
             return Err(SqlError::unsupported(format!(
                 "the system view sys.{other} in this form (hotpage has sys.dm_os_wait_stats, sys.dm_exec_requests, and sys.objects inside IF [NOT] EXISTS)"
@@ -239,6 +242,30 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
         }
     }
     Ok(at + 1)
+}
+
+/// `sys.dm_db_index_physical_stats(DB_ID(), OBJECT_ID(N't'[, N'U']) | NULL, index, partition,
+/// mode)` as `hotpage_index_physical_stats('t' | NULL)` (every index, every mode's figures).
+fn index_physical_stats(toks: &[Token], open: usize, out: &mut Out) -> SqlResult<usize> {
+    if !matches!(toks.get(open), Some(Token::LParen)) {
+        return Err(syntax_near(toks.get(open)));
+    }
+    let close = matching_paren(toks, open)?;
+    let args = split_top_level(&toks[open + 1..close], |t| matches!(t, Token::Comma));
+    let object = match args.get(1) {
+        Some([func, Token::LParen, name, ..]) if is_word(Some(func), "OBJECT_ID") => {
+            string_value(Some(name)).map(|n| quote(&object_name(&n)))
+        }
+        Some([null]) if is_word(Some(null), "NULL") => Some("NULL".to_string()),
+        _ => None,
+    };
+    let Some(object) = object else {
+        return Err(SqlError::unsupported(
+            "sys.dm_db_index_physical_stats other than (DB_ID(), OBJECT_ID(N'name') | NULL, …)",
+        ));
+    };
+    out.push(&format!("hotpage_index_physical_stats({object})"));
+    Ok(close + 1)
 }
 
 /// Functions, `EXISTS (SELECT … FROM sys.objects …)`, `NEXT VALUE FOR`, table hints.
@@ -275,6 +302,21 @@ fn rewrite_word(
             let object_type = args.get(1).and_then(|a| string_value(a.first()));
             let id = env.object_id(&object_name(&name), object_type.as_deref());
             out.push(&id.map_or_else(|| "CAST(NULL AS integer)".to_string(), |v| v.to_string()));
+            Ok(Some(close + 1))
+        }
+        "OBJECT_NAME" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+            let id = args.first().map(|a| expr(a, env)).transpose()?;
+            let name = id
+                .and_then(|text| text.trim_matches(|c| c == '(' || c == ')').parse().ok())
+                .and_then(|id| env.object_name(id));
+            out.push(&name.map_or_else(|| "CAST(NULL AS text)".to_string(), |n| quote(&n)));
+            Ok(Some(close + 1))
+        }
+        "DB_ID" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            out.push("1");
             Ok(Some(close + 1))
         }
         "CONVERT" | "TRY_CONVERT" if call => convert(toks, i, env, out).map(Some),
