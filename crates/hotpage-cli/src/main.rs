@@ -14,6 +14,7 @@ mod sql_print;
 mod sql_repl;
 mod sql_shell;
 mod sql_split;
+mod sql_tsql;
 mod stress;
 mod stress_url;
 

@@ -98,6 +98,11 @@ pub struct SqlOptions {
     /// Buffer-pool size in MiB (1 to 1048576)
     #[arg(long, default_value_t = 256)]
     pub pool_mib: usize,
+    /// The SQL dialect: postgres, or tsql (SQL Server's: batches split at GO lines,
+    /// variables, WHILE/IF, T-SQL CREATE TABLE onto the designs; a script from -c, -f or
+    /// standard input, no interactive shell)
+    #[arg(long, default_value = "postgres", value_parser = ["postgres", "tsql"])]
+    pub dialect: String,
 }
 
 /// Where one piece of input comes from.
@@ -178,6 +183,9 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
     let outcome = SqlDatabase::new(Arc::clone(&db))
         .map_err(|e| CliError::failure(format!("cannot read the SQL catalog: {e}")))
         .and_then(|sql| {
+            if args.options.dialect == "tsql" {
+                return run_tsql(&sql, scripts.as_deref(), format);
+            }
             let mut runner = Runner::new(&sql, format, scripts.is_some());
             match &scripts {
                 Some(scripts) => run_scripts(&mut runner, scripts),
@@ -188,6 +196,24 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
     // open handles.
     let closed = close(db);
     outcome.and(closed)
+}
+
+/// `--dialect tsql`: the scripts, each as one T-SQL script of GO-separated batches.
+fn run_tsql(
+    sql: &Arc<SqlDatabase>,
+    scripts: Option<&[Script]>,
+    format: Format,
+) -> Result<(), CliError> {
+    let Some(scripts) = scripts else {
+        return Err(CliError::usage(
+            "--dialect tsql runs a script (-c, -f or standard input); the interactive shell is PostgreSQL-only",
+        ));
+    };
+    let scripts: Vec<(String, String)> = scripts
+        .iter()
+        .map(|s| (s.label.clone(), s.text.clone()))
+        .collect();
+    crate::sql_tsql::run_scripts(sql, &scripts, format)
 }
 
 /// Checks the options and turns them into the engine's.

@@ -285,7 +285,7 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
     match op {
         // Arithmetic on integer or smallint operands stays in that type, so it overflows
         // where PostgreSQL's does (values are computed as bigint, then range-checked).
-        Plus | Minus | Multiply | Divide | Modulo => {
+        Plus | Minus | Multiply | Divide | Modulo | BitwiseAnd | BitwiseOr | PGBitwiseXor => {
             let ty = binary_type(op, left.ty(), right.ty());
             let scalar = Scalar::Binary(op.clone(), left, right);
             Ok(match ty {
@@ -596,6 +596,7 @@ fn eval_binary(
         Multiply => as_number(a)?.mul(&as_number(b)?),
         Divide => as_number(a)?.div(&as_number(b)?),
         Modulo => as_number(a)?.rem(&as_number(b)?),
+        BitwiseAnd | BitwiseOr | PGBitwiseXor => bitwise(op, &a, &b),
         StringConcat => Ok(Value::Text(format!(
             "{}{}",
             a.to_pg_text(None).unwrap_or_default(),
@@ -603,6 +604,22 @@ fn eval_binary(
         ))),
         other => Err(SqlError::unsupported(format!("the operator {other}"))),
     }
+}
+
+/// `&`, `|`, `#` on integers (T-SQL's `&`, `|`, `^`).
+fn bitwise(op: &BinaryOperator, a: &Value, b: &Value) -> SqlResult<Value> {
+    let (Value::Int(x), Value::Int(y)) = (a, b) else {
+        return Err(mismatch(&format!(
+            "operator does not exist: {} {op} {}",
+            a.type_name(),
+            b.type_name()
+        )));
+    };
+    Ok(Value::Int(match op {
+        BinaryOperator::BitwiseAnd => x & y,
+        BinaryOperator::BitwiseOr => x | y,
+        _ => x ^ y,
+    }))
 }
 
 /// An arithmetic operand: text literals are read as numbers.

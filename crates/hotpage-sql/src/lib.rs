@@ -13,6 +13,7 @@
 //! row_codec    the versioned row format of the non-key columns
 //! value, types SQL values and types: parse, coerce, compare, print
 //! error        SqlError with its SQLSTATE
+//! tsql         T-SQL (GO batches, variables, control flow, DDL) onto the PostgreSQL dialect
 //! ```
 //!
 //! The engine crate knows nothing of SQL: it stores a table's schema as bytes and rows as
@@ -29,6 +30,7 @@ mod schema;
 mod select;
 mod session;
 mod table;
+mod tsql;
 mod types;
 mod value;
 mod views;
@@ -40,3 +42,5 @@ pub use session::{
 };
 pub use types::SqlType;
 pub use value::{NUMERIC_OID, Value, WireFormat};
+// T-SQL front end (issue 15).
+pub use tsql::{Batch, TsqlOutput, TsqlSession, split_batches};

@@ -1237,3 +1237,17 @@ fn syntax_error(sql: &str, error: &sqlparser::parser::ParserError) -> SqlError {
 pub(crate) fn is_view(name: &str) -> bool {
     views::is_view(name)
 }
+
+/// What the T-SQL front end (crate::tsql) reads of a session.
+impl SqlSession {
+    /// The last value an identity or sequence handed out in this session (`lastval()`),
+    /// for `SCOPE_IDENTITY()` and `@@IDENTITY`.
+    pub(crate) fn last_value(&self) -> Option<i64> {
+        self.state.lastval
+    }
+
+    /// The database this session is on.
+    pub(crate) fn database(&self) -> &Arc<SqlDatabase> {
+        &self.db
+    }
+}

@@ -150,6 +150,8 @@ mod activity;
 mod log;
 mod page;
 mod physical;
+// T-SQL's sys.dm_exec_requests (crate::tsql).
+mod requests;
 mod waits;
 
 pub(crate) use activity::Activity;
@@ -188,6 +190,13 @@ const VIEWS: &[View] = &[
         usage: "pg_stat_activity",
         columns: activity::columns,
         rows: activity::rows,
+    },
+    View {
+        name: "hotpage_exec_requests",
+        arity: (0, 0),
+        usage: "hotpage_exec_requests",
+        columns: requests::columns,
+        rows: requests::rows,
     },
     View {
         name: "hotpage_index_physical_stats",

@@ -1,0 +1,832 @@
+//! T-SQL, SQL Server's dialect, as a front end to the PostgreSQL-dialect session: a script
+//! is split into batches at `GO` lines ([`batch`]), each batch into statements on
+//! sqlparser's tokens (`MsSqlDialect`, [`parse`]); control flow and variables run here, and
+//! every other statement is translated to PostgreSQL text ([`translate`], [`ddl`]) and run
+//! by the [`SqlSession`] underneath, so both dialects share one planner and executor.
+
+mod batch;
+mod ddl;
+mod parse;
+mod translate;
+
+pub use batch::{Batch, split_batches};
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::session::{SqlSession, StatementResult};
+use crate::value::Value;
+use ddl::TableDef;
+use parse::{Stmt, is_word, word};
+use sqlparser::tokenizer::Token;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How a statement ended: on to the next, or a RETURN (with a function's value).
+enum Flow {
+    Next,
+    Return(Option<Value>),
+}
+
+/// SQL Server's limit on nested function calls (error 217).
+const MAX_NESTING: u32 = 32;
+
+/// What a T-SQL batch produced, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TsqlOutput {
+    /// A statement's result (rows, or a tag such as `INSERT 0 1`).
+    Result(StatementResult),
+    /// A `PRINT` message.
+    Print(String),
+}
+
+/// Loops stop after this many iterations without an end: a bad condition is an error,
+/// not a hang.
+const MAX_LOOP_ITERATIONS: u64 = 1 << 32;
+
+/// A session that speaks T-SQL: a [`SqlSession`] plus the batch's variables, `@@IDENTITY`,
+/// `@@ROWCOUNT`, `SET NOCOUNT` and the T-SQL definitions of the tables it made.
+pub struct TsqlSession {
+    sql: SqlSession,
+    /// Variables of the running batch: name (lower case, with `@`) -> (value, type).
+    vars: HashMap<String, (Value, String)>,
+    rowcount: i64,
+    nocount: bool,
+    tables: HashMap<String, TableDef>,
+    /// User scalar functions this session created (not yet in the catalog).
+    functions: HashMap<String, Arc<parse::Function>>,
+    depth: u32,
+    output: Vec<TsqlOutput>,
+}
+
+impl TsqlSession {
+    /// Wraps a session.
+    pub fn new(sql: SqlSession) -> TsqlSession {
+        TsqlSession {
+            sql,
+            vars: HashMap::new(),
+            rowcount: 0,
+            nocount: false,
+            tables: HashMap::new(),
+            functions: HashMap::new(),
+            depth: 0,
+            output: Vec::new(),
+        }
+    }
+
+    /// The PostgreSQL-dialect session underneath.
+    pub fn sql_session(&mut self) -> &mut SqlSession {
+        &mut self.sql
+    }
+
+    /// Runs a script: its batches in order (`GO n` runs one n times), stopping at the
+    /// first error (as `sqlcmd -b`). Returns what ran before the error with it.
+    pub fn execute_script(&mut self, script: &str) -> (Vec<TsqlOutput>, Option<SqlError>) {
+        let batches = match split_batches(script) {
+            Ok(batches) => batches,
+            Err(error) => return (Vec::new(), Some(error)),
+        };
+        let mut all = Vec::new();
+        for batch in &batches {
+            for _ in 0..batch.repeat {
+                let (outputs, error) = self.execute_batch(&batch.text);
+                all.extend(outputs);
+                if let Some(mut error) = error {
+                    let at = format!("in the batch at line {}", batch.line);
+                    let detail = match error.detail.take() {
+                        Some(detail) => format!("{detail}; {at}"),
+                        None => at,
+                    };
+                    let error = error.with_detail(detail);
+                    return (all, Some(error));
+                }
+            }
+        }
+        (all, None)
+    }
+
+    /// Runs one batch (no `GO` lines); its variables end with it.
+    pub fn execute_batch(&mut self, batch: &str) -> (Vec<TsqlOutput>, Option<SqlError>) {
+        self.vars.clear();
+        self.output.clear();
+        let outcome = parse::parse_batch(batch).and_then(|stmts| {
+            for stmt in &stmts {
+                // RETURN in a batch ends the batch.
+                if let Flow::Return(_) = self.run(stmt)? {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        self.vars.clear();
+        (std::mem::take(&mut self.output), outcome.err())
+    }
+
+    fn run(&mut self, stmt: &Stmt) -> SqlResult<Flow> {
+        match stmt {
+            Stmt::While { cond, body } => {
+                let mut iterations = 0u64;
+                while self.condition(cond)? {
+                    if let flow @ Flow::Return(_) = self.run(body)? {
+                        return Ok(flow);
+                    }
+                    iterations += 1;
+                    if iterations >= MAX_LOOP_ITERATIONS {
+                        return Err(SqlError::new(
+                            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                            format!("a WHILE loop ran {MAX_LOOP_ITERATIONS} times"),
+                        ));
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if self.condition(cond)? {
+                    self.run(then)
+                } else if let Some(otherwise) = otherwise {
+                    self.run(otherwise)
+                } else {
+                    Ok(Flow::Next)
+                }
+            }
+            Stmt::Block(body) => {
+                for stmt in body {
+                    if let flow @ Flow::Return(_) = self.run(stmt)? {
+                        return Ok(flow);
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::Return(expr) => {
+                let value = match expr {
+                    Some(expr) => Some(self.eval(expr)?),
+                    None => None,
+                };
+                Ok(Flow::Return(value))
+            }
+            other => self.run_simple(other).map(|()| Flow::Next),
+        }
+    }
+
+    /// A statement that does not change the flow.
+    fn run_simple(&mut self, stmt: &Stmt) -> SqlResult<()> {
+        match stmt {
+            Stmt::Declare(vars) => self.declare(vars),
+            Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
+            Stmt::SelectAssign(items) => {
+                for (var, expr) in items {
+                    self.set_var(var, None, expr)?;
+                }
+                Ok(())
+            }
+            Stmt::SetOption(toks) => self.set_option(toks),
+            Stmt::BeginTran => self.pg("BEGIN").map(drop),
+            Stmt::Commit => self.pg("COMMIT").map(drop),
+            Stmt::Rollback => self.pg("ROLLBACK").map(drop),
+            Stmt::Print(expr) => {
+                let value = self.eval(expr)?;
+                let text = value.to_pg_text(None).unwrap_or_default();
+                self.output.push(TsqlOutput::Print(text));
+                Ok(())
+            }
+            Stmt::CreateFunction(function) => {
+                if self.depth > 0 {
+                    return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
+                }
+                self.functions
+                    .insert(function.name.clone(), Arc::new(function.clone()));
+                self.push_tag("CREATE FUNCTION");
+                Ok(())
+            }
+            Stmt::Plain(toks) => self.plain(toks),
+            Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
+                self.run(stmt).map(drop)
+            }
+        }
+    }
+
+    /// Runs PostgreSQL text on the session underneath; returns its last result.
+    fn pg(&mut self, text: &str) -> SqlResult<StatementResult> {
+        let mut results = self.sql.execute(text).map_err(|mut error| {
+            // Its position is in the translated text, not in the batch: name that text.
+            if error.position.take().is_some() && error.detail.is_none() {
+                error.detail = Some(format!("in the statement as translated: {text}"));
+            }
+            error
+        })?;
+        results
+            .pop()
+            .ok_or_else(|| SqlError::new(sqlstate::INTERNAL_ERROR, "a statement without a result"))
+    }
+
+    /// An expression's value (`SELECT expr` on the session).
+    fn eval(&mut self, expr: &[Token]) -> SqlResult<Value> {
+        let expr = self.inline_calls(expr)?;
+        let text = translate::expr(&expr, self)?;
+        let result = self.pg(&format!("SELECT {text}"))?;
+        single_value(result)
+    }
+
+    fn condition(&mut self, cond: &[Token]) -> SqlResult<bool> {
+        match self.eval(cond)? {
+            Value::Bool(b) => Ok(b),
+            Value::Null => Ok(false),
+            other => Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "an expression of non-boolean type ({}) where a condition is expected (SQL Server error 4145)",
+                    other.type_name()
+                ),
+            )),
+        }
+    }
+
+    fn declare(&mut self, vars: &[parse::Declared]) -> SqlResult<()> {
+        for (name, ty, init) in vars {
+            if self.vars.contains_key(name) {
+                return Err(SqlError::new(
+                    "42710",
+                    format!(
+                        "the variable name '{name}' has already been declared (SQL Server error 134)"
+                    ),
+                ));
+            }
+            let ty = translate::pg_type(ty)?;
+            let value = match init {
+                Some(expr) => self.typed_value(expr, &ty)?,
+                None => Value::Null,
+            };
+            self.vars.insert(name.clone(), (value, ty));
+        }
+        Ok(())
+    }
+
+    /// `CAST((expr) AS ty)`'s value.
+    fn typed_value(&mut self, expr: &[Token], ty: &str) -> SqlResult<Value> {
+        let expr = self.inline_calls(expr)?;
+        let text = translate::expr(&expr, self)?;
+        let result = self.pg(&format!("SELECT CAST(({text}) AS {ty})"))?;
+        single_value(result)
+    }
+
+    fn set_var(&mut self, var: &str, op: Option<char>, expr: &[Token]) -> SqlResult<()> {
+        let ty = self
+            .vars
+            .get(var)
+            .map(|(_, ty)| ty.clone())
+            .ok_or_else(|| undeclared(var))?;
+        let value = match op {
+            None => self.typed_value(expr, &ty)?,
+            Some(op) => {
+                let current = self.variable_literal(var)?;
+                let expr = self.inline_calls(expr)?;
+                let text = translate::expr(&expr, self)?;
+                let result = self.pg(&format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))?;
+                single_value(result)?
+            }
+        };
+        self.vars.insert(var.to_string(), (value, ty));
+        Ok(())
+    }
+
+    fn variable_literal(&self, var: &str) -> SqlResult<String> {
+        let (value, ty) = self.vars.get(var).ok_or_else(|| undeclared(var))?;
+        Ok(literal(value, ty))
+    }
+
+    fn set_option(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let option = toks.get(1).and_then(word).unwrap_or_default();
+        let value = toks.get(2).and_then(word).unwrap_or_default();
+        match (option.as_str(), value.as_str()) {
+            ("NOCOUNT", "ON" | "OFF") => {
+                self.nocount = value == "ON";
+                Ok(())
+            }
+            // Settings whose only value here is the one SQL Server's default sets.
+            (
+                "ANSI_NULLS"
+                | "QUOTED_IDENTIFIER"
+                | "ANSI_PADDING"
+                | "ANSI_WARNINGS"
+                | "ARITHABORT"
+                | "XACT_ABORT"
+                | "CONCAT_NULL_YIELDS_NULL",
+                "ON" | "OFF",
+            ) => Ok(()),
+            _ => Err(SqlError::unsupported(format!(
+                "SET {option} (T-SQL; hotpage takes SET NOCOUNT, ANSI_NULLS, QUOTED_IDENTIFIER …)"
+            ))),
+        }
+    }
+
+    /// Any other statement: DDL through [`ddl`], the rest translated and run.
+    fn plain(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let first = word(&toks[0]).unwrap_or_default();
+        match first.as_str() {
+            "CREATE" => return self.create(toks),
+            "ALTER" => return self.alter(toks),
+            "DROP" => return self.drop(toks),
+            "DBCC" => return self.dbcc(toks),
+            "CHECKPOINT" | "USE" => return Ok(()),
+            "RETURN" | "BREAK" | "CONTINUE" | "EXEC" | "EXECUTE" | "UPDATE" | "DELETE"
+            | "TRUNCATE" => {
+                return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
+            }
+            _ => {}
+        }
+        let toks = self.inline_calls(toks)?;
+        let text = translate::statement(&toks, self)?;
+        let result = self.pg(&text)?;
+        self.count(&first, &result);
+        if result.has_rows() || !self.nocount {
+            self.output.push(TsqlOutput::Result(result));
+        }
+        Ok(())
+    }
+
+    /// `@@ROWCOUNT` after a statement.
+    fn count(&mut self, first: &str, result: &StatementResult) {
+        self.rowcount = if result.has_rows() {
+            result.rows.len() as i64
+        } else if first == "INSERT" {
+            result
+                .tag
+                .rsplit(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        } else {
+            0
+        };
+    }
+}
+
+fn single_value(result: StatementResult) -> SqlResult<Value> {
+    result
+        .rows
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().next())
+        .ok_or_else(|| SqlError::new(sqlstate::INTERNAL_ERROR, "an expression without a value"))
+}
+
+fn undeclared(var: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("must declare the scalar variable \"{var}\" (SQL Server error 137)"),
+    )
+}
+
+/// A value as a literal of type `ty`.
+fn literal(value: &Value, ty: &str) -> String {
+    match value {
+        Value::Null => format!("CAST(NULL AS {ty})"),
+        Value::Int(n) if *n < 0 => format!("({n})"),
+        Value::Int(n) => n.to_string(),
+        Value::Bool(b) => b.to_string().to_uppercase(),
+        Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
+        other => {
+            let text = other.to_pg_text(None).unwrap_or_default();
+            format!("CAST('{}' AS {ty})", text.replace('\'', "''"))
+        }
+    }
+}
+
+impl translate::Resolve for TsqlSession {
+    fn variable(&self, name: &str) -> SqlResult<String> {
+        self.variable_literal(name)
+    }
+
+    fn is_text_variable(&self, name: &str) -> bool {
+        self.vars.get(name).is_some_and(|(_, ty)| {
+            ty == "text" || ty.starts_with("varchar") || ty.starts_with("char")
+        })
+    }
+
+    fn global(&self, name: &str) -> SqlResult<String> {
+        match name {
+            "@@IDENTITY" => Ok(self
+                .sql
+                .last_value()
+                .map_or_else(|| "CAST(NULL AS bigint)".to_string(), |v| v.to_string())),
+            "@@ROWCOUNT" => Ok(self.rowcount.to_string()),
+            "@@TRANCOUNT" => {
+                Ok(i32::from(self.sql.txn_status() != crate::TxnStatus::Idle).to_string())
+            }
+            "@@SPID" => Ok(self.sql.pid().to_string()),
+            other => Err(SqlError::unsupported(format!("{other} (T-SQL)"))),
+        }
+    }
+
+    fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64> {
+        let types: Vec<String> = object_type
+            .map(|t| vec![t.trim().to_ascii_uppercase()])
+            .unwrap_or_default();
+        self.object_exists(name, &types)
+            .then(|| object_number(name))
+    }
+
+    fn object_name(&self, id: i64) -> Option<String> {
+        let db = self.sql.database();
+        db.engine()
+            .tables()
+            .into_iter()
+            .map(|t| t.name)
+            .chain(db.metadata().sequences.into_iter().map(|s| s.name))
+            .chain(self.functions.keys().cloned())
+            .find(|name| object_number(name) == id)
+    }
+
+    fn object_exists(&self, name: &str, types: &[String]) -> bool {
+        let wants = |t: &str| types.is_empty() || types.iter().any(|x| x == t);
+        let db = self.sql.database();
+        (wants("U") && db.engine().table(name).is_ok())
+            || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
+            || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
+                && self.functions.contains_key(name))
+    }
+}
+
+/// An object's id for OBJECT_ID: a stable hash of its name (positive, like SQL Server's).
+fn object_number(name: &str) -> i64 {
+    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    i64::from(hash & 0x7fff_ffff)
+}
+
+/// Statements with table DDL.
+impl TsqlSession {
+    fn create(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let mut at = 1;
+        let mut clustered = None;
+        while let Some(w) = toks.get(at).and_then(word) {
+            match w.as_str() {
+                "UNIQUE" => {}
+                "CLUSTERED" => clustered = Some(true),
+                "NONCLUSTERED" => clustered = Some(false),
+                _ => break,
+            }
+            at += 1;
+        }
+        let what = toks.get(at).and_then(word).unwrap_or_default();
+        match what.as_str() {
+            "TABLE" => {
+                let def = ddl::parse_create_table(&toks[at + 1..], self)?;
+                self.pg(&def.to_postgres()?)?;
+                self.tables.insert(def.name.clone(), def);
+                self.push_tag("CREATE TABLE");
+                Ok(())
+            }
+            "INDEX" if clustered == Some(true) => self.clustered_index(&toks[at + 1..]),
+            "INDEX" => Err(SqlError::unsupported(
+                "a nonclustered index (hotpage tables have one index, the clustered key)",
+            )),
+            "SEQUENCE" => self.create_sequence(&toks[at + 1..]),
+            other => Err(SqlError::unsupported(format!("CREATE {other} (T-SQL)"))),
+        }
+    }
+
+    fn push_tag(&mut self, tag: &str) {
+        if !self.nocount {
+            self.output.push(TsqlOutput::Result(StatementResult {
+                tag: tag.to_string(),
+                columns: Vec::new(),
+                rows: Vec::new(),
+            }));
+        }
+    }
+
+    /// `CREATE [UNIQUE] CLUSTERED INDEX name ON table (cols) [WITH (…)] [ON …]`.
+    fn clustered_index(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let on = toks
+            .iter()
+            .position(|t| is_word(Some(t), "ON"))
+            .ok_or_else(|| parse::syntax_near(toks.last()))?;
+        let open = on
+            + toks[on..]
+                .iter()
+                .position(|t| matches!(t, Token::LParen))
+                .ok_or_else(|| parse::syntax_near(toks.last()))?;
+        let table = translate::name_of(&toks[on + 1..open])?;
+        let close = translate::matching_paren(toks, open)?;
+        let columns = ddl::column_list(&toks[open + 1..close])?;
+        if is_word(toks.get(close + 1), "ON") && matches!(toks.get(close + 3), Some(Token::LParen))
+        {
+            return Err(SqlError::unsupported(
+                "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
+            ));
+        }
+        self.remake(&table, |def| def.add_clustered_index(columns))?;
+        self.push_tag("CREATE INDEX");
+        Ok(())
+    }
+
+    /// Re-makes a table this session defined in T-SQL, from its amended definition: only
+    /// while it is empty, since the engine fixes a table's design when it is made.
+    fn remake(
+        &mut self,
+        table: &str,
+        amend: impl FnOnce(&mut TableDef) -> SqlResult<()>,
+    ) -> SqlResult<()> {
+        let mut def = self.tables.get(table).cloned().ok_or_else(|| {
+            SqlError::unsupported(format!(
+                "changing table \"{table}\", which this session did not create in T-SQL (its design is fixed)"
+            ))
+        })?;
+        amend(&mut def)?;
+        let count = single_value(self.pg(&format!("SELECT count(*) FROM \"{table}\""))?)?;
+        if count != Value::Int(0) {
+            return Err(SqlError::unsupported(format!(
+                "changing table \"{table}\" once it has rows (its design is fixed when it is made)"
+            )));
+        }
+        let create = def.to_postgres()?;
+        self.pg(&format!("DROP TABLE \"{table}\""))?;
+        self.pg(&create)?;
+        self.tables.insert(table.to_string(), def);
+        Ok(())
+    }
+
+    /// `ALTER TABLE t ADD [CONSTRAINT n] DEFAULT (expr) FOR col`.
+    fn alter(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let filegroup = toks.iter().any(|t| is_word(Some(t), "FILEGROUP"));
+        if is_word(toks.get(1), "DATABASE") && is_word(toks.get(3), "ADD") && filegroup {
+            // A filegroup (for memory-optimized tables too) is a no-op here: the data
+            // files are the database's own (`--files`).
+            return Ok(());
+        }
+        if !is_word(toks.get(1), "TABLE") {
+            return Err(SqlError::unsupported(format!(
+                "ALTER {} (T-SQL)",
+                toks.get(1).map(ToString::to_string).unwrap_or_default()
+            )));
+        }
+        let add = toks
+            .iter()
+            .position(|t| is_word(Some(t), "ADD"))
+            .ok_or_else(|| SqlError::unsupported("ALTER TABLE other than ADD … DEFAULT … FOR"))?;
+        let table = translate::name_of(&toks[2..add])?;
+        let mut at = add + 1;
+        if is_word(toks.get(at), "CONSTRAINT") {
+            at += 2;
+        }
+        let for_at = toks.iter().rposition(|t| is_word(Some(t), "FOR"));
+        let (true, Some(for_at)) = (is_word(toks.get(at), "DEFAULT"), for_at) else {
+            return Err(SqlError::unsupported(
+                "ALTER TABLE … ADD other than [CONSTRAINT n] DEFAULT (expr) FOR column",
+            ));
+        };
+        let default = translate::expr(translate::strip_parens(&toks[at + 1..for_at]), self)?;
+        let column = translate::name_of(&toks[for_at + 1..])?;
+        self.remake(&table, |def| def.add_default(&column, default))?;
+        self.push_tag("ALTER TABLE");
+        Ok(())
+    }
+
+    /// `DROP TABLE|SEQUENCE [IF EXISTS] name, …`.
+    fn drop(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let what = toks.get(1).and_then(word).unwrap_or_default();
+        if what == "FUNCTION" {
+            return self.drop_function(toks);
+        }
+        if what != "TABLE" && what != "SEQUENCE" {
+            return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
+        }
+        let mut at = 2;
+        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
+        if if_exists {
+            at = 4;
+        }
+        let mut names = Vec::new();
+        for part in parse::split_top_level(&toks[at..], |t| matches!(t, Token::Comma)) {
+            names.push(format!("\"{}\"", translate::name_of(part)?));
+        }
+        let guard = if if_exists { "IF EXISTS " } else { "" };
+        self.pg(&format!("DROP {what} {guard}{}", names.join(", ")))?;
+        for name in &names {
+            self.tables.remove(name.trim_matches('"'));
+        }
+        self.push_tag(&format!("DROP {what}"));
+        Ok(())
+    }
+
+    /// `CREATE SEQUENCE s [AS type] [START WITH n] [INCREMENT BY n] [CACHE n | NO CACHE]`,
+    /// in any order.
+    fn create_sequence(&mut self, toks: &[Token]) -> SqlResult<()> {
+        const OPTIONS: &[&str] = &[
+            "AS",
+            "START",
+            "INCREMENT",
+            "CACHE",
+            "NO",
+            "MINVALUE",
+            "MAXVALUE",
+            "CYCLE",
+        ];
+        let end = toks
+            .iter()
+            .position(|t| word(t).is_some_and(|w| OPTIONS.contains(&w.as_str())))
+            .unwrap_or(toks.len());
+        let name = translate::name_of(&toks[..end])?;
+        let (mut start, mut increment, mut cache) = (None, None, None);
+        let mut i = end;
+        while i < toks.len() {
+            let w = word(&toks[i]).unwrap_or_default();
+            let number = |at: usize| -> SqlResult<String> {
+                let negative = matches!(toks.get(at), Some(Token::Minus));
+                match toks.get(at + usize::from(negative)) {
+                    Some(Token::Number(n, _)) => {
+                        Ok(if negative { format!("-{n}") } else { n.clone() })
+                    }
+                    other => Err(parse::syntax_near(other)),
+                }
+            };
+            match w.as_str() {
+                "AS" => i += 2,
+                "START" if is_word(toks.get(i + 1), "WITH") => {
+                    start = Some(number(i + 2)?);
+                    i += 3;
+                }
+                "INCREMENT" if is_word(toks.get(i + 1), "BY") => {
+                    increment = Some(number(i + 2)?);
+                    i += 3;
+                }
+                "CACHE" => {
+                    cache = Some(number(i + 1)?);
+                    i += 2;
+                }
+                "NO" if is_word(toks.get(i + 1), "CACHE") => i += 2,
+                _ => {
+                    return Err(SqlError::unsupported(format!(
+                        "the sequence option {} (T-SQL)",
+                        toks[i]
+                    )));
+                }
+            }
+        }
+        let mut text = format!("CREATE SEQUENCE \"{name}\"");
+        if let Some(n) = increment {
+            text.push_str(&format!(" INCREMENT BY {n}"));
+        }
+        if let Some(n) = start {
+            text.push_str(&format!(" START WITH {n}"));
+        }
+        if let Some(n) = cache {
+            text.push_str(&format!(" CACHE {n}"));
+        }
+        self.pg(&text)?;
+        self.push_tag("CREATE SEQUENCE");
+        Ok(())
+    }
+
+    /// `DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)`.
+    fn dbcc(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let command = toks.get(1).and_then(word).unwrap_or_default();
+        let args: Vec<String> = toks
+            .iter()
+            .skip(2)
+            .filter_map(|t| match t {
+                Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) => {
+                    Some(s.to_lowercase())
+                }
+                Token::Word(w) => Some(w.value.to_lowercase()),
+                _ => None,
+            })
+            .collect();
+        match (command.as_str(), args.as_slice()) {
+            ("SQLPERF", [view, clear]) if view == "sys.dm_os_wait_stats" && clear == "clear" => {
+                self.pg("SELECT hotpage_reset_wait_stats()")?;
+                self.push_tag("DBCC");
+                Ok(())
+            }
+            ("TRACEON" | "TRACEOFF", _) => Ok(()),
+            _ => Err(SqlError::unsupported(format!(
+                "DBCC {command} (hotpage has DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// User scalar functions: `CREATE FUNCTION` keeps one in the session; a call in any
+/// expression is run by the interpreter, and its value goes into the statement as a
+/// literal before the statement is translated.
+impl TsqlSession {
+    /// `toks` with each call of a user function replaced by its value.
+    fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
+        if self.functions.is_empty() {
+            return Ok(toks.to_vec());
+        }
+        let mut out: Vec<Token> = Vec::with_capacity(toks.len());
+        let mut i = 0;
+        while i < toks.len() {
+            let called = match (&toks[i], toks.get(i + 1)) {
+                (Token::Word(w), Some(Token::LParen)) => {
+                    self.functions.get(&w.value.to_lowercase()).map(Arc::clone)
+                }
+                _ => None,
+            };
+            let Some(function) = called else {
+                out.push(toks[i].clone());
+                i += 1;
+                continue;
+            };
+            let close = translate::matching_paren(toks, i + 1)?;
+            let mut args = Vec::new();
+            for part in parse::split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma)) {
+                if !part.is_empty() {
+                    let value = self.eval(part).map_err(|e| {
+                        if e.sqlstate == sqlstate::UNDEFINED_COLUMN {
+                            SqlError::unsupported(format!(
+                                "a call of {} on a table's columns (user functions are called once per statement, on constants and variables)",
+                                function.name
+                            ))
+                        } else {
+                            e
+                        }
+                    })?;
+                    args.push(value);
+                }
+            }
+            let value = self.call(&function, args)?;
+            if matches!(out.last(), Some(Token::Period)) && out.len() >= 2 {
+                out.truncate(out.len() - 2); // `dbo.`
+            }
+            let ty = translate::pg_type(&function.returns)?;
+            out.extend(parse::tokens(&literal(&value, &ty))?);
+            i = close + 1;
+        }
+        Ok(out)
+    }
+
+    /// Runs a function with its own variables; the caller's are put back after.
+    fn call(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
+        if args.len() != function.params.len() {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {} takes {} arguments, not {} (SQL Server error 8144)",
+                    function.name,
+                    function.params.len(),
+                    args.len()
+                ),
+            ));
+        }
+        if self.depth >= MAX_NESTING {
+            return Err(SqlError::new(
+                "54001",
+                format!(
+                    "maximum function nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
+                ),
+            ));
+        }
+        let saved = std::mem::take(&mut self.vars);
+        self.depth += 1;
+        let outcome = self.call_body(function, args);
+        self.depth -= 1;
+        self.vars = saved;
+        outcome
+    }
+
+    fn call_body(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
+        for ((name, ty), value) in function.params.iter().zip(args) {
+            let ty = translate::pg_type(ty)?;
+            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+            let value = single_value(self.pg(&cast)?)?;
+            self.vars.insert(name.clone(), (value, ty));
+        }
+        let Flow::Return(Some(value)) = self.run(&function.body)? else {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!(
+                    "function {} ended without RETURN of a value (SQL Server error 455)",
+                    function.name
+                ),
+            ));
+        };
+        let ty = translate::pg_type(&function.returns)?;
+        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+        single_value(self.pg(&cast)?)
+    }
+
+    /// `DROP FUNCTION [IF EXISTS] name`.
+    fn drop_function(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
+        let name = translate::name_of(&toks[if if_exists { 4 } else { 2 }..])?;
+        if self.functions.remove(&name).is_none() && !if_exists {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "cannot drop the function '{name}', because it does not exist (SQL Server error 3701)"
+                ),
+            ));
+        }
+        self.push_tag("DROP FUNCTION");
+        Ok(())
+    }
+}

@@ -1,0 +1,547 @@
+//! A batch's statements, found on sqlparser's tokens (`MsSqlDialect`): the control flow
+//! (DECLARE, SET, WHILE, IF … ELSE, BEGIN … END, transactions, PRINT) is parsed here; every
+//! other statement is kept as its tokens, for [`super::translate`].
+//!
+//! T-SQL needs no `;` between statements, so a statement ends where the next one starts:
+//! at a statement keyword outside parentheses and CASE … END (see [`starts_statement`]).
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use sqlparser::dialect::MsSqlDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// One statement of a batch.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Stmt {
+    /// `DECLARE @a int = 1, @b varchar(10)`.
+    Declare(Vec<Declared>),
+    /// `SET @a = e`, `SET @a += e` (op `+`), `-=`, `*=`, `/=`.
+    SetVar {
+        var: String,
+        op: Option<char>,
+        expr: Vec<Token>,
+    },
+    /// `SELECT @a = e, @b = e` without FROM.
+    SelectAssign(Vec<(String, Vec<Token>)>),
+    /// `SET NOCOUNT ON` and other session options.
+    SetOption(Vec<Token>),
+    While {
+        cond: Vec<Token>,
+        body: Box<Stmt>,
+    },
+    If {
+        cond: Vec<Token>,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+    },
+    Block(Vec<Stmt>),
+    BeginTran,
+    Commit,
+    Rollback,
+    Print(Vec<Token>),
+    /// `RETURN [expr]` (in a function's body).
+    Return(Option<Vec<Token>>),
+    /// `CREATE [OR ALTER] FUNCTION … RETURNS type … AS BEGIN … END`.
+    CreateFunction(Function),
+    /// Anything else: translated to the PostgreSQL dialect and run.
+    Plain(Vec<Token>),
+}
+
+/// A user scalar function: run by the same interpreter as batches.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Function {
+    /// Its name, lower case, without `dbo.`.
+    pub name: String,
+    /// Parameters: name (lower case, with `@`) and type tokens.
+    pub params: Vec<(String, Vec<Token>)>,
+    pub returns: Vec<Token>,
+    pub body: Box<Stmt>,
+}
+
+/// One variable of a DECLARE: name (lower case), type tokens, initial value.
+pub(crate) type Declared = (String, Vec<Token>, Option<Vec<Token>>);
+
+/// The tokens of `text` without blanks and comments.
+pub(crate) fn tokens(text: &str) -> SqlResult<Vec<Token>> {
+    let all = Tokenizer::new(&MsSqlDialect {}, text)
+        .tokenize()
+        .map_err(|e| SqlError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
+    Ok(all
+        .into_iter()
+        // Comments are whitespace tokens too.
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
+        .collect())
+}
+
+/// The upper-cased text of an unquoted word (keywords, `@vars`, names).
+pub(crate) fn word(token: &Token) -> Option<String> {
+    match token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    }
+}
+
+pub(crate) fn is_word(token: Option<&Token>, expected: &str) -> bool {
+    token.and_then(word).as_deref() == Some(expected)
+}
+
+/// Parses a batch into its statements.
+pub(crate) fn parse_batch(text: &str) -> SqlResult<Vec<Stmt>> {
+    let toks = tokens(text)?;
+    let mut parser = StmtParser { toks, pos: 0 };
+    let mut out = Vec::new();
+    while parser.skip_semicolons() {
+        if is_word(parser.peek(), "END") || is_word(parser.peek(), "ELSE") {
+            return Err(syntax_near(parser.peek()));
+        }
+        out.push(parser.statement()?);
+    }
+    Ok(out)
+}
+
+pub(crate) fn syntax_near(token: Option<&Token>) -> SqlError {
+    let near = token.map_or_else(|| "end of batch".to_string(), |t| format!("'{t}'"));
+    SqlError::new(
+        sqlstate::SYNTAX_ERROR,
+        format!("incorrect syntax near {near} (SQL Server error 102)"),
+    )
+}
+
+const STATEMENT_WORDS: &[&str] = &[
+    "DECLARE",
+    "SET",
+    "WHILE",
+    "IF",
+    "BEGIN",
+    "END",
+    "ELSE",
+    "COMMIT",
+    "ROLLBACK",
+    "PRINT",
+    "CREATE",
+    "ALTER",
+    "DROP",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "RETURN",
+    "DBCC",
+    "USE",
+    "CHECKPOINT",
+    "EXEC",
+    "EXECUTE",
+    "TRUNCATE",
+    "SELECT",
+    "BREAK",
+    "CONTINUE",
+];
+
+/// Words after which `IF` belongs to the statement (`DROP TABLE IF EXISTS`).
+const OBJECT_WORDS: &[&str] = &[
+    "TABLE",
+    "SEQUENCE",
+    "FUNCTION",
+    "VIEW",
+    "PROCEDURE",
+    "PROC",
+    "INDEX",
+    "TYPE",
+    "SCHEMA",
+    "DATABASE",
+];
+
+struct StmtParser {
+    toks: Vec<Token>,
+    pos: usize,
+}
+
+impl StmtParser {
+    fn peek(&self) -> Option<&Token> {
+        self.toks.get(self.pos)
+    }
+
+    fn peek_word(&self, offset: usize) -> Option<String> {
+        self.toks.get(self.pos + offset).and_then(word)
+    }
+
+    /// Skips `;`s; false at the end of the batch.
+    fn skip_semicolons(&mut self) -> bool {
+        while matches!(self.peek(), Some(Token::SemiColon)) {
+            self.pos += 1;
+        }
+        self.pos < self.toks.len()
+    }
+
+    fn statement(&mut self) -> SqlResult<Stmt> {
+        let first = self.peek_word(0).unwrap_or_default();
+        match first.as_str() {
+            "DECLARE" => self.declare(),
+            "SET" if is_variable(self.toks.get(self.pos + 1)) => self.set_var(),
+            "SET" => {
+                let toks = self.take_statement(self.pos + 1);
+                Ok(Stmt::SetOption(toks))
+            }
+            "WHILE" => {
+                self.pos += 1;
+                let cond = self.condition()?;
+                let body = Box::new(self.body()?);
+                Ok(Stmt::While { cond, body })
+            }
+            "IF" => self.if_statement(),
+            "BEGIN" => self.begin(),
+            "COMMIT" | "ROLLBACK" => {
+                self.pos += 1;
+                if matches!(
+                    self.peek_word(0).as_deref(),
+                    Some("TRAN" | "TRANSACTION" | "WORK")
+                ) {
+                    self.pos += 1;
+                    self.skip_transaction_name();
+                }
+                Ok(if first == "COMMIT" {
+                    Stmt::Commit
+                } else {
+                    Stmt::Rollback
+                })
+            }
+            "PRINT" => {
+                let toks = self.take_statement(self.pos + 1);
+                Ok(Stmt::Print(toks[1..].to_vec()))
+            }
+            "RETURN" => {
+                let toks = self.take_statement(self.pos + 1);
+                Ok(Stmt::Return((toks.len() > 1).then(|| toks[1..].to_vec())))
+            }
+            "CREATE"
+                if self.peek_word(1).as_deref() == Some("FUNCTION")
+                    || self.peek_word(3).as_deref() == Some("FUNCTION") =>
+            {
+                self.create_function()
+            }
+            "SELECT"
+                if is_variable(self.toks.get(self.pos + 1))
+                    && matches!(self.toks.get(self.pos + 2), Some(Token::Eq)) =>
+            {
+                self.select_assign()
+            }
+            _ => {
+                let toks = self.take_statement(self.pos + 1);
+                Ok(Stmt::Plain(toks))
+            }
+        }
+    }
+
+    /// `CREATE [OR ALTER] FUNCTION name (@p type, …) RETURNS type [WITH …] AS BEGIN … END`.
+    fn create_function(&mut self) -> SqlResult<Stmt> {
+        let start = self.pos;
+        let open = (start..self.toks.len())
+            .find(|&i| matches!(self.toks[i], Token::LParen))
+            .ok_or_else(|| syntax_near(None))?;
+        let name_start = (start..open)
+            .find(|&i| is_word(self.toks.get(i), "FUNCTION"))
+            .ok_or_else(|| syntax_near(None))?;
+        let name = self.toks[name_start + 1..open]
+            .iter()
+            .rev()
+            .find_map(|t| match t {
+                Token::Word(w) => Some(w.value.to_lowercase()),
+                _ => None,
+            })
+            .ok_or_else(|| syntax_near(self.toks.get(open)))?;
+        let close = super::translate::matching_paren(&self.toks, open)?;
+        let mut params = Vec::new();
+        for part in split_top_level(&self.toks[open + 1..close], |t| matches!(t, Token::Comma)) {
+            match part {
+                [] => {}
+                [var, ty @ ..] if !ty.is_empty() && !ty.iter().any(|t| matches!(t, Token::Eq)) => {
+                    params.push((variable_name(var)?, ty.to_vec()));
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the function parameter {} (T-SQL: @name type, no defaults)",
+                        other
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )));
+                }
+            }
+        }
+        if !is_word(self.toks.get(close + 1), "RETURNS") {
+            return Err(SqlError::unsupported(
+                "a function that is not a scalar function (RETURNS type … AS BEGIN … END)",
+            ));
+        }
+        let as_at = (close + 2..self.toks.len())
+            .find(|&i| is_word(self.toks.get(i), "AS"))
+            .ok_or_else(|| syntax_near(None))?;
+        let with_at = (close + 2..as_at).find(|&i| is_word(self.toks.get(i), "WITH"));
+        let returns = self.toks[close + 2..with_at.unwrap_or(as_at)].to_vec();
+        self.pos = as_at + 1;
+        if !is_word(self.peek(), "BEGIN") {
+            return Err(SqlError::unsupported(
+                "a function whose body is not BEGIN … END (inline table functions)",
+            ));
+        }
+        let body = Box::new(self.statement()?);
+        Ok(Stmt::CreateFunction(Function {
+            name,
+            params,
+            returns,
+            body,
+        }))
+    }
+
+    fn skip_transaction_name(&mut self) {
+        if let Some(Token::Word(w)) = self.peek() {
+            let upper = w.value.to_ascii_uppercase();
+            if w.quote_style.is_some() || !STATEMENT_WORDS.contains(&upper.as_str()) {
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// The tokens from the current position to the end of the statement (which is
+    /// consumed); the scan for its end begins at `scan_from`.
+    fn take_statement(&mut self, scan_from: usize) -> Vec<Token> {
+        let end = statement_end(&self.toks, self.pos, scan_from);
+        let toks = self.toks[self.pos..end].to_vec();
+        self.pos = end;
+        toks
+    }
+
+    fn declare(&mut self) -> SqlResult<Stmt> {
+        self.pos += 1;
+        let toks = self.take_statement(self.pos);
+        let mut vars = Vec::new();
+        for part in split_top_level(&toks, |t| matches!(t, Token::Comma)) {
+            let Some((name, rest)) = part.split_first() else {
+                return Err(syntax_near(None));
+            };
+            let name = variable_name(name)?;
+            let eq = rest.iter().position(|t| matches!(t, Token::Eq));
+            let (ty, init) = match eq {
+                Some(at) => (rest[..at].to_vec(), Some(rest[at + 1..].to_vec())),
+                None => (rest.to_vec(), None),
+            };
+            let ty: Vec<Token> = match ty.split_first() {
+                Some((first, rest)) if is_word(Some(first), "AS") => rest.to_vec(),
+                _ => ty,
+            };
+            if ty.is_empty() || init.as_ref().is_some_and(Vec::is_empty) {
+                return Err(syntax_near(None));
+            }
+            vars.push((name, ty, init));
+        }
+        Ok(Stmt::Declare(vars))
+    }
+
+    fn set_var(&mut self) -> SqlResult<Stmt> {
+        let var = variable_name(&self.toks[self.pos + 1])?;
+        self.pos += 2;
+        let op = match (self.toks.get(self.pos), self.toks.get(self.pos + 1)) {
+            (Some(Token::Eq), _) => None,
+            (Some(Token::Plus), Some(Token::Eq)) => Some('+'),
+            (Some(Token::Minus), Some(Token::Eq)) => Some('-'),
+            (Some(Token::Mul), Some(Token::Eq)) => Some('*'),
+            (Some(Token::Div), Some(Token::Eq)) => Some('/'),
+            (other, _) => return Err(syntax_near(other)),
+        };
+        self.pos += if op.is_some() { 2 } else { 1 };
+        let expr = self.take_statement(self.pos);
+        if expr.is_empty() {
+            return Err(syntax_near(None));
+        }
+        Ok(Stmt::SetVar { var, op, expr })
+    }
+
+    fn select_assign(&mut self) -> SqlResult<Stmt> {
+        self.pos += 1;
+        let toks = self.take_statement(self.pos);
+        if toks.iter().any(|t| is_word(Some(t), "FROM")) {
+            return Err(SqlError::unsupported("SELECT @variable = … FROM a table"));
+        }
+        let mut out = Vec::new();
+        for part in split_top_level(&toks, |t| matches!(t, Token::Comma)) {
+            match part {
+                [var, Token::Eq, expr @ ..] if !expr.is_empty() => {
+                    out.push((variable_name(var)?, expr.to_vec()));
+                }
+                _ => return Err(syntax_near(part.first())),
+            }
+        }
+        Ok(Stmt::SelectAssign(out))
+    }
+
+    /// An IF or WHILE condition: up to the statement that is its body.
+    fn condition(&mut self) -> SqlResult<Vec<Token>> {
+        let start = self.pos;
+        let end = statement_end(&self.toks, start, start);
+        if end == start {
+            return Err(syntax_near(self.peek()));
+        }
+        self.pos = end;
+        Ok(self.toks[start..end].to_vec())
+    }
+
+    /// The statement an IF, ELSE or WHILE runs.
+    fn body(&mut self) -> SqlResult<Stmt> {
+        if !self.skip_semicolons() || is_word(self.peek(), "END") || is_word(self.peek(), "ELSE") {
+            return Err(syntax_near(self.peek()));
+        }
+        self.statement()
+    }
+
+    fn if_statement(&mut self) -> SqlResult<Stmt> {
+        self.pos += 1;
+        let cond = self.condition()?;
+        let then = Box::new(self.body()?);
+        let save = self.pos;
+        while matches!(self.peek(), Some(Token::SemiColon)) {
+            self.pos += 1;
+        }
+        let otherwise = if is_word(self.peek(), "ELSE") {
+            self.pos += 1;
+            Some(Box::new(self.body()?))
+        } else {
+            self.pos = save;
+            None
+        };
+        Ok(Stmt::If {
+            cond,
+            then,
+            otherwise,
+        })
+    }
+
+    fn begin(&mut self) -> SqlResult<Stmt> {
+        self.pos += 1;
+        match self.peek_word(0).as_deref() {
+            Some("TRAN" | "TRANSACTION") => {
+                self.pos += 1;
+                self.skip_transaction_name();
+                return Ok(Stmt::BeginTran);
+            }
+            Some("TRY" | "CATCH" | "DISTRIBUTED" | "ATOMIC" | "DIALOG" | "CONVERSATION") => {
+                return Err(SqlError::unsupported(format!(
+                    "BEGIN {} (T-SQL)",
+                    self.peek_word(0).unwrap_or_default()
+                )));
+            }
+            _ => {}
+        }
+        let mut body = Vec::new();
+        loop {
+            if !self.skip_semicolons() {
+                return Err(SqlError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    "BEGIN without its END (SQL Server error 102)",
+                ));
+            }
+            if is_word(self.peek(), "END") {
+                self.pos += 1;
+                return Ok(Stmt::Block(body));
+            }
+            if is_word(self.peek(), "ELSE") {
+                return Err(syntax_near(self.peek()));
+            }
+            body.push(self.statement()?);
+        }
+    }
+}
+
+pub(crate) fn is_variable(token: Option<&Token>) -> bool {
+    matches!(token, Some(Token::Word(w)) if w.quote_style.is_none() && w.value.starts_with('@') && !w.value.starts_with("@@"))
+}
+
+fn variable_name(token: &Token) -> SqlResult<String> {
+    if let Token::Word(w) = token
+        && is_variable(Some(token))
+    {
+        return Ok(w.value.to_lowercase());
+    }
+    Err(SqlError::new(
+        sqlstate::SYNTAX_ERROR,
+        format!("a variable (@name) was expected, not '{token}' (SQL Server error 102)"),
+    ))
+}
+
+/// Where the statement that begins at `start` ends: the first token at or after `scan_from`
+/// that starts another statement, outside parentheses and CASE … END.
+pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut cases = 0usize;
+    let is_insert = is_word(toks.get(start), "INSERT");
+    // An INSERT's source: its first SELECT belongs to it unless VALUES came first.
+    let mut seen_source = false;
+    for (index, token) in toks.iter().enumerate().skip(start) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::SemiColon if depth == 0 => return index,
+            _ => {}
+        }
+        let Some(w) = word(token) else { continue };
+        if depth == 0 && (w == "VALUES" || w == "DEFAULT") {
+            seen_source = true;
+        }
+        if w == "CASE" {
+            cases += 1;
+            continue;
+        }
+        if w == "END" && cases > 0 {
+            cases -= 1;
+            continue;
+        }
+        if depth > 0 || cases > 0 || index < scan_from || !STATEMENT_WORDS.contains(&w.as_str()) {
+            continue;
+        }
+        let previous = index
+            .checked_sub(1)
+            .and_then(|i| toks.get(i))
+            .and_then(word);
+        let continues = match w.as_str() {
+            "SELECT" => {
+                let first = is_insert && !seen_source;
+                seen_source = true;
+                first
+                    || matches!(
+                        previous.as_deref(),
+                        Some("UNION" | "ALL" | "EXCEPT" | "INTERSECT" | "AS")
+                    )
+            }
+            "IF" => previous.is_some_and(|p| OBJECT_WORDS.contains(&p.as_str())),
+            // `ALTER TABLE t ADD … DEFAULT … FOR c` has no statement word; `SET` after
+            // UPDATE's table belongs to it.
+            "SET" => is_word(toks.get(start), "UPDATE"),
+            _ => false,
+        };
+        if !continues {
+            return index;
+        }
+    }
+    toks.len()
+}
+
+/// Splits at `is_separator` tokens outside parentheses.
+pub(crate) fn split_top_level(
+    toks: &[Token],
+    is_separator: impl Fn(&Token) -> bool,
+) -> Vec<&[Token]> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut from = 0;
+    for (index, token) in toks.iter().enumerate() {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            t if depth == 0 && is_separator(t) => {
+                parts.push(&toks[from..index]);
+                from = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&toks[from..]);
+    parts
+}

@@ -1,0 +1,569 @@
+//! T-SQL tokens to PostgreSQL-dialect text that the SQL layer already runs: names
+//! (`[x]` and `dbo.`), variables (as literals of their values), functions, `TOP`, table
+//! hints, `OUTPUT INSERTED.*`, `INSERT … SELECT` without FROM, the DMV names.
+
+use super::parse::{is_variable, is_word, split_top_level, syntax_near, word};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use sqlparser::tokenizer::Token;
+
+/// What the translation asks of the session.
+pub(crate) trait Resolve {
+    /// A variable's value as a literal (`5`, `'x'`, `CAST(NULL AS integer)`).
+    fn variable(&self, name: &str) -> SqlResult<String>;
+    /// Whether a variable holds text (its `+` is concatenation).
+    fn is_text_variable(&self, name: &str) -> bool;
+    /// `@@IDENTITY`, `@@ROWCOUNT` … as a literal.
+    fn global(&self, name: &str) -> SqlResult<String>;
+    /// `OBJECT_ID(name [, type])`: the object's id, or None.
+    fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64>;
+    /// The name of the table whose OBJECT_ID is `id`.
+    fn object_name(&self, id: i64) -> Option<String>;
+    /// Whether an object of one of `types` (`U`, `SO`, `FN` …) named `name` exists.
+    fn object_exists(&self, name: &str, types: &[String]) -> bool;
+}
+
+/// An object's name as the SQL layer knows it: no brackets, no `dbo.`, lower case.
+pub(crate) fn object_name(text: &str) -> String {
+    let parts: Vec<String> = text
+        .split('.')
+        .map(|p| {
+            p.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_lowercase()
+        })
+        .collect();
+    parts.last().cloned().unwrap_or_default()
+}
+
+/// The name in a run of name tokens (`dbo . [t]`): its last part, folded.
+pub(crate) fn name_of(toks: &[Token]) -> SqlResult<String> {
+    match toks.iter().rev().find(|t| !matches!(t, Token::Period)) {
+        Some(Token::Word(w)) => Ok(w.value.to_lowercase()),
+        other => Err(syntax_near(other)),
+    }
+}
+
+/// A T-SQL type as the SQL layer's type name.
+pub(crate) fn pg_type(toks: &[Token]) -> SqlResult<String> {
+    let Some(Token::Word(w)) = toks.first() else {
+        return Err(syntax_near(toks.first()));
+    };
+    let name = w.value.to_lowercase();
+    let args: Vec<String> = match toks.get(1) {
+        Some(Token::LParen) => toks[2..]
+            .iter()
+            .filter(|t| !matches!(t, Token::Comma | Token::RParen))
+            .map(|t| t.to_string().to_lowercase())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let length = args.first().cloned();
+    let max = length.as_deref() == Some("max");
+    Ok(match name.as_str() {
+        "bigint" => "bigint".into(),
+        "int" | "integer" => "integer".into(),
+        "smallint" | "tinyint" | "bit" => "smallint".into(),
+        "nvarchar" | "varchar" | "nchar" | "char" | "sysname" if max => "text".into(),
+        "nvarchar" | "varchar" => match length {
+            Some(n) => format!("varchar({n})"),
+            None => "varchar(30)".into(),
+        },
+        "nchar" | "char" => format!("char({})", length.unwrap_or_else(|| "1".into())),
+        "sysname" => "varchar(128)".into(),
+        "text" | "ntext" => "text".into(),
+        "datetime" | "datetime2" | "smalldatetime" | "date" => "timestamp".into(),
+        "datetimeoffset" => "timestamptz".into(),
+        "uniqueidentifier" => "uuid".into(),
+        "float" => "double precision".into(),
+        "real" => "real".into(),
+        "money" => "numeric(19,4)".into(),
+        "smallmoney" => "numeric(10,4)".into(),
+        "decimal" | "numeric" if args.is_empty() => "numeric(18,0)".into(),
+        "decimal" | "numeric" => format!("numeric({})", args.join(",")),
+        "varbinary" | "binary" | "image" => "bytea".into(),
+        other => {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{other}\" does not exist (SQL Server error 2715)"),
+            ));
+        }
+    })
+}
+
+/// `toks` without the parentheses around all of it (`((0))` is `0`): a DEFAULT's
+/// generator is recognised by its bare call.
+pub(crate) fn strip_parens(mut toks: &[Token]) -> &[Token] {
+    while matches!(toks.first(), Some(Token::LParen))
+        && matching_paren(toks, 0).is_ok_and(|close| close + 1 == toks.len())
+    {
+        toks = &toks[1..toks.len() - 1];
+    }
+    toks
+}
+
+/// Index of the `)` matching the `(` at `open`.
+pub(crate) fn matching_paren(toks: &[Token], open: usize) -> SqlResult<usize> {
+    let mut depth = 0usize;
+    for (index, token) in toks.iter().enumerate().skip(open) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Ok(index);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(SqlError::new(
+        sqlstate::SYNTAX_ERROR,
+        "a '(' without its ')' (SQL Server error 102)",
+    ))
+}
+
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+fn string_value(token: Option<&Token>) -> Option<String> {
+    match token {
+        Some(Token::SingleQuotedString(s) | Token::NationalStringLiteral(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The text being built: tokens separated by blanks, none around `.`.
+#[derive(Default)]
+struct Out {
+    text: String,
+    glue: bool,
+}
+
+impl Out {
+    fn push(&mut self, piece: &str) {
+        let joins = piece == "." || piece == "::";
+        if !self.text.is_empty() && !self.glue && !joins {
+            self.text.push(' ');
+        }
+        self.text.push_str(piece);
+        self.glue = joins;
+    }
+}
+
+/// An expression or statement fragment as PostgreSQL text.
+pub(crate) fn expr(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    let mut out = Out::default();
+    rewrite(toks, env, &mut out)?;
+    Ok(out.text)
+}
+
+fn rewrite(toks: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlResult<()> {
+    let mut i = 0;
+    while i < toks.len() {
+        i = rewrite_one(toks, i, env, out)?;
+    }
+    Ok(())
+}
+
+/// Rewrites the token at `i` (and what belongs to it); returns the next index.
+fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let token = &toks[i];
+    let next = toks.get(i + 1);
+    let upper = word(token);
+    if let Token::Word(w) = token {
+        let schema = w.value.eq_ignore_ascii_case("dbo") || w.value.eq_ignore_ascii_case("sys");
+        if schema && matches!(next, Some(Token::Period)) {
+            if w.value.eq_ignore_ascii_case("sys") {
+                return system_object(toks, i + 2, out);
+            }
+            return Ok(i + 2);
+        }
+    }
+    if let Some(upper) = upper.as_deref()
+        && let Some(after) = rewrite_word(toks, i, upper, env, out)?
+    {
+        return Ok(after);
+    }
+    match token {
+        Token::Word(w) if w.quote_style == Some('[') => {
+            out.push(&format!(
+                "\"{}\"",
+                w.value.to_lowercase().replace('"', "\"\"")
+            ));
+        }
+        Token::Word(w) if w.quote_style.is_none() && w.value.starts_with("@@") => {
+            out.push(&env.global(&w.value.to_ascii_uppercase())?);
+        }
+        t if is_variable(Some(t)) => {
+            if let Token::Word(w) = t {
+                out.push(&env.variable(&w.value.to_lowercase())?);
+            }
+        }
+        Token::NationalStringLiteral(s) | Token::SingleQuotedString(s) => out.push(&quote(s)),
+        // T-SQL's `^` is exclusive or, PostgreSQL's `#`.
+        Token::Caret => out.push("#"),
+        Token::Plus
+            if is_text(i.checked_sub(1).and_then(|p| toks.get(p)), env) || is_text(next, env) =>
+        {
+            // T-SQL's `+` on strings is concatenation.
+            out.push("||");
+        }
+        other => out.push(&other.to_string()),
+    }
+    Ok(i + 1)
+}
+
+fn is_text(token: Option<&Token>, env: &dyn Resolve) -> bool {
+    match token {
+        Some(Token::SingleQuotedString(_) | Token::NationalStringLiteral(_)) => true,
+        Some(t @ Token::Word(w)) if is_variable(Some(t)) => {
+            env.is_text_variable(&w.value.to_lowercase())
+        }
+        _ => false,
+    }
+}
+
+/// `sys.x`: the DMVs the SQL layer has under another name.
+fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
+    let name = match toks.get(at) {
+        Some(Token::Word(w)) => w.value.to_lowercase(),
+        other => return Err(syntax_near(other)),
+    };
+    match name.as_str() {
+        "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
+        "dm_exec_requests" => out.push("hotpage_exec_requests"),
+        "dm_db_index_physical_stats" => return index_physical_stats(toks, at + 1, out),
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "the system view sys.{other} in this form (hotpage has sys.dm_os_wait_stats, sys.dm_exec_requests, and sys.objects inside IF [NOT] EXISTS)"
+            )));
+        }
+    }
+    Ok(at + 1)
+}
+
+/// `sys.dm_db_index_physical_stats(DB_ID(), OBJECT_ID(N't'[, N'U']) | NULL, index, partition,
+/// mode)` as `hotpage_index_physical_stats('t' | NULL)` (every index, every mode's figures).
+fn index_physical_stats(toks: &[Token], open: usize, out: &mut Out) -> SqlResult<usize> {
+    if !matches!(toks.get(open), Some(Token::LParen)) {
+        return Err(syntax_near(toks.get(open)));
+    }
+    let close = matching_paren(toks, open)?;
+    let args = split_top_level(&toks[open + 1..close], |t| matches!(t, Token::Comma));
+    let object = match args.get(1) {
+        Some([func, Token::LParen, name, ..]) if is_word(Some(func), "OBJECT_ID") => {
+            string_value(Some(name)).map(|n| quote(&object_name(&n)))
+        }
+        Some([null]) if is_word(Some(null), "NULL") => Some("NULL".to_string()),
+        _ => None,
+    };
+    let Some(object) = object else {
+        return Err(SqlError::unsupported(
+            "sys.dm_db_index_physical_stats other than (DB_ID(), OBJECT_ID(N'name') | NULL, …)",
+        ));
+    };
+    out.push(&format!("hotpage_index_physical_stats({object})"));
+    Ok(close + 1)
+}
+
+/// Functions, `EXISTS (SELECT … FROM sys.objects …)`, `NEXT VALUE FOR`, table hints.
+fn rewrite_word(
+    toks: &[Token],
+    i: usize,
+    upper: &str,
+    env: &dyn Resolve,
+    out: &mut Out,
+) -> SqlResult<Option<usize>> {
+    let call = matches!(toks.get(i + 1), Some(Token::LParen));
+    let simple = |name: &str, out: &mut Out| {
+        out.push(name);
+        Ok(Some(i + 1))
+    };
+    match upper {
+        "SYSDATETIME" | "GETDATE" | "GETUTCDATE" | "SYSUTCDATETIME" if call => simple("now", out),
+        "NEWID" if call => simple("gen_random_uuid", out),
+        "NEWSEQUENTIALID" if call => simple("uuidv7", out),
+        "ISNULL" if call => simple("coalesce", out),
+        "LEN" if call => simple("length", out),
+        "SCOPE_IDENTITY" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            out.push(&env.global("@@IDENTITY")?);
+            Ok(Some(close + 1))
+        }
+        "OBJECT_ID" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+            let name = args.first().and_then(|a| string_value(a.first()));
+            let Some(name) = name else {
+                return Err(SqlError::unsupported("OBJECT_ID of anything but a string"));
+            };
+            let object_type = args.get(1).and_then(|a| string_value(a.first()));
+            let id = env.object_id(&object_name(&name), object_type.as_deref());
+            out.push(&id.map_or_else(|| "CAST(NULL AS integer)".to_string(), |v| v.to_string()));
+            Ok(Some(close + 1))
+        }
+        "OBJECT_NAME" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+            let id = args.first().map(|a| expr(a, env)).transpose()?;
+            let name = id
+                .and_then(|text| text.trim_matches(|c| c == '(' || c == ')').parse().ok())
+                .and_then(|id| env.object_name(id));
+            out.push(&name.map_or_else(|| "CAST(NULL AS text)".to_string(), |n| quote(&n)));
+            Ok(Some(close + 1))
+        }
+        "DB_ID" if call => {
+            let close = matching_paren(toks, i + 1)?;
+            out.push("1");
+            Ok(Some(close + 1))
+        }
+        "CONVERT" | "TRY_CONVERT" if call => convert(toks, i, env, out).map(Some),
+        "EXISTS" if is_sys_objects_query(toks, i + 1) => {
+            let close = matching_paren(toks, i + 1)?;
+            let found = sys_objects_exists(&toks[i + 2..close], env)?;
+            out.push(if found { "TRUE" } else { "FALSE" });
+            Ok(Some(close + 1))
+        }
+        "NEXT" if is_word(toks.get(i + 1), "VALUE") && is_word(toks.get(i + 2), "FOR") => {
+            let mut end = i + 3;
+            while matches!(toks.get(end), Some(Token::Word(_) | Token::Period)) {
+                end += 1;
+            }
+            let name = name_of(&toks[i + 3..end])?;
+            out.push(&format!("nextval({})", quote(&name)));
+            Ok(Some(end))
+        }
+        "WITH" if is_table_hint(toks, i + 1) => Ok(Some(matching_paren(toks, i + 1)? + 1)),
+        _ => Ok(None),
+    }
+}
+
+/// `CONVERT(type, expr [, style])` as `CAST(expr AS type)`.
+fn convert(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let close = matching_paren(toks, i + 1)?;
+    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let [ty, value, ..] = args.as_slice() else {
+        return Err(syntax_near(toks.get(close)));
+    };
+    out.push("CAST(");
+    rewrite(value, env, out)?;
+    out.push(&format!("AS {})", pg_type(ty)?));
+    Ok(close + 1)
+}
+
+const TABLE_HINTS: &[&str] = &[
+    "NOLOCK",
+    "READUNCOMMITTED",
+    "READCOMMITTED",
+    "ROWLOCK",
+    "PAGLOCK",
+    "TABLOCK",
+    "TABLOCKX",
+    "UPDLOCK",
+    "HOLDLOCK",
+    "NOWAIT",
+    "READPAST",
+    "XLOCK",
+    "SERIALIZABLE",
+    "REPEATABLEREAD",
+];
+
+/// `WITH (NOLOCK)` and the other table hints: accepted, and ignored (a reader here never
+/// blocks on a writer's rows anyway).
+fn is_table_hint(toks: &[Token], open: usize) -> bool {
+    matches!(toks.get(open), Some(Token::LParen))
+        && toks
+            .get(open + 1)
+            .and_then(word)
+            .is_some_and(|w| TABLE_HINTS.contains(&w.as_str()))
+}
+
+fn is_sys_objects_query(toks: &[Token], open: usize) -> bool {
+    matches!(toks.get(open), Some(Token::LParen))
+        && is_word(toks.get(open + 1), "SELECT")
+        && toks
+            .windows(3)
+            .skip(open)
+            .take(8)
+            .any(|w| is_word(w.first(), "SYS") && is_word(w.get(2), "OBJECTS"))
+}
+
+/// `SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'…') AND type IN (N'U', …)`,
+/// the existence test the articles guard their DDL with (a fixed grammar).
+fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
+    let unsupported = || {
+        SqlError::unsupported(
+            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)]",
+        )
+    };
+    let where_at = query
+        .iter()
+        .position(|t| is_word(Some(t), "WHERE"))
+        .ok_or_else(unsupported)?;
+    let predicate = &query[where_at + 1..];
+    let mut name = None;
+    let mut types = Vec::new();
+    for part in split_top_level(predicate, |t| is_word(Some(t), "AND")) {
+        match part {
+            [column, Token::Eq, func, Token::LParen, arg, ..]
+                if is_word(Some(column), "OBJECT_ID") && is_word(Some(func), "OBJECT_ID") =>
+            {
+                name = string_value(Some(arg)).map(|n| object_name(&n));
+            }
+            [column, op, Token::LParen, list @ .., Token::RParen]
+                if is_word(Some(column), "TYPE") && is_word(Some(op), "IN") =>
+            {
+                types = list
+                    .iter()
+                    .filter_map(|t| string_value(Some(t)))
+                    .map(|t| t.trim().to_ascii_uppercase())
+                    .collect();
+            }
+            [column, Token::Eq, value] if is_word(Some(column), "TYPE") => {
+                types = string_value(Some(value))
+                    .map(|t| t.trim().to_ascii_uppercase())
+                    .into_iter()
+                    .collect();
+            }
+            _ => return Err(unsupported()),
+        }
+    }
+    let name = name.ok_or_else(unsupported)?;
+    Ok(env.object_exists(&name, &types))
+}
+
+/// A statement other than control flow, as PostgreSQL text.
+pub(crate) fn statement(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    match word(&toks[0]).as_deref() {
+        Some("INSERT") => insert(toks, env),
+        Some("SELECT") => select(toks, env),
+        _ => expr(toks, env),
+    }
+}
+
+/// `SELECT TOP (n) …` as `SELECT … LIMIT n`.
+fn select(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    let mut at = 1;
+    if is_word(toks.get(at), "DISTINCT") || is_word(toks.get(at), "ALL") {
+        at += 1;
+    }
+    if !is_word(toks.get(at), "TOP") {
+        return expr(toks, env);
+    }
+    let (limit, after) = match toks.get(at + 1) {
+        Some(Token::LParen) => {
+            let close = matching_paren(toks, at + 1)?;
+            (expr(&toks[at + 2..close], env)?, close + 1)
+        }
+        Some(_) => (expr(&toks[at + 1..at + 2], env)?, at + 2),
+        None => return Err(syntax_near(None)),
+    };
+    if is_word(toks.get(after), "PERCENT") || is_word(toks.get(after), "WITH") {
+        return Err(SqlError::unsupported("TOP … PERCENT and TOP … WITH TIES"));
+    }
+    let mut rest = toks[..at].to_vec();
+    rest.extend_from_slice(&toks[after..]);
+    Ok(format!("{} LIMIT {limit}", expr(&rest, env)?))
+}
+
+/// `INSERT [INTO] t [(cols)] [OUTPUT INSERTED.*] VALUES … | SELECT e, … | DEFAULT VALUES`.
+fn insert(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    let mut body: Vec<Token> = vec![toks[0].clone()];
+    let mut rest = &toks[1..];
+    if !is_word(rest.first(), "INTO") {
+        body.push(Token::make_keyword("INTO"));
+    }
+    let depth_zero = depth_zero_positions(rest);
+    let find = |w: &str| {
+        depth_zero
+            .iter()
+            .copied()
+            .find(|&p| is_word(rest.get(p), w))
+    };
+    let source = ["VALUES", "SELECT", "DEFAULT", "EXEC", "EXECUTE"]
+        .iter()
+        .filter_map(|w| find(w))
+        .min()
+        .ok_or_else(|| syntax_near(None))?;
+    let mut returning = None;
+    if let Some(output) = find("OUTPUT").filter(|&p| p < source) {
+        returning = Some(output_items(&rest[output + 1..source], env)?);
+        body.extend_from_slice(&rest[..output]);
+        rest = &rest[source..];
+    } else {
+        body.extend_from_slice(&rest[..source]);
+        rest = &rest[source..];
+    }
+    if is_word(rest.first(), "DEFAULT") && matches!(body.last(), Some(Token::RParen)) {
+        // `INSERT t (c2) DEFAULT VALUES`: T-SQL takes (and ignores) the column list.
+        if let Some(open) = body.iter().position(|t| matches!(t, Token::LParen)) {
+            body.truncate(open);
+        }
+    }
+    let mut text = expr(&body, env)?;
+    if is_word(rest.first(), "SELECT") {
+        if depth_zero_positions(rest)
+            .iter()
+            .any(|&p| is_word(rest.get(p), "FROM"))
+        {
+            return Err(SqlError::unsupported(
+                "INSERT … SELECT … FROM (hotpage runs INSERT … VALUES and INSERT … SELECT without FROM)",
+            ));
+        }
+        text.push_str(" VALUES (");
+        text.push_str(&expr(&rest[1..], env)?);
+        text.push(')');
+    } else if is_word(rest.first(), "EXEC") || is_word(rest.first(), "EXECUTE") {
+        return Err(SqlError::unsupported("INSERT … EXEC"));
+    } else {
+        text.push(' ');
+        text.push_str(&expr(rest, env)?);
+    }
+    if let Some(items) = returning {
+        text.push_str(" RETURNING ");
+        text.push_str(&items);
+    }
+    Ok(text)
+}
+
+/// `OUTPUT INSERTED.*, INSERTED.id` as RETURNING's items.
+fn output_items(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    if toks.iter().any(|t| is_word(Some(t), "INTO")) {
+        return Err(SqlError::unsupported("OUTPUT … INTO"));
+    }
+    let mut kept = Vec::with_capacity(toks.len());
+    let mut i = 0;
+    while i < toks.len() {
+        let prefix = word(&toks[i]);
+        if matches!(prefix.as_deref(), Some("INSERTED"))
+            && matches!(toks.get(i + 1), Some(Token::Period))
+        {
+            i += 2;
+            continue;
+        }
+        if matches!(prefix.as_deref(), Some("DELETED")) {
+            return Err(SqlError::unsupported(
+                "OUTPUT DELETED.… (an INSERT deletes nothing)",
+            ));
+        }
+        kept.push(toks[i].clone());
+        i += 1;
+    }
+    expr(&kept, env)
+}
+
+fn depth_zero_positions(toks: &[Token]) -> Vec<usize> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (index, token) in toks.iter().enumerate() {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(index),
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,641 @@
+//! T-SQL (`TsqlSession`): the seed articles' scripts as written (split on GO, every batch
+//! run, the tables in the designs the articles' DDL calls for, the insert loops from 8
+//! sessions), and each T-SQL form with its errors.
+
+use hotpage::{Database, MemStorage, Options, Storage};
+use hotpage_sql::{SqlDatabase, SqlError, TsqlOutput, TsqlSession, Value};
+use std::path::Path;
+use std::sync::Arc;
+
+fn open() -> (Arc<Database>, Arc<SqlDatabase>) {
+    let mem = MemStorage::new(1);
+    let engine = Arc::new(
+        Database::open_with_storage(mem as Arc<dyn Storage>, Path::new("m"), Options::default())
+            .expect("open"),
+    );
+    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
+    (engine, sql)
+}
+
+fn run(session: &mut TsqlSession, script: &str) -> Vec<TsqlOutput> {
+    let (outputs, error) = session.execute_script(script);
+    if let Some(error) = error {
+        panic!("{script}\nfailed: {error:?}");
+    }
+    outputs
+}
+
+fn fail(session: &mut TsqlSession, script: &str) -> SqlError {
+    match session.execute_script(script) {
+        (_, Some(error)) => error,
+        (_, None) => panic!("{script}\nshould have failed"),
+    }
+}
+
+/// The first value of the last result with rows.
+fn scalar(outputs: &[TsqlOutput]) -> Value {
+    outputs
+        .iter()
+        .rev()
+        .find_map(|o| match o {
+            TsqlOutput::Result(r) if r.has_rows() => Some(r.rows[0][0].clone()),
+            _ => None,
+        })
+        .expect("a result with rows")
+}
+
+fn count(session: &mut TsqlSession, table: &str) -> Value {
+    scalar(&run(session, &format!("SELECT count(*) FROM dbo.{table}")))
+}
+
+fn design(engine: &Database, table: &str) -> String {
+    engine.table(table).expect("table").design().to_string()
+}
+
+const SEED001: &str = include_str!("tsql/seed001_last_page_insert.sql");
+const SEED001_PUBLISHED: &str = include_str!("tsql/seed001_as_published.txt");
+
+/// Seed 001's ostress statement: `ostress … -Q"INSERT INTO dbo.[TestTable_V1] ([Status]) VALUES ('CREATED');"`.
+const SEED001_INSERT: &str = "INSERT INTO dbo.[TestTable_V1] ([Status]) VALUES ('CREATED');";
+
+fn without_blanks_and_comments(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("-- "))
+        .flat_map(|l| l.chars())
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
+#[test]
+fn the_seed_001_fixture_is_the_published_text() {
+    assert_eq!(
+        without_blanks_and_comments(SEED001),
+        without_blanks_and_comments(SEED001_PUBLISHED)
+    );
+}
+
+#[test]
+fn seed_001_runs_and_its_tables_land_in_their_designs() {
+    let (engine, sql) = open();
+    let mut session = TsqlSession::new(sql.session());
+    let batches = hotpage_sql::split_batches(SEED001).unwrap();
+    assert_eq!(batches.len(), 14);
+    run(&mut session, SEED001);
+    for (table, expected) in [
+        ("testtable_v1", "identity"),
+        ("testtable_v2", "identity-flow-control"),
+        ("testtable_v3", "heap-nc-identity"),
+        ("testtable_v4", "guid"),
+        ("testtable_v5", "hash-prefix"),
+        ("testtable_v6", "memory"),
+    ] {
+        assert_eq!(design(&engine, table), expected, "{table}");
+    }
+    // Each table takes the article's INSERT: the key and CreateDate come from defaults.
+    for v in 1..=6 {
+        let insert = SEED001_INSERT.replace("V1", &format!("V{v}"));
+        let loop_batch = format!(
+            "SET NOCOUNT ON\nDECLARE @i int = 0\nWHILE @i < 25\nBEGIN\n{insert}\nSET @i += 1\nEND\nGO 2"
+        );
+        run(&mut session, &loop_batch);
+        assert_eq!(
+            count(&mut session, &format!("TestTable_V{v}")),
+            Value::Int(50)
+        );
+        let out = run(
+            &mut session,
+            &format!(
+                "SELECT count(*) FROM dbo.TestTable_V{v} WHERE CreateDate IS NULL OR Id IS NULL"
+            ),
+        );
+        assert_eq!(scalar(&out), Value::Int(0));
+    }
+    let out = run(
+        &mut session,
+        "SELECT max(HashValue), min(HashValue), count(*) FROM [dbo].[TestTable_V5] WHERE HashValue = Id % 16",
+    );
+    assert_eq!(scalar(&out), Value::Int(15));
+}
+
+#[test]
+fn seed_001_insert_runs_from_8_sessions() {
+    let (engine, sql) = open();
+    run(&mut TsqlSession::new(sql.session()), SEED001);
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let sql = Arc::clone(&sql);
+            std::thread::spawn(move || {
+                let mut session = TsqlSession::new(sql.session());
+                for v in [1, 5] {
+                    let insert = SEED001_INSERT.replace("V1", &format!("V{v}"));
+                    run(&mut session, &format!("{insert}\nGO 40"));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut session = TsqlSession::new(sql.session());
+    assert_eq!(count(&mut session, "TestTable_V1"), Value::Int(320));
+    assert_eq!(count(&mut session, "TestTable_V5"), Value::Int(320));
+    drop(session);
+    assert_eq!(design(&engine, "testtable_v5"), "hash-prefix");
+}
+
+#[test]
+fn seed_000_heavy_insert_becomes_identity_and_its_loop_runs() {
+    let (engine, sql) = open();
+    let mut session = TsqlSession::new(sql.session());
+    let setup = include_str!("tsql/seed000_heavy_insert.sql");
+    run(&mut session, setup);
+    assert_eq!(design(&engine, "heavyinsert"), "identity");
+    // Its guards see the table now: the same script drops and re-makes it.
+    run(&mut session, setup);
+    assert_eq!(design(&engine, "heavyinsert"), "identity");
+    // The loop as written inserts 99,999 rows; from 8 sessions at a tenth of that here.
+    let insert_loop = include_str!("tsql/seed000_insert_loop.sql");
+    assert!(insert_loop.contains("WHILE @i < 100000"));
+    let shorter = insert_loop.replace("100000", "1001");
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let sql = Arc::clone(&sql);
+            let script = shorter.clone();
+            std::thread::spawn(move || run(&mut TsqlSession::new(sql.session()), &script))
+        })
+        .collect();
+    for t in threads {
+        assert!(t.join().unwrap().is_empty(), "NOCOUNT ON: no output");
+    }
+    assert_eq!(count(&mut session, "HeavyInsert"), Value::Int(8000));
+    let out = run(&mut session, "SELECT max(ID) FROM dbo.HeavyInsert");
+    assert_eq!(scalar(&out), Value::Int(8000));
+}
+
+#[test]
+fn seed_002_heap_and_guarded_drop() {
+    let (engine, sql) = open();
+    let mut session = TsqlSession::new(sql.session());
+    run(&mut session, include_str!("tsql/seed002_heap.sql"));
+    assert_eq!(design(&engine, "customers"), "heap");
+    run(
+        &mut session,
+        "INSERT INTO dbo.Customers (C2) DEFAULT VALUES;\nGO 3",
+    );
+    let out = run(
+        &mut session,
+        "SELECT TOP (1) C1, C2 FROM dbo.Customers WITH (NOLOCK) ORDER BY C1 DESC",
+    );
+    assert_eq!(scalar(&out), Value::Int(3));
+    run(&mut session, include_str!("tsql/seed002_heap.sql"));
+    assert_eq!(count(&mut session, "Customers"), Value::Int(0));
+    let demo = include_str!("tsql/seed002_demo_table.sql");
+    run(&mut session, demo);
+    run(
+        &mut session,
+        "INSERT INTO dbo.demo_table(C1) VALUES ('This is a test');",
+    );
+    run(&mut session, demo);
+    assert_eq!(count(&mut session, "demo_table"), Value::Int(0));
+    assert_eq!(design(&engine, "demo_table"), "heap");
+}
+
+#[test]
+fn variables_and_control_flow() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let out = run(
+        &mut s,
+        "DECLARE @i int = 1, @total bigint = 0, @name nvarchar(20) = N'x'
+         WHILE @i <= 10
+         BEGIN
+             IF (@i % 2) = 0
+                 SET @total += @i
+             ELSE
+             BEGIN
+                 SET @total -= 1
+                 SET @name = @name + 'y'
+             END
+             SET @i += 1
+         END
+         SELECT @i = @i * 2
+         PRINT @total
+         PRINT @name
+         SELECT @i, @total",
+    );
+    assert_eq!(out[0], TsqlOutput::Print("25".into()));
+    assert_eq!(out[1], TsqlOutput::Print("xyyyyy".into()));
+    let TsqlOutput::Result(last) = &out[2] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(last.rows, vec![vec![Value::Int(22), Value::Int(25)]]);
+}
+
+#[test]
+fn variables_end_with_their_batch_and_errors_carry_sql_server_numbers() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let error = fail(&mut s, "DECLARE @i int = 1\nGO\nSELECT @i");
+    assert_eq!(error.sqlstate, "42704");
+    assert!(error.message.contains("137"), "{error:?}");
+    let error = fail(&mut s, "DECLARE @i int DECLARE @i int");
+    assert!(error.message.contains("134"), "{error:?}");
+    let error = fail(&mut s, "DECLARE @i tinyint = 1 DECLARE @x geography");
+    assert!(error.message.contains("2715"), "{error:?}");
+    let error = fail(&mut s, "DECLARE @i int = 'abc'");
+    assert_eq!(error.sqlstate, "22P02");
+    let error = fail(&mut s, "IF 1 PRINT 'x'");
+    assert!(error.message.contains("4145"), "{error:?}");
+    assert_eq!(fail(&mut s, "SELECT 1\nGO 0").sqlstate, "42601");
+    assert_eq!(fail(&mut s, "SET IDENTITY_INSERT t ON").sqlstate, "0A000");
+    assert_eq!(fail(&mut s, "EXEC dbo.p").sqlstate, "0A000");
+    // The batch stops at its first error; the script at that batch.
+    let (out, error) = s.execute_script("PRINT 'a'\nSELECT nope\nPRINT 'b'\nGO\nPRINT 'c'");
+    assert_eq!(out, vec![TsqlOutput::Print("a".into())]);
+    assert_eq!(error.unwrap().sqlstate, "42703");
+}
+
+#[test]
+fn transactions() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE TABLE t (id int IDENTITY(1,1) PRIMARY KEY, a int)",
+    );
+    run(
+        &mut s,
+        "BEGIN TRAN\nINSERT INTO t (a) VALUES (1)\nROLLBACK TRAN\nBEGIN TRANSACTION x\nINSERT t (a) VALUES (2)\nCOMMIT TRANSACTION x",
+    );
+    let out = run(&mut s, "SELECT a FROM t");
+    assert_eq!(scalar(&out), Value::Int(2));
+    let out = run(&mut s, "BEGIN TRAN SELECT @@TRANCOUNT COMMIT");
+    assert_eq!(scalar(&out), Value::Int(1));
+}
+
+#[test]
+fn identity_rowcount_output_top_and_insert_select() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE TABLE [dbo].[o] ([Id] [bigint] IDENTITY(10,5) NOT NULL, [Status] [nvarchar](max) NOT NULL, [At] datetime2 NOT NULL DEFAULT (getdate()), [Flag] bit NULL,
+         CONSTRAINT [PK_o] PRIMARY KEY CLUSTERED ([Id] ASC))",
+    );
+    let out = run(
+        &mut s,
+        "INSERT INTO dbo.o ([Status]) VALUES ('a'), ('b')\nSELECT @@ROWCOUNT, SCOPE_IDENTITY(), @@IDENTITY",
+    );
+    let TsqlOutput::Result(r) = out.last().unwrap() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        r.rows,
+        vec![vec![Value::Int(2), Value::Int(15), Value::Int(15)]]
+    );
+    let out = run(
+        &mut s,
+        "INSERT INTO dbo.o (Status) OUTPUT INSERTED.* VALUES ('c')",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.columns.len(), 4);
+    assert_eq!(r.rows[0][0], Value::Int(20));
+    let out = run(
+        &mut s,
+        "INSERT INTO dbo.o (Status) OUTPUT INSERTED.Id, inserted.[Status] VALUES ('d')",
+    );
+    assert_eq!(scalar(&out), Value::Int(25));
+    run(
+        &mut s,
+        "DECLARE @v nvarchar(10) = 'e' INSERT INTO dbo.o (Status, Flag) SELECT @v + 'f', 1",
+    );
+    let out = run(
+        &mut s,
+        "SELECT TOP (2) Status FROM dbo.o WITH (NOLOCK) ORDER BY Id DESC",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        r.rows,
+        vec![
+            vec![Value::Text("ef".into())],
+            vec![Value::Text("d".into())]
+        ]
+    );
+    let out = run(&mut s, "SELECT TOP 1 Id FROM o ORDER BY Id");
+    assert_eq!(scalar(&out), Value::Int(10));
+    assert_eq!(
+        fail(&mut s, "INSERT INTO o (Status) SELECT Status FROM o").sqlstate,
+        "0A000"
+    );
+    assert_eq!(
+        fail(&mut s, "INSERT INTO o (Id, Status) VALUES (1, 'x')").sqlstate,
+        "428C9"
+    );
+}
+
+#[test]
+fn guards_object_id_and_drop() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let guarded = "IF OBJECT_ID(N'dbo.g', N'U') IS NOT NULL DROP TABLE dbo.g
+        IF NOT EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'[dbo].[g]') AND type in (N'U'))
+        CREATE TABLE dbo.g (a int)";
+    run(&mut s, guarded);
+    run(&mut s, "INSERT INTO g (a) VALUES (1)");
+    run(&mut s, guarded);
+    assert_eq!(count(&mut s, "g"), Value::Int(0));
+    let out = run(&mut s, "SELECT OBJECT_ID(N'dbo.g'), OBJECT_ID('nope')");
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert!(matches!(r.rows[0][0], Value::Int(n) if n > 0));
+    assert_eq!(r.rows[0][1], Value::Null);
+    run(
+        &mut s,
+        "DROP TABLE IF EXISTS dbo.g; DROP TABLE IF EXISTS dbo.g",
+    );
+    assert!(engine.table("g").is_err());
+    assert_eq!(fail(&mut s, "DROP TABLE dbo.g").sqlstate, "42P01");
+    let error = fail(
+        &mut s,
+        "IF EXISTS (SELECT * FROM sys.objects WHERE name = 'g') PRINT 1",
+    );
+    assert_eq!(error.sqlstate, "0A000");
+}
+
+#[test]
+fn ddl_forms_and_their_errors() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE TABLE q (Id uniqueidentifier NOT NULL DEFAULT NEWSEQUENTIALID() PRIMARY KEY CLUSTERED, b tinyint)
+         CREATE TABLE m (Id bigint IDENTITY(1,1) NOT NULL PRIMARY KEY NONCLUSTERED, c datetime DEFAULT sysdatetime())
+             WITH (MEMORY_OPTIMIZED = ON, DURABILITY = SCHEMA_ONLY)",
+    );
+    assert_eq!(design(&engine, "q"), "guid-v7");
+    assert_eq!(design(&engine, "m"), "memory");
+    assert!(engine.table("m").unwrap().is_unlogged());
+    run(
+        &mut s,
+        "INSERT INTO q (b) VALUES (1) INSERT INTO m DEFAULT VALUES",
+    );
+    assert_eq!(count(&mut s, "m"), Value::Int(1));
+    // The design is fixed once the table has rows.
+    let error = fail(&mut s, "ALTER TABLE q ADD DEFAULT (1) FOR b");
+    assert_eq!(error.sqlstate, "0A000");
+    for (bad, state) in [
+        ("CREATE TABLE d (a int, a int)", "42701"),
+        (
+            "CREATE TABLE d (a int PRIMARY KEY, b int, PRIMARY KEY (b))",
+            "42P16",
+        ),
+        ("CREATE TABLE d (a geography)", "42704"),
+        ("CREATE TABLE d (a int, h AS (a % 4))", "0A000"),
+        ("CREATE TABLE d (a int PRIMARY KEY NONCLUSTERED)", "0A000"),
+        ("CREATE TABLE d (a int) ON ps_hash(a)", "0A000"),
+        ("CREATE NONCLUSTERED INDEX ix ON q (b)", "0A000"),
+        (
+            "CREATE TABLE d (a int PRIMARY KEY) CREATE CLUSTERED INDEX c ON d (a)",
+            "42P16",
+        ),
+        ("ALTER TABLE q ADD DEFAULT (1) FOR nope", "42703"),
+        ("CREATE TABLE d (a int CHECK (a > 0))", "0A000"),
+        ("CREATE TABLE d (a int", "42601"),
+    ] {
+        let error = fail(&mut s, &format!("DROP TABLE IF EXISTS d\nGO\n{bad}"));
+        assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
+    }
+}
+
+#[test]
+fn wait_stats_dmv_and_dbcc_sqlperf() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, "DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR);");
+    let out = run(
+        &mut s,
+        "SELECT wait_type, waiting_tasks_count, wait_time_ms, max_wait_time_ms FROM sys.dm_os_wait_stats WHERE wait_type = 'PAGELATCH_EX'",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.rows.len(), 1);
+    assert_eq!(r.rows[0][1], Value::Int(0));
+    assert_eq!(fail(&mut s, "DBCC PAGE(9, 1, 197381, 0)").sqlstate, "0A000");
+    assert_eq!(
+        fail(&mut s, "SELECT * FROM sys.dm_exec_sessions").sqlstate,
+        "0A000"
+    );
+}
+
+#[test]
+fn sequences_and_next_value_for() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "IF EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.seqAdvWorks') AND type in (N'SO'))
+DROP SEQUENCE dbo.seqAdvWorks
+IF NOT EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.seqAdvWorks') AND type in (N'SO'))
+CREATE SEQUENCE dbo.seqAdvWorks AS int
+START WITH 1
+INCREMENT BY 1
+START WITH 1
+CACHE 10000
+GO",
+    );
+    let out = run(
+        &mut s,
+        "DECLARE @value int\nSELECT @value = NEXT VALUE FOR dbo.seqAdvWorks\nSELECT @value = NEXT VALUE FOR dbo.seqAdvWorks\nSELECT @value",
+    );
+    assert_eq!(scalar(&out), Value::Int(2));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any mix of T-SQL words runs to a result or an error: never a panic or a hang.
+    #[test]
+    fn arbitrary_batches_never_panic(words in proptest::collection::vec(
+        proptest::sample::select(vec![
+            "BEGIN", "END", "IF", "ELSE", "WHILE", "SET", "@i", "+=", "=", "<", "DECLARE", "int",
+            "(", ")", ",", ";", "SELECT", "INSERT", "INTO", "t", "VALUES", "1", "0", "CASE",
+            "WHEN", "THEN", "TRAN", "COMMIT", "ROLLBACK", "PRINT", "EXISTS", "DROP", "TABLE",
+            "\nGO\n", "N'x'", "[a]", "dbo", ".", "TOP", "OUTPUT", "INSERTED", "*", "DEFAULT",
+            "NOT", "CREATE", "ALTER", "ADD", "FOR", "IDENTITY(1,1)", "PRIMARY", "KEY",
+            "CLUSTERED", "OBJECT_ID(N't')", "IS", "NULL", "CONVERT(tinyint, 1)", "%",
+            "sys.objects", "DBCC", "SQLPERF",
+        ]),
+        0..40,
+    )) {
+        let (_engine, sql) = open();
+        let mut s = TsqlSession::new(sql.session());
+        // WHILE becomes IF here: random words could make a loop that never ends, as it
+        // would in SQL Server (the parser's own proptest takes WHILE).
+        let script = words.join(" ").replace("WHILE", "IF");
+        let _ = s.execute_script(&format!("DECLARE @i int = 0\n{script}"));
+    }
+}
+
+#[test]
+fn exec_requests_shows_the_running_statement() {
+    let (_engine, sql) = open();
+    let _idle = sql.session();
+    let mut s = TsqlSession::new(sql.session());
+    let pid = s.sql_session().pid();
+    let out = run(
+        &mut s,
+        "SELECT session_id, status, command, wait_type, wait_time, wait_resource FROM sys.dm_exec_requests",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    // The idle session is no request; the querying one is, running its SELECT.
+    assert_eq!(r.rows.len(), 1, "{r:?}");
+    assert_eq!(r.rows[0][0], Value::Int(i64::from(pid)));
+    assert_eq!(r.rows[0][1], Value::Text("running".into()));
+    assert_eq!(r.rows[0][2], Value::Text("SELECT".into()));
+    assert_eq!(r.rows[0][3], Value::Null);
+    let out = run(&mut s, "SELECT ISNULL(NULL, 3), LEN(N'abc')");
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.rows[0], vec![Value::Int(3), Value::Int(3)]);
+}
+
+/// Seed 000's ufn_BitReverse: the low 31 bits of `v` in reverse order.
+fn bit_reverse_31(v: i64) -> i64 {
+    i64::from((v as u32).reverse_bits() >> 1)
+}
+
+#[test]
+fn seed_000_bit_reversal_function_and_loop_run() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let setup = include_str!("tsql/seed000_bit_reversal.sql");
+    run(&mut s, setup);
+    // Run twice: the guards drop what the first run made.
+    run(&mut s, setup);
+    // A user key: the IDs come from the INSERTs (bit-reversal done by the function).
+    assert_eq!(design(&engine, "heavyinsert_bitreversal"), "user-key");
+    let out = run(
+        &mut s,
+        "SELECT dbo.ufn_BitReverse(1), dbo.ufn_BitReverse(347), [dbo].[ufn_BitReverse](2147483646)",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    // The article's own examples: 347 -> 1832910848, 2147483646 -> 1073741823.
+    assert_eq!(
+        r.rows[0],
+        vec![
+            Value::Int(1 << 30),
+            Value::Int(1_832_910_848),
+            Value::Int(1_073_741_823)
+        ]
+    );
+    let insert_loop = include_str!("tsql/seed000_bit_reversal_loop.sql");
+    assert!(insert_loop.contains("WHILE @i < 100000"));
+    run(&mut s, &insert_loop.replace("100000", "201"));
+    let out = run(
+        &mut s,
+        "SELECT ID FROM dbo.HeavyInsert_BitReversal ORDER BY ID",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    let mut expected: Vec<i64> = (1..=200).map(bit_reverse_31).collect();
+    expected.sort_unstable();
+    let got: Vec<i64> = r
+        .rows
+        .iter()
+        .map(|row| match row[0] {
+            Value::Int(n) => n,
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(got, expected);
+    // Errors: arity, a missing function, a body without RETURN.
+    assert_eq!(
+        fail(&mut s, "SELECT dbo.ufn_BitReverse(1, 2)").sqlstate,
+        "42883"
+    );
+    run(&mut s, "DROP FUNCTION dbo.ufn_BitReverse");
+    assert_eq!(
+        fail(&mut s, "DROP FUNCTION dbo.ufn_BitReverse").sqlstate,
+        "42883"
+    );
+    run(
+        &mut s,
+        "CREATE FUNCTION f (@a int) RETURNS int AS BEGIN DECLARE @b int = @a END",
+    );
+    assert!(fail(&mut s, "SELECT f(1)").message.contains("455"));
+    run(
+        &mut s,
+        "CREATE FUNCTION g (@a int) RETURNS int AS BEGIN RETURN g(@a) END",
+    );
+    assert_eq!(fail(&mut s, "SELECT g(1)").sqlstate, "54001");
+    run(&mut s, "DROP FUNCTION IF EXISTS nope");
+    run(
+        &mut s,
+        "CREATE OR ALTER FUNCTION dbo.twice (@a bigint) RETURNS bigint AS BEGIN RETURN @a * 2 END",
+    );
+    let out = run(&mut s, "SELECT twice(twice(5)) + 1");
+    assert_eq!(scalar(&out), Value::Int(21));
+    let error = fail(&mut s, "SELECT twice(ID) FROM dbo.HeavyInsert_BitReversal");
+    assert_eq!(error.sqlstate, "0A000");
+}
+
+#[test]
+fn index_physical_stats_and_object_name() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed002_heap.sql"));
+    run(
+        &mut s,
+        "INSERT INTO dbo.Customers (C2) DEFAULT VALUES;\nGO 10",
+    );
+    // Seed 002's query, as written.
+    let out = run(
+        &mut s,
+        "SELECT     page_count,
+        record_count,
+        record_count / page_count       AS      avg_rows_per_page,
+        avg_page_space_used_in_percent
+FROM    sys.dm_db_index_physical_stats
+        (
+        DB_ID(),
+        OBJECT_ID(N'dbo.Customers', N'U'),
+        NULL,
+        NULL,
+        N'DETAILED'
+        )
+WHERE   index_level = 0;",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(r.columns.len(), 4);
+    assert_eq!(r.rows.len(), 1, "{r:?}");
+    assert_eq!(r.rows[0][1], Value::Int(10));
+    let out = run(
+        &mut s,
+        "DECLARE @id int = OBJECT_ID(N'dbo.Customers') SELECT OBJECT_NAME(@id), OBJECT_NAME(1)",
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        r.rows[0],
+        vec![Value::Text("customers".into()), Value::Null]
+    );
+    let error = fail(
+        &mut s,
+        "SELECT * FROM sys.dm_db_index_physical_stats(DB_ID(), 5, NULL, NULL, NULL)",
+    );
+    assert_eq!(error.sqlstate, "0A000");
+}
