@@ -19,6 +19,9 @@
 #
 # and tests/psql/oids.txt: the OID and name of every relation setup.sql made (the tests map
 # PostgreSQL's OIDs in the queries and answers to hotpage's through the names).
+#
+# tests/psql/queries/NN.sql are hand-written catalog queries (joins, subqueries, set
+# operations, grouping, information_schema); their NN.out are PostgreSQL's answers too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=crates/hotpage-sql/tests/psql
@@ -50,6 +53,21 @@ pg=(psql -X -q -h "$dir" -p 54399 -U hotpage -d hotpage -v ON_ERROR_STOP=1)
 "${pg[@]}" -A -t -F $'\t' -c \
     "SELECT oid, relname FROM pg_catalog.pg_class WHERE oid >= 16384 ORDER BY oid" >"$out/oids.txt"
 
+# Writes NN.out, PostgreSQL's answer, next to each NN.sql of directory $1.
+answer_all() {
+    for query in "$1"/*.sql; do
+        [ -e "$query" ] || continue
+        answer="${query%.sql}.out"
+        body=$(sed -e 's/;[[:space:]]*$//' "$query")
+        {
+            echo "-- columns"
+            printf '%s\n\\gdesc\n' "$body" | "${pg[@]}" -A -t -F $'\t'
+            echo "-- rows"
+            "${pg[@]}" -c "COPY ($body) TO STDOUT"
+        } >"$answer"
+    done
+}
+
 while IFS= read -r command; do
     [ -z "$command" ] && continue
     case "$command" in \#*) continue ;; esac
@@ -63,16 +81,7 @@ while IFS= read -r command; do
         /^\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*\*$/ { if (inq) { inq = 0; close(file) } next }
         inq { if (first) { printf "%s", $0 > file; first = 0 } else { printf "\n%s", $0 > file } }
     ' "$out/$slug/psql.txt"
-    for query in "$out/$slug"/*.sql; do
-        [ -e "$query" ] || continue
-        answer="${query%.sql}.out"
-        body=$(sed -e 's/;[[:space:]]*$//' "$query")
-        {
-            echo "-- columns"
-            printf '%s\n\\gdesc\n' "$body" | "${pg[@]}" -A -t -F $'\t'
-            echo "-- rows"
-            "${pg[@]}" -c "COPY ($body) TO STDOUT"
-        } >"$answer"
-    done
+    answer_all "$out/$slug"
 done <"$out/commands.txt"
+answer_all "$out/queries"
 echo "fixtures written under $out"

@@ -3,6 +3,8 @@
 //! `tests/psql/` holds, for each meta-command in `commands.txt`, the queries psql 15 sent
 //! (`NN.sql`, verbatim from `psql -E`) and what PostgreSQL 15 answered (`NN.out`: column
 //! names and types, then the rows in COPY text format), for the tables of `setup.sql`.
+//! `tests/psql/queries/` holds hand-written catalog queries (joins, subqueries, set
+//! operations, grouping, information_schema) with PostgreSQL's answers, the same way.
 //! `scripts/capture_psql_fixtures.sh` made them. Each test here makes the same tables in
 //! hotpage, runs each query through `SqlSession::execute` and compares the answer.
 //!
@@ -12,8 +14,9 @@
 //!   each PostgreSQL OID of `oids.txt` is replaced in the query text by hotpage's OID of
 //!   the relation with the same name, and in both answers a cell holding a user
 //!   relation's OID reads `<oid:name>`.
-//! - **Column types** are compared as PostgreSQL names them, except that `regclass`
-//!   columns are `text` in hotpage (it sends the `reg*` types as their text).
+//! - **Column types** are compared as PostgreSQL names them, except that the `reg*`,
+//!   vector and array types are `text` in hotpage (it sends them as their text form; the
+//!   cells are compared as text anyway).
 //! - **`\l`**: PostgreSQL's cluster also has the databases `postgres`, `template0` and
 //!   `template1`; hotpage has one database, so only PostgreSQL's `hotpage` row is expected.
 
@@ -168,7 +171,8 @@ fn map_oids(
 /// The type as PostgreSQL's `\gdesc` names it, for comparison.
 fn comparable_type(pg: &str) -> &str {
     match pg {
-        "regclass" | "regtype" | "regnamespace" => "text",
+        "regclass" | "regtype" | "regnamespace" | "int2vector" | "oidvector" => "text",
+        array if array.ends_with("[]") => "text",
         other => other,
     }
 }
@@ -263,6 +267,7 @@ psql_command_tests! {
     list_sequences => "ds",
     list_schemas => "dn",
     list_databases => "l",
+    hand_written_catalog_queries => "queries",
 }
 
 /// Every fixture directory has its test above (a newly captured command needs one).
@@ -287,6 +292,7 @@ fn every_captured_command_is_tested() {
         "ds",
         "dn",
         "l",
+        "queries",
     ];
     for entry in std::fs::read_dir(fixtures()).expect("fixtures") {
         let path = entry.expect("entry").path();

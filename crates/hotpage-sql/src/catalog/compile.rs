@@ -367,42 +367,8 @@ impl Compiler {
                 list,
                 negated,
             } => self.in_list(expr, list, *negated)?,
-            Expr::InSubquery {
-                expr,
-                subquery,
-                negated,
-            } => {
-                let left = self.expr(expr)?;
-                let sub = self.sub_plan(subquery)?;
-                let left = match sub.plan.columns.first() {
-                    Some((_, ty)) if left.ty == CType::Unknown => left.cast_to(*ty),
-                    _ => left,
-                };
-                CExpr::new(
-                    ExprKind::InSubquery(Box::new(left), Box::new(sub), *negated),
-                    BOOL,
-                )
-            }
-            Expr::Exists { subquery, negated } => {
-                let exists = CExpr::new(ExprKind::Exists(Box::new(self.sub_plan(subquery)?)), BOOL);
-                if *negated {
-                    CExpr::new(ExprKind::Not(Box::new(exists)), BOOL)
-                } else {
-                    exists
-                }
-            }
-            Expr::Subquery(query) => {
-                let sub = self.sub_plan(query)?;
-                let ty = match sub.plan.columns.as_slice() {
-                    [(_, ty)] => *ty,
-                    _ => {
-                        return Err(SqlError::new(
-                            sqlstate::SYNTAX_ERROR,
-                            "subquery must return only one column",
-                        ));
-                    }
-                };
-                CExpr::new(ExprKind::ScalarSubquery(Box::new(sub)), ty)
+            Expr::InSubquery { .. } | Expr::Exists { .. } | Expr::Subquery(_) => {
+                self.subquery_expr(e)?
             }
             Expr::Between {
                 expr,
@@ -465,6 +431,50 @@ impl Compiler {
                     "the expression {other} in a catalog query"
                 )));
             }
+        })
+    }
+
+    /// `x IN (subquery)`, `EXISTS (subquery)` and `(subquery)`.
+    fn subquery_expr(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        Ok(match e {
+            Expr::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let left = self.expr(expr)?;
+                let sub = self.sub_plan(subquery)?;
+                let left = match sub.plan.columns.first() {
+                    Some((_, ty)) if left.ty == CType::Unknown => left.cast_to(*ty),
+                    _ => left,
+                };
+                CExpr::new(
+                    ExprKind::InSubquery(Box::new(left), Box::new(sub), *negated),
+                    BOOL,
+                )
+            }
+            Expr::Exists { subquery, negated } => {
+                let exists = CExpr::new(ExprKind::Exists(Box::new(self.sub_plan(subquery)?)), BOOL);
+                if *negated {
+                    CExpr::new(ExprKind::Not(Box::new(exists)), BOOL)
+                } else {
+                    exists
+                }
+            }
+            Expr::Subquery(query) => {
+                let sub = self.sub_plan(query)?;
+                let ty = match sub.plan.columns.as_slice() {
+                    [(_, ty)] => *ty,
+                    _ => {
+                        return Err(SqlError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            "subquery must return only one column",
+                        ));
+                    }
+                };
+                CExpr::new(ExprKind::ScalarSubquery(Box::new(sub)), ty)
+            }
+            other => return Err(SqlError::internal(format!("{other} is no subquery"))),
         })
     }
 
@@ -597,20 +607,29 @@ impl Compiler {
 
     fn concat(&mut self, left: &Expr, right: &Expr) -> SqlResult<CExpr> {
         let (a, b) = (self.expr(left)?, self.expr(right)?);
-        match (a.ty.element(), b.ty.element()) {
-            (Some(_), _) | (_, Some(_)) => {
-                let ty = if a.ty.element().is_some() { a.ty } else { b.ty };
-                let (a, b) = (a.cast_to(ty), b.cast_to(ty));
-                Ok(CExpr::new(
-                    ExprKind::Concat(Box::new(a), Box::new(b), false),
-                    ty,
-                ))
-            }
-            _ => Ok(CExpr::new(
+        let array = match (a.ty.element(), b.ty.element()) {
+            (Some(_), _) => Some(a.ty),
+            (_, Some(_)) => Some(b.ty),
+            _ => None,
+        };
+        let Some(array) = array else {
+            return Ok(CExpr::new(
                 ExprKind::Concat(Box::new(a), Box::new(b), true),
                 TEXT,
-            )),
-        }
+            ));
+        };
+        // array || array, array || element, element || array; an untyped literal is an
+        // array (as PostgreSQL reads `arr || '{…}'`).
+        let side = |e: CExpr| match e.ty {
+            CType::Unknown => e.cast_to(array),
+            ty if ty.element().is_some() => e.cast_to(array),
+            _ => e.cast_to(array.element().unwrap_or(TEXT)),
+        };
+        let (a, b) = (side(a), side(b));
+        Ok(CExpr::new(
+            ExprKind::Concat(Box::new(a), Box::new(b), false),
+            array,
+        ))
     }
 
     fn is_bool(&mut self, inner: &Expr, value: bool, negated: bool) -> SqlResult<CExpr> {
@@ -732,6 +751,16 @@ impl Compiler {
     fn arguments(&mut self, f: &Function) -> SqlResult<Vec<CExpr>> {
         match &f.args {
             FunctionArguments::None => Ok(Vec::new()),
+            FunctionArguments::List(list)
+                if !list.clauses.is_empty()
+                    || list.duplicate_treatment.is_some()
+                        && AggFunc::by_name(&object_name(&f.name)).is_none() =>
+            {
+                Err(SqlError::unsupported(format!(
+                    "the arguments of {}",
+                    f.name
+                )))
+            }
             FunctionArguments::List(list) => list
                 .args
                 .iter()
@@ -757,6 +786,13 @@ impl Compiler {
                 sqlstate::GROUPING_ERROR,
                 format!("aggregate function {name}() is not allowed here"),
             ));
+        }
+        if let FunctionArguments::List(list) = &f.args
+            && !list.clauses.is_empty()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with ORDER BY or other clauses in a catalog query"
+            )));
         }
         let (distinct, star) = match &f.args {
             FunctionArguments::List(list) => (
@@ -810,6 +846,8 @@ impl Compiler {
             AggFunc::StringAgg => TEXT,
             AggFunc::ArrayAgg => args[0].ty.array_of(),
             AggFunc::BoolAnd | AggFunc::BoolOr => BOOL,
+            // min and max of a name are text (PostgreSQL has them for text only).
+            AggFunc::Min | AggFunc::Max if args[0].ty == super::types::NAME => TEXT,
             AggFunc::Sum | AggFunc::Min | AggFunc::Max => args[0].ty,
         };
         let Some(group) = self.levels[top].group.as_mut() else {

@@ -10,10 +10,14 @@
 //! type then differs from the expression's). This module redoes that analysis for the
 //! expressions hotpage accepts (literals, columns, function calls, arithmetic, casts);
 //! anything else is printed as stored.
+//!
+//! Pretty (`pg_get_expr(…, true)`, what psql asks for) and plain (what information_schema
+//! shows) differ as in PostgreSQL: plain output puts every operator expression in
+//! parentheses and every shown cast's operand too (`(id % (8)::bigint)`), pretty output
+//! only where needed (`id % 8::bigint`).
 
 use super::builtin;
 use crate::expr::{fold, object_name, plain_args};
-use crate::schema::TableSchema;
 use crate::types::SqlType;
 use crate::value::Value;
 use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, Value as AstValue};
@@ -26,40 +30,214 @@ struct Printed {
     operator: bool,
 }
 
-/// A column's DEFAULT as `pg_get_expr(adbin, adrelid, true)` prints it.
-pub(crate) fn default(text: &str, column_ty: SqlType) -> String {
-    top_level(text, column_ty, &[])
+/// A column's DEFAULT or generation expression (SQL text as stored) as
+/// `pg_get_expr(adbin, adrelid, pretty)` prints it; `columns` are the table's.
+pub(crate) fn expression(
+    text: &str,
+    column_ty: SqlType,
+    columns: &[(String, SqlType)],
+    pretty: bool,
+) -> String {
+    Deparser { columns, pretty }.top_level(text, column_ty)
 }
 
-/// A generated column's expression as `pg_get_expr` prints it.
-pub(crate) fn generated(text: &str, column_ty: SqlType, schema: &TableSchema) -> String {
-    let columns: Vec<(String, SqlType)> = schema
-        .columns
-        .iter()
-        .map(|c| (c.name.clone(), c.ty))
-        .collect();
-    top_level(text, column_ty, &columns)
+/// The table's columns and the output style.
+struct Deparser<'a> {
+    columns: &'a [(String, SqlType)],
+    pretty: bool,
 }
 
-fn top_level(text: &str, column_ty: SqlType, columns: &[(String, SqlType)]) -> String {
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr());
-    let Ok(parsed) = parsed else {
-        return text.to_string();
-    };
-    // An untyped literal takes the column's type; a typed expression is assigned through
-    // an implicit cast, which is not printed, but parenthesises an operator expression.
-    let printed = match strip(&parsed) {
-        Expr::Value(v) if is_string(&v.value) => string_const(&v.value, column_ty),
-        other => expr(other, columns),
-    };
-    match printed {
-        Some(p) if p.operator && p.ty.is_some_and(|t| !same_type(t, column_ty)) => {
-            format!("({})", p.text)
+impl Deparser<'_> {
+    fn top_level(&self, text: &str, column_ty: SqlType) -> String {
+        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr());
+        let Ok(parsed) = parsed else {
+            return text.to_string();
+        };
+        // An untyped literal takes the column's type; a typed expression is assigned through
+        // an implicit cast, which is not printed, but parenthesises an operator expression.
+        let printed = match strip(&parsed) {
+            Expr::Value(v) if is_string(&v.value) => string_const(&v.value, column_ty),
+            other => self.expr(other),
+        };
+        match printed {
+            Some(p)
+                if self.pretty && p.operator && p.ty.is_some_and(|t| !same_type(t, column_ty)) =>
+            {
+                format!("({})", p.text)
+            }
+            Some(p) => p.text,
+            None => text.to_string(),
         }
-        Some(p) => p.text,
-        None => text.to_string(),
+    }
+
+    fn expr(&self, e: &Expr) -> Option<Printed> {
+        match e {
+            Expr::Nested(inner) => self.expr(inner),
+            Expr::Identifier(ident) => {
+                let name = fold(ident);
+                let ty = self
+                    .columns
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, t)| *t)?;
+                Some(Printed {
+                    text: quote_ident(&name),
+                    ty: Some(ty),
+                    operator: false,
+                })
+            }
+            Expr::Value(v) => literal(&v.value),
+            Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr: inner,
+            } => match strip(inner) {
+                Expr::Value(v) => match &v.value {
+                    AstValue::Number(n, _) => number(&format!("-{n}")),
+                    _ => None,
+                },
+                _ => None,
+            },
+            Expr::BinaryOp { left, op, right } => self.binary(left, op, right),
+            Expr::Function(f) => self.function(f),
+            Expr::Cast {
+                expr: inner,
+                data_type,
+                ..
+            } => {
+                let ty = SqlType::from_sql(data_type).ok()?;
+                let inner = match strip(inner) {
+                    Expr::Value(v) if is_string(&v.value) => return string_const(&v.value, ty),
+                    other => self.expr(other)?,
+                };
+                let (oid, typmod) = builtin::type_oid_and_typmod(ty);
+                Some(Printed {
+                    text: self.cast_text(&inner, &builtin::format_type(oid, Some(typmod))),
+                    ty: Some(ty),
+                    operator: false,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// An operand: an operator expression in parentheses (plain output has them already).
+    fn operand(&self, p: &Printed) -> String {
+        if p.operator && self.pretty {
+            format!("({})", p.text)
+        } else {
+            p.text.clone()
+        }
+    }
+
+    /// `x::type`; plain output puts the operand in parentheses, `(x)::type`.
+    fn cast_text(&self, p: &Printed, type_name: &str) -> String {
+        if self.pretty {
+            format!("{}::{type_name}", self.operand(p))
+        } else {
+            format!("({})::{type_name}", p.text)
+        }
+    }
+
+    /// The type an integer or numeric operator computes in, and how each operand reaches it.
+    fn binary(&self, left: &Expr, op: &BinaryOperator, right: &Expr) -> Option<Printed> {
+        let symbol = match op {
+            BinaryOperator::Plus => "+",
+            BinaryOperator::Minus => "-",
+            BinaryOperator::Multiply => "*",
+            BinaryOperator::Divide => "/",
+            BinaryOperator::Modulo => "%",
+            BinaryOperator::StringConcat => "||",
+            _ => return None,
+        };
+        let (l, r) = (self.expr(left)?, self.expr(right)?);
+        let wrap = |text: String| {
+            if self.pretty {
+                text
+            } else {
+                format!("({text})")
+            }
+        };
+        if symbol == "||" {
+            return Some(Printed {
+                text: wrap(format!("{} || {}", self.operand(&l), self.operand(&r))),
+                ty: Some(SqlType::Text),
+                operator: true,
+            });
+        }
+        let (lt, rt) = (l.ty?, r.ty?);
+        let rank = |t: SqlType| match t {
+            SqlType::SmallInt => Some(1),
+            SqlType::Int => Some(2),
+            SqlType::BigInt => Some(3),
+            SqlType::Numeric { .. } => Some(4),
+            SqlType::Real | SqlType::Double => Some(5),
+            _ => None,
+        };
+        let (lr, rr) = (rank(lt)?, rank(rt)?);
+        let wide = if lr >= rr { lt } else { rt };
+        // PostgreSQL has cross-type integer + - * /, but % (and numeric or float operators) needs
+        // both operands in one type: the narrower one is cast, and the cast is printed.
+        let cross_type_ok = symbol != "%" && lr <= 3 && rr <= 3;
+        let show = |p: &Printed, rank_of: i32| -> String {
+            if cross_type_ok || rank_of == lr.max(rr) {
+                self.operand(p)
+            } else {
+                let (oid, _) = builtin::type_oid_and_typmod(wide);
+                self.cast_text(p, &builtin::format_type(oid, Some(-1)))
+            }
+        };
+        Some(Printed {
+            text: wrap(format!("{} {symbol} {}", show(&l, lr), show(&r, rr))),
+            ty: Some(wide),
+            operator: true,
+        })
+    }
+
+    fn function(&self, f: &sqlparser::ast::Function) -> Option<Printed> {
+        let name = object_name(&f.name);
+        let args = plain_args(f).ok()?;
+        if args.is_empty()
+            && matches!(f.args, sqlparser::ast::FunctionArguments::None)
+            && matches!(
+                name.as_str(),
+                "current_timestamp" | "localtimestamp" | "current_user" | "session_user"
+            )
+        {
+            return Some(Printed {
+                text: name.to_uppercase(),
+                ty: Some(SqlType::TimestampTz),
+                operator: false,
+            });
+        }
+        let printed_args = args
+            .iter()
+            .map(|a| match (name.as_str(), strip(a)) {
+                ("nextval" | "currval", Expr::Value(v)) if is_string(&v.value) => {
+                    let AstValue::SingleQuotedString(s) = &v.value else {
+                        return None;
+                    };
+                    Some(format!("'{}'::regclass", s.replace('\'', "''")))
+                }
+                (_, other) => self.expr(other).map(|p| p.text),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let ty = match name.as_str() {
+            "now" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => {
+                Some(SqlType::TimestampTz)
+            }
+            "gen_random_uuid" | "uuidv7" | "uuid_generate_v4" | "uuid_generate_v7" => {
+                Some(SqlType::Uuid)
+            }
+            "nextval" | "currval" | "lastval" | "bit_reverse" => Some(SqlType::BigInt),
+            _ => None,
+        };
+        Some(Printed {
+            text: format!("{name}({})", printed_args.join(", ")),
+            ty,
+            operator: false,
+        })
     }
 }
 
@@ -80,64 +258,6 @@ fn is_string(v: &AstValue) -> bool {
 /// Whether two column types are one PostgreSQL type (modifiers aside).
 fn same_type(a: SqlType, b: SqlType) -> bool {
     a.pg_oid() == b.pg_oid()
-}
-
-fn expr(e: &Expr, columns: &[(String, SqlType)]) -> Option<Printed> {
-    match e {
-        Expr::Nested(inner) => expr(inner, columns),
-        Expr::Identifier(ident) => {
-            let name = fold(ident);
-            let ty = columns.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)?;
-            Some(Printed {
-                text: quote_ident(&name),
-                ty: Some(ty),
-                operator: false,
-            })
-        }
-        Expr::Value(v) => literal(&v.value),
-        Expr::UnaryOp {
-            op: UnaryOperator::Minus,
-            expr: inner,
-        } => match strip(inner) {
-            Expr::Value(v) => match &v.value {
-                AstValue::Number(n, _) => number(&format!("-{n}")),
-                _ => None,
-            },
-            _ => None,
-        },
-        Expr::BinaryOp { left, op, right } => binary(left, op, right, columns),
-        Expr::Function(f) => function(f, columns),
-        Expr::Cast {
-            expr: inner,
-            data_type,
-            ..
-        } => {
-            let ty = SqlType::from_sql(data_type).ok()?;
-            let inner = match strip(inner) {
-                Expr::Value(v) if is_string(&v.value) => return string_const(&v.value, ty),
-                other => expr(other, columns)?,
-            };
-            let (oid, typmod) = builtin::type_oid_and_typmod(ty);
-            Some(Printed {
-                text: format!(
-                    "{}::{}",
-                    parenthesised(&inner),
-                    builtin::format_type(oid, Some(typmod))
-                ),
-                ty: Some(ty),
-                operator: false,
-            })
-        }
-        _ => None,
-    }
-}
-
-fn parenthesised(p: &Printed) -> String {
-    if p.operator {
-        format!("({})", p.text)
-    } else {
-        p.text.clone()
-    }
 }
 
 fn literal(v: &AstValue) -> Option<Printed> {
@@ -238,108 +358,6 @@ fn text_of_bool(v: &Value) -> String {
         Value::Bool(true) => "true".into(),
         _ => "false".into(),
     }
-}
-
-/// The type an integer or numeric operator computes in, and how each operand reaches it.
-fn binary(
-    left: &Expr,
-    op: &BinaryOperator,
-    right: &Expr,
-    columns: &[(String, SqlType)],
-) -> Option<Printed> {
-    let symbol = match op {
-        BinaryOperator::Plus => "+",
-        BinaryOperator::Minus => "-",
-        BinaryOperator::Multiply => "*",
-        BinaryOperator::Divide => "/",
-        BinaryOperator::Modulo => "%",
-        BinaryOperator::StringConcat => "||",
-        _ => return None,
-    };
-    let (l, r) = (expr(left, columns)?, expr(right, columns)?);
-    if symbol == "||" {
-        return Some(Printed {
-            text: format!("{} || {}", parenthesised(&l), parenthesised(&r)),
-            ty: Some(SqlType::Text),
-            operator: true,
-        });
-    }
-    let (lt, rt) = (l.ty?, r.ty?);
-    let rank = |t: SqlType| match t {
-        SqlType::SmallInt => Some(1),
-        SqlType::Int => Some(2),
-        SqlType::BigInt => Some(3),
-        SqlType::Numeric { .. } => Some(4),
-        SqlType::Real | SqlType::Double => Some(5),
-        _ => None,
-    };
-    let (lr, rr) = (rank(lt)?, rank(rt)?);
-    let wide = if lr >= rr { lt } else { rt };
-    // PostgreSQL has cross-type integer + - * /, but % (and numeric or float operators) needs
-    // both operands in one type: the narrower one is cast, and the cast is printed.
-    let cross_type_ok = symbol != "%" && lr <= 3 && rr <= 3;
-    let show = |p: &Printed, rank_of: i32| -> String {
-        if cross_type_ok || rank_of == lr.max(rr) {
-            parenthesised(p)
-        } else {
-            let (oid, _) = builtin::type_oid_and_typmod(wide);
-            format!(
-                "{}::{}",
-                parenthesised(p),
-                builtin::format_type(oid, Some(-1))
-            )
-        }
-    };
-    Some(Printed {
-        text: format!("{} {symbol} {}", show(&l, lr), show(&r, rr)),
-        ty: Some(wide),
-        operator: true,
-    })
-}
-
-fn function(f: &sqlparser::ast::Function, columns: &[(String, SqlType)]) -> Option<Printed> {
-    let name = object_name(&f.name);
-    let args = plain_args(f).ok()?;
-    if args.is_empty()
-        && matches!(f.args, sqlparser::ast::FunctionArguments::None)
-        && matches!(
-            name.as_str(),
-            "current_timestamp" | "localtimestamp" | "current_user" | "session_user"
-        )
-    {
-        return Some(Printed {
-            text: name.to_uppercase(),
-            ty: Some(SqlType::TimestampTz),
-            operator: false,
-        });
-    }
-    let printed_args = args
-        .iter()
-        .map(|a| match (name.as_str(), strip(a)) {
-            ("nextval" | "currval", Expr::Value(v)) if is_string(&v.value) => {
-                let AstValue::SingleQuotedString(s) = &v.value else {
-                    return None;
-                };
-                Some(format!("'{}'::regclass", s.replace('\'', "''")))
-            }
-            (_, other) => expr(other, columns).map(|p| p.text),
-        })
-        .collect::<Option<Vec<_>>>()?;
-    let ty = match name.as_str() {
-        "now" | "transaction_timestamp" | "statement_timestamp" | "clock_timestamp" => {
-            Some(SqlType::TimestampTz)
-        }
-        "gen_random_uuid" | "uuidv7" | "uuid_generate_v4" | "uuid_generate_v7" => {
-            Some(SqlType::Uuid)
-        }
-        "nextval" | "currval" | "lastval" | "bit_reverse" => Some(SqlType::BigInt),
-        _ => None,
-    };
-    Some(Printed {
-        text: format!("{name}({})", printed_args.join(", ")),
-        ty,
-        operator: false,
-    })
 }
 
 /// `quote_ident`: a name as SQL must write it (quoted unless it is lower case letters,
@@ -543,7 +561,6 @@ fn quoted_list(columns: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{Column, KeyGen};
 
     /// Each case is what PostgreSQL 15 printed for the same DEFAULT (\d of a table made
     /// with every one of them).
@@ -593,36 +610,61 @@ mod tests {
             ),
         ];
         for (text, ty, want) in cases {
-            assert_eq!(default(text, *ty), *want, "DEFAULT {text} on {ty:?}");
+            assert_eq!(
+                expression(text, *ty, &[], true),
+                *want,
+                "DEFAULT {text} on {ty:?}"
+            );
         }
+        // information_schema's (plain) form differs for operators only.
+        assert_eq!(expression("2 + 3", SqlType::Int, &[], false), "(2 + 3)");
+        assert_eq!(
+            expression("nextval('s')", SqlType::BigInt, &[], false),
+            "nextval('s'::regclass)"
+        );
     }
 
     #[test]
     fn generated_columns_show_the_casts_postgresql_adds() {
-        let column = |name: &str, ty| Column {
-            name: name.into(),
-            ty,
-            not_null: false,
-            default: None,
-            generated: None,
-        };
-        let schema = TableSchema {
-            columns: vec![
-                column("id", SqlType::BigInt),
-                column("d", SqlType::Int),
-                column("e", SqlType::SmallInt),
-            ],
-            key: Vec::new(),
-            keygen: KeyGen::RowId,
-        };
-        let cases: &[(&str, SqlType, &str)] = &[
-            ("id % 8", SqlType::SmallInt, "(id % 8::bigint)"),
-            ("id % 4", SqlType::BigInt, "id % 4::bigint"),
-            ("d % 4", SqlType::Int, "d % 4"),
-            ("e % 4", SqlType::SmallInt, "(e::integer % 4)"),
+        let columns = [
+            ("id".to_string(), SqlType::BigInt),
+            ("d".to_string(), SqlType::Int),
+            ("e".to_string(), SqlType::SmallInt),
         ];
-        for (text, ty, want) in cases {
-            assert_eq!(generated(text, *ty, &schema), *want, "{text} as {ty:?}");
+        // (expression, column type, pretty, plain): PostgreSQL 15's pg_get_expr with and
+        // without its pretty flag (\d and information_schema.columns).
+        let cases: &[(&str, SqlType, &str, &str)] = &[
+            (
+                "id % 8",
+                SqlType::SmallInt,
+                "(id % 8::bigint)",
+                "(id % (8)::bigint)",
+            ),
+            (
+                "id % 4",
+                SqlType::BigInt,
+                "id % 4::bigint",
+                "(id % (4)::bigint)",
+            ),
+            ("d % 4", SqlType::Int, "d % 4", "(d % 4)"),
+            (
+                "e % 4",
+                SqlType::SmallInt,
+                "(e::integer % 4)",
+                "((e)::integer % 4)",
+            ),
+        ];
+        for (text, ty, pretty, plain) in cases {
+            assert_eq!(
+                expression(text, *ty, &columns, true),
+                *pretty,
+                "{text} as {ty:?}"
+            );
+            assert_eq!(
+                expression(text, *ty, &columns, false),
+                *plain,
+                "{text} as {ty:?}"
+            );
         }
     }
 

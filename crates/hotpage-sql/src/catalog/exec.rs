@@ -6,7 +6,7 @@ use super::Catalog;
 use super::compile::visit_columns;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions;
-use super::plan::{Body, FromItem, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
+use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
 use super::types::{self, CType, Datum};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::SqlDatabase;
@@ -109,7 +109,7 @@ impl<'a> Exec<'a> {
             }
         };
         if !q.order.is_empty() {
-            let keyed: Vec<(Rows, Vec<Datum>)> =
+            let keyed: Vec<(Vec<Datum>, Vec<Datum>)> =
                 rows.into_iter().map(|r| (Vec::new(), r)).collect();
             rows = sort_rows(keyed, &q.order);
         }
@@ -156,30 +156,7 @@ impl<'a> Exec<'a> {
             if rows.is_empty() {
                 break;
             }
-            let lateral = matches!(step.item, FromItem::Function(..));
-            let shared = if lateral {
-                None
-            } else {
-                Some(self.item_rows(&step.item, width, s.level, outer)?)
-            };
-            let mut next = Vec::new();
-            for left in rows {
-                let right = match &shared {
-                    Some(right) => Rc::clone(right),
-                    None => {
-                        let env = Env::new(&left, s.level, outer);
-                        Rc::new(self.function_rows(&step.item, &env)?)
-                    }
-                };
-                for r in right.iter() {
-                    let mut combined = left.clone();
-                    combined.extend(r.iter().cloned());
-                    if self.all_hold(&step.filters, &Env::new(&combined, s.level, outer))? {
-                        next.push(combined);
-                    }
-                }
-            }
-            rows = next;
+            rows = self.join_step(rows, step, width, s.level, outer)?;
             width += step.item.width();
         }
         if let Some(grouping) = &s.grouping {
@@ -199,13 +176,129 @@ impl<'a> Exec<'a> {
                     keys.push(self.eval(e, &env)?);
                 }
             }
-            out.push((vec![keys], items));
+            out.push((keys, items));
         }
         if s.distinct {
             let mut seen = HashSet::new();
             out.retain(|(_, items)| seen.insert(format!("{items:?}")));
         }
         Ok(sort_rows(out, &s.order))
+    }
+
+    /// Joins the rows so far with one more FROM item, keeping the combinations its WHERE
+    /// conjuncts accept. An equality between the two sides is answered from a hash of the
+    /// item's rows rather than by trying every pair.
+    fn join_step(
+        &mut self,
+        rows: Rows,
+        step: &FromStep,
+        width: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let lateral = matches!(step.item, FromItem::Function(..));
+        let shared = if lateral {
+            None
+        } else {
+            Some(self.item_rows(&step.item, width, level, outer)?)
+        };
+        let conds: Vec<&CExpr> = step.filters.iter().collect();
+        let end = width + step.item.width();
+        let probe = match &shared {
+            Some(rights) => self.build_probe(&conds, rights, width, end, level, outer)?,
+            None => None,
+        };
+        let mut next = Vec::new();
+        for left in rows {
+            let right = match &shared {
+                Some(right) => Rc::clone(right),
+                None => {
+                    let env = Env::new(&left, level, outer);
+                    Rc::new(self.function_rows(&step.item, &env)?)
+                }
+            };
+            let candidates =
+                self.candidates(probe.as_ref(), &left, 0, right.len(), level, outer)?;
+            for i in candidates {
+                let mut combined = left.clone();
+                combined.extend(right[i].iter().cloned());
+                if self.all_hold(&step.filters, &Env::new(&combined, level, outer))? {
+                    next.push(combined);
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    /// A hash of `rights` on the right side of the first equality in `conds` whose sides
+    /// read the left columns (`< split`) and the right ones (`split..end`) respectively.
+    fn build_probe<'p>(
+        &mut self,
+        conds: &[&'p CExpr],
+        rights: &Rows,
+        split: usize,
+        end: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Option<Probe<'p>>> {
+        for cond in conds {
+            let ExprKind::Compare(CmpOp::Eq, a, b) = &cond.kind else {
+                continue;
+            };
+            if !hashable(a.ty, b.ty) {
+                continue;
+            }
+            let (left_key, right_key) =
+                if reads_within(a, level, 0, split) && reads_within(b, level, split, end) {
+                    (a.as_ref(), b.as_ref())
+                } else if reads_within(b, level, 0, split) && reads_within(a, level, split, end) {
+                    (b.as_ref(), a.as_ref())
+                } else {
+                    continue;
+                };
+            let mut buckets: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, row) in rights.iter().enumerate() {
+                let env = Env {
+                    row,
+                    offset: split,
+                    level,
+                    parent: outer,
+                };
+                let key = self.eval(right_key, &env)?;
+                if !key.is_null() {
+                    buckets.entry(hash_key(&key)).or_default().push(i);
+                }
+            }
+            return Ok(Some(Probe { left_key, buckets }));
+        }
+        Ok(None)
+    }
+
+    /// The right rows a left row may join: those in its probe bucket, or all.
+    fn candidates(
+        &mut self,
+        probe: Option<&Probe<'_>>,
+        left: &[Datum],
+        left_offset: usize,
+        count: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Vec<usize>> {
+        let Some(probe) = probe else {
+            return Ok((0..count).collect());
+        };
+        let env = Env {
+            row: left,
+            offset: left_offset,
+            level,
+            parent: outer,
+        };
+        let key = self.eval(probe.left_key, &env)?;
+        Ok(probe
+            .buckets
+            .get(&hash_key(&key))
+            .cloned()
+            .unwrap_or_default())
     }
 
     fn holds(&mut self, e: &CExpr, env: &Env) -> SqlResult<bool> {
@@ -303,6 +396,15 @@ impl<'a> Exec<'a> {
         } else {
             Some(self.item_rows(right, offset + left_width, level, outer)?)
         };
+        let mut conds = Vec::new();
+        if let Some(on) = on {
+            conjuncts(on, &mut conds);
+        }
+        let (split, end) = (offset + left_width, offset + left_width + right_width);
+        let probe = match &shared {
+            Some(rights) => self.build_probe(&conds, rights, split, end, level, outer)?,
+            None => None,
+        };
         let mut out = Vec::new();
         let mut right_matched: Vec<bool> = shared
             .as_ref()
@@ -321,9 +423,11 @@ impl<'a> Exec<'a> {
                 }
             };
             let mut matched = false;
-            for (i, r) in rights.iter().enumerate() {
+            let candidates =
+                self.candidates(probe.as_ref(), l, offset, rights.len(), level, outer)?;
+            for i in candidates {
                 let mut combined = l.clone();
-                combined.extend(r.iter().cloned());
+                combined.extend(rights[i].iter().cloned());
                 let env = Env {
                     row: &combined,
                     offset,
@@ -403,8 +507,8 @@ impl<'a> Exec<'a> {
         }
         let mut out = Vec::with_capacity(groups.len());
         for (mut keys, accs) in groups {
-            for (acc, spec) in accs.into_iter().zip(&grouping.aggs) {
-                keys.push(acc.finish(spec, self.catalog)?);
+            for acc in accs {
+                keys.push(acc.finish());
             }
             if let Some(having) = &grouping.having
                 && !self.holds(having, &Env::new(&keys, level, outer))?
@@ -464,19 +568,7 @@ impl<'a> Exec<'a> {
                 let (x, y) = (self.eval(a, env)?, self.eval(b, env)?);
                 arith(*op, x, y, e.ty)?
             }
-            K::Neg(a) => match self.eval(a, env)? {
-                Datum::Null => Datum::Null,
-                Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(|| {
-                    SqlError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
-                })?),
-                Datum::Float(f) => Datum::Float(-f),
-                other => Datum::from_value(
-                    other
-                        .to_value()
-                        .ok_or_else(|| SqlError::unsupported("minus on an array"))?
-                        .neg()?,
-                ),
-            },
+            K::Neg(a) => negate(self.eval(a, env)?)?,
             K::Concat(a, b, strings) => self.concat(a, b, *strings, env)?,
             K::Regex {
                 expr,
@@ -496,6 +588,42 @@ impl<'a> Exec<'a> {
                 let (s, p) = (self.eval(expr, env)?, self.eval(pattern, env)?);
                 self.regex_match(s, p, *negated, *case_insensitive, true)?
             }
+            K::InList(..)
+            | K::InSubquery(..)
+            | K::Exists(_)
+            | K::ScalarSubquery(_)
+            | K::ArraySubquery(_)
+            | K::Array(_)
+            | K::AnyArray(..)
+            | K::Case { .. } => self.eval_compound(e, env)?,
+            K::Cast(inner) => {
+                let value = self.eval(inner, env)?;
+                types::cast(value, inner.ty, e.ty, self.catalog)?
+            }
+            K::Subscript(array, index) => {
+                let (arr, i) = (self.eval(array, env)?, self.eval(index, env)?);
+                match (arr, i) {
+                    (Datum::Array(items), Datum::Int(i)) if i >= 1 => {
+                        items.get(i as usize - 1).cloned().unwrap_or(Datum::Null)
+                    }
+                    _ => Datum::Null,
+                }
+            }
+            K::Call(func, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.eval(arg, env)?);
+                }
+                let types: Vec<CType> = args.iter().map(|a| a.ty).collect();
+                functions::call(self, *func, values, &types)?
+            }
+        })
+    }
+
+    /// IN, subqueries, arrays, ANY/ALL and CASE.
+    fn eval_compound(&mut self, e: &CExpr, env: &Env) -> SqlResult<Datum> {
+        use ExprKind as K;
+        Ok(match &e.kind {
             K::InList(a, items, negated) => {
                 let x = self.eval(a, env)?;
                 let mut values = Vec::with_capacity(items.len());
@@ -552,27 +680,7 @@ impl<'a> Exec<'a> {
                 whens,
                 otherwise,
             } => self.case(operand.as_deref(), whens, otherwise.as_deref(), env)?,
-            K::Cast(inner) => {
-                let value = self.eval(inner, env)?;
-                types::cast(value, inner.ty, e.ty, self.catalog)?
-            }
-            K::Subscript(array, index) => {
-                let (arr, i) = (self.eval(array, env)?, self.eval(index, env)?);
-                match (arr, i) {
-                    (Datum::Array(items), Datum::Int(i)) if i >= 1 => {
-                        items.get(i as usize - 1).cloned().unwrap_or(Datum::Null)
-                    }
-                    _ => Datum::Null,
-                }
-            }
-            K::Call(func, args) => {
-                let mut values = Vec::with_capacity(args.len());
-                for arg in args {
-                    values.push(self.eval(arg, env)?);
-                }
-                let types: Vec<CType> = args.iter().map(|a| a.ty).collect();
-                functions::call(self, *func, values, &types)?
-            }
+            _ => return Err(SqlError::internal("eval_compound of a simple expression")),
         })
     }
 
@@ -700,6 +808,62 @@ impl<'a> Exec<'a> {
             })
             .collect()
     }
+}
+
+/// A hash of one side of an equi-join: the other side's key expression, and the rows of
+/// this side by key.
+struct Probe<'p> {
+    left_key: &'p CExpr,
+    buckets: HashMap<String, Vec<usize>>,
+}
+
+/// Whether equal values of the two types hash alike (same kind of datum).
+fn hashable(a: CType, b: CType) -> bool {
+    a == b || (a.is_integer_like() && b.is_integer_like()) || (a.is_text_like() && b.is_text_like())
+}
+
+/// A datum as a hash key: equal SQL values of hashable types give equal keys.
+fn hash_key(d: &Datum) -> String {
+    match d {
+        Datum::Int(i) => format!("i{i}"),
+        Datum::Text(s) => format!("t{s}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Whether every column of `level` that `e` reads is in `lo..hi`.
+fn reads_within(e: &CExpr, level: usize, lo: usize, hi: usize) -> bool {
+    let mut inside = true;
+    visit_columns(e, &mut |l, i| inside &= l != level || (lo..hi).contains(&i));
+    inside
+}
+
+/// The AND-ed parts of a condition.
+fn conjuncts<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
+    match &e.kind {
+        ExprKind::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// Unary minus.
+fn negate(d: Datum) -> SqlResult<Datum> {
+    Ok(match d {
+        Datum::Null => Datum::Null,
+        Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(|| {
+            SqlError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
+        })?),
+        Datum::Float(f) => Datum::Float(-f),
+        other => Datum::from_value(
+            other
+                .to_value()
+                .ok_or_else(|| SqlError::unsupported("minus on an array"))?
+                .neg()?,
+        ),
+    })
 }
 
 /// SQL's three-valued truth of a condition's value.
@@ -868,7 +1032,7 @@ fn set_operation(op: SetOperator, all: bool, left: Rows, right: Rows) -> Rows {
 
 /// Sorts (expression keys, output row) pairs by ORDER BY; returns the rows. ASC puts
 /// NULLs last and DESC first, unless NULLS FIRST/LAST says otherwise.
-fn sort_rows(mut keyed: Vec<(Rows, Vec<Datum>)>, order: &[SortKey]) -> Rows {
+fn sort_rows(mut keyed: Vec<(Vec<Datum>, Vec<Datum>)>, order: &[SortKey]) -> Rows {
     if !order.is_empty() {
         keyed.sort_by(|(ka, a), (kb, b)| {
             let mut expr_key = 0;
@@ -876,10 +1040,7 @@ fn sort_rows(mut keyed: Vec<(Rows, Vec<Datum>)>, order: &[SortKey]) -> Rows {
                 let (x, y) = match &key.by {
                     SortBy::Output(i) => (a.get(*i), b.get(*i)),
                     SortBy::Expr(_) => {
-                        let pair = (
-                            ka.first().and_then(|k| k.get(expr_key)),
-                            kb.first().and_then(|k| k.get(expr_key)),
-                        );
+                        let pair = (ka.get(expr_key), kb.get(expr_key));
                         expr_key += 1;
                         pair
                     }
@@ -1029,10 +1190,9 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self, spec: &AggSpec, catalog: &Catalog) -> SqlResult<Datum> {
-        let _ = catalog;
-        Ok(match self {
-            Accumulator::Distinct(_, inner) => inner.finish(spec, catalog)?,
+    fn finish(self) -> Datum {
+        match self {
+            Accumulator::Distinct(_, inner) => inner.finish(),
             Accumulator::Count(n) => Datum::Int(n),
             Accumulator::Sum(sum) | Accumulator::Extreme(sum) => sum.unwrap_or(Datum::Null),
             Accumulator::Avg(_, 0) => Datum::Null,
@@ -1040,14 +1200,6 @@ impl Accumulator {
             Accumulator::StringAgg(s) => s.map_or(Datum::Null, Datum::Text),
             Accumulator::ArrayAgg(items) => items.map_or(Datum::Null, Datum::Array),
             Accumulator::Bool(b) => b.map_or(Datum::Null, Datum::Bool),
-        })
+        }
     }
-}
-
-/// Whether any column of `level` is read by `e` (used to tell lateral function items).
-#[allow(dead_code)]
-pub(crate) fn reads_level(e: &CExpr, level: usize) -> bool {
-    let mut found = false;
-    visit_columns(e, &mut |l, _| found |= l == level);
-    found
 }

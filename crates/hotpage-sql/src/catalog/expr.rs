@@ -158,3 +158,59 @@ pub(crate) struct AggSpec {
     pub distinct: bool,
     pub ty: CType,
 }
+
+impl CExpr {
+    /// Calls `f` on this expression and on every expression inside it, those of its
+    /// subqueries included.
+    pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        use ExprKind as K;
+        f(self);
+        match &self.kind {
+            K::Const(_) | K::Column { .. } | K::Param(_) => {}
+            K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => a.walk(f),
+            K::And(a, b)
+            | K::Or(a, b)
+            | K::Compare(_, a, b)
+            | K::Distinct(a, b, _)
+            | K::Arith(_, a, b)
+            | K::Concat(a, b, _)
+            | K::Subscript(a, b)
+            | K::AnyArray(a, _, b, _)
+            | K::Regex {
+                expr: a,
+                pattern: b,
+                ..
+            }
+            | K::Like {
+                expr: a,
+                pattern: b,
+                ..
+            } => {
+                a.walk(f);
+                b.walk(f);
+            }
+            K::InList(a, items, _) => {
+                a.walk(f);
+                items.iter().for_each(|i| i.walk(f));
+            }
+            K::InSubquery(a, sub, _) => {
+                a.walk(f);
+                sub.plan.walk(f);
+            }
+            K::Exists(sub) | K::ScalarSubquery(sub) | K::ArraySubquery(sub) => sub.plan.walk(f),
+            K::Array(items) | K::Call(_, items) => items.iter().for_each(|i| i.walk(f)),
+            K::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                operand.iter().for_each(|o| o.walk(f));
+                for (c, r) in whens {
+                    c.walk(f);
+                    r.walk(f);
+                }
+                otherwise.iter().for_each(|o| o.walk(f));
+            }
+        }
+    }
+}

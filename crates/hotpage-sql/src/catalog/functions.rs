@@ -253,8 +253,18 @@ pub(crate) fn call(
             }
             _ => Datum::Null,
         },
-        F::GetExpr => Datum::Text(text(0)),
-        F::GetIndexDef => index_def(catalog, oid(0), args.get(1).and_then(Datum::as_int)),
+        F::GetExpr => get_expr(
+            catalog,
+            &text(0),
+            oid(1),
+            args.get(2) == Some(&Datum::Bool(true)),
+        )?,
+        F::GetIndexDef => index_def(
+            catalog,
+            oid(0),
+            args.get(1).and_then(Datum::as_int),
+            args.get(2) == Some(&Datum::Bool(true)),
+        ),
         F::GetConstraintDef => catalog
             .constraint_def(oid(0))
             .map_or(Datum::Null, Datum::Text),
@@ -310,6 +320,20 @@ pub(crate) fn call(
     })
 }
 
+/// `pg_get_expr(adbin, relid[, pretty])`: the expression an `adbin` of hotpage's stands
+/// for, printed from the catalog.
+fn get_expr(catalog: &super::Catalog, tree: &str, relid: u32, pretty: bool) -> SqlResult<Datum> {
+    let attnum = super::rows::node_tree_attnum(tree).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            format!("pg_get_expr: \"{tree}\" is not an expression tree of hotpage's"),
+        )
+    })?;
+    Ok(catalog
+        .expr_text(relid, attnum, pretty)
+        .map_or(Datum::Null, Datum::Text))
+}
+
 /// `version()`.
 pub(crate) fn version() -> String {
     format!(
@@ -319,7 +343,7 @@ pub(crate) fn version() -> String {
     )
 }
 
-fn index_def(catalog: &super::Catalog, oid: u32, column: Option<i64>) -> Datum {
+fn index_def(catalog: &super::Catalog, oid: u32, column: Option<i64>, pretty: bool) -> Datum {
     match column {
         Some(c) if c > 0 => catalog
             .model
@@ -329,7 +353,7 @@ fn index_def(catalog: &super::Catalog, oid: u32, column: Option<i64>) -> Datum {
                 Datum::Text(super::deparse::quote_ident(&a.name))
             }),
         _ => catalog
-            .index_def(oid, true)
+            .index_def(oid, pretty)
             .map_or(Datum::Null, Datum::Text),
     }
 }

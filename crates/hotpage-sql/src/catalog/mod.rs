@@ -176,8 +176,18 @@ pub(crate) fn plan(query: &Query) -> SqlResult<CatalogPlan> {
             ty: ty.output_type(),
         })
         .collect();
-    let param_types = compiler
-        .params
+    // A parameter's type is the one its context gave it (`oid` for `t.oid = $1`).
+    let mut params = compiler.params.clone();
+    planned.walk(&mut |e| {
+        if let expr::ExprKind::Param(i) = e.kind
+            && e.ty != CType::Unknown
+            && let Some(slot) = params.get_mut(i)
+            && slot.is_none()
+        {
+            *slot = Some(e.ty);
+        }
+    });
+    let param_types = params
         .iter()
         .map(|p| Some(p.map_or(SqlType::Text, CType::output_type)))
         .collect();
@@ -291,16 +301,36 @@ impl Catalog {
         }
     }
 
-    /// `pg_get_indexdef(index)`: the table qualified with its schema unless visible.
-    pub fn index_def(&self, oid: u32, _pretty: bool) -> Option<String> {
+    /// `pg_get_indexdef(index)`: the table qualified with its schema, or (pretty) only
+    /// when it is not visible, as PostgreSQL prints it.
+    pub fn index_def(&self, oid: u32, pretty: bool) -> Option<String> {
         let index = self.model.indexes.iter().find(|i| i.oid == oid)?;
         let table = self.model.class(index.table)?;
         let columns = self.index_columns(index);
-        Some(deparse::index_def(
-            &index.name,
-            &self.qualified_name(table.oid)?,
-            &columns,
-        ))
+        let table_name = if pretty {
+            self.qualified_name(table.oid)?
+        } else {
+            format!(
+                "{}.{}",
+                deparse::quote_ident(&self.namespace_text(table.namespace)),
+                deparse::quote_ident(&table.name)
+            )
+        };
+        Some(deparse::index_def(&index.name, &table_name, &columns))
+    }
+
+    /// Column `attnum` of relation `relid`'s DEFAULT (or generation expression), as
+    /// `pg_get_expr` prints it, pretty or plain.
+    pub fn expr_text(&self, relid: u32, attnum: usize, pretty: bool) -> Option<String> {
+        let class = self.model.class(relid)?;
+        let attr = class.columns.get(attnum.checked_sub(1)?)?;
+        let text = attr.default.as_deref()?;
+        let columns: Vec<(String, SqlType)> = class
+            .columns
+            .iter()
+            .filter_map(|a| a.sql_type.map(|t| (a.name.clone(), t)))
+            .collect();
+        Some(deparse::expression(text, attr.sql_type?, &columns, pretty))
     }
 
     /// `pg_get_constraintdef(constraint)`.

@@ -12,7 +12,6 @@
 //! place in it from `USER_METADATA_OIDS`.
 
 use super::builtin::{self, BTREE_AM, HEAP_AM, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
-use super::deparse;
 use super::types::{CType, INT8};
 use super::{RelationKind, Schema, defs};
 use crate::ddl;
@@ -39,8 +38,11 @@ pub(crate) struct Attr {
     pub type_oid: u32,
     pub typmod: i32,
     pub not_null: bool,
-    /// The DEFAULT (or a generated column's expression) as `pg_get_expr` prints it.
+    /// The DEFAULT (or a generated column's expression) as the CREATE TABLE wrote it:
+    /// `pg_get_expr` prints it in PostgreSQL's words (`deparse`).
     pub default: Option<String>,
+    /// A user table column's SQL type (the deparser types expressions by it).
+    pub sql_type: Option<SqlType>,
     /// `a` (GENERATED ALWAYS AS IDENTITY), `d` (BY DEFAULT), or 0.
     pub identity: u8,
     /// `s` for a stored generated column, or 0.
@@ -213,9 +215,9 @@ impl Model {
                     _ => 0,
                 };
                 let (default, generated) = match (&column.generated, &column.default) {
-                    (Some(expr), _) => (Some(deparse::generated(expr, column.ty, schema)), b's'),
+                    (Some(expr), _) => (Some(expr.clone()), b's'),
                     (None, Some(_)) if identity != 0 => (None, 0),
-                    (None, Some(expr)) => (Some(deparse::default(expr, column.ty)), 0),
+                    (None, Some(expr)) => (Some(expr.clone()), 0),
                     (None, None) => (None, 0),
                 };
                 Attr {
@@ -224,6 +226,7 @@ impl Model {
                     typmod,
                     not_null: column.not_null || in_key || identity != 0,
                     default,
+                    sql_type: Some(column.ty),
                     identity,
                     generated,
                     collation: collation_of(column.ty),
@@ -413,6 +416,7 @@ fn catalog_attr(name: &str, ty: CType) -> Attr {
         typmod,
         not_null: false,
         default: None,
+        sql_type: None,
         identity: 0,
         generated: 0,
         collation: match ty {

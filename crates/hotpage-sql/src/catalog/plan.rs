@@ -107,7 +107,66 @@ pub(crate) enum JoinKind {
     Full,
 }
 
+impl QueryPlan {
+    /// Calls `f` on every expression of the query, its subqueries' included.
+    pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        match &self.body {
+            Body::Select(s) => s.walk(f),
+            Body::SetOp { left, right, .. } => {
+                left.walk(f);
+                right.walk(f);
+            }
+        }
+        for key in &self.order {
+            if let SortBy::Expr(e) = &key.by {
+                e.walk(f);
+            }
+        }
+        self.limit
+            .iter()
+            .chain(&self.offset)
+            .for_each(|e| e.walk(f));
+    }
+}
+
+impl SelectPlan {
+    fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        for step in &self.from {
+            step.item.walk(f);
+            step.filters.iter().for_each(|e| e.walk(f));
+        }
+        self.prefilter
+            .iter()
+            .chain(&self.items)
+            .for_each(|e| e.walk(f));
+        if let Some(g) = &self.grouping {
+            g.keys.iter().chain(&g.having).for_each(|e| e.walk(f));
+            g.aggs.iter().flat_map(|a| &a.args).for_each(|e| e.walk(f));
+        }
+        for key in &self.order {
+            if let SortBy::Expr(e) = &key.by {
+                e.walk(f);
+            }
+        }
+    }
+}
+
 impl FromItem {
+    fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        match self {
+            FromItem::Relation(_) | FromItem::View(..) => {}
+            FromItem::Function(_, args) => args.iter().for_each(|e| e.walk(f)),
+            FromItem::Subquery(q) => q.walk(f),
+            FromItem::Join {
+                left, right, on, ..
+            } => {
+                left.walk(f);
+                right.walk(f);
+                on.iter().for_each(|e| e.walk(f));
+            }
+        }
+    }
+
     /// How many columns the item contributes.
     pub fn width(&self) -> usize {
         match self {
@@ -483,7 +542,9 @@ fn figure_name(e: &Expr) -> (String, u8) {
         } => match figure_name(expr) {
             strong @ (_, 2) => strong,
             _ => {
+                // An array type is named after its element type.
                 let name = data_type.to_string().to_lowercase();
+                let name = name.trim_end_matches("[]");
                 let last = name.rsplit('.').next().unwrap_or_default();
                 (last.trim_matches('"').to_string(), 1)
             }

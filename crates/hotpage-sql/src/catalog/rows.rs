@@ -21,10 +21,13 @@ struct Row {
 
 impl Row {
     fn new(def: &'static RelationDef) -> Row {
+        // pg_catalog's columns are mostly NOT NULL; information_schema's are not.
+        let nullable = def.schema == Schema::InformationSchema;
         let values = def
             .columns
             .iter()
             .map(|(_, ty)| match ty {
+                _ if nullable => Datum::Null,
                 CType::Sql(SqlType::Bool) => Datum::Bool(false),
                 CType::Sql(SqlType::Real | SqlType::Double) => Datum::Float(0.0),
                 ty if ty.is_integer_like() => Datum::Int(0),
@@ -186,12 +189,28 @@ fn attrdefs(def: &'static RelationDef, m: &Model) -> Vec<Row> {
                         .int("oid", attrdef_oid(c.oid, i))
                         .int("adrelid", c.oid)
                         .int("adnum", i as i64 + 1)
-                        .text("adbin", default.clone()),
+                        .text("adbin", node_tree(i + 1, default)),
                 );
             }
         }
     }
     rows
+}
+
+/// What `pg_attrdef.adbin` holds: PostgreSQL keeps the analysed expression's node tree;
+/// hotpage keeps which column's expression it is (`pg_get_expr` prints it from the
+/// catalog) and, for people reading it, the SQL text.
+pub(crate) fn node_tree(attnum: usize, text: &str) -> String {
+    format!("{{HOTPAGE_EXPR :attnum {attnum} :text {text:?}}}")
+}
+
+/// The column number in an `adbin` made by [`node_tree`].
+pub(crate) fn node_tree_attnum(tree: &str) -> Option<usize> {
+    tree.strip_prefix("{HOTPAGE_EXPR :attnum ")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn types(def: &'static RelationDef) -> Vec<Row> {
@@ -575,9 +594,10 @@ fn information_columns(def: &'static RelationDef, m: &Model, catalog: &Catalog) 
                 };
                 row = row.text("identity_generation", how);
             }
-            row = match (&a.default, a.generated) {
-                (Some(expr), 0) => row.text("column_default", expr.clone()),
-                (Some(expr), _) => row.text("generation_expression", expr.clone()),
+            let expr = catalog.expr_text(c.oid, i + 1, false);
+            row = match (expr, a.generated) {
+                (Some(expr), 0) => row.text("column_default", expr),
+                (Some(expr), _) => row.text("generation_expression", expr),
                 _ => row,
             };
             rows.push(row);

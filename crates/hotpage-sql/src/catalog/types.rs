@@ -50,6 +50,10 @@ pub(crate) const OID: CType = CType::Sql(SqlType::Oid);
 pub(crate) const CHAR: CType = CType::Sql(SqlType::InternalChar);
 pub(crate) const BYTEA: CType = CType::Sql(SqlType::Bytea);
 pub(crate) const TIMESTAMPTZ: CType = CType::Sql(SqlType::TimestampTz);
+/// information_schema's `character_data`.
+pub(crate) const VARCHAR: CType = CType::Sql(SqlType::Varchar(None));
+/// information_schema's `yes_or_no`.
+pub(crate) const YES_OR_NO: CType = CType::Sql(SqlType::Varchar(Some(3)));
 
 impl CType {
     /// The array type of this element type (PostgreSQL has no arrays of arrays: an array's
@@ -142,11 +146,6 @@ impl CType {
             CType::Unknown => "unknown".into(),
             CType::Array(elem) => format!("{}[]", elem.name()),
         }
-    }
-
-    /// The type a view column of SQL type `ty` has here.
-    pub fn of_sql(ty: SqlType) -> CType {
-        CType::Sql(ty)
     }
 }
 
