@@ -123,9 +123,12 @@ impl SqlType {
         matches!(self, SqlType::Real | SqlType::Double)
     }
 
-    /// Any number: the integers, numeric, real and double precision.
+    /// Any number: the integers, numeric, real and double precision, and oid (PostgreSQL's
+    /// numeric category; psql right-aligns it).
     pub fn is_numeric_family(&self) -> bool {
-        self.is_integer() || self.is_float() || matches!(self, SqlType::Numeric { .. })
+        self.is_integer()
+            || self.is_float()
+            || matches!(self, SqlType::Numeric { .. } | SqlType::Oid)
     }
 
     /// timestamp or timestamptz.

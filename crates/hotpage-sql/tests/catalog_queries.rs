@@ -392,3 +392,49 @@ fn what_the_catalog_cannot_answer_fails_with_a_sqlstate() {
         "0A000"
     );
 }
+
+/// Every catalog relation and system view answers `SELECT *` with the columns it declares
+/// in pg_attribute (a row made with a misnamed column would fail here).
+#[test]
+fn every_catalog_relation_answers_select_star() {
+    let mut s = session();
+    let relations = one(
+        &mut s,
+        "SELECT n.nspname, c.relname, c.relnatts FROM pg_catalog.pg_class c \
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname IN ('pg_catalog', 'information_schema') ORDER BY 1, 2",
+    );
+    assert!(
+        relations.rows.len() >= 40,
+        "{} relations",
+        relations.rows.len()
+    );
+    for row in &relations.rows {
+        let text = |i: usize| row[i].to_pg_text(None).unwrap_or_default();
+        let (schema, name) = (text(0), text(1));
+        let natts: usize = text(2).parse().expect("relnatts");
+        let result = one(&mut s, &format!("SELECT * FROM {schema}.{name}"));
+        assert_eq!(result.columns.len(), natts, "{schema}.{name}");
+        let aliased = one(
+            &mut s,
+            &format!("SELECT r.* FROM {schema}.{name} r LIMIT 1"),
+        );
+        assert_eq!(aliased.columns, result.columns, "{schema}.{name}");
+    }
+    let star = one(&mut s, "SELECT * FROM pg_catalog.pg_am ORDER BY oid");
+    let names: Vec<&str> = star.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["oid", "amname", "amhandler", "amtype"]);
+    assert_eq!(
+        texts(&star),
+        vec![
+            row(&[
+                Some("2"),
+                Some("heap"),
+                Some("heap_tableam_handler"),
+                Some("t")
+            ]),
+            row(&[Some("403"), Some("btree"), Some("bthandler"), Some("i")]),
+            row(&[Some("405"), Some("hash"), Some("hashhandler"), Some("i")]),
+        ]
+    );
+}

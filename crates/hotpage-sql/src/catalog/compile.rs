@@ -98,8 +98,11 @@ impl Compiler {
     /// `*` or `q.*`: every column of the level (of `q`).
     pub fn wildcard(&mut self, qualifier: Option<&str>) -> SqlResult<Vec<CExpr>> {
         let top = self.top();
-        let cols: Vec<(usize, CType)> = self.levels[top]
-            .cols
+        let cols: Vec<(usize, CType)> = self
+            .levels
+            .get(top)
+            .map(|level| level.cols.as_slice())
+            .unwrap_or_default()
             .iter()
             .enumerate()
             .filter(|(_, c)| qualifier.is_none_or(|q| c.qualifier == q))
@@ -117,8 +120,10 @@ impl Compiler {
     }
 
     pub fn wildcard_names(&self, qualifier: Option<&str>) -> Vec<String> {
-        self.levels[self.top()]
-            .cols
+        self.levels
+            .last()
+            .map(|level| level.cols.as_slice())
+            .unwrap_or_default()
             .iter()
             .filter(|c| qualifier.is_none_or(|q| c.qualifier == q))
             .map(|c| c.name.clone())
@@ -503,7 +508,9 @@ impl Compiler {
                 Ok(CExpr::new(ExprKind::Not(Box::new(e)), BOOL))
             }
             UnaryOperator::Minus => match e.kind {
-                ExprKind::Const(Datum::Int(i)) => Ok(CExpr::constant(Datum::Int(-i), e.ty)),
+                ExprKind::Const(Datum::Int(i)) if i != i64::MIN => {
+                    Ok(CExpr::constant(Datum::Int(-i), e.ty))
+                }
                 _ => {
                     let ty = e.ty;
                     Ok(CExpr::new(ExprKind::Neg(Box::new(e)), ty))

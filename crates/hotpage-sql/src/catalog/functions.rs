@@ -487,12 +487,13 @@ fn serial_sequence(catalog: &super::Catalog, table: &str, column: &str) -> SqlRe
 /// `pg_size_pretty(bytes)`: bytes, kB, MB, … rounded as PostgreSQL rounds them (one
 /// extra bit kept for rounding half away from zero).
 fn size_pretty(bytes: i64) -> String {
-    let limit = 10 * 1024;
+    let limit: i128 = 10 * 1024;
     let limit2 = limit * 2 - 1;
+    let bytes = i128::from(bytes);
     if bytes.abs() < limit {
         return format!("{bytes} bytes");
     }
-    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    let half_rounded = |x: i128| (x + if x < 0 { -1 } else { 1 }) / 2;
     let mut size = bytes >> 9;
     for unit in ["kB", "MB", "GB", "TB"] {
         if size.abs() < limit2 {
@@ -577,7 +578,7 @@ impl SetFunc {
                         "step size cannot equal zero",
                     ));
                 }
-                const SERIES_MAX: usize = 10_000_000;
+                const SERIES_MAX: usize = 1_000_000;
                 let mut rows = Vec::new();
                 let mut v = start;
                 while (step > 0 && v <= stop) || (step < 0 && v >= stop) {
@@ -612,5 +613,6 @@ mod tests {
         assert_eq!(size_pretty(10 * 1024), "10 kB");
         assert_eq!(size_pretty(8192 * 1000), "8000 kB");
         assert_eq!(size_pretty(1024 * 1024 * 100), "100 MB");
+        assert_eq!(size_pretty(i64::MIN), "-8192 PB");
     }
 }

@@ -113,7 +113,7 @@ impl Model {
         model.add_system_views();
         for info in db.engine().tables() {
             let table = db.table(&info.name)?;
-            let oid = USER_TABLE_OIDS + 8 * info.id as u32;
+            let oid = user_oid(USER_TABLE_OIDS, info.id);
             model.add_table(
                 oid,
                 &info.name,
@@ -362,7 +362,7 @@ impl Model {
             {
                 continue;
             }
-            let oid = USER_METADATA_OIDS + 8 * i as u32;
+            let oid = user_oid(USER_METADATA_OIDS, i);
             self.add_sequence(
                 oid,
                 &seq.name,
@@ -372,14 +372,14 @@ impl Model {
                 i64::from(seq.cache),
             );
         }
-        let base = USER_METADATA_OIDS + 8 * meta.sequences.len() as u32;
+        let base = user_oid(USER_METADATA_OIDS, meta.sequences.len());
         for (i, pending) in meta.pending.iter().enumerate() {
             let parsed = crate::session::parse(&pending.create_sql)?;
             let Some(Statement::CreateTable(ct)) = parsed.first() else {
                 continue;
             };
             let schema = ddl::plan_table(ct, &meta, db.engine().data_files(), Some(1))?.schema;
-            let oid = base + 8 * i as u32;
+            let oid = user_oid(base, i);
             self.add_table(oid, &pending.name, &schema, Layout::Clustered, None);
             if let Some(class) = self.classes.iter_mut().find(|c| c.oid == oid) {
                 class.kind = b'p';
@@ -387,6 +387,13 @@ impl Model {
         }
         Ok(())
     }
+}
+
+/// The OID of the `index`th object numbered from `base`, 8 apart (an object's index, its
+/// sequence and its constraint take the next ones). Like PostgreSQL's OID counter, the
+/// numbering wraps around past 2^32.
+fn user_oid(base: u32, index: usize) -> u32 {
+    base.wrapping_add((index as u32).wrapping_mul(8))
 }
 
 /// The identity column (its index) and whether it is GENERATED ALWAYS.

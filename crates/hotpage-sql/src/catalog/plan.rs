@@ -207,8 +207,7 @@ pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan
     };
     match query.body.as_ref() {
         SetExpr::Select(select) => {
-            let plan = plan_select(c, select, &order_exprs)?;
-            let columns = plan_columns(c, select, &plan)?;
+            let (plan, columns) = plan_select(c, select, &order_exprs)?;
             Ok(QueryPlan {
                 body: Body::Select(Box::new(plan)),
                 order: Vec::new(),
@@ -346,7 +345,7 @@ fn plan_select(
     c: &mut Compiler,
     select: &Select,
     order_exprs: &[sqlparser::ast::OrderByExpr],
-) -> SqlResult<SelectPlan> {
+) -> SqlResult<(SelectPlan, Vec<(String, CType)>)> {
     if select.top.is_some()
         || select.into.is_some()
         || !select.lateral_views.is_empty()
@@ -359,7 +358,11 @@ fn plan_select(
         )));
     }
     let level = c.push_level();
-    let planned = plan_select_at(c, select, order_exprs, level);
+    // The output columns' names are read while the SELECT's scope is still there (`*`).
+    let planned = plan_select_at(c, select, order_exprs, level).and_then(|plan| {
+        let columns = plan_columns(c, select, &plan)?;
+        Ok((plan, columns))
+    });
     c.pop_level();
     planned
 }
@@ -477,14 +480,20 @@ fn select_items(c: &mut Compiler, projection: &[SelectItem]) -> SqlResult<Vec<CE
             }
             SelectItem::Wildcard(_) => items.extend(c.wildcard(None)?),
             SelectItem::QualifiedWildcard(kind, _) => {
-                let qualifier = kind.to_string();
-                let qualifier = qualifier.rsplit('.').next().unwrap_or_default().to_string();
-                items.extend(c.wildcard(Some(&qualifier.trim_matches('"').to_lowercase()))?);
+                items.extend(c.wildcard(Some(&wildcard_qualifier(kind)?))?);
             }
             other => return Err(SqlError::unsupported(format!("the select item {other}"))),
         }
     }
     Ok(items)
+}
+
+/// The FROM item `q.*` names.
+fn wildcard_qualifier(kind: &sqlparser::ast::SelectItemQualifiedWildcardKind) -> SqlResult<String> {
+    match kind {
+        sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(name) => Ok(object_name(name)),
+        other => Err(SqlError::unsupported(format!("{other}.*"))),
+    }
 }
 
 /// The output columns' names (as PostgreSQL names them) and types.
@@ -500,9 +509,7 @@ fn plan_columns(
             SelectItem::ExprWithAlias { alias, .. } => names.push(fold(alias)),
             SelectItem::Wildcard(_) => names.extend(c.wildcard_names(None)),
             SelectItem::QualifiedWildcard(kind, _) => {
-                let qualifier = kind.to_string();
-                let qualifier = qualifier.rsplit('.').next().unwrap_or_default().to_string();
-                names.extend(c.wildcard_names(Some(&qualifier.trim_matches('"').to_lowercase())));
+                names.extend(c.wildcard_names(Some(&wildcard_qualifier(kind)?)));
             }
             other => return Err(SqlError::unsupported(format!("the select item {other}"))),
         }
