@@ -438,3 +438,203 @@ fn every_catalog_relation_answers_select_star() {
         ]
     );
 }
+
+mod random_queries {
+    use super::session;
+    use proptest::prelude::*;
+
+    // Each relation cut to a few rows (a derived table), so three-way products stay small.
+    const TABLES: &[(&str, &[&str])] = &[
+        (
+            "(SELECT * FROM pg_catalog.pg_class ORDER BY relname DESC LIMIT 12) c",
+            &[
+                "c.oid",
+                "c.relname",
+                "c.relkind",
+                "c.relnatts",
+                "c.relhasindex",
+            ],
+        ),
+        (
+            "(SELECT * FROM pg_catalog.pg_attribute WHERE attrelid > 16000 LIMIT 12) a",
+            &["a.attrelid", "a.attname", "a.attnum", "a.attnotnull"],
+        ),
+        (
+            "(SELECT * FROM pg_catalog.pg_type LIMIT 12) t",
+            &["t.oid", "t.typname", "t.typlen", "t.typtype"],
+        ),
+    ];
+
+    fn literal() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("'r'".to_string()),
+            Just("1".to_string()),
+            Just("NULL".to_string()),
+            Just("true".to_string()),
+            Just("'{1,2}'".to_string()),
+            Just("'orders'".to_string()),
+            Just("-2147483648".to_string()),
+        ]
+    }
+
+    fn expr(columns: Vec<&'static str>) -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            proptest::sample::select(columns).prop_map(str::to_string),
+            literal()
+        ];
+        leaf.prop_recursive(3, 24, 3, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    proptest::sample::select(
+                        &["=", "<>", "<", "+", "||", "~", "AND", "OR", "%", "/"][..]
+                    ),
+                    inner.clone()
+                )
+                    .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+                (
+                    inner.clone(),
+                    proptest::sample::select(
+                        &[
+                            "text", "oid", "regclass", "int2", "\"char\"", "name", "int4[]", "bool"
+                        ][..]
+                    )
+                )
+                    .prop_map(|(a, ty)| format!("({a})::{ty}")),
+                (
+                    proptest::sample::select(
+                        &[
+                            "pg_get_userbyid",
+                            "lower",
+                            "quote_ident",
+                            "pg_table_is_visible",
+                            "pg_get_indexdef",
+                            "array_upper",
+                            "current_setting",
+                            "cardinality"
+                        ][..]
+                    ),
+                    inner.clone()
+                )
+                    .prop_map(|(f, a)| format!("pg_catalog.{f}({a})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("format_type({a}, {b})")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(a, b, c)| format!("CASE WHEN {a} THEN {b} ELSE {c} END")),
+                inner.clone().prop_map(|a| format!("({a}) IS NULL")),
+                inner
+                    .clone()
+                    .prop_map(|a| format!("(SELECT {a} FROM pg_catalog.pg_namespace n LIMIT 1)")),
+                inner
+                    .clone()
+                    .prop_map(|a| format!("{a} = ANY (ARRAY[1, 2])")),
+                inner.prop_map(|a| format!("EXISTS (SELECT 1 FROM pg_catalog.pg_am WHERE {a})")),
+            ]
+        })
+    }
+
+    fn query() -> impl Strategy<Value = String> {
+        (
+            1usize..=3,
+            proptest::sample::select(&[",", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"][..]),
+        )
+            .prop_flat_map(|(n, join)| {
+                let tables: Vec<&(&str, &[&str])> = TABLES.iter().take(n).collect();
+                let columns: Vec<&'static str> = tables
+                    .iter()
+                    .flat_map(|(_, cols)| cols.iter().copied())
+                    .collect();
+                let from = tables
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (t, _))| match (i, join) {
+                        (0, _) => t.to_string(),
+                        (_, ",") => format!(", {t}"),
+                        (_, j) => format!(" {j} {t} ON true"),
+                    })
+                    .collect::<String>();
+                (
+                    Just(from),
+                    expr(columns.clone()),
+                    proptest::option::of(expr(columns.clone())),
+                    any::<bool>(),
+                    0u8..5,
+                )
+            })
+            .prop_map(|(from, item, filter, grouped, limit)| {
+                let filter = filter.map(|f| format!(" WHERE {f}")).unwrap_or_default();
+                if grouped {
+                    format!("SELECT count(*), min(({item})::text) FROM {from}{filter}")
+                } else {
+                    format!("SELECT {item} FROM {from}{filter} ORDER BY 1 LIMIT {limit}")
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// Any catalog query answers or fails with a SQLSTATE: never a panic.
+        #[test]
+        fn random_catalog_queries_never_panic(sql in query()) {
+            let mut s = session();
+            match s.execute(&sql) {
+                Ok(results) => prop_assert_eq!(results.len(), 1),
+                Err(e) => prop_assert_eq!(e.sqlstate.len(), 5, "{}", e),
+            }
+        }
+    }
+}
+
+/// psql's `\d` and `\d table` queries on a database of 300 tables: right answers, and in
+/// time (joins hash on their equalities; nested loops over pg_class × pg_class grow with
+/// the square of the tables, and the bound of 2 s per query catches that coming back).
+#[test]
+fn many_tables_are_described_correctly_and_fast() {
+    let mut s = session();
+    let tables = 300;
+    for i in 0..tables {
+        s.execute(&format!(
+            "CREATE TABLE t{i} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a text, b int)"
+        ))
+        .expect("create");
+    }
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/psql");
+    let read = |name: &str| std::fs::read_to_string(fixtures.join(name)).expect("fixture");
+    let timed = |s: &mut SqlSession, sql: &str| {
+        let started = std::time::Instant::now();
+        let result = one(s, sql);
+        let elapsed = started.elapsed();
+        println!("{elapsed:?} for {}", sql.lines().next().unwrap_or_default());
+        assert!(elapsed.as_secs_f64() < 2.0, "{elapsed:?}: {sql}");
+        result
+    };
+    // \d lists orders, its sequence, and the 300 tables with theirs.
+    let list = timed(&mut s, &read("d/01.sql"));
+    assert_eq!(list.rows.len(), 2 * (tables + 1));
+    let found = timed(
+        &mut s,
+        &read("d_orders/01.sql").replace("^(orders)$", "^(t150)$"),
+    );
+    let oid = found.rows[0][0].to_pg_text(None).expect("oid");
+    let describe: Vec<String> = (2..=9)
+        .map(|n| read(&format!("d_orders/{n:02}.sql")).replace("'16386'", &format!("'{oid}'")))
+        .collect();
+    let info = timed(&mut s, &describe[0]);
+    assert_eq!(info.rows.len(), 1);
+    let columns = timed(&mut s, &describe[1]);
+    assert_eq!(
+        texts(&columns)
+            .iter()
+            .map(|r| r[0].clone())
+            .collect::<Vec<_>>(),
+        vec![Some("id".into()), Some("a".into()), Some("b".into())]
+    );
+    let indexes = timed(&mut s, &describe[2]);
+    assert_eq!(
+        texts(&indexes)[0][5].as_deref(),
+        Some("CREATE UNIQUE INDEX t150_pkey ON t150 USING btree (id)")
+    );
+    for query in &describe[3..] {
+        assert!(timed(&mut s, query).rows.is_empty());
+    }
+}

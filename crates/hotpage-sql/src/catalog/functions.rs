@@ -282,17 +282,14 @@ pub(crate) fn call(
         // Nothing in a hotpage database has a comment (pg_description is empty).
         F::Description => Datum::Null,
         F::QuoteIdent => Datum::Text(super::deparse::quote_ident(&text(0))),
-        F::CurrentSchema => settings::search_path(exec.settings)
-            .into_iter()
-            .find(|s| catalog.namespace_oid_of(s).is_some())
-            .map_or(Datum::Null, Datum::Text),
-        F::CurrentSchemas => current_schemas(exec, args.first() == Some(&Datum::Bool(true))),
-        F::CurrentDatabase => Datum::text(builtin::DATABASE_NAME),
-        F::CurrentUser => Datum::text(builtin::OWNER_NAME),
-        F::CurrentSetting => current_setting(exec, &args)?,
-        F::SetConfig => set_config(exec, &args)?,
-        F::Version => Datum::Text(version()),
-        F::BackendPid => Datum::Int(i64::from(exec.pid)),
+        F::CurrentSchema
+        | F::CurrentSchemas
+        | F::CurrentDatabase
+        | F::CurrentUser
+        | F::CurrentSetting
+        | F::SetConfig
+        | F::Version
+        | F::BackendPid => session_function(exec, func, &args)?,
         // hotpage has one role, which may do everything.
         F::HasPrivilege => Datum::Bool(true),
         F::IsInRecovery => Datum::Bool(false),
@@ -332,6 +329,29 @@ fn get_expr(catalog: &super::Catalog, tree: &str, relid: u32, pretty: bool) -> S
     Ok(catalog
         .expr_text(relid, attnum, pretty)
         .map_or(Datum::Null, Datum::Text))
+}
+
+/// The functions of the session: its schema, user, settings, version and id.
+fn session_function(exec: &mut Exec<'_>, func: ScalarFunc, args: &[Datum]) -> SqlResult<Datum> {
+    use ScalarFunc as F;
+    Ok(match func {
+        F::CurrentSchema => settings::search_path(exec.settings)
+            .into_iter()
+            .find(|s| exec.catalog.namespace_oid_of(s).is_some())
+            .map_or(Datum::Null, Datum::Text),
+        F::CurrentSchemas => current_schemas(exec, args.first() == Some(&Datum::Bool(true))),
+        F::CurrentDatabase => Datum::text(builtin::DATABASE_NAME),
+        F::CurrentUser => Datum::text(builtin::OWNER_NAME),
+        F::CurrentSetting => current_setting(exec, args)?,
+        F::SetConfig => set_config(exec, args)?,
+        F::Version => Datum::Text(version()),
+        F::BackendPid => Datum::Int(i64::from(exec.pid)),
+        other => {
+            return Err(SqlError::internal(format!(
+                "{other:?} is no session function"
+            )));
+        }
+    })
 }
 
 /// `version()`.
