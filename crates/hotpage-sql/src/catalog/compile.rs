@@ -130,9 +130,24 @@ impl Compiler {
             .collect()
     }
 
-    /// A subquery at a new level below the current one.
+    /// A subquery in FROM, at a new level below the current one. It may read enclosing
+    /// queries' rows, not the FROM items beside it (that takes LATERAL).
     pub fn subquery(&mut self, query: &Query) -> SqlResult<QueryPlan> {
-        plan::plan_query(self, query)
+        let top = self.top();
+        let reads_before = self.read_log.len();
+        let plan = plan::plan_query(self, query)?;
+        let beside = !self.levels.is_empty()
+            && self.read_log[reads_before..]
+                .iter()
+                .any(|(level, _)| *level == top);
+        if beside {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_TABLE,
+                "invalid reference to FROM-clause entry: a subquery in FROM cannot read the items beside it",
+            )
+            .with_hint("hotpage has no LATERAL subqueries"));
+        }
+        Ok(plan)
     }
 
     /// A subquery used in an expression, with what it reads of the enclosing levels.
@@ -349,7 +364,24 @@ impl Compiler {
                 self.name(&parts.iter().map(fold).collect::<Vec<_>>())?
             }
             Expr::Value(v) => literal(&v.value, &mut self.params)?,
-            Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => self.expr(inner)?,
+            Expr::Nested(inner) => self.expr(inner)?,
+            Expr::Collate {
+                expr: inner,
+                collation,
+            } => {
+                // Text compares by its bytes: the database's collation, C (also POSIX, and
+                // "default"). Another collation would order differently: refused.
+                let name = object_name(collation);
+                if !matches!(
+                    name.as_str(),
+                    "default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic"
+                ) {
+                    return Err(SqlError::unsupported(format!(
+                        "the collation \"{name}\" (hotpage's text order is C)"
+                    )));
+                }
+                self.expr(inner)?
+            }
             Expr::UnaryOp { op, expr } => self.unary(op, expr)?,
             Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
             Expr::IsNull(inner) => {

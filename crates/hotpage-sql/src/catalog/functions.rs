@@ -198,6 +198,27 @@ impl ScalarFunc {
                 None => arg,
             });
         }
+        if matches!(
+            sig.func,
+            ScalarFunc::ArrayToString
+                | ScalarFunc::ArrayUpper
+                | ScalarFunc::ArrayLower
+                | ScalarFunc::ArrayLength
+                | ScalarFunc::Cardinality
+        ) {
+            let first = args.remove(0);
+            let first = match first.ty {
+                ty if ty.element().is_some() => first,
+                CType::Unknown => first.cast_to(TEXT.array_of()),
+                other => {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function {name}({}, …) does not exist", other.name()),
+                    ));
+                }
+            };
+            args.insert(0, first);
+        }
         let result = match sig.func {
             ScalarFunc::Coalesce => {
                 let ty = args
@@ -532,7 +553,7 @@ pub(crate) enum SetFunc {
 }
 
 impl SetFunc {
-    pub fn resolve(name: &str, args: &[CExpr]) -> SqlResult<SetFunc> {
+    pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<SetFunc> {
         let func = match name {
             "generate_series" if (2..=3).contains(&args.len()) => SetFunc::GenerateSeries,
             "unnest" if args.len() == 1 => SetFunc::Unnest,
@@ -551,8 +572,23 @@ impl SetFunc {
                 )));
             }
         };
-        if func == SetFunc::Unnest && args[0].ty.element().is_none() && args[0].ty != CType::Unknown
-        {
+        if func == SetFunc::GenerateSeries {
+            // Integer series only (PostgreSQL also has numeric and timestamp ones).
+            let taken = std::mem::take(args);
+            for arg in taken {
+                args.push(match arg.ty {
+                    CType::Unknown => arg.cast_to(INT4),
+                    ty if ty.is_integer_like() => arg,
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "generate_series of {} in a catalog query",
+                            other.name()
+                        )));
+                    }
+                });
+            }
+        }
+        if func == SetFunc::Unnest && args[0].ty.element().is_none() {
             return Err(SqlError::new(
                 sqlstate::UNDEFINED_FUNCTION,
                 format!("function unnest({}) does not exist", args[0].ty.name()),

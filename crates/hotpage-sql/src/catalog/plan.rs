@@ -707,8 +707,16 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             set_function(c, &object_name(name), exprs, alias.as_ref())
         }
         TableFactor::Derived {
-            subquery, alias, ..
+            subquery,
+            alias,
+            lateral,
+            ..
         } => {
+            if *lateral {
+                return Err(SqlError::unsupported(
+                    "LATERAL subqueries in a catalog query",
+                ));
+            }
             let plan = c.subquery(subquery)?;
             let qualifier = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_default();
             let renamed = alias
@@ -732,10 +740,10 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
 fn set_function(
     c: &mut Compiler,
     name: &str,
-    args: Vec<CExpr>,
+    mut args: Vec<CExpr>,
     alias: Option<&sqlparser::ast::TableAlias>,
 ) -> SqlResult<FromItem> {
-    let func = SetFunc::resolve(name, &args)?;
+    let func = SetFunc::resolve(name, &mut args)?;
     let qualifier = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
     let renamed: Vec<String> = alias
         .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
