@@ -20,6 +20,10 @@
 # and tests/psql/oids.txt: the OID and name of every relation setup.sql made (the tests map
 # PostgreSQL's OIDs in the queries and answers to hotpage's through the names).
 #
+# tests/psql/connect.txt: every statement a psql -c 'SELECT 1' and a psycopg2 session
+# (when python3-psycopg2 is installed) sent, from the server's log: what clients send on
+# their own at connect time (nothing: they read the server's ParameterStatus messages).
+#
 # tests/psql/queries/NN.sql are hand-written catalog queries (joins, subqueries, set
 # operations, grouping, information_schema); their NN.out are PostgreSQL's answers too.
 set -euo pipefail
@@ -84,4 +88,22 @@ while IFS= read -r command; do
     answer_all "$out/$slug"
 done <"$out/commands.txt"
 answer_all "$out/queries"
+
+# What clients send by themselves when they connect: the server log (log_statement=all)
+# for a psql -c and, where python3-psycopg2 is installed, a psycopg2 session.
+logged=$(wc -l <"$dir/server.log")
+psql -X -q -h "$dir" -p 54399 -U hotpage -d hotpage -c 'SELECT 1' >/dev/null
+if /usr/bin/python3 -c 'import psycopg2' 2>/dev/null; then
+    /usr/bin/python3 - "$dir" <<'PY'
+import sys, psycopg2
+c = psycopg2.connect(host=sys.argv[1], port=54399, user="hotpage", dbname="hotpage")
+cur = c.cursor()
+cur.execute("SELECT relname FROM pg_catalog.pg_class WHERE relname = %s", ("orders",))
+cur.fetchall()
+c.commit()
+c.close()
+PY
+fi
+sleep 0.5
+tail -n +"$((logged + 1))" "$dir/server.log" | sed -n 's/.*LOG:  statement: //p' >"$out/connect.txt"
 echo "fixtures written under $out"

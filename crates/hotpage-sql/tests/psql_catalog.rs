@@ -335,3 +335,27 @@ fn a_new_table_shows_up_in_dt() {
     session.execute("DROP TABLE fresh").expect("drop");
     assert!(!names(&mut session).contains(&"fresh".to_string()));
 }
+
+/// What psql and psycopg2 sent on their own around a statement (`connect.txt`, from
+/// PostgreSQL's log: nothing at connect, then psycopg2's BEGIN/COMMIT) runs on hotpage.
+#[test]
+fn what_clients_send_at_connect_runs() {
+    let mut session = session_with_tables();
+    let statements = std::fs::read_to_string(fixtures().join("connect.txt")).expect("connect.txt");
+    assert!(statements.lines().count() >= 1, "connect.txt is empty");
+    for statement in statements.lines() {
+        let result = session
+            .execute(statement)
+            .unwrap_or_else(|e| panic!("{statement}: {e}"))
+            .pop()
+            .expect("a result");
+        if statement.contains("pg_class") {
+            let names: Vec<String> = result
+                .rows
+                .iter()
+                .map(|r| r[0].to_pg_text(None).unwrap_or_default())
+                .collect();
+            assert_eq!(names, ["orders"]);
+        }
+    }
+}
