@@ -368,20 +368,7 @@ impl Compiler {
             Expr::Collate {
                 expr: inner,
                 collation,
-            } => {
-                // Text compares by its bytes: the database's collation, C (also POSIX, and
-                // "default"). Another collation would order differently: refused.
-                let name = object_name(collation);
-                if !matches!(
-                    name.as_str(),
-                    "default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic"
-                ) {
-                    return Err(SqlError::unsupported(format!(
-                        "the collation \"{name}\" (hotpage's text order is C)"
-                    )));
-                }
-                self.expr(inner)?
-            }
+            } => self.collate(inner, collation)?,
             Expr::UnaryOp { op, expr } => self.unary(op, expr)?,
             Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
             Expr::IsNull(inner) => {
@@ -469,6 +456,25 @@ impl Compiler {
                 )));
             }
         })
+    }
+
+    /// `expr COLLATE name`: text compares by its bytes, the database's collation C (also
+    /// named POSIX and "default"); another collation would order differently: refused.
+    fn collate(
+        &mut self,
+        inner: &Expr,
+        collation: &sqlparser::ast::ObjectName,
+    ) -> SqlResult<CExpr> {
+        let name = object_name(collation);
+        if !matches!(
+            name.as_str(),
+            "default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic"
+        ) {
+            return Err(SqlError::unsupported(format!(
+                "the collation \"{name}\" (hotpage's text order is C)"
+            )));
+        }
+        self.expr(inner)
     }
 
     /// `x IN (subquery)`, `EXISTS (subquery)` and `(subquery)`.
