@@ -73,6 +73,11 @@ impl Func {
     }
 }
 
+/// Whether `name` is a function this module evaluates (the catalog has the others).
+pub(crate) fn is_builtin_function(name: &str) -> bool {
+    Func::by_name(name).is_some()
+}
+
 /// An aggregate function.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum AggFunc {

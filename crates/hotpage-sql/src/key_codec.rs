@@ -374,6 +374,12 @@ impl KeyReader<'_> {
                 Value::Text(text)
             }
             SqlType::Bytea => Value::Bytes(self.string()?),
+            SqlType::Oid | SqlType::Name | SqlType::InternalChar => {
+                return Err(SqlError::corrupted(format!(
+                    "a key column of type {}, which no table has",
+                    ty.name()
+                )));
+            }
         };
         Ok(value)
     }

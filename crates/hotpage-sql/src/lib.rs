@@ -1,6 +1,7 @@
 //! hotpage-sql: SQL over the hotpage engine, in the PostgreSQL dialect.
 //!
 //! ```text
+//! catalog      pg_catalog and information_schema for psql's \\d and the drivers; settings
 //! session      SqlDatabase, SqlSession: parse (sqlparser), plan, execute; settings
 //! table        a table's schema with its codecs and compiled defaults
 //! expr         expressions compiled once (columns resolved), evaluated per row
@@ -19,6 +20,7 @@
 //! The engine crate knows nothing of SQL: it stores a table's schema as bytes and rows as
 //! (key, row) byte pairs.
 
+mod catalog;
 mod ddl;
 mod error;
 mod expr;

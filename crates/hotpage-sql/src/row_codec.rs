@@ -257,6 +257,12 @@ impl<'a> Reader<'a> {
                 Value::Text(text.to_string())
             }
             SqlType::Bytea => Value::Bytes(self.bytes()?.to_vec()),
+            SqlType::Oid | SqlType::Name | SqlType::InternalChar => {
+                return Err(SqlError::corrupted(format!(
+                    "a row column of type {}, which no table has",
+                    ty.name()
+                )));
+            }
         };
         Ok(value)
     }

@@ -1,6 +1,7 @@
 //! [`SqlDatabase`] (one per open database, shared by every session) and [`SqlSession`] (one
 //! per connection or thread): parse with sqlparser's PostgreSQL dialect, plan, execute.
 
+use crate::catalog;
 use crate::ddl;
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{EvalContext, Func, fold, object_name};
@@ -92,6 +93,8 @@ impl Prepared {
 enum Plan {
     Insert(Arc<InsertPlan>),
     Select(Arc<SelectPlan>),
+    /// A query on pg_catalog / information_schema (`catalog`).
+    Catalog(Arc<catalog::CatalogPlan>),
     /// Anything else is executed from its statement each time.
     Other(Box<Statement>),
 }
@@ -410,10 +413,7 @@ mod functions {
                 state.currval.insert(name, value);
                 Value::Int(value)
             }
-            Func::Version => Value::Text(format!(
-                "PostgreSQL 16.0 (hotpage {}) on Rust",
-                env!("CARGO_PKG_VERSION")
-            )),
+            Func::Version => Value::Text(catalog::version()),
             Func::CurrentDatabase => Value::Text("hotpage".into()),
             Func::ResetWaitStats => {
                 db.engine.reset_stats();
@@ -606,6 +606,15 @@ impl SqlSession {
                     text: Arc::from(""),
                 }
             }
+            Statement::Query(query) if catalog::handles(&query) => {
+                let plan = catalog::plan(&query)?;
+                Prepared {
+                    columns: plan.columns.clone(),
+                    param_types: plan.param_types.clone(),
+                    plan: Plan::Catalog(Arc::new(plan)),
+                    text: Arc::from(""),
+                }
+            }
             Statement::Query(query) => {
                 let plan = select::plan(&self.db, &query)?;
                 Prepared {
@@ -641,6 +650,7 @@ impl SqlSession {
     }
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> SqlResult<StatementResult> {
+        let pid = self.activity.pid;
         let mut ctx = Ctx {
             db: &self.db,
             engine: &mut self.engine,
@@ -650,6 +660,7 @@ impl SqlSession {
         match plan {
             Plan::Insert(p) => p.execute(&mut ctx),
             Plan::Select(p) => p.execute(&mut ctx),
+            Plan::Catalog(p) => p.execute(&mut ctx, pid),
             Plan::Other(statement) => self.run_other(statement, params),
         }
     }
@@ -1122,6 +1133,14 @@ impl SqlSession {
             }
             other => return Err(SqlError::unsupported(format!("{other}"))),
         };
+        if let Some(setting) = catalog::settings::find(&name)
+            && setting.context == "internal"
+        {
+            return Err(SqlError::new(
+                "55P02",
+                format!("parameter \"{}\" cannot be changed", setting.name),
+            ));
+        }
         if name == "synchronous_commit" || name == "hotpage.durability" {
             let durability = match value.to_lowercase().as_str() {
                 "on" | "true" | "sync" | "remote_apply" | "remote_write" | "local" => {
@@ -1157,11 +1176,8 @@ impl SqlSession {
                 _ => "on".to_string(),
             },
             "hotpage.durability" => self.engine_durability().name().to_string(),
-            "server_version" => "16.0".to_string(),
-            "server_encoding" | "client_encoding" => "UTF8".to_string(),
-            "timezone" => "UTC".to_string(),
-            "transaction_isolation" | "transaction isolation level" => "read committed".to_string(),
-            other => self.state.settings.get(other).cloned().ok_or_else(|| {
+            "transaction isolation level" => "read committed".to_string(),
+            other => catalog::settings::value(&self.state.settings, other).ok_or_else(|| {
                 SqlError::new(
                     sqlstate::UNDEFINED_OBJECT,
                     format!("unrecognized configuration parameter \"{other}\""),

@@ -50,6 +50,14 @@ pub enum SqlType {
     Double,
     /// `bytea`.
     Bytea,
+    /// `oid` (an object identifier, unsigned 32-bit): only in results of catalog queries
+    /// (`pg_class.oid`); no table column has it.
+    Oid,
+    /// `name` (an identifier, up to 63 bytes): only in results of catalog queries.
+    Name,
+    /// `"char"` (one byte, PostgreSQL's internal type: `pg_class.relkind`): only in results
+    /// of catalog queries.
+    InternalChar,
 }
 
 impl SqlType {
@@ -71,6 +79,9 @@ impl SqlType {
             SqlType::Real => "real".to_string(),
             SqlType::Double => "double precision".to_string(),
             SqlType::Bytea => "bytea".to_string(),
+            SqlType::Oid => "oid".to_string(),
+            SqlType::Name => "name".to_string(),
+            SqlType::InternalChar => "\"char\"".to_string(),
         }
     }
 
@@ -91,6 +102,9 @@ impl SqlType {
             SqlType::Real => 700,
             SqlType::Double => 701,
             SqlType::Bytea => 17,
+            SqlType::Oid => 26,
+            SqlType::Name => 19,
+            SqlType::InternalChar => 18,
         }
     }
 
@@ -109,9 +123,12 @@ impl SqlType {
         matches!(self, SqlType::Real | SqlType::Double)
     }
 
-    /// Any number: the integers, numeric, real and double precision.
+    /// Any number: the integers, numeric, real and double precision, and oid (PostgreSQL's
+    /// numeric category; psql right-aligns it).
     pub fn is_numeric_family(&self) -> bool {
-        self.is_integer() || self.is_float() || matches!(self, SqlType::Numeric { .. })
+        self.is_integer()
+            || self.is_float()
+            || matches!(self, SqlType::Numeric { .. } | SqlType::Oid)
     }
 
     /// timestamp or timestamptz.
@@ -187,6 +204,12 @@ impl SqlType {
     /// | 13  | real                     |                                 |
     /// | 14  | double precision         |                                 |
     /// | 15  | bytea                    |                                 |
+    /// | 16  | oid                      |                                 |
+    /// | 17  | name                     |                                 |
+    /// | 18  | "char"                   |                                 |
+    ///
+    /// The last three are only catalog results' types: no table column has them, so
+    /// [`SqlType::decode`] refuses their tags as corrupt schema bytes.
     ///
     /// The tags are stored in catalogs: never renumber them.
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -214,6 +237,9 @@ impl SqlType {
             SqlType::Real => out.push(13),
             SqlType::Double => out.push(14),
             SqlType::Bytea => out.push(15),
+            SqlType::Oid => out.push(16),
+            SqlType::Name => out.push(17),
+            SqlType::InternalChar => out.push(18),
         }
     }
 

@@ -185,6 +185,17 @@ impl Value {
             SqlType::Real => text::parse_float(&text, true).map(Value::Float),
             SqlType::Double => text::parse_float(&text, false).map(Value::Float),
             SqlType::Bytea => text::parse_bytea(&text).map(Value::Bytes),
+            SqlType::Oid => text::parse_int(&text, "oid", 0, i64::from(u32::MAX)).map(Value::Int),
+            // name: at most 63 bytes (NAMEDATALEN - 1), cut at a character boundary.
+            SqlType::Name => {
+                let mut end = text.len().min(63);
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                Ok(Value::Text(text[..end].to_string()))
+            }
+            // "char": the first byte's character (ASCII; PostgreSQL keeps one byte).
+            SqlType::InternalChar => Ok(Value::Text(text.chars().take(1).collect())),
         }
     }
 

@@ -239,6 +239,12 @@ fn find(name: &str) -> Option<&'static View> {
     VIEWS.iter().find(|v| v.name == name)
 }
 
+/// The views that take no argument (a table function needs its arguments), in order: the
+/// catalog lists them as views of `pg_catalog`.
+pub(crate) fn plain_views() -> impl Iterator<Item = &'static str> {
+    VIEWS.iter().filter(|v| v.arity.0 == 0).map(|v| v.name)
+}
+
 /// True if `name` is a system view or table function.
 pub(crate) fn is_view(name: &str) -> bool {
     find(name).is_some()

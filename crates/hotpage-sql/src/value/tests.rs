@@ -106,6 +106,9 @@ pub(crate) fn value_of(ty: SqlType) -> BoxedStrategy<Value> {
         )
         .prop_map(Value::Bytes)
         .boxed(),
+        SqlType::Oid => int_in(0, i64::from(u32::MAX)).boxed(),
+        SqlType::Name => text_up_to(12).prop_map(Value::Text).boxed(),
+        SqlType::InternalChar => text_up_to(1).prop_map(Value::Text).boxed(),
     }
 }
 

@@ -187,6 +187,13 @@ fn from_binary(bytes: &[u8], ty: &SqlType) -> SqlResult<Value> {
         SqlType::Double => Value::Float(f64::from_be_bytes(fixed(bytes, ty)?)),
         SqlType::Bytea => Value::Bytes(bytes.to_vec()),
         SqlType::Numeric { .. } => Value::numeric_from_binary(bytes)?.coerce(ty)?,
+        // The catalog's types (never a table column's): oidrecv, namerecv, charrecv.
+        SqlType::Oid => Value::Int(i64::from(u32::from_be_bytes(fixed(bytes, ty)?))),
+        SqlType::Name => Value::Text(utf8(bytes)?.to_string()),
+        SqlType::InternalChar => {
+            let [byte] = fixed::<1>(bytes, ty)?;
+            Value::Text(utf8(&[byte])?.to_string())
+        }
     })
 }
 
@@ -223,6 +230,13 @@ fn to_binary(value: &Value, ty: &SqlType) -> SqlResult<Option<Vec<u8>>> {
         (SqlType::Numeric { .. }, Value::Numeric { scaled, scale }) => {
             encode_numeric(*scaled, *scale)
         }
+        (SqlType::Oid, Value::Int(v)) => u32::try_from(*v)
+            .map_err(|_| out_of_range())?
+            .to_be_bytes()
+            .to_vec(),
+        (SqlType::Name, Value::Text(s)) => s.as_bytes().to_vec(),
+        // PostgreSQL's "char" is one byte (its first; none for the empty string).
+        (SqlType::InternalChar, Value::Text(s)) => s.as_bytes().iter().take(1).copied().collect(),
         _ => return Ok(None),
     }))
 }

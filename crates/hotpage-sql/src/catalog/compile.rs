@@ -1,0 +1,1238 @@
+//! Compiling expressions of a catalog query: names resolved against the scope levels
+//! (the SELECT's FROM items, then each enclosing query's for correlated subqueries),
+//! literals typed by their context as PostgreSQL types them (`c.relkind = 'r'` compares
+//! `"char"`s; `c.oid = '16385'` reads the string as an OID), aggregates collected into the
+//! SELECT's grouping.
+
+use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
+use super::functions::ScalarFunc;
+use super::plan::{self, QueryPlan};
+use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::{fold, object_name};
+use crate::types::SqlType;
+use sqlparser::ast::{
+    BinaryOperator, CastKind, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
+    Query, SelectItem, UnaryOperator, Value as AstValue, Visit, Visitor,
+};
+use std::ops::ControlFlow;
+
+/// A column in scope: the FROM item's name or alias, the column's name and type.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeCol {
+    pub qualifier: String,
+    pub name: String,
+    pub ty: CType,
+}
+
+/// A grouped SELECT's keys and aggregates, collected while its output is compiled.
+struct GroupState {
+    key_texts: Vec<String>,
+    /// The source column each key is, when it is a plain column.
+    key_columns: Vec<Option<usize>>,
+    keys: Vec<CExpr>,
+    aggs: Vec<AggSpec>,
+}
+
+/// One query level: a SELECT's FROM columns.
+#[derive(Default)]
+struct Level {
+    cols: Vec<ScopeCol>,
+    group: Option<GroupState>,
+    in_aggregate: bool,
+}
+
+/// Compiles a query's expressions.
+#[derive(Default)]
+pub(crate) struct Compiler {
+    levels: Vec<Level>,
+    /// Each parameter's type, where the query decided one.
+    pub params: Vec<Option<CType>>,
+    next_subplan: usize,
+    /// Every column reference resolved so far, as (level, column): a subquery's outer
+    /// reads are those it added of levels above its own.
+    read_log: Vec<(usize, usize)>,
+}
+
+/// SQL's functions written without parentheses, as PostgreSQL reads a bare word.
+const NILADIC: &[&str] = &[
+    "current_schema",
+    "current_catalog",
+    "current_role",
+    "current_user",
+    "session_user",
+    "user",
+];
+
+impl Compiler {
+    /// Starts a query level (a SELECT); returns its number.
+    pub fn push_level(&mut self) -> usize {
+        self.levels.push(Level::default());
+        self.levels.len() - 1
+    }
+
+    pub fn pop_level(&mut self) {
+        self.levels.pop();
+    }
+
+    fn top(&self) -> usize {
+        self.levels.len().saturating_sub(1)
+    }
+
+    /// Adds a FROM item's columns to the current level.
+    pub fn add_columns(
+        &mut self,
+        qualifier: &str,
+        columns: Vec<(String, CType)>,
+        renamed: &[String],
+    ) {
+        let top = self.top();
+        if let Some(level) = self.levels.get_mut(top) {
+            for (i, (name, ty)) in columns.into_iter().enumerate() {
+                let name = renamed.get(i).cloned().unwrap_or(name);
+                level.cols.push(plan::scope_col(qualifier, name, ty));
+            }
+        }
+    }
+
+    /// `*` or `q.*`: every column of the level (of `q`).
+    pub fn wildcard(&mut self, qualifier: Option<&str>) -> SqlResult<Vec<CExpr>> {
+        let top = self.top();
+        let cols: Vec<(usize, CType)> = self
+            .levels
+            .get(top)
+            .map(|level| level.cols.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| qualifier.is_none_or(|q| c.qualifier == q))
+            .map(|(i, c)| (i, c.ty))
+            .collect();
+        if cols.is_empty() {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "SELECT * with no tables specified is not valid",
+            ));
+        }
+        cols.into_iter()
+            .map(|(index, ty)| self.column_at(top, index, ty, "*"))
+            .collect()
+    }
+
+    pub fn wildcard_names(&self, qualifier: Option<&str>) -> Vec<String> {
+        self.levels
+            .last()
+            .map(|level| level.cols.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| qualifier.is_none_or(|q| c.qualifier == q))
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// A subquery in FROM, at a new level below the current one. It may read enclosing
+    /// queries' rows, not the FROM items beside it (that takes LATERAL).
+    pub fn subquery(&mut self, query: &Query) -> SqlResult<QueryPlan> {
+        let top = self.top();
+        let reads_before = self.read_log.len();
+        let plan = plan::plan_query(self, query)?;
+        let beside = !self.levels.is_empty()
+            && self.read_log[reads_before..]
+                .iter()
+                .any(|(level, _)| *level == top);
+        if beside {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_TABLE,
+                "invalid reference to FROM-clause entry: a subquery in FROM cannot read the items beside it",
+            )
+            .with_hint("hotpage has no LATERAL subqueries"));
+        }
+        Ok(plan)
+    }
+
+    /// A subquery used in an expression, with what it reads of the enclosing levels.
+    fn sub_plan(&mut self, query: &Query) -> SqlResult<SubPlan> {
+        let top = self.top();
+        let reads_before = self.read_log.len();
+        let plan = plan::plan_query(self, query)?;
+        let id = self.next_subplan;
+        self.next_subplan += 1;
+        let outer_reads = self.read_log[reads_before..]
+            .iter()
+            .copied()
+            .filter(|(level, _)| *level <= top)
+            .collect();
+        Ok(SubPlan {
+            plan,
+            id,
+            outer_reads,
+        })
+    }
+
+    /// Compiles a condition (WHERE, ON, HAVING): aggregates are not allowed in WHERE or ON.
+    pub fn condition(&mut self, e: &Expr, clause: &str) -> SqlResult<CExpr> {
+        if clause != "HAVING" && has_aggregate(e) {
+            return Err(SqlError::new(
+                sqlstate::GROUPING_ERROR,
+                format!("aggregate functions are not allowed in {clause}"),
+            ));
+        }
+        let compiled = self.expr(e)?;
+        self.boolean(compiled, clause)
+    }
+
+    fn boolean(&mut self, e: CExpr, what: &str) -> SqlResult<CExpr> {
+        match e.ty {
+            CType::Unknown => Ok(e.cast_to(BOOL)),
+            ty if ty == BOOL => Ok(e),
+            other => Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "argument of {what} must be type boolean, not type {}",
+                    other.name()
+                ),
+            )),
+        }
+    }
+
+    /// The highest column of level `level` that `e` reads (subqueries included), if any.
+    pub fn highest_column_read(&self, e: &CExpr, level: usize) -> Option<usize> {
+        let mut highest = None;
+        visit_columns(e, &mut |l, i| {
+            if l == level {
+                highest = Some(highest.map_or(i, |h: usize| h.max(i)));
+            }
+        });
+        highest
+    }
+
+    /// Starts a grouped SELECT: compiles its GROUP BY keys (a number is a select-list
+    /// position) against the ungrouped scope.
+    pub fn begin_grouping(
+        &mut self,
+        group_exprs: &[&Expr],
+        projection: &[SelectItem],
+    ) -> SqlResult<()> {
+        let mut state = GroupState {
+            key_texts: Vec::new(),
+            key_columns: Vec::new(),
+            keys: Vec::new(),
+            aggs: Vec::new(),
+        };
+        let top = self.top();
+        for e in group_exprs {
+            let e = match e {
+                Expr::Value(v) => match &v.value {
+                    AstValue::Number(n, _) => {
+                        let position: usize = n.parse().unwrap_or(0);
+                        match projection.get(position.wrapping_sub(1)) {
+                            Some(
+                                SelectItem::UnnamedExpr(item)
+                                | SelectItem::ExprWithAlias { expr: item, .. },
+                            ) => item,
+                            _ => {
+                                return Err(SqlError::new(
+                                    sqlstate::INVALID_COLUMN_REFERENCE,
+                                    format!("GROUP BY position {n} is not in select list"),
+                                ));
+                            }
+                        }
+                    }
+                    _ => e,
+                },
+                other => other,
+            };
+            let key = self.expr(e)?;
+            state.key_columns.push(match key.kind {
+                ExprKind::Column { level, index } if level == top => Some(index),
+                _ => None,
+            });
+            state.key_texts.push(e.to_string());
+            state.keys.push(key);
+        }
+        self.levels[top].group = Some(state);
+        Ok(())
+    }
+
+    /// Ends a grouped SELECT: its keys and aggregates.
+    pub fn end_grouping(&mut self) -> (Vec<CExpr>, Vec<AggSpec>) {
+        let top = self.top();
+        match self.levels[top].group.take() {
+            Some(state) => (state.keys, state.aggs),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// A reference to column `index` of level `level`, seen from the current level.
+    fn column_at(&mut self, level: usize, index: usize, ty: CType, name: &str) -> SqlResult<CExpr> {
+        let target = &self.levels[level];
+        if let Some(group) = &target.group
+            && !target.in_aggregate
+        {
+            let key = group.key_columns.iter().position(|k| *k == Some(index));
+            return match key {
+                Some(key) => {
+                    self.read_log.push((level, key));
+                    Ok(CExpr::new(ExprKind::Column { level, index: key }, ty))
+                }
+                None => Err(SqlError::new(
+                    sqlstate::GROUPING_ERROR,
+                    format!(
+                        "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                    ),
+                )),
+            };
+        }
+        self.read_log.push((level, index));
+        Ok(CExpr::new(ExprKind::Column { level, index }, ty))
+    }
+
+    /// Resolves `name` or `qualifier.name`, innermost level first.
+    fn column(&mut self, parts: &[String]) -> SqlResult<Option<CExpr>> {
+        let (qualifier, name) = match parts {
+            [name] => (None, name),
+            [.., qualifier, name] => (Some(qualifier.as_str()), name),
+            [] => return Ok(None),
+        };
+        for level in (0..self.levels.len()).rev() {
+            let matches: Vec<usize> = self.levels[level]
+                .cols
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.name == *name && qualifier.is_none_or(|q| c.qualifier == q))
+                .map(|(i, _)| i)
+                .collect();
+            match matches.as_slice() {
+                [] => continue,
+                [index] => {
+                    let ty = self.levels[level].cols[*index].ty;
+                    return self
+                        .column_at(level, *index, ty, &parts.join("."))
+                        .map(Some);
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        "42702",
+                        format!("column reference \"{}\" is ambiguous", parts.join(".")),
+                    ));
+                }
+            }
+        }
+        if let Some(q) = qualifier {
+            let known = self
+                .levels
+                .iter()
+                .any(|l| l.cols.iter().any(|c| c.qualifier == q));
+            if !known {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Compiles an expression.
+    pub fn expr(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        let top = self.top();
+        if let Some(level) = self.levels.get(top)
+            && let Some(group) = &level.group
+            && !level.in_aggregate
+        {
+            let text = e.to_string();
+            if let Some(key) = group.key_texts.iter().position(|k| *k == text) {
+                let ty = group.keys[key].ty;
+                self.read_log.push((top, key));
+                return Ok(CExpr::new(
+                    ExprKind::Column {
+                        level: top,
+                        index: key,
+                    },
+                    ty,
+                ));
+            }
+        }
+        self.expr_inner(e)
+            .map_err(|err| err.at_line_column(crate::expr::position_of(e)))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        Ok(match e {
+            Expr::Identifier(ident) => self.name(&[fold(ident)])?,
+            Expr::CompoundIdentifier(parts) => {
+                self.name(&parts.iter().map(fold).collect::<Vec<_>>())?
+            }
+            Expr::Value(v) => literal(&v.value, &mut self.params)?,
+            Expr::Nested(inner) => self.expr(inner)?,
+            Expr::Collate {
+                expr: inner,
+                collation,
+            } => self.collate(inner, collation)?,
+            Expr::UnaryOp { op, expr } => self.unary(op, expr)?,
+            Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            Expr::IsNull(inner) => {
+                CExpr::new(ExprKind::IsNull(Box::new(self.expr(inner)?), false), BOOL)
+            }
+            Expr::IsNotNull(inner) => {
+                CExpr::new(ExprKind::IsNull(Box::new(self.expr(inner)?), true), BOOL)
+            }
+            Expr::IsTrue(inner) => self.is_bool(inner, true, false)?,
+            Expr::IsNotTrue(inner) => self.is_bool(inner, true, true)?,
+            Expr::IsFalse(inner) => self.is_bool(inner, false, false)?,
+            Expr::IsNotFalse(inner) => self.is_bool(inner, false, true)?,
+            Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+                let (a, b) = self.unified(a, b)?;
+                let negated = matches!(e, Expr::IsNotDistinctFrom(..));
+                CExpr::new(ExprKind::Distinct(Box::new(a), Box::new(b), negated), BOOL)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => self.in_list(expr, list, *negated)?,
+            Expr::InSubquery { .. } | Expr::Exists { .. } | Expr::Subquery(_) => {
+                self.subquery_expr(e)?
+            }
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => self.between(expr, *negated, low, high)?,
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+                any: false,
+            } => self.like(expr, pattern, *negated, false)?,
+            Expr::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+                any: false,
+            } => self.like(expr, pattern, *negated, true)?,
+            Expr::Cast {
+                kind: CastKind::Cast | CastKind::DoubleColon,
+                expr,
+                data_type,
+                format: None,
+            } => {
+                let ty = types::type_from_ast(data_type)?;
+                self.expr(expr)?.cast_to(ty)
+            }
+            Expr::TypedString(typed) => {
+                let ty = types::type_from_ast(&typed.data_type)?;
+                let text = typed.value.value.clone().into_string().unwrap_or_default();
+                CExpr::constant(Datum::Text(text), CType::Unknown).cast_to(ty)
+            }
+            Expr::Function(f) => self.function(f)?,
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(operand.as_deref(), conditions, else_result.as_deref())?,
+            Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.any_all(left, compare_op, right, false)?,
+            Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.any_all(left, compare_op, right, true)?,
+            Expr::Array(array) => self.array(&array.elem)?,
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                self.subscript(root, access_chain)?
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the expression {other} in a catalog query"
+                )));
+            }
+        })
+    }
+
+    /// `expr COLLATE name`: text compares by its bytes, the database's collation C (also
+    /// named POSIX and "default"); another collation would order differently: refused.
+    fn collate(
+        &mut self,
+        inner: &Expr,
+        collation: &sqlparser::ast::ObjectName,
+    ) -> SqlResult<CExpr> {
+        let name = object_name(collation);
+        if !matches!(
+            name.as_str(),
+            "default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic"
+        ) {
+            return Err(SqlError::unsupported(format!(
+                "the collation \"{name}\" (hotpage's text order is C)"
+            )));
+        }
+        self.expr(inner)
+    }
+
+    /// `x IN (subquery)`, `EXISTS (subquery)` and `(subquery)`.
+    fn subquery_expr(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        Ok(match e {
+            Expr::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let left = self.expr(expr)?;
+                let sub = self.sub_plan(subquery)?;
+                let left = match sub.plan.columns.first() {
+                    Some((_, ty)) if left.ty == CType::Unknown => left.cast_to(*ty),
+                    _ => left,
+                };
+                CExpr::new(
+                    ExprKind::InSubquery(Box::new(left), Box::new(sub), *negated),
+                    BOOL,
+                )
+            }
+            Expr::Exists { subquery, negated } => {
+                let exists = CExpr::new(ExprKind::Exists(Box::new(self.sub_plan(subquery)?)), BOOL);
+                if *negated {
+                    CExpr::new(ExprKind::Not(Box::new(exists)), BOOL)
+                } else {
+                    exists
+                }
+            }
+            Expr::Subquery(query) => {
+                let sub = self.sub_plan(query)?;
+                let ty = match sub.plan.columns.as_slice() {
+                    [(_, ty)] => *ty,
+                    _ => {
+                        return Err(SqlError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            "subquery must return only one column",
+                        ));
+                    }
+                };
+                CExpr::new(ExprKind::ScalarSubquery(Box::new(sub)), ty)
+            }
+            other => return Err(SqlError::internal(format!("{other} is no subquery"))),
+        })
+    }
+
+    /// A bare or qualified name: a column, or one of SQL's parenthesis-free functions.
+    fn name(&mut self, parts: &[String]) -> SqlResult<CExpr> {
+        if let Some(column) = self.column(parts)? {
+            return Ok(column);
+        }
+        if let [word] = parts
+            && NILADIC.contains(&word.as_str())
+        {
+            let (func, ty) = ScalarFunc::resolve(word, &mut Vec::new())?;
+            return Ok(CExpr::new(ExprKind::Call(func, Vec::new()), ty));
+        }
+        Err(SqlError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("column \"{}\" does not exist", parts.join(".")),
+        ))
+    }
+
+    fn unary(&mut self, op: &UnaryOperator, inner: &Expr) -> SqlResult<CExpr> {
+        let e = self.expr(inner)?;
+        match op {
+            UnaryOperator::Not => {
+                let e = self.boolean(e, "NOT")?;
+                Ok(CExpr::new(ExprKind::Not(Box::new(e)), BOOL))
+            }
+            UnaryOperator::Minus => match e.kind {
+                ExprKind::Const(Datum::Int(i)) if i != i64::MIN => {
+                    Ok(CExpr::constant(Datum::Int(-i), e.ty))
+                }
+                _ => {
+                    let ty = e.ty;
+                    Ok(CExpr::new(ExprKind::Neg(Box::new(e)), ty))
+                }
+            },
+            UnaryOperator::Plus => Ok(e),
+            other => Err(SqlError::unsupported(format!("the operator {other}"))),
+        }
+    }
+
+    /// Both sides in one type: an untyped literal (or parameter) takes the other's type.
+    fn unified(&mut self, a: &Expr, b: &Expr) -> SqlResult<(CExpr, CExpr)> {
+        let (a, b) = (self.expr(a)?, self.expr(b)?);
+        Ok(unify(a, b))
+    }
+
+    fn binary(&mut self, left: &Expr, op: &BinaryOperator, right: &Expr) -> SqlResult<CExpr> {
+        use BinaryOperator as B;
+        let op = match op {
+            // OPERATOR(pg_catalog.~) is the operator ~ named with its schema.
+            B::PGCustomBinaryOperator(parts) => match parts.last().map(String::as_str) {
+                Some("~") => B::PGRegexMatch,
+                Some("!~") => B::PGRegexNotMatch,
+                Some("~*") => B::PGRegexIMatch,
+                Some("!~*") => B::PGRegexNotIMatch,
+                Some("=") => B::Eq,
+                Some("<>") => B::NotEq,
+                Some("<") => B::Lt,
+                Some("<=") => B::LtEq,
+                Some(">") => B::Gt,
+                Some(">=") => B::GtEq,
+                Some("||") => B::StringConcat,
+                _ => return Err(SqlError::unsupported(format!("the operator {op}"))),
+            },
+            other => other.clone(),
+        };
+        let compare = |op: CmpOp| Some(op);
+        let cmp = match op {
+            B::Eq => compare(CmpOp::Eq),
+            B::NotEq => compare(CmpOp::NotEq),
+            B::Lt => compare(CmpOp::Lt),
+            B::LtEq => compare(CmpOp::LtEq),
+            B::Gt => compare(CmpOp::Gt),
+            B::GtEq => compare(CmpOp::GtEq),
+            _ => None,
+        };
+        if let Some(cmp) = cmp {
+            let (a, b) = self.unified(left, right)?;
+            return Ok(CExpr::new(
+                ExprKind::Compare(cmp, Box::new(a), Box::new(b)),
+                BOOL,
+            ));
+        }
+        match op {
+            B::And | B::Or => {
+                let a = self.expr(left)?;
+                let a = self.boolean(a, "AND/OR")?;
+                let b = self.expr(right)?;
+                let b = self.boolean(b, "AND/OR")?;
+                let kind = if op == B::And {
+                    ExprKind::And(Box::new(a), Box::new(b))
+                } else {
+                    ExprKind::Or(Box::new(a), Box::new(b))
+                };
+                Ok(CExpr::new(kind, BOOL))
+            }
+            B::PGRegexMatch | B::PGRegexNotMatch | B::PGRegexIMatch | B::PGRegexNotIMatch => {
+                let expr = self.expr(left)?.cast_to_text();
+                let pattern = self.expr(right)?.cast_to_text();
+                Ok(CExpr::new(
+                    ExprKind::Regex {
+                        expr: Box::new(expr),
+                        pattern: Box::new(pattern),
+                        negated: matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch),
+                        case_insensitive: matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch),
+                    },
+                    BOOL,
+                ))
+            }
+            B::StringConcat => self.concat(left, right),
+            B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo => {
+                let arith = match op {
+                    B::Plus => ArithOp::Add,
+                    B::Minus => ArithOp::Sub,
+                    B::Multiply => ArithOp::Mul,
+                    B::Divide => ArithOp::Div,
+                    _ => ArithOp::Mod,
+                };
+                let (a, b) = self.unified(left, right)?;
+                let ty = arith_type(a.ty, b.ty);
+                Ok(CExpr::new(
+                    ExprKind::Arith(arith, Box::new(a), Box::new(b)),
+                    ty,
+                ))
+            }
+            other => Err(SqlError::unsupported(format!(
+                "the operator {other} in a catalog query"
+            ))),
+        }
+    }
+
+    fn concat(&mut self, left: &Expr, right: &Expr) -> SqlResult<CExpr> {
+        let (a, b) = (self.expr(left)?, self.expr(right)?);
+        let array = match (a.ty.element(), b.ty.element()) {
+            (Some(_), _) => Some(a.ty),
+            (_, Some(_)) => Some(b.ty),
+            _ => None,
+        };
+        let Some(array) = array else {
+            return Ok(CExpr::new(
+                ExprKind::Concat(Box::new(a), Box::new(b), true),
+                TEXT,
+            ));
+        };
+        // array || array, array || element, element || array; an untyped literal is an
+        // array (as PostgreSQL reads `arr || '{…}'`).
+        let side = |e: CExpr| match e.ty {
+            CType::Unknown => e.cast_to(array),
+            ty if ty.element().is_some() => e.cast_to(array),
+            _ => e.cast_to(array.element().unwrap_or(TEXT)),
+        };
+        let (a, b) = (side(a), side(b));
+        Ok(CExpr::new(
+            ExprKind::Concat(Box::new(a), Box::new(b), false),
+            array,
+        ))
+    }
+
+    fn is_bool(&mut self, inner: &Expr, value: bool, negated: bool) -> SqlResult<CExpr> {
+        let e = self.expr(inner)?;
+        let e = self.boolean(e, "IS TRUE/FALSE")?;
+        Ok(CExpr::new(
+            ExprKind::IsBool(Box::new(e), value, negated),
+            BOOL,
+        ))
+    }
+
+    fn in_list(&mut self, expr: &Expr, list: &[Expr], negated: bool) -> SqlResult<CExpr> {
+        let mut left = self.expr(expr)?;
+        let mut items = list
+            .iter()
+            .map(|e| self.expr(e))
+            .collect::<SqlResult<Vec<_>>>()?;
+        if left.ty == CType::Unknown
+            && let Some(ty) = items.iter().map(|i| i.ty).find(|t| *t != CType::Unknown)
+        {
+            left = left.cast_to(ty);
+        }
+        let ty = if left.ty == CType::Unknown {
+            TEXT
+        } else {
+            left.ty
+        };
+        left = left.cast_to(ty);
+        items = items
+            .into_iter()
+            .map(|i| {
+                if i.ty == CType::Unknown {
+                    i.cast_to(ty)
+                } else {
+                    i
+                }
+            })
+            .collect();
+        Ok(CExpr::new(
+            ExprKind::InList(Box::new(left), items, negated),
+            BOOL,
+        ))
+    }
+
+    fn between(&mut self, expr: &Expr, negated: bool, low: &Expr, high: &Expr) -> SqlResult<CExpr> {
+        let (a, lo) = self.unified(expr, low)?;
+        let (b, hi) = self.unified(expr, high)?;
+        let range = CExpr::new(
+            ExprKind::And(
+                Box::new(CExpr::new(
+                    ExprKind::Compare(CmpOp::GtEq, Box::new(a), Box::new(lo)),
+                    BOOL,
+                )),
+                Box::new(CExpr::new(
+                    ExprKind::Compare(CmpOp::LtEq, Box::new(b), Box::new(hi)),
+                    BOOL,
+                )),
+            ),
+            BOOL,
+        );
+        Ok(if negated {
+            CExpr::new(ExprKind::Not(Box::new(range)), BOOL)
+        } else {
+            range
+        })
+    }
+
+    fn like(
+        &mut self,
+        expr: &Expr,
+        pattern: &Expr,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> SqlResult<CExpr> {
+        let expr = self.expr(expr)?.cast_to_text();
+        let pattern = self.expr(pattern)?.cast_to_text();
+        Ok(CExpr::new(
+            ExprKind::Like {
+                expr: Box::new(expr),
+                pattern: Box::new(pattern),
+                negated,
+                case_insensitive,
+            },
+            BOOL,
+        ))
+    }
+
+    fn function(&mut self, f: &Function) -> SqlResult<CExpr> {
+        let name = function_name(f)?;
+        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with OVER, FILTER or WITHIN GROUP"
+            )));
+        }
+        if let FunctionArguments::Subquery(query) = &f.args {
+            if name != "array" {
+                return Err(SqlError::unsupported(format!("{name}(subquery)")));
+            }
+            let sub = self.sub_plan(query)?;
+            let ty = match sub.plan.columns.as_slice() {
+                [(_, ty)] => ty.array_of(),
+                _ => {
+                    return Err(SqlError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "subquery must return only one column",
+                    ));
+                }
+            };
+            return Ok(CExpr::new(ExprKind::ArraySubquery(Box::new(sub)), ty));
+        }
+        if let Some(agg) = AggFunc::by_name(&name) {
+            return self.aggregate(agg, &name, f);
+        }
+        let mut args = self.arguments(f)?;
+        let (func, ty) = ScalarFunc::resolve(&name, &mut args)?;
+        Ok(CExpr::new(ExprKind::Call(func, args), ty))
+    }
+
+    fn arguments(&mut self, f: &Function) -> SqlResult<Vec<CExpr>> {
+        match &f.args {
+            FunctionArguments::None => Ok(Vec::new()),
+            FunctionArguments::List(list)
+                if !list.clauses.is_empty()
+                    || list.duplicate_treatment.is_some()
+                        && AggFunc::by_name(&object_name(&f.name)).is_none() =>
+            {
+                Err(SqlError::unsupported(format!(
+                    "the arguments of {}",
+                    f.name
+                )))
+            }
+            FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|arg| match arg {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => self.expr(e),
+                    other => Err(SqlError::unsupported(format!("the argument {other}"))),
+                })
+                .collect(),
+            FunctionArguments::Subquery(_) => Err(SqlError::unsupported("a subquery argument")),
+        }
+    }
+
+    /// An aggregate call: its arguments read the ungrouped rows; the call becomes a column
+    /// of the grouped row (after the keys).
+    fn aggregate(&mut self, mut func: AggFunc, name: &str, f: &Function) -> SqlResult<CExpr> {
+        let top = self.top();
+        let grouped = self
+            .levels
+            .get(top)
+            .is_some_and(|l| l.group.is_some() && !l.in_aggregate);
+        if !grouped {
+            return Err(SqlError::new(
+                sqlstate::GROUPING_ERROR,
+                format!("aggregate function {name}() is not allowed here"),
+            ));
+        }
+        if let FunctionArguments::List(list) = &f.args
+            && !list.clauses.is_empty()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with ORDER BY or other clauses in a catalog query"
+            )));
+        }
+        let (distinct, star) = match &f.args {
+            FunctionArguments::List(list) => (
+                list.duplicate_treatment == Some(sqlparser::ast::DuplicateTreatment::Distinct),
+                matches!(
+                    list.args.as_slice(),
+                    [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]
+                ),
+            ),
+            _ => (false, false),
+        };
+        self.levels[top].in_aggregate = true;
+        let args = if star {
+            Ok(Vec::new())
+        } else {
+            self.arguments(f)
+        };
+        self.levels[top].in_aggregate = false;
+        let mut args = args?;
+        if star {
+            func = AggFunc::CountStar;
+        }
+        let arity_ok = match func {
+            AggFunc::CountStar => true,
+            AggFunc::StringAgg => args.len() == 2,
+            _ => args.len() == 1,
+        };
+        if !arity_ok {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {name} with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+        args = args
+            .into_iter()
+            .map(|a| {
+                if a.ty == CType::Unknown {
+                    a.cast_to(TEXT)
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let ty = match func {
+            AggFunc::CountStar | AggFunc::Count => INT8,
+            AggFunc::Sum if args[0].ty.is_integer_like() => INT8,
+            AggFunc::Avg => FLOAT8,
+            AggFunc::StringAgg => TEXT,
+            AggFunc::ArrayAgg => args[0].ty.array_of(),
+            AggFunc::BoolAnd | AggFunc::BoolOr => BOOL,
+            // min and max of a name are text (PostgreSQL has them for text only).
+            AggFunc::Min | AggFunc::Max if args[0].ty == super::types::NAME => TEXT,
+            AggFunc::Sum | AggFunc::Min | AggFunc::Max => args[0].ty,
+        };
+        let Some(group) = self.levels[top].group.as_mut() else {
+            return Err(SqlError::internal("an aggregate outside a grouping"));
+        };
+        let index = group.keys.len() + group.aggs.len();
+        group.aggs.push(AggSpec {
+            func,
+            args,
+            distinct,
+            ty,
+        });
+        Ok(CExpr::new(ExprKind::Column { level: top, index }, ty))
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&Expr>,
+        conditions: &[sqlparser::ast::CaseWhen],
+        else_result: Option<&Expr>,
+    ) -> SqlResult<CExpr> {
+        let operand = operand.map(|o| self.expr(o)).transpose()?;
+        let mut whens = Vec::new();
+        for when in conditions {
+            let condition = self.expr(&when.condition)?;
+            let condition = match &operand {
+                Some(o) if condition.ty == CType::Unknown => condition.cast_to(o.ty),
+                Some(_) => condition,
+                None => self.boolean(condition, "CASE/WHEN")?,
+            };
+            whens.push((condition, self.expr(&when.result)?));
+        }
+        let otherwise = else_result.map(|e| self.expr(e)).transpose()?;
+        let ty = whens
+            .iter()
+            .map(|(_, r)| r.ty)
+            .chain(otherwise.as_ref().map(|o| o.ty))
+            .find(|t| *t != CType::Unknown)
+            .unwrap_or(TEXT);
+        let whens = whens.into_iter().map(|(c, r)| (c, r.cast_to(ty))).collect();
+        let operand = operand.map(|o| {
+            if o.ty == CType::Unknown {
+                Box::new(o.cast_to(TEXT))
+            } else {
+                Box::new(o)
+            }
+        });
+        Ok(CExpr::new(
+            ExprKind::Case {
+                operand,
+                whens,
+                otherwise: otherwise.map(|o| Box::new(o.cast_to(ty))),
+            },
+            ty,
+        ))
+    }
+
+    fn any_all(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+        all: bool,
+    ) -> SqlResult<CExpr> {
+        let cmp = match op {
+            BinaryOperator::Eq => CmpOp::Eq,
+            BinaryOperator::NotEq => CmpOp::NotEq,
+            BinaryOperator::Lt => CmpOp::Lt,
+            BinaryOperator::LtEq => CmpOp::LtEq,
+            BinaryOperator::Gt => CmpOp::Gt,
+            BinaryOperator::GtEq => CmpOp::GtEq,
+            other => return Err(SqlError::unsupported(format!("{other} ANY/ALL"))),
+        };
+        let mut a = self.expr(left)?;
+        let mut array = self.expr(strip_nested(right))?;
+        match array.ty.element() {
+            Some(elem) => {
+                if a.ty == CType::Unknown {
+                    a = a.cast_to(elem);
+                }
+            }
+            None if array.ty == CType::Unknown => {
+                let elem = if a.ty == CType::Unknown { TEXT } else { a.ty };
+                a = a.cast_to(elem);
+                array = array.cast_to(elem.array_of());
+            }
+            None => {
+                return Err(SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "op ANY/ALL (array) requires array on right side, not {}",
+                        array.ty.name()
+                    ),
+                ));
+            }
+        }
+        Ok(CExpr::new(
+            ExprKind::AnyArray(Box::new(a), cmp, Box::new(array), all),
+            BOOL,
+        ))
+    }
+
+    fn array(&mut self, elems: &[Expr]) -> SqlResult<CExpr> {
+        let items = elems
+            .iter()
+            .map(|e| self.expr(e))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let elem = items
+            .iter()
+            .map(|i| i.ty)
+            .find(|t| *t != CType::Unknown)
+            .unwrap_or(TEXT);
+        let items = items.into_iter().map(|i| i.cast_to(elem)).collect();
+        Ok(CExpr::new(ExprKind::Array(items), elem.array_of()))
+    }
+
+    fn subscript(&mut self, root: &Expr, chain: &[sqlparser::ast::AccessExpr]) -> SqlResult<CExpr> {
+        let mut e = self.expr(root)?;
+        for access in chain {
+            let sqlparser::ast::AccessExpr::Subscript(sqlparser::ast::Subscript::Index { index }) =
+                access
+            else {
+                return Err(SqlError::unsupported(format!("the access {access}")));
+            };
+            let elem = e.ty.element().ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "cannot subscript type {} because it does not support subscripting",
+                        e.ty.name()
+                    ),
+                )
+            })?;
+            let index = self.expr(index)?.cast_to(INT4);
+            e = CExpr::new(ExprKind::Subscript(Box::new(e), Box::new(index)), elem);
+        }
+        Ok(e)
+    }
+}
+
+impl CExpr {
+    /// For operators on strings: an untyped literal is text; other types print as text.
+    fn cast_to_text(self) -> CExpr {
+        if self.ty.is_text_like() && self.ty != CType::Unknown {
+            self
+        } else {
+            self.cast_to(TEXT)
+        }
+    }
+}
+
+fn strip_nested(e: &Expr) -> &Expr {
+    match e {
+        Expr::Nested(inner) => strip_nested(inner),
+        other => other,
+    }
+}
+
+/// `pg_catalog.f` and `f` are `f`; other schemas have no functions here.
+fn function_name(f: &Function) -> SqlResult<String> {
+    let parts: Vec<String> = f
+        .name
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident())
+        .map(fold)
+        .collect();
+    match parts.as_slice() {
+        [name] => Ok(name.clone()),
+        [schema, name] if schema == "pg_catalog" => Ok(name.clone()),
+        _ => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {}() does not exist", object_name(&f.name)),
+        )),
+    }
+}
+
+/// An untyped side takes the other side's type; two untyped sides are text.
+pub(crate) fn unify(a: CExpr, b: CExpr) -> (CExpr, CExpr) {
+    match (a.ty, b.ty) {
+        (CType::Unknown, CType::Unknown) => (a.cast_to(TEXT), b.cast_to(TEXT)),
+        (CType::Unknown, ty) => (a.cast_to(ty), b),
+        (ty, CType::Unknown) => (a, b.cast_to(ty)),
+        _ => (a, b),
+    }
+}
+
+/// The type of integer, float or numeric arithmetic.
+fn arith_type(a: CType, b: CType) -> CType {
+    let rank = |t: CType| match t {
+        CType::Sql(SqlType::SmallInt) => 1,
+        CType::Sql(SqlType::Int) => 2,
+        t if t.is_integer_like() => 3,
+        CType::Sql(SqlType::Numeric { .. }) => 4,
+        CType::Sql(SqlType::Real | SqlType::Double) => 5,
+        _ => 3,
+    };
+    match rank(a).max(rank(b)) {
+        1 => CType::Sql(SqlType::SmallInt),
+        2 => INT4,
+        3 => INT8,
+        4 => {
+            if matches!(a, CType::Sql(SqlType::Numeric { .. })) {
+                a
+            } else {
+                b
+            }
+        }
+        _ => FLOAT8,
+    }
+}
+
+/// A literal: an integer is int4 (int8 past its range), a decimal numeric, a string (and
+/// NULL) untyped until its context types it.
+fn literal(value: &AstValue, params: &mut Vec<Option<CType>>) -> SqlResult<CExpr> {
+    Ok(match value {
+        AstValue::Number(text, _) => match text.parse::<i64>() {
+            Ok(v) if i32::try_from(v).is_ok() => CExpr::constant(Datum::Int(v), INT4),
+            Ok(v) => CExpr::constant(Datum::Int(v), INT8),
+            Err(_) => {
+                let scale = text.split_once('.').map_or(0, |(_, f)| f.len()).min(38) as u8;
+                let ty = SqlType::Numeric {
+                    precision: 38,
+                    scale,
+                };
+                let value = crate::value::Value::Text(text.clone()).coerce(&ty)?;
+                CExpr::constant(Datum::from_value(value), CType::Sql(ty))
+            }
+        },
+        AstValue::SingleQuotedString(s)
+        | AstValue::EscapedStringLiteral(s)
+        | AstValue::DollarQuotedString(sqlparser::ast::DollarQuotedString { value: s, .. }) => {
+            CExpr::constant(Datum::Text(s.clone()), CType::Unknown)
+        }
+        AstValue::Boolean(b) => CExpr::constant(Datum::Bool(*b), BOOL),
+        AstValue::Null => CExpr::constant(Datum::Null, CType::Unknown),
+        AstValue::Placeholder(p) => {
+            let index = p
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| (1..=65535).contains(&n))
+                .ok_or_else(|| {
+                    SqlError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        format!("a parameter is $1 to $65535, not {p}"),
+                    )
+                })?;
+            if params.len() < index {
+                params.resize(index, None);
+            }
+            CExpr::new(ExprKind::Param(index - 1), CType::Unknown)
+        }
+        other => return Err(SqlError::unsupported(format!("the literal {other}"))),
+    })
+}
+
+/// Calls `f(level, column)` for every column reference in `e`, subqueries' outer reads
+/// included.
+pub(crate) fn visit_columns(e: &CExpr, f: &mut dyn FnMut(usize, usize)) {
+    use ExprKind as K;
+    match &e.kind {
+        K::Column { level, index } => f(*level, *index),
+        K::Const(_) | K::Param(_) => {}
+        K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => {
+            visit_columns(a, f)
+        }
+        K::And(a, b)
+        | K::Or(a, b)
+        | K::Compare(_, a, b)
+        | K::Distinct(a, b, _)
+        | K::Arith(_, a, b)
+        | K::Concat(a, b, _)
+        | K::Subscript(a, b)
+        | K::AnyArray(a, _, b, _) => {
+            visit_columns(a, f);
+            visit_columns(b, f);
+        }
+        K::Regex { expr, pattern, .. } | K::Like { expr, pattern, .. } => {
+            visit_columns(expr, f);
+            visit_columns(pattern, f);
+        }
+        K::InList(a, items, _) => {
+            visit_columns(a, f);
+            items.iter().for_each(|i| visit_columns(i, f));
+        }
+        K::InSubquery(a, sub, _) => {
+            visit_columns(a, f);
+            sub.outer_reads.iter().for_each(|(l, i)| f(*l, *i));
+        }
+        K::Exists(sub) | K::ScalarSubquery(sub) | K::ArraySubquery(sub) => {
+            sub.outer_reads.iter().for_each(|(l, i)| f(*l, *i));
+        }
+        K::Array(items) | K::Call(_, items) => items.iter().for_each(|i| visit_columns(i, f)),
+        K::Case {
+            operand,
+            whens,
+            otherwise,
+        } => {
+            operand.iter().for_each(|o| visit_columns(o, f));
+            for (c, r) in whens {
+                visit_columns(c, f);
+                visit_columns(r, f);
+            }
+            otherwise.iter().for_each(|o| visit_columns(o, f));
+        }
+    }
+}
+
+/// Whether `e` calls an aggregate outside any subquery.
+pub(crate) fn has_aggregate(e: &Expr) -> bool {
+    struct Finder {
+        depth: usize,
+        found: bool,
+    }
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if self.depth == 0
+                && let Expr::Function(f) = e
+                && !matches!(f.args, FunctionArguments::Subquery(_))
+                && AggFunc::by_name(&object_name(&f.name)).is_some()
+            {
+                self.found = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut finder = Finder {
+        depth: 0,
+        found: false,
+    };
+    let _ = e.visit(&mut finder);
+    finder.found
+}

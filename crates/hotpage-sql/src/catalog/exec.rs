@@ -1,0 +1,1205 @@
+//! Running a planned catalog query: FROM items materialised (each relation's rows made
+//! once per execution), joined by nested loops with each WHERE conjunct applied as soon as
+//! its columns are there, then grouping, projection, DISTINCT, ORDER BY, OFFSET and LIMIT.
+
+use super::Catalog;
+use super::compile::visit_columns;
+use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
+use super::functions;
+use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
+use super::types::{self, CType, Datum};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::session::SqlDatabase;
+use crate::types::SqlType;
+use crate::value::Value;
+use sqlparser::ast::SetOperator;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+type Rows = Vec<Vec<Datum>>;
+
+/// The rows visible to an expression: its own level's row (whose first column is column
+/// `offset` of that level), and the enclosing levels' rows.
+pub(crate) struct Env<'e> {
+    row: &'e [Datum],
+    offset: usize,
+    level: usize,
+    parent: Option<&'e Env<'e>>,
+}
+
+impl<'e> Env<'e> {
+    fn new(row: &'e [Datum], level: usize, parent: Option<&'e Env<'e>>) -> Env<'e> {
+        Env {
+            row,
+            offset: 0,
+            level,
+            parent,
+        }
+    }
+
+    fn column(&self, level: usize, index: usize) -> SqlResult<Datum> {
+        let mut env = Some(self);
+        while let Some(e) = env {
+            if e.level == level {
+                return index
+                    .checked_sub(e.offset)
+                    .and_then(|i| e.row.get(i))
+                    .cloned()
+                    .ok_or_else(|| {
+                        SqlError::unsupported(
+                            "a reference to an earlier FROM item inside a JOIN of a catalog query",
+                        )
+                    });
+            }
+            env = e.parent;
+        }
+        Err(SqlError::internal(format!(
+            "catalog query: no row of level {level} in scope"
+        )))
+    }
+}
+
+/// One execution of a catalog query.
+pub(crate) struct Exec<'a> {
+    pub catalog: &'a Catalog,
+    /// The session's settings (`set_config` changes them).
+    pub settings: &'a mut HashMap<String, String>,
+    pub params: &'a [Value],
+    pub pid: u32,
+    pub db: &'a SqlDatabase,
+    relations: HashMap<(u8, &'static str), Rc<Rows>>,
+    subplans: HashMap<usize, Rc<Rows>>,
+    regexes: HashMap<(String, bool), regex::Regex>,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(
+        catalog: &'a Catalog,
+        settings: &'a mut HashMap<String, String>,
+        params: &'a [Value],
+        pid: u32,
+        db: &'a SqlDatabase,
+    ) -> Exec<'a> {
+        Exec {
+            catalog,
+            settings,
+            params,
+            pid,
+            db,
+            relations: HashMap::new(),
+            subplans: HashMap::new(),
+            regexes: HashMap::new(),
+        }
+    }
+
+    /// A query's rows.
+    pub fn run_query(&mut self, q: &QueryPlan, outer: Option<&Env>) -> SqlResult<Rows> {
+        let mut rows = match &q.body {
+            Body::Select(s) => self.run_select(s, outer)?,
+            Body::SetOp {
+                op,
+                all,
+                left,
+                right,
+            } => {
+                let l = self.run_query(left, outer)?;
+                let r = self.run_query(right, outer)?;
+                set_operation(*op, *all, l, r)
+            }
+        };
+        if !q.order.is_empty() {
+            let keyed: Vec<(Vec<Datum>, Vec<Datum>)> =
+                rows.into_iter().map(|r| (Vec::new(), r)).collect();
+            rows = sort_rows(keyed, &q.order);
+        }
+        let empty = Env::new(&[], usize::MAX, outer);
+        let offset = self
+            .count(q.offset.as_ref(), &empty, "OFFSET")?
+            .unwrap_or(0);
+        let limit = self.count(q.limit.as_ref(), &empty, "LIMIT")?;
+        Ok(rows
+            .into_iter()
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .collect())
+    }
+
+    fn count(&mut self, e: Option<&CExpr>, env: &Env, what: &str) -> SqlResult<Option<usize>> {
+        let Some(e) = e else {
+            return Ok(None);
+        };
+        match self.eval(e, env)? {
+            Datum::Null => Ok(None),
+            Datum::Int(n) if n >= 0 => Ok(Some(n as usize)),
+            Datum::Int(_) => Err(SqlError::new(
+                if what == "LIMIT" { "2201W" } else { "2201X" },
+                format!("{what} must not be negative"),
+            )),
+            _ => Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("argument of {what} must be type bigint"),
+            )),
+        }
+    }
+
+    fn run_select(&mut self, s: &SelectPlan, outer: Option<&Env>) -> SqlResult<Rows> {
+        let mut rows: Rows = vec![Vec::new()];
+        let none = Env::new(&[], s.level, outer);
+        for filter in &s.prefilter {
+            if !self.holds(filter, &none)? {
+                rows.clear();
+            }
+        }
+        let mut width = 0;
+        for step in &s.from {
+            if rows.is_empty() {
+                break;
+            }
+            rows = self.join_step(rows, step, width, s.level, outer)?;
+            width += step.item.width();
+        }
+        if let Some(grouping) = &s.grouping {
+            rows = self.group(&rows, grouping, s.level, outer)?;
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let env = Env::new(row, s.level, outer);
+            let items = s
+                .items
+                .iter()
+                .map(|item| self.eval(item, &env))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let mut keys = Vec::with_capacity(s.order.len());
+            for key in &s.order {
+                if let SortBy::Expr(e) = &key.by {
+                    keys.push(self.eval(e, &env)?);
+                }
+            }
+            out.push((keys, items));
+        }
+        if s.distinct {
+            let mut seen = HashSet::new();
+            out.retain(|(_, items)| seen.insert(format!("{items:?}")));
+        }
+        Ok(sort_rows(out, &s.order))
+    }
+
+    /// Joins the rows so far with one more FROM item, keeping the combinations its WHERE
+    /// conjuncts accept. An equality between the two sides is answered from a hash of the
+    /// item's rows rather than by trying every pair.
+    fn join_step(
+        &mut self,
+        rows: Rows,
+        step: &FromStep,
+        width: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let lateral = matches!(step.item, FromItem::Function(..));
+        let shared = if lateral {
+            None
+        } else {
+            Some(self.item_rows(&step.item, width, level, outer)?)
+        };
+        let conds: Vec<&CExpr> = step.filters.iter().collect();
+        let end = width + step.item.width();
+        let probe = match &shared {
+            Some(rights) => self.build_probe(&conds, rights, width, end, level, outer)?,
+            None => None,
+        };
+        let mut next = Vec::new();
+        for left in rows {
+            let right = match &shared {
+                Some(right) => Rc::clone(right),
+                None => {
+                    let env = Env::new(&left, level, outer);
+                    Rc::new(self.function_rows(&step.item, &env)?)
+                }
+            };
+            let candidates =
+                self.candidates(probe.as_ref(), &left, 0, right.len(), level, outer)?;
+            for i in candidates {
+                let mut combined = left.clone();
+                combined.extend(right[i].iter().cloned());
+                if self.all_hold(&step.filters, &Env::new(&combined, level, outer))? {
+                    next.push(combined);
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    /// A hash of `rights` on the right side of the first equality in `conds` whose sides
+    /// read the left columns (`< split`) and the right ones (`split..end`) respectively.
+    fn build_probe<'p>(
+        &mut self,
+        conds: &[&'p CExpr],
+        rights: &Rows,
+        split: usize,
+        end: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Option<Probe<'p>>> {
+        for cond in conds {
+            let ExprKind::Compare(CmpOp::Eq, a, b) = &cond.kind else {
+                continue;
+            };
+            if !hashable(a.ty, b.ty) {
+                continue;
+            }
+            let (left_key, right_key) =
+                if reads_within(a, level, 0, split) && reads_within(b, level, split, end) {
+                    (a.as_ref(), b.as_ref())
+                } else if reads_within(b, level, 0, split) && reads_within(a, level, split, end) {
+                    (b.as_ref(), a.as_ref())
+                } else {
+                    continue;
+                };
+            let mut buckets: HashMap<String, Vec<usize>> = HashMap::new();
+            for (i, row) in rights.iter().enumerate() {
+                let env = Env {
+                    row,
+                    offset: split,
+                    level,
+                    parent: outer,
+                };
+                let key = self.eval(right_key, &env)?;
+                if !key.is_null() {
+                    buckets.entry(hash_key(&key)).or_default().push(i);
+                }
+            }
+            return Ok(Some(Probe { left_key, buckets }));
+        }
+        Ok(None)
+    }
+
+    /// The right rows a left row may join: those in its probe bucket, or all.
+    fn candidates(
+        &mut self,
+        probe: Option<&Probe<'_>>,
+        left: &[Datum],
+        left_offset: usize,
+        count: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Vec<usize>> {
+        let Some(probe) = probe else {
+            return Ok((0..count).collect());
+        };
+        let env = Env {
+            row: left,
+            offset: left_offset,
+            level,
+            parent: outer,
+        };
+        let key = self.eval(probe.left_key, &env)?;
+        Ok(probe
+            .buckets
+            .get(&hash_key(&key))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    fn holds(&mut self, e: &CExpr, env: &Env) -> SqlResult<bool> {
+        Ok(truth(&self.eval(e, env)?)? == Some(true))
+    }
+
+    fn all_hold(&mut self, filters: &[CExpr], env: &Env) -> SqlResult<bool> {
+        for f in filters {
+            if !self.holds(f, env)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// A FROM item's rows (a join's: its two sides' columns); `offset` is the level's
+    /// column number of the item's first column.
+    fn item_rows(
+        &mut self,
+        item: &FromItem,
+        offset: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rc<Rows>> {
+        match item {
+            FromItem::Relation(def) => {
+                let key = (def.schema as u8, def.name);
+                if let Some(rows) = self.relations.get(&key) {
+                    return Ok(Rc::clone(rows));
+                }
+                let rows = Rc::new(super::rows::rows(def, self.catalog)?);
+                self.relations.insert(key, Rc::clone(&rows));
+                Ok(rows)
+            }
+            FromItem::View(name, _) => {
+                let key = (u8::MAX, *name);
+                if let Some(rows) = self.relations.get(&key) {
+                    return Ok(Rc::clone(rows));
+                }
+                let rows: Rows = crate::views::rows(name, self.db, &[])?
+                    .into_iter()
+                    .map(|row| row.into_iter().map(Datum::from_value).collect())
+                    .collect();
+                let rows = Rc::new(rows);
+                self.relations.insert(key, Rc::clone(&rows));
+                Ok(rows)
+            }
+            FromItem::Function(..) => {
+                let env = Env {
+                    row: &[],
+                    offset,
+                    level,
+                    parent: outer,
+                };
+                Ok(Rc::new(self.function_rows(item, &env)?))
+            }
+            FromItem::Subquery(plan) => Ok(Rc::new(self.run_query(plan, outer)?)),
+            FromItem::Join { .. } => Ok(Rc::new(self.join_rows(item, offset, level, outer)?)),
+        }
+    }
+
+    fn function_rows(&mut self, item: &FromItem, env: &Env) -> SqlResult<Rows> {
+        let FromItem::Function(func, args) = item else {
+            return Err(SqlError::internal("function rows of a non-function"));
+        };
+        let values = args
+            .iter()
+            .map(|a| self.eval(a, env))
+            .collect::<SqlResult<Vec<_>>>()?;
+        func.rows(&values)
+    }
+
+    fn join_rows(
+        &mut self,
+        item: &FromItem,
+        offset: usize,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let FromItem::Join {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            right_width,
+        } = item
+        else {
+            return Err(SqlError::internal("join rows of a non-join"));
+        };
+        let lefts = self.item_rows(left, offset, level, outer)?;
+        let lateral = matches!(right.as_ref(), FromItem::Function(..));
+        let shared = if lateral {
+            None
+        } else {
+            Some(self.item_rows(right, offset + left_width, level, outer)?)
+        };
+        let mut conds = Vec::new();
+        if let Some(on) = on {
+            conjuncts(on, &mut conds);
+        }
+        let (split, end) = (offset + left_width, offset + left_width + right_width);
+        let probe = match &shared {
+            Some(rights) => self.build_probe(&conds, rights, split, end, level, outer)?,
+            None => None,
+        };
+        let mut out = Vec::new();
+        let mut right_matched: Vec<bool> = shared
+            .as_ref()
+            .map_or_else(Vec::new, |r| vec![false; r.len()]);
+        for l in lefts.iter() {
+            let rights = match &shared {
+                Some(r) => Rc::clone(r),
+                None => {
+                    let env = Env {
+                        row: l,
+                        offset,
+                        level,
+                        parent: outer,
+                    };
+                    Rc::new(self.function_rows(right, &env)?)
+                }
+            };
+            let mut matched = false;
+            let candidates =
+                self.candidates(probe.as_ref(), l, offset, rights.len(), level, outer)?;
+            for i in candidates {
+                let mut combined = l.clone();
+                combined.extend(rights[i].iter().cloned());
+                let env = Env {
+                    row: &combined,
+                    offset,
+                    level,
+                    parent: outer,
+                };
+                let passes = match on {
+                    Some(on) => self.holds(on, &env)?,
+                    None => true,
+                };
+                if passes {
+                    matched = true;
+                    if let Some(m) = right_matched.get_mut(i) {
+                        *m = true;
+                    }
+                    out.push(combined);
+                }
+            }
+            if !matched && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                let mut padded = l.clone();
+                padded.extend(std::iter::repeat_n(Datum::Null, *right_width));
+                out.push(padded);
+            }
+        }
+        if let (Some(rights), JoinKind::Right | JoinKind::Full) = (&shared, kind) {
+            for (r, matched) in rights.iter().zip(&right_matched) {
+                if !matched {
+                    let mut padded = vec![Datum::Null; *left_width];
+                    padded.extend(r.iter().cloned());
+                    out.push(padded);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Groups rows: one row per group, its keys then its aggregates' results.
+    fn group(
+        &mut self,
+        rows: &Rows,
+        grouping: &super::plan::Grouping,
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut groups: Vec<(Vec<Datum>, Vec<Accumulator>)> = Vec::new();
+        for row in rows {
+            let env = Env::new(row, level, outer);
+            let keys = grouping
+                .keys
+                .iter()
+                .map(|k| self.eval(k, &env))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let id = format!("{keys:?}");
+            let slot = match index.get(&id) {
+                Some(&slot) => slot,
+                None => {
+                    index.insert(id, groups.len());
+                    groups.push((keys, grouping.aggs.iter().map(Accumulator::new).collect()));
+                    groups.len() - 1
+                }
+            };
+            for (spec, acc) in grouping.aggs.iter().zip(groups[slot].1.iter_mut()) {
+                let args = spec
+                    .args
+                    .iter()
+                    .map(|a| self.eval(a, &env))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                acc.add(spec, args)?;
+            }
+        }
+        if groups.is_empty() && grouping.keys.is_empty() {
+            groups.push((
+                Vec::new(),
+                grouping.aggs.iter().map(Accumulator::new).collect(),
+            ));
+        }
+        let mut out = Vec::with_capacity(groups.len());
+        for (mut keys, accs) in groups {
+            for acc in accs {
+                keys.push(acc.finish());
+            }
+            if let Some(having) = &grouping.having
+                && !self.holds(having, &Env::new(&keys, level, outer))?
+            {
+                continue;
+            }
+            out.push(keys);
+        }
+        Ok(out)
+    }
+
+    /// A subquery's rows: once per execution when it reads no outer row.
+    fn subquery_rows(&mut self, sub: &SubPlan, env: &Env) -> SqlResult<Rc<Rows>> {
+        let correlated = !sub.outer_reads.is_empty();
+        if !correlated && let Some(rows) = self.subplans.get(&sub.id) {
+            return Ok(Rc::clone(rows));
+        }
+        let rows = Rc::new(self.run_query(&sub.plan, Some(env))?);
+        if !correlated {
+            self.subplans.insert(sub.id, Rc::clone(&rows));
+        }
+        Ok(rows)
+    }
+
+    /// Evaluates an expression.
+    pub fn eval(&mut self, e: &CExpr, env: &Env) -> SqlResult<Datum> {
+        use ExprKind as K;
+        Ok(match &e.kind {
+            K::Const(d) => d.clone(),
+            K::Column { level, index } => env.column(*level, *index)?,
+            K::Param(i) => self.param(*i, e.ty)?,
+            K::Not(a) => match truth(&self.eval(a, env)?)? {
+                Some(b) => Datum::Bool(!b),
+                None => Datum::Null,
+            },
+            K::And(a, b) => self.and_or(a, b, env, true)?,
+            K::Or(a, b) => self.and_or(a, b, env, false)?,
+            K::Compare(op, a, b) => {
+                let (x, y) = (self.eval(a, env)?, self.eval(b, env)?);
+                compare(*op, &x, &y)?
+            }
+            K::IsNull(a, negated) => Datum::Bool(self.eval(a, env)?.is_null() != *negated),
+            K::IsBool(a, value, negated) => {
+                let is = truth(&self.eval(a, env)?)? == Some(*value);
+                Datum::Bool(is != *negated)
+            }
+            K::Distinct(a, b, negated) => {
+                let (x, y) = (self.eval(a, env)?, self.eval(b, env)?);
+                let same = match (x.is_null(), y.is_null()) {
+                    (true, true) => true,
+                    (false, false) => x.sql_cmp(&y) == Some(Ordering::Equal),
+                    _ => false,
+                };
+                Datum::Bool(same == *negated)
+            }
+            K::Arith(op, a, b) => {
+                let (x, y) = (self.eval(a, env)?, self.eval(b, env)?);
+                arith(*op, x, y, e.ty)?
+            }
+            K::Neg(a) => negate(self.eval(a, env)?)?,
+            K::Concat(a, b, strings) => self.concat(a, b, *strings, env)?,
+            K::Regex {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => {
+                let (s, p) = (self.eval(expr, env)?, self.eval(pattern, env)?);
+                self.regex_match(s, p, *negated, *case_insensitive, false)?
+            }
+            K::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => {
+                let (s, p) = (self.eval(expr, env)?, self.eval(pattern, env)?);
+                self.regex_match(s, p, *negated, *case_insensitive, true)?
+            }
+            K::InList(..)
+            | K::InSubquery(..)
+            | K::Exists(_)
+            | K::ScalarSubquery(_)
+            | K::ArraySubquery(_)
+            | K::Array(_)
+            | K::AnyArray(..)
+            | K::Case { .. } => self.eval_compound(e, env)?,
+            K::Cast(inner) => {
+                let value = self.eval(inner, env)?;
+                types::cast(value, inner.ty, e.ty, self.catalog)?
+            }
+            K::Subscript(array, index) => {
+                let (arr, i) = (self.eval(array, env)?, self.eval(index, env)?);
+                match (arr, i) {
+                    (Datum::Array(items), Datum::Int(i)) if i >= 1 => {
+                        items.get(i as usize - 1).cloned().unwrap_or(Datum::Null)
+                    }
+                    _ => Datum::Null,
+                }
+            }
+            K::Call(func, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.eval(arg, env)?);
+                }
+                let types: Vec<CType> = args.iter().map(|a| a.ty).collect();
+                functions::call(self, *func, values, &types)?
+            }
+        })
+    }
+
+    /// IN, subqueries, arrays, ANY/ALL and CASE.
+    fn eval_compound(&mut self, e: &CExpr, env: &Env) -> SqlResult<Datum> {
+        use ExprKind as K;
+        Ok(match &e.kind {
+            K::InList(a, items, negated) => {
+                let x = self.eval(a, env)?;
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(self.eval(item, env)?);
+                }
+                member(&x, &values, *negated)?
+            }
+            K::InSubquery(a, sub, negated) => {
+                let x = self.eval(a, env)?;
+                let rows = self.subquery_rows(sub, env)?;
+                let values: Vec<Datum> = rows
+                    .iter()
+                    .map(|r| r.first().cloned().unwrap_or(Datum::Null))
+                    .collect();
+                member(&x, &values, *negated)?
+            }
+            K::Exists(sub) => Datum::Bool(!self.subquery_rows(sub, env)?.is_empty()),
+            K::ScalarSubquery(sub) => {
+                let rows = self.subquery_rows(sub, env)?;
+                match rows.as_slice() {
+                    [] => Datum::Null,
+                    [row] => row.first().cloned().unwrap_or(Datum::Null),
+                    _ => {
+                        return Err(SqlError::new(
+                            "21000",
+                            "more than one row returned by a subquery used as an expression",
+                        ));
+                    }
+                }
+            }
+            K::ArraySubquery(sub) => {
+                let rows = self.subquery_rows(sub, env)?;
+                Datum::Array(
+                    rows.iter()
+                        .map(|r| r.first().cloned().unwrap_or(Datum::Null))
+                        .collect(),
+                )
+            }
+            K::Array(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(self.eval(item, env)?);
+                }
+                Datum::Array(values)
+            }
+            K::AnyArray(a, op, array, all) => {
+                let x = self.eval(a, env)?;
+                let arr = self.eval(array, env)?;
+                any_all(&x, *op, &arr, *all)?
+            }
+            K::Case {
+                operand,
+                whens,
+                otherwise,
+            } => self.case(operand.as_deref(), whens, otherwise.as_deref(), env)?,
+            _ => return Err(SqlError::internal("eval_compound of a simple expression")),
+        })
+    }
+
+    fn param(&self, index: usize, ty: CType) -> SqlResult<Datum> {
+        let value = self.params.get(index).cloned().ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_PARAMETER,
+                format!("there is no parameter ${}", index + 1),
+            )
+        })?;
+        match Datum::from_value(value) {
+            Datum::Text(text) if !ty.is_text_like() => types::from_text(&text, ty, self.catalog),
+            other => Ok(other),
+        }
+    }
+
+    fn and_or(&mut self, a: &CExpr, b: &CExpr, env: &Env, and: bool) -> SqlResult<Datum> {
+        let x = truth(&self.eval(a, env)?)?;
+        if x == Some(!and) {
+            return Ok(Datum::Bool(!and));
+        }
+        let y = truth(&self.eval(b, env)?)?;
+        Ok(match (x, y) {
+            (_, Some(v)) if v != and => Datum::Bool(v),
+            (Some(_), Some(v)) => Datum::Bool(v),
+            _ => Datum::Null,
+        })
+    }
+
+    fn concat(&mut self, a: &CExpr, b: &CExpr, strings: bool, env: &Env) -> SqlResult<Datum> {
+        let (x, y) = (self.eval(a, env)?, self.eval(b, env)?);
+        if strings {
+            return Ok(
+                match (
+                    types::to_text(&x, a.ty, self.catalog),
+                    types::to_text(&y, b.ty, self.catalog),
+                ) {
+                    (Some(l), Some(r)) => Datum::Text(l + &r),
+                    _ => Datum::Null,
+                },
+            );
+        }
+        Ok(match (x, y) {
+            (Datum::Null, other) | (other, Datum::Null) => other,
+            (Datum::Array(mut l), Datum::Array(r)) => {
+                l.extend(r);
+                Datum::Array(l)
+            }
+            (Datum::Array(mut l), item) => {
+                l.push(item);
+                Datum::Array(l)
+            }
+            (item, Datum::Array(r)) => {
+                let mut items = vec![item];
+                items.extend(r);
+                Datum::Array(items)
+            }
+            _ => return Err(SqlError::internal("array concatenation of two scalars")),
+        })
+    }
+
+    /// `~` (or LIKE, turned into a regular expression) on text.
+    fn regex_match(
+        &mut self,
+        s: Datum,
+        p: Datum,
+        negated: bool,
+        case_insensitive: bool,
+        like: bool,
+    ) -> SqlResult<Datum> {
+        let (Datum::Text(s), Datum::Text(p)) = (s, p) else {
+            return Ok(Datum::Null);
+        };
+        let pattern = if like { like_to_regex(&p) } else { p };
+        let key = (pattern, case_insensitive);
+        if !self.regexes.contains_key(&key) {
+            let built = regex::RegexBuilder::new(&key.0)
+                .case_insensitive(case_insensitive)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| SqlError::new("2201B", format!("invalid regular expression: {e}")))?;
+            self.regexes.insert(key.clone(), built);
+        }
+        let matched = self.regexes.get(&key).is_some_and(|r| r.is_match(&s));
+        Ok(Datum::Bool(matched != negated))
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&CExpr>,
+        whens: &[(CExpr, CExpr)],
+        otherwise: Option<&CExpr>,
+        env: &Env,
+    ) -> SqlResult<Datum> {
+        let value = operand.map(|o| self.eval(o, env)).transpose()?;
+        for (condition, result) in whens {
+            let c = self.eval(condition, env)?;
+            let hit = match &value {
+                Some(v) => v.sql_cmp(&c) == Some(Ordering::Equal),
+                None => truth(&c)? == Some(true),
+            };
+            if hit {
+                return self.eval(result, env);
+            }
+        }
+        match otherwise {
+            Some(o) => self.eval(o, env),
+            None => Ok(Datum::Null),
+        }
+    }
+
+    /// The query's result rows as the SQL layer's values of the columns' output types.
+    pub fn output(&self, rows: Rows, columns: &[(String, CType)]) -> Vec<Vec<Value>> {
+        rows.into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .zip(columns)
+                    .map(|(d, (_, ty))| match ty {
+                        CType::Sql(_) if !matches!(d, Datum::Array(_)) => {
+                            d.to_value().unwrap_or(Value::Null)
+                        }
+                        _ => types::to_text(&d, *ty, self.catalog).map_or(Value::Null, Value::Text),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// A hash of one side of an equi-join: the other side's key expression, and the rows of
+/// this side by key.
+struct Probe<'p> {
+    left_key: &'p CExpr,
+    buckets: HashMap<String, Vec<usize>>,
+}
+
+/// Whether equal values of the two types hash alike (same kind of datum).
+fn hashable(a: CType, b: CType) -> bool {
+    a == b || (a.is_integer_like() && b.is_integer_like()) || (a.is_text_like() && b.is_text_like())
+}
+
+/// A datum as a hash key: equal SQL values of hashable types give equal keys.
+fn hash_key(d: &Datum) -> String {
+    match d {
+        Datum::Int(i) => format!("i{i}"),
+        Datum::Text(s) => format!("t{s}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Whether every column of `level` that `e` reads is in `lo..hi`.
+fn reads_within(e: &CExpr, level: usize, lo: usize, hi: usize) -> bool {
+    let mut inside = true;
+    visit_columns(e, &mut |l, i| inside &= l != level || (lo..hi).contains(&i));
+    inside
+}
+
+/// The AND-ed parts of a condition.
+fn conjuncts<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
+    match &e.kind {
+        ExprKind::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// Unary minus.
+fn negate(d: Datum) -> SqlResult<Datum> {
+    Ok(match d {
+        Datum::Null => Datum::Null,
+        Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(|| {
+            SqlError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
+        })?),
+        Datum::Float(f) => Datum::Float(-f),
+        other => Datum::from_value(
+            other
+                .to_value()
+                .ok_or_else(|| SqlError::unsupported("minus on an array"))?
+                .neg()?,
+        ),
+    })
+}
+
+/// SQL's three-valued truth of a condition's value.
+fn truth(d: &Datum) -> SqlResult<Option<bool>> {
+    match d {
+        Datum::Bool(b) => Ok(Some(*b)),
+        Datum::Null => Ok(None),
+        other => Err(SqlError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!("a condition evaluated to {other:?}, not a boolean"),
+        )),
+    }
+}
+
+fn compare(op: CmpOp, x: &Datum, y: &Datum) -> SqlResult<Datum> {
+    if x.is_null() || y.is_null() {
+        return Ok(Datum::Null);
+    }
+    let ordering = x.sql_cmp(y).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("operator does not exist: {x:?} {op:?} {y:?}"),
+        )
+    })?;
+    Ok(Datum::Bool(match op {
+        CmpOp::Eq => ordering == Ordering::Equal,
+        CmpOp::NotEq => ordering != Ordering::Equal,
+        CmpOp::Lt => ordering == Ordering::Less,
+        CmpOp::LtEq => ordering != Ordering::Greater,
+        CmpOp::Gt => ordering == Ordering::Greater,
+        CmpOp::GtEq => ordering != Ordering::Less,
+    }))
+}
+
+/// `x IN (values)`, or NOT IN, with SQL's NULL rules.
+fn member(x: &Datum, values: &[Datum], negated: bool) -> SqlResult<Datum> {
+    if x.is_null() {
+        return Ok(Datum::Null);
+    }
+    let mut saw_null = false;
+    for v in values {
+        match compare(CmpOp::Eq, x, v)? {
+            Datum::Bool(true) => return Ok(Datum::Bool(!negated)),
+            Datum::Null => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Datum::Null
+    } else {
+        Datum::Bool(negated)
+    })
+}
+
+fn any_all(x: &Datum, op: CmpOp, array: &Datum, all: bool) -> SqlResult<Datum> {
+    let Datum::Array(items) = array else {
+        return Ok(Datum::Null);
+    };
+    let mut saw_null = false;
+    for item in items {
+        match compare(op, x, item)? {
+            Datum::Bool(b) if b != all => return Ok(Datum::Bool(b)),
+            Datum::Null => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Datum::Null
+    } else {
+        Datum::Bool(all)
+    })
+}
+
+fn arith(op: ArithOp, x: Datum, y: Datum, ty: CType) -> SqlResult<Datum> {
+    if x.is_null() || y.is_null() {
+        return Ok(Datum::Null);
+    }
+    if let (Datum::Int(a), Datum::Int(b)) = (&x, &y) {
+        let (a, b) = (*a, *b);
+        if matches!(op, ArithOp::Div | ArithOp::Mod) && b == 0 {
+            return Err(SqlError::new(
+                sqlstate::DIVISION_BY_ZERO,
+                "division by zero",
+            ));
+        }
+        let result = match op {
+            ArithOp::Add => a.checked_add(b),
+            ArithOp::Sub => a.checked_sub(b),
+            ArithOp::Mul => a.checked_mul(b),
+            ArithOp::Div => a.checked_div(b),
+            ArithOp::Mod => Some(a.checked_rem(b).unwrap_or(0)),
+        };
+        let (min, max, name) = match ty {
+            CType::Sql(SqlType::SmallInt) => (i64::from(i16::MIN), i64::from(i16::MAX), "smallint"),
+            CType::Sql(SqlType::Int) => (i64::from(i32::MIN), i64::from(i32::MAX), "integer"),
+            _ => (i64::MIN, i64::MAX, "bigint"),
+        };
+        return result
+            .filter(|v| (min..=max).contains(v))
+            .map(Datum::Int)
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    format!("{name} out of range"),
+                )
+            });
+    }
+    let (Some(a), Some(b)) = (x.to_value(), y.to_value()) else {
+        return Err(SqlError::unsupported("arithmetic on arrays"));
+    };
+    let value = match op {
+        ArithOp::Add => a.add(&b),
+        ArithOp::Sub => a.sub(&b),
+        ArithOp::Mul => a.mul(&b),
+        ArithOp::Div => a.div(&b),
+        ArithOp::Mod => a.rem(&b),
+    }?;
+    Ok(Datum::from_value(value))
+}
+
+/// A LIKE pattern as an anchored regular expression (`%` any run, `_` one character, `\`
+/// escapes the next).
+fn like_to_regex(pattern: &str) -> String {
+    let mut out = String::from("(?s)^");
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => out.push_str(".*"),
+            '_' => out.push('.'),
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    out.push_str(&regex::escape(&next.to_string()));
+                }
+            }
+            other => out.push_str(&regex::escape(&other.to_string())),
+        }
+    }
+    out.push('$');
+    out
+}
+
+/// UNION, INTERSECT and EXCEPT (each without ALL removes duplicates).
+fn set_operation(op: SetOperator, all: bool, left: Rows, right: Rows) -> Rows {
+    let key = |row: &Vec<Datum>| format!("{row:?}");
+    let mut out = match op {
+        SetOperator::Union => left.into_iter().chain(right).collect::<Rows>(),
+        SetOperator::Intersect => {
+            let keys: HashSet<String> = right.iter().map(key).collect();
+            left.into_iter()
+                .filter(|r| keys.contains(&key(r)))
+                .collect()
+        }
+        _ => {
+            let keys: HashSet<String> = right.iter().map(key).collect();
+            left.into_iter()
+                .filter(|r| !keys.contains(&key(r)))
+                .collect()
+        }
+    };
+    if !all {
+        let mut seen = HashSet::new();
+        out.retain(|r| seen.insert(key(r)));
+    }
+    out
+}
+
+/// Sorts (expression keys, output row) pairs by ORDER BY; returns the rows. ASC puts
+/// NULLs last and DESC first, unless NULLS FIRST/LAST says otherwise.
+fn sort_rows(mut keyed: Vec<(Vec<Datum>, Vec<Datum>)>, order: &[SortKey]) -> Rows {
+    if !order.is_empty() {
+        keyed.sort_by(|(ka, a), (kb, b)| {
+            let mut expr_key = 0;
+            for key in order {
+                let (x, y) = match &key.by {
+                    SortBy::Output(i) => (a.get(*i), b.get(*i)),
+                    SortBy::Expr(_) => {
+                        let pair = (ka.get(expr_key), kb.get(expr_key));
+                        expr_key += 1;
+                        pair
+                    }
+                };
+                let (x, y) = (x.unwrap_or(&Datum::Null), y.unwrap_or(&Datum::Null));
+                let ordering = match (x.is_null(), y.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => {
+                        if key.nulls_first {
+                            Ordering::Less
+                        } else {
+                            Ordering::Greater
+                        }
+                    }
+                    (false, true) => {
+                        if key.nulls_first {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        }
+                    }
+                    (false, false) => {
+                        let o = x.order_cmp(y);
+                        if key.desc { o.reverse() } else { o }
+                    }
+                };
+                if ordering != Ordering::Equal {
+                    return ordering;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    keyed.into_iter().map(|(_, row)| row).collect()
+}
+
+/// One aggregate's running state.
+enum Accumulator {
+    Count(i64),
+    Sum(Option<Datum>),
+    Extreme(Option<Datum>),
+    Avg(f64, i64),
+    StringAgg(Option<String>),
+    ArrayAgg(Option<Vec<Datum>>),
+    Bool(Option<bool>),
+    /// DISTINCT: the argument values seen, and the state they feed.
+    Distinct(HashSet<String>, Box<Accumulator>),
+}
+
+impl Accumulator {
+    fn new(spec: &AggSpec) -> Accumulator {
+        let plain = match spec.func {
+            AggFunc::CountStar | AggFunc::Count => Accumulator::Count(0),
+            AggFunc::Sum => Accumulator::Sum(None),
+            AggFunc::Min | AggFunc::Max => Accumulator::Extreme(None),
+            AggFunc::Avg => Accumulator::Avg(0.0, 0),
+            AggFunc::StringAgg => Accumulator::StringAgg(None),
+            AggFunc::ArrayAgg => Accumulator::ArrayAgg(None),
+            AggFunc::BoolAnd | AggFunc::BoolOr => Accumulator::Bool(None),
+        };
+        if spec.distinct {
+            Accumulator::Distinct(HashSet::new(), Box::new(plain))
+        } else {
+            plain
+        }
+    }
+
+    fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<()> {
+        let first = args.first().cloned().unwrap_or(Datum::Null);
+        if spec.func == AggFunc::CountStar {
+            if let Accumulator::Count(n) = self {
+                *n += 1;
+            }
+            return Ok(());
+        }
+        if first.is_null() && spec.func != AggFunc::ArrayAgg {
+            return Ok(());
+        }
+        match self {
+            Accumulator::Distinct(seen, inner) => {
+                if seen.insert(format!("{args:?}")) {
+                    inner.add(spec, args)?;
+                }
+            }
+            Accumulator::Count(n) => *n += 1,
+            Accumulator::Sum(sum) => {
+                *sum = Some(match sum.take() {
+                    None => first,
+                    Some(s) => arith(ArithOp::Add, s, first, spec.ty)?,
+                });
+            }
+            Accumulator::Extreme(best) => {
+                let better = match best {
+                    None => true,
+                    Some(b) => {
+                        let o = first.order_cmp(b);
+                        if spec.func == AggFunc::Min {
+                            o == Ordering::Less
+                        } else {
+                            o == Ordering::Greater
+                        }
+                    }
+                };
+                if better {
+                    *best = Some(first);
+                }
+            }
+            Accumulator::Avg(sum, n) => {
+                let v = match first.to_value() {
+                    Some(Value::Int(i)) => i as f64,
+                    Some(Value::Float(f)) => f,
+                    _ => {
+                        return Err(SqlError::unsupported(
+                            "avg() of that type in a catalog query",
+                        ));
+                    }
+                };
+                *sum += v;
+                *n += 1;
+            }
+            Accumulator::StringAgg(acc) => {
+                let (Datum::Text(s), sep) = (first, args.get(1).cloned().unwrap_or(Datum::Null))
+                else {
+                    return Ok(());
+                };
+                *acc = Some(match acc.take() {
+                    None => s,
+                    Some(mut joined) => {
+                        if let Datum::Text(sep) = sep {
+                            joined.push_str(&sep);
+                        }
+                        joined.push_str(&s);
+                        joined
+                    }
+                });
+            }
+            Accumulator::ArrayAgg(items) => items.get_or_insert_with(Vec::new).push(first),
+            Accumulator::Bool(acc) => {
+                let b = first == Datum::Bool(true);
+                *acc = Some(match (*acc, spec.func) {
+                    (None, _) => b,
+                    (Some(a), AggFunc::BoolAnd) => a && b,
+                    (Some(a), _) => a || b,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Datum {
+        match self {
+            Accumulator::Distinct(_, inner) => inner.finish(),
+            Accumulator::Count(n) => Datum::Int(n),
+            Accumulator::Sum(sum) | Accumulator::Extreme(sum) => sum.unwrap_or(Datum::Null),
+            Accumulator::Avg(_, 0) => Datum::Null,
+            Accumulator::Avg(sum, n) => Datum::Float(sum / n as f64),
+            Accumulator::StringAgg(s) => s.map_or(Datum::Null, Datum::Text),
+            Accumulator::ArrayAgg(items) => items.map_or(Datum::Null, Datum::Array),
+            Accumulator::Bool(b) => b.map_or(Datum::Null, Datum::Bool),
+        }
+    }
+}

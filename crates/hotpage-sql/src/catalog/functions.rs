@@ -1,0 +1,674 @@
+//! The functions catalog queries call: PostgreSQL's catalog functions (`format_type`,
+//! `pg_get_expr`, `pg_table_is_visible`, …), the session's (`current_setting`,
+//! `set_config`, `current_schema`, …), a few on strings and arrays, and the set-returning
+//! `generate_series` and `unnest`.
+
+use super::builtin;
+use super::exec::Exec;
+use super::expr::CExpr;
+use super::settings;
+use super::types::{self, BOOL, CType, Datum, INT4, INT8, NAME, OID, TEXT};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::types::SqlType;
+
+/// A scalar function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ScalarFunc {
+    TableIsVisible,
+    TypeIsVisible,
+    GetUserById,
+    FormatType,
+    GetExpr,
+    GetIndexDef,
+    GetConstraintDef,
+    ArrayToString,
+    ArrayUpper,
+    ArrayLower,
+    ArrayLength,
+    Cardinality,
+    EncodingToChar,
+    RelationIsPublishable,
+    Description,
+    QuoteIdent,
+    CurrentSchema,
+    CurrentSchemas,
+    CurrentDatabase,
+    CurrentUser,
+    CurrentSetting,
+    SetConfig,
+    Version,
+    BackendPid,
+    HasPrivilege,
+    IsInRecovery,
+    GetSerialSequence,
+    SizePretty,
+    Coalesce,
+    NullIf,
+    Lower,
+    Upper,
+    Length,
+    Concat,
+    Now,
+    /// A function that exists for its name's sake but that hotpage cannot compute: reached
+    /// only for objects hotpage does not have (statistics objects, partition keys).
+    Unsupported(&'static str),
+}
+
+/// A function's declared parameters (`None`: any type) and how many may be left out.
+struct Signature {
+    func: ScalarFunc,
+    params: &'static [Option<CType>],
+    optional: usize,
+    /// Any number of arguments (each of the one declared type).
+    variadic: bool,
+    result: CType,
+}
+
+const fn sig(
+    func: ScalarFunc,
+    params: &'static [Option<CType>],
+    optional: usize,
+    result: CType,
+) -> Signature {
+    Signature {
+        func,
+        params,
+        optional,
+        variadic: false,
+        result,
+    }
+}
+
+fn signature(name: &str) -> Option<Signature> {
+    use ScalarFunc as F;
+    const OID_: Option<CType> = Some(OID);
+    const TEXT_: Option<CType> = Some(TEXT);
+    const INT_: Option<CType> = Some(INT4);
+    const BOOL_: Option<CType> = Some(BOOL);
+    Some(match name {
+        "pg_table_is_visible" => sig(F::TableIsVisible, &[OID_], 0, BOOL),
+        "pg_type_is_visible" => sig(F::TypeIsVisible, &[OID_], 0, BOOL),
+        "pg_get_userbyid" => sig(F::GetUserById, &[OID_], 0, NAME),
+        "format_type" => sig(F::FormatType, &[OID_, INT_], 0, TEXT),
+        "pg_get_expr" => sig(F::GetExpr, &[Some(CType::NodeTree), OID_, BOOL_], 1, TEXT),
+        "pg_get_indexdef" => sig(F::GetIndexDef, &[OID_, INT_, BOOL_], 2, TEXT),
+        "pg_get_constraintdef" => sig(F::GetConstraintDef, &[OID_, BOOL_], 1, TEXT),
+        "array_to_string" => sig(F::ArrayToString, &[None, TEXT_, TEXT_], 1, TEXT),
+        "array_upper" => sig(F::ArrayUpper, &[None, INT_], 0, INT4),
+        "array_lower" => sig(F::ArrayLower, &[None, INT_], 0, INT4),
+        "array_length" => sig(F::ArrayLength, &[None, INT_], 0, INT4),
+        "cardinality" => sig(F::Cardinality, &[None], 0, INT4),
+        "pg_encoding_to_char" => sig(F::EncodingToChar, &[INT_], 0, NAME),
+        "pg_relation_is_publishable" => {
+            sig(F::RelationIsPublishable, &[Some(CType::RegClass)], 0, BOOL)
+        }
+        "obj_description" | "shobj_description" => {
+            sig(F::Description, &[OID_, Some(NAME)], 1, TEXT)
+        }
+        "col_description" => sig(F::Description, &[OID_, INT_], 0, TEXT),
+        "quote_ident" => sig(F::QuoteIdent, &[TEXT_], 0, TEXT),
+        "current_schema" => sig(F::CurrentSchema, &[], 0, NAME),
+        "current_schemas" => sig(F::CurrentSchemas, &[BOOL_], 0, NAME.array_of()),
+        "current_database" | "current_catalog" => sig(F::CurrentDatabase, &[], 0, NAME),
+        "current_user" | "session_user" | "user" | "current_role" => {
+            sig(F::CurrentUser, &[], 0, NAME)
+        }
+        "current_setting" => sig(F::CurrentSetting, &[TEXT_, BOOL_], 1, TEXT),
+        "set_config" => sig(F::SetConfig, &[TEXT_, TEXT_, BOOL_], 0, TEXT),
+        "version" => sig(F::Version, &[], 0, TEXT),
+        "pg_backend_pid" => sig(F::BackendPid, &[], 0, INT4),
+        "has_table_privilege"
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_column_privilege"
+        | "has_sequence_privilege"
+        | "has_any_column_privilege" => sig(F::HasPrivilege, &[None, None, None], 1, BOOL),
+        "pg_is_in_recovery" => sig(F::IsInRecovery, &[], 0, BOOL),
+        "pg_get_serial_sequence" => sig(F::GetSerialSequence, &[TEXT_, TEXT_], 0, TEXT),
+        "pg_size_pretty" => sig(F::SizePretty, &[Some(INT8)], 0, TEXT),
+        "coalesce" => Signature {
+            variadic: true,
+            ..sig(F::Coalesce, &[None], 0, CType::Unknown)
+        },
+        "nullif" => sig(F::NullIf, &[None, None], 0, CType::Unknown),
+        "lower" => sig(F::Lower, &[TEXT_], 0, TEXT),
+        "upper" => sig(F::Upper, &[TEXT_], 0, TEXT),
+        "length" | "char_length" | "character_length" => sig(F::Length, &[TEXT_], 0, INT4),
+        "concat" => Signature {
+            variadic: true,
+            ..sig(F::Concat, &[None], 0, TEXT)
+        },
+        "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
+            sig(F::Now, &[], 0, types::TIMESTAMPTZ)
+        }
+        "pg_get_statisticsobjdef_columns" => sig(
+            F::Unsupported("pg_get_statisticsobjdef_columns (hotpage has no statistics objects)"),
+            &[OID_],
+            0,
+            TEXT,
+        ),
+        "pg_get_partkeydef" => sig(
+            F::Unsupported("pg_get_partkeydef (a table waiting for its partitions has no key yet)"),
+            &[OID_],
+            0,
+            TEXT,
+        ),
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a function of the catalog's.
+pub(crate) fn is_catalog_function(name: &str) -> bool {
+    signature(name).is_some()
+}
+
+impl ScalarFunc {
+    /// The function `name` called with `args` (whose untyped literals take the declared
+    /// parameter types), and its result type.
+    pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<(ScalarFunc, CType)> {
+        let sig = signature(name).ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {name}() does not exist"),
+            )
+            .with_hint("hotpage's catalog has the functions psql and the common drivers call")
+        })?;
+        let (min, max) = if sig.variadic {
+            (1, usize::MAX)
+        } else {
+            (sig.params.len() - sig.optional, sig.params.len())
+        };
+        if !(min..=max).contains(&args.len()) {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {name} with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+        let taken = std::mem::take(args);
+        for (i, arg) in taken.into_iter().enumerate() {
+            let declared = sig.params.get(i).or(sig.params.last()).copied().flatten();
+            args.push(match declared {
+                Some(ty) => arg.cast_to(ty),
+                None if arg.ty == CType::Unknown && sig.func != ScalarFunc::Coalesce => {
+                    arg.cast_to(TEXT)
+                }
+                None => arg,
+            });
+        }
+        if matches!(
+            sig.func,
+            ScalarFunc::ArrayToString
+                | ScalarFunc::ArrayUpper
+                | ScalarFunc::ArrayLower
+                | ScalarFunc::ArrayLength
+                | ScalarFunc::Cardinality
+        ) {
+            let first = args.remove(0);
+            let first = match first.ty {
+                ty if ty.element().is_some() => first,
+                CType::Unknown => first.cast_to(TEXT.array_of()),
+                other => {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("function {name}({}, …) does not exist", other.name()),
+                    ));
+                }
+            };
+            args.insert(0, first);
+        }
+        let result = match sig.func {
+            ScalarFunc::Coalesce => {
+                let ty = args
+                    .iter()
+                    .map(|a| a.ty)
+                    .find(|t| *t != CType::Unknown)
+                    .unwrap_or(TEXT);
+                let taken = std::mem::take(args);
+                args.extend(taken.into_iter().map(|a| a.cast_to(ty)));
+                ty
+            }
+            ScalarFunc::NullIf => args[0].ty,
+            _ => sig.result,
+        };
+        Ok((sig.func, result))
+    }
+}
+
+/// Calls `func` on evaluated arguments (`types`: their static types).
+pub(crate) fn call(
+    exec: &mut Exec<'_>,
+    func: ScalarFunc,
+    args: Vec<Datum>,
+    types: &[CType],
+) -> SqlResult<Datum> {
+    use ScalarFunc as F;
+    // Most functions are strict: NULL in, NULL out.
+    let strict = !matches!(
+        func,
+        F::Coalesce | F::Concat | F::NullIf | F::FormatType | F::SetConfig | F::CurrentSetting
+    );
+    if strict && args.iter().any(Datum::is_null) {
+        return Ok(Datum::Null);
+    }
+    let oid = |i: usize| args.get(i).and_then(Datum::as_int).unwrap_or(0) as u32;
+    let text = |i: usize| match args.get(i) {
+        Some(Datum::Text(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let catalog = exec.catalog;
+    Ok(match func {
+        F::TableIsVisible => Datum::Bool(catalog.relation_visible(oid(0))),
+        F::TypeIsVisible => Datum::Bool(builtin::type_def(oid(0)).is_some()),
+        F::GetUserById => Datum::Text(
+            catalog
+                .role_text(oid(0))
+                .unwrap_or_else(|| format!("unknown (OID={})", oid(0))),
+        ),
+        F::FormatType => match args.first() {
+            Some(Datum::Int(type_oid)) => {
+                let typmod = args.get(1).and_then(Datum::as_int).map(|m| m as i32);
+                Datum::Text(builtin::format_type(*type_oid as u32, typmod))
+            }
+            _ => Datum::Null,
+        },
+        F::GetExpr => get_expr(
+            catalog,
+            &text(0),
+            oid(1),
+            args.get(2) == Some(&Datum::Bool(true)),
+        )?,
+        F::GetIndexDef => index_def(
+            catalog,
+            oid(0),
+            args.get(1).and_then(Datum::as_int),
+            args.get(2) == Some(&Datum::Bool(true)),
+        ),
+        F::GetConstraintDef => catalog
+            .constraint_def(oid(0))
+            .map_or(Datum::Null, Datum::Text),
+        F::ArrayToString => array_to_string(exec, &args, types),
+        F::ArrayUpper | F::ArrayLower | F::ArrayLength | F::Cardinality => {
+            array_bounds(func, &args)
+        }
+        F::EncodingToChar => Datum::text(if oid(0) == 6 { "UTF8" } else { "" }),
+        F::RelationIsPublishable => Datum::Bool(
+            catalog
+                .model
+                .class(oid(0))
+                .is_some_and(|c| c.kind == b'r' && c.namespace == builtin::PUBLIC),
+        ),
+        // Nothing in a hotpage database has a comment (pg_description is empty).
+        F::Description => Datum::Null,
+        F::QuoteIdent => Datum::Text(super::deparse::quote_ident(&text(0))),
+        F::CurrentSchema
+        | F::CurrentSchemas
+        | F::CurrentDatabase
+        | F::CurrentUser
+        | F::CurrentSetting
+        | F::SetConfig
+        | F::Version
+        | F::BackendPid => session_function(exec, func, &args)?,
+        // hotpage has one role, which may do everything.
+        F::HasPrivilege => Datum::Bool(true),
+        F::IsInRecovery => Datum::Bool(false),
+        F::GetSerialSequence => serial_sequence(catalog, &text(0), &text(1))?,
+        F::SizePretty => Datum::Text(size_pretty(args[0].as_int().unwrap_or(0))),
+        F::Coalesce => args
+            .into_iter()
+            .find(|a| !a.is_null())
+            .unwrap_or(Datum::Null),
+        F::NullIf => match (&args[0], &args[1]) {
+            (a, b) if a.sql_cmp(b) == Some(std::cmp::Ordering::Equal) => Datum::Null,
+            (a, _) => a.clone(),
+        },
+        F::Lower => Datum::Text(text(0).to_lowercase()),
+        F::Upper => Datum::Text(text(0).to_uppercase()),
+        F::Length => Datum::Int(text(0).chars().count() as i64),
+        F::Concat => Datum::Text(
+            args.iter()
+                .zip(types)
+                .filter_map(|(a, t)| types::to_text(a, *t, catalog))
+                .collect(),
+        ),
+        F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
+        F::Unsupported(what) => return Err(SqlError::unsupported(what)),
+    })
+}
+
+/// `pg_get_expr(adbin, relid[, pretty])`: the expression an `adbin` of hotpage's stands
+/// for, printed from the catalog.
+fn get_expr(catalog: &super::Catalog, tree: &str, relid: u32, pretty: bool) -> SqlResult<Datum> {
+    let attnum = super::rows::node_tree_attnum(tree).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            format!("pg_get_expr: \"{tree}\" is not an expression tree of hotpage's"),
+        )
+    })?;
+    Ok(catalog
+        .expr_text(relid, attnum, pretty)
+        .map_or(Datum::Null, Datum::Text))
+}
+
+/// The functions of the session: its schema, user, settings, version and id.
+fn session_function(exec: &mut Exec<'_>, func: ScalarFunc, args: &[Datum]) -> SqlResult<Datum> {
+    use ScalarFunc as F;
+    Ok(match func {
+        F::CurrentSchema => settings::search_path(exec.settings)
+            .into_iter()
+            .find(|s| exec.catalog.namespace_oid_of(s).is_some())
+            .map_or(Datum::Null, Datum::Text),
+        F::CurrentSchemas => current_schemas(exec, args.first() == Some(&Datum::Bool(true))),
+        F::CurrentDatabase => Datum::text(builtin::DATABASE_NAME),
+        F::CurrentUser => Datum::text(builtin::OWNER_NAME),
+        F::CurrentSetting => current_setting(exec, args)?,
+        F::SetConfig => set_config(exec, args)?,
+        F::Version => Datum::Text(version()),
+        F::BackendPid => Datum::Int(i64::from(exec.pid)),
+        other => {
+            return Err(SqlError::internal(format!(
+                "{other:?} is no session function"
+            )));
+        }
+    })
+}
+
+/// `version()`.
+pub(crate) fn version() -> String {
+    format!(
+        "PostgreSQL {} (hotpage {}) on Rust",
+        settings::SERVER_VERSION,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+fn index_def(catalog: &super::Catalog, oid: u32, column: Option<i64>, pretty: bool) -> Datum {
+    match column {
+        Some(c) if c > 0 => catalog
+            .model
+            .class(oid)
+            .and_then(|class| class.columns.get(c as usize - 1))
+            .map_or(Datum::Null, |a| {
+                Datum::Text(super::deparse::quote_ident(&a.name))
+            }),
+        _ => catalog
+            .index_def(oid, pretty)
+            .map_or(Datum::Null, Datum::Text),
+    }
+}
+
+fn array_to_string(exec: &Exec<'_>, args: &[Datum], types: &[CType]) -> Datum {
+    let Datum::Array(items) = &args[0] else {
+        return Datum::Null;
+    };
+    let elem = types.first().and_then(|t| t.element()).unwrap_or(TEXT);
+    let separator = match args.get(1) {
+        Some(Datum::Text(s)) => s.as_str(),
+        _ => "",
+    };
+    let null_text = match args.get(2) {
+        Some(Datum::Text(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let parts: Vec<String> = items
+        .iter()
+        .filter_map(|item| match types::to_text(item, elem, exec.catalog) {
+            Some(text) => Some(text),
+            None => null_text.map(str::to_string),
+        })
+        .collect();
+    Datum::Text(parts.join(separator))
+}
+
+fn array_bounds(func: ScalarFunc, args: &[Datum]) -> Datum {
+    let Datum::Array(items) = &args[0] else {
+        return Datum::Null;
+    };
+    let len = items.len() as i64;
+    if func == ScalarFunc::Cardinality {
+        return Datum::Int(len);
+    }
+    // One-dimensional arrays only: dimension 1 has bounds 1..len; others have none.
+    if args.get(1).and_then(Datum::as_int) != Some(1) || len == 0 {
+        return Datum::Null;
+    }
+    Datum::Int(match func {
+        ScalarFunc::ArrayLower => 1,
+        _ => len,
+    })
+}
+
+fn current_schemas(exec: &Exec<'_>, implicit: bool) -> Datum {
+    let mut schemas = Vec::new();
+    if implicit {
+        schemas.push(Datum::text("pg_catalog"));
+    }
+    for schema in settings::search_path(exec.settings) {
+        if exec.catalog.namespace_oid_of(&schema).is_some() && schema != "pg_catalog" {
+            schemas.push(Datum::Text(schema));
+        }
+    }
+    Datum::Array(schemas)
+}
+
+fn current_setting(exec: &Exec<'_>, args: &[Datum]) -> SqlResult<Datum> {
+    let Some(Datum::Text(name)) = args.first() else {
+        return Ok(Datum::Null);
+    };
+    let missing_ok = args.get(1) == Some(&Datum::Bool(true));
+    match settings::value(exec.settings, name) {
+        Some(value) => Ok(Datum::Text(value)),
+        None if missing_ok => Ok(Datum::Null),
+        None => Err(SqlError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("unrecognized configuration parameter \"{name}\""),
+        )),
+    }
+}
+
+/// `set_config(name, value, is_local)`: as `SET`; hotpage keeps a local setting for the
+/// rest of the session, as its `SET LOCAL` does.
+fn set_config(exec: &mut Exec<'_>, args: &[Datum]) -> SqlResult<Datum> {
+    let (Some(Datum::Text(name)), Some(value)) = (args.first(), args.get(1)) else {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "SET requires parameter name",
+        ));
+    };
+    let value = match value {
+        Datum::Text(v) => v.clone(),
+        _ => String::new(),
+    };
+    if let Some(setting) = settings::find(name)
+        && setting.context == "internal"
+    {
+        return Err(SqlError::new(
+            "55P02",
+            format!("parameter \"{}\" cannot be changed", setting.name),
+        ));
+    }
+    exec.settings.insert(name.to_lowercase(), value.clone());
+    Ok(Datum::Text(value))
+}
+
+/// `pg_get_serial_sequence('table', 'column')`: the identity column's sequence.
+fn serial_sequence(catalog: &super::Catalog, table: &str, column: &str) -> SqlResult<Datum> {
+    let oid = catalog.relation_oid_of(table).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!("relation \"{table}\" does not exist"),
+        )
+    })?;
+    let class = catalog.model.class(oid);
+    let attnum = class
+        .and_then(|c| c.columns.iter().position(|a| a.name == column))
+        .ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{column}\" of relation \"{table}\" does not exist"),
+            )
+        })?;
+    let sequence = catalog
+        .model
+        .depends
+        .iter()
+        .find(|d| d.table == oid && d.column as usize == attnum + 1)
+        .and_then(|d| catalog.model.class(d.sequence));
+    Ok(sequence.map_or(Datum::Null, |s| {
+        Datum::Text(format!(
+            "{}.{}",
+            catalog.namespace_text(s.namespace),
+            s.name
+        ))
+    }))
+}
+
+/// `pg_size_pretty(bytes)`: bytes, kB, MB, … rounded as PostgreSQL rounds them (one
+/// extra bit kept for rounding half away from zero).
+fn size_pretty(bytes: i64) -> String {
+    let limit: i128 = 10 * 1024;
+    let limit2 = limit * 2 - 1;
+    let bytes = i128::from(bytes);
+    if bytes.abs() < limit {
+        return format!("{bytes} bytes");
+    }
+    let half_rounded = |x: i128| (x + if x < 0 { -1 } else { 1 }) / 2;
+    let mut size = bytes >> 9;
+    for unit in ["kB", "MB", "GB", "TB"] {
+        if size.abs() < limit2 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size >>= 10;
+    }
+    format!("{} PB", half_rounded(size))
+}
+
+/// A set-returning function in FROM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum SetFunc {
+    GenerateSeries,
+    Unnest,
+}
+
+impl SetFunc {
+    pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<SetFunc> {
+        let func = match name {
+            "generate_series" if (2..=3).contains(&args.len()) => SetFunc::GenerateSeries,
+            "unnest" if args.len() == 1 => SetFunc::Unnest,
+            "generate_series" | "unnest" => {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {name} with {} arguments does not exist",
+                        args.len()
+                    ),
+                ));
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the function {other}() in FROM of a catalog query"
+                )));
+            }
+        };
+        if func == SetFunc::GenerateSeries {
+            // Integer series only (PostgreSQL also has numeric and timestamp ones).
+            let taken = std::mem::take(args);
+            for arg in taken {
+                args.push(match arg.ty {
+                    CType::Unknown => arg.cast_to(INT4),
+                    ty if ty.is_integer_like() => arg,
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "generate_series of {} in a catalog query",
+                            other.name()
+                        )));
+                    }
+                });
+            }
+        }
+        if func == SetFunc::Unnest && args[0].ty.element().is_none() {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function unnest({}) does not exist", args[0].ty.name()),
+            ));
+        }
+        Ok(func)
+    }
+
+    /// Columns it returns.
+    pub fn width(self) -> usize {
+        1
+    }
+
+    pub fn column_type(self, args: &[CExpr]) -> CType {
+        match self {
+            SetFunc::GenerateSeries => match args.first().map(|a| a.ty) {
+                Some(CType::Sql(SqlType::BigInt)) => INT8,
+                _ => INT4,
+            },
+            SetFunc::Unnest => args.first().and_then(|a| a.ty.element()).unwrap_or(TEXT),
+        }
+    }
+
+    /// Its rows for these argument values.
+    pub fn rows(self, args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
+        if args.iter().any(Datum::is_null) {
+            return Ok(Vec::new());
+        }
+        match self {
+            SetFunc::Unnest => match &args[0] {
+                Datum::Array(items) => Ok(items.iter().map(|i| vec![i.clone()]).collect()),
+                _ => Ok(Vec::new()),
+            },
+            SetFunc::GenerateSeries => {
+                let int = |i: usize| args.get(i).and_then(Datum::as_int);
+                let (Some(start), Some(stop)) = (int(0), int(1)) else {
+                    return Ok(Vec::new());
+                };
+                let step = int(2).unwrap_or(1);
+                if step == 0 {
+                    return Err(SqlError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero",
+                    ));
+                }
+                const SERIES_MAX: usize = 1_000_000;
+                let mut rows = Vec::new();
+                let mut v = start;
+                while (step > 0 && v <= stop) || (step < 0 && v >= stop) {
+                    if rows.len() == SERIES_MAX {
+                        return Err(SqlError::new(
+                            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                            format!(
+                                "generate_series in a catalog query stops at {SERIES_MAX} rows"
+                            ),
+                        ));
+                    }
+                    rows.push(vec![Datum::Int(v)]);
+                    match v.checked_add(step) {
+                        Some(next) => v = next,
+                        None => break,
+                    }
+                }
+                Ok(rows)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_print_as_pg_size_pretty_does() {
+        assert_eq!(size_pretty(0), "0 bytes");
+        assert_eq!(size_pretty(10 * 1024 - 1), "10239 bytes");
+        assert_eq!(size_pretty(10 * 1024), "10 kB");
+        assert_eq!(size_pretty(8192 * 1000), "8000 kB");
+        assert_eq!(size_pretty(1024 * 1024 * 100), "100 MB");
+        assert_eq!(size_pretty(i64::MIN), "-8192 PB");
+    }
+}

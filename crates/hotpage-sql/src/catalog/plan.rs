@@ -1,0 +1,821 @@
+//! Planning a catalog query: sqlparser's `Query` into a [`QueryPlan`] whose names are
+//! resolved (relations to the catalog's, columns to positions in a scope level, with outer
+//! levels for correlated subqueries) and whose expressions are typed.
+//!
+//! A query is a tree of SELECTs and set operations. A SELECT's FROM is a left-deep chain of
+//! items (relations, set-returning functions, subqueries, and joins of them); WHERE is split
+//! into its AND-ed conjuncts and each is applied as soon as the items it reads are joined,
+//! so `FROM pg_class c, pg_index i WHERE c.oid = '…' AND …` filters `c` before it meets `i`.
+//! Every relation is small (the catalog), so joins are nested loops over materialised rows.
+
+use super::compile::{Compiler, ScopeCol};
+use super::expr::{AggSpec, CExpr};
+use super::functions::SetFunc;
+use super::types::CType;
+use super::{RelationDef, Schema, defs};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::{fold, object_name};
+use sqlparser::ast::{
+    Distinct, Expr, GroupByExpr, Join, JoinConstraint, JoinOperator, LimitClause, ObjectName,
+    OrderByKind, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor,
+    TableWithJoins,
+};
+
+/// A planned query: a SELECT or a set operation, then ORDER BY, OFFSET and LIMIT.
+#[derive(Debug)]
+pub(crate) struct QueryPlan {
+    pub body: Body,
+    /// ORDER BY of a set operation: over its output columns.
+    pub order: Vec<SortKey>,
+    pub limit: Option<CExpr>,
+    pub offset: Option<CExpr>,
+    pub columns: Vec<(String, CType)>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body {
+    Select(Box<SelectPlan>),
+    SetOp {
+        op: SetOperator,
+        all: bool,
+        left: Box<QueryPlan>,
+        right: Box<QueryPlan>,
+    },
+}
+
+/// What one ORDER BY key sorts by.
+#[derive(Debug)]
+pub(crate) enum SortBy {
+    /// An output column.
+    Output(usize),
+    /// An expression over the SELECT's row (or its group).
+    Expr(CExpr),
+}
+
+#[derive(Debug)]
+pub(crate) struct SortKey {
+    pub by: SortBy,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+/// A planned SELECT.
+#[derive(Debug)]
+pub(crate) struct SelectPlan {
+    /// Its scope level (0 for the outermost query): column references name it.
+    pub level: usize,
+    /// FROM's items in order; none: one empty row.
+    pub from: Vec<FromStep>,
+    /// WHERE conjuncts that read no FROM item (constants, parameters, outer columns).
+    pub prefilter: Vec<CExpr>,
+    pub grouping: Option<Grouping>,
+    pub items: Vec<CExpr>,
+    pub distinct: bool,
+    pub order: Vec<SortKey>,
+}
+
+/// One FROM item, and the WHERE conjuncts that can run once it is joined.
+#[derive(Debug)]
+pub(crate) struct FromStep {
+    pub item: FromItem,
+    pub filters: Vec<CExpr>,
+}
+
+#[derive(Debug)]
+pub(crate) enum FromItem {
+    Relation(&'static RelationDef),
+    /// A system view (`pg_stat_activity`, `hotpage_wait_stats`, …) from `views.rs`.
+    View(&'static str, usize),
+    /// A set-returning function; its arguments may read the items before it (LATERAL).
+    Function(SetFunc, Vec<CExpr>),
+    Subquery(Box<QueryPlan>),
+    Join {
+        left: Box<FromItem>,
+        right: Box<FromItem>,
+        kind: JoinKind,
+        on: Option<CExpr>,
+        left_width: usize,
+        right_width: usize,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum JoinKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+impl QueryPlan {
+    /// Calls `f` on every expression of the query, its subqueries' included.
+    pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        match &self.body {
+            Body::Select(s) => s.walk(f),
+            Body::SetOp { left, right, .. } => {
+                left.walk(f);
+                right.walk(f);
+            }
+        }
+        for key in &self.order {
+            if let SortBy::Expr(e) = &key.by {
+                e.walk(f);
+            }
+        }
+        self.limit
+            .iter()
+            .chain(&self.offset)
+            .for_each(|e| e.walk(f));
+    }
+}
+
+impl SelectPlan {
+    fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        for step in &self.from {
+            step.item.walk(f);
+            step.filters.iter().for_each(|e| e.walk(f));
+        }
+        self.prefilter
+            .iter()
+            .chain(&self.items)
+            .for_each(|e| e.walk(f));
+        if let Some(g) = &self.grouping {
+            g.keys.iter().chain(&g.having).for_each(|e| e.walk(f));
+            g.aggs.iter().flat_map(|a| &a.args).for_each(|e| e.walk(f));
+        }
+        for key in &self.order {
+            if let SortBy::Expr(e) = &key.by {
+                e.walk(f);
+            }
+        }
+    }
+}
+
+impl FromItem {
+    fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        match self {
+            FromItem::Relation(_) | FromItem::View(..) => {}
+            FromItem::Function(_, args) => args.iter().for_each(|e| e.walk(f)),
+            FromItem::Subquery(q) => q.walk(f),
+            FromItem::Join {
+                left, right, on, ..
+            } => {
+                left.walk(f);
+                right.walk(f);
+                on.iter().for_each(|e| e.walk(f));
+            }
+        }
+    }
+
+    /// How many columns the item contributes.
+    pub fn width(&self) -> usize {
+        match self {
+            FromItem::Relation(def) => def.columns.len(),
+            FromItem::View(_, width) => *width,
+            FromItem::Function(func, _) => func.width(),
+            FromItem::Subquery(q) => q.columns.len(),
+            FromItem::Join {
+                left_width,
+                right_width,
+                ..
+            } => left_width + right_width,
+        }
+    }
+}
+
+/// GROUP BY keys and the aggregates computed per group; a grouped row is the keys, then
+/// the aggregates' results.
+#[derive(Debug)]
+pub(crate) struct Grouping {
+    pub keys: Vec<CExpr>,
+    pub aggs: Vec<AggSpec>,
+    pub having: Option<CExpr>,
+}
+
+/// Plans a query at scope level `compiler.depth()`.
+pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
+    if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
+        return Err(SqlError::unsupported(
+            "WITH, FETCH and FOR UPDATE in a catalog query",
+        ));
+    }
+    let (limit, offset) = limits(c, query)?;
+    let order_exprs = match query.order_by.as_ref().map(|o| &o.kind) {
+        None => Vec::new(),
+        Some(OrderByKind::Expressions(list)) => list.clone(),
+        Some(OrderByKind::All(_)) => return Err(SqlError::unsupported("ORDER BY ALL")),
+    };
+    match query.body.as_ref() {
+        SetExpr::Select(select) => {
+            let (plan, columns) = plan_select(c, select, &order_exprs)?;
+            Ok(QueryPlan {
+                body: Body::Select(Box::new(plan)),
+                order: Vec::new(),
+                limit,
+                offset,
+                columns,
+            })
+        }
+        SetExpr::Query(inner) if order_exprs.is_empty() && limit.is_none() => plan_query(c, inner),
+        body => {
+            let (body, columns) = plan_set_body(c, query, body)?;
+            let order = order_exprs
+                .iter()
+                .map(|o| output_sort_key(&o.expr, &columns, o))
+                .collect::<SqlResult<_>>()?;
+            Ok(QueryPlan {
+                body,
+                order,
+                limit,
+                offset,
+                columns,
+            })
+        }
+    }
+}
+
+fn plan_set_body(
+    c: &mut Compiler,
+    query: &Query,
+    body: &SetExpr,
+) -> SqlResult<(Body, Vec<(String, CType)>)> {
+    let SetExpr::SetOperation {
+        op,
+        set_quantifier,
+        left,
+        right,
+    } = body
+    else {
+        return Err(SqlError::unsupported(format!(
+            "the query {body} in a catalog query"
+        )));
+    };
+    // Each side is a query of its own, without the outer ORDER BY and LIMIT.
+    let as_query = |body: &SetExpr| Query {
+        body: Box::new(body.clone()),
+        order_by: None,
+        limit_clause: None,
+        ..query.clone()
+    };
+    let left = plan_query(c, &as_query(left))?;
+    let right = plan_query(c, &as_query(right))?;
+    if left.columns.len() != right.columns.len() {
+        return Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            format!("each {op} query must have the same number of columns"),
+        ));
+    }
+    let columns = left
+        .columns
+        .iter()
+        .zip(&right.columns)
+        .map(|((name, l), (_, r))| {
+            let ty = match (l, r) {
+                (CType::Unknown, other) => *other,
+                (one, _) => *one,
+            };
+            (name.clone(), ty)
+        })
+        .collect();
+    let all = matches!(set_quantifier, SetQuantifier::All);
+    Ok((
+        Body::SetOp {
+            op: *op,
+            all,
+            left: Box::new(left),
+            right: Box::new(right),
+        },
+        columns,
+    ))
+}
+
+/// An ORDER BY key over output columns: a position or an output column's name.
+fn output_sort_key(
+    e: &Expr,
+    columns: &[(String, CType)],
+    o: &sqlparser::ast::OrderByExpr,
+) -> SqlResult<SortKey> {
+    let index = match e {
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::Number(n, _) => n
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= 1 && n <= columns.len())
+                .map(|n| n - 1),
+            _ => None,
+        },
+        Expr::Identifier(ident) => columns.iter().position(|(name, _)| *name == fold(ident)),
+        _ => None,
+    };
+    let index = index.ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("ORDER BY on a UNION/INTERSECT/EXCEPT result must be an output column: {e}"),
+        )
+    })?;
+    Ok(sort_key(SortBy::Output(index), o))
+}
+
+fn sort_key(by: SortBy, o: &sqlparser::ast::OrderByExpr) -> SortKey {
+    let desc = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+    SortKey {
+        by,
+        desc,
+        nulls_first: o.options.nulls_first.unwrap_or(desc),
+    }
+}
+
+fn limits(c: &mut Compiler, query: &Query) -> SqlResult<(Option<CExpr>, Option<CExpr>)> {
+    match &query.limit_clause {
+        None => Ok((None, None)),
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) if limit_by.is_empty() => {
+            let limit = limit.as_ref().map(|e| c.expr(e)).transpose()?;
+            let offset = offset.as_ref().map(|o| c.expr(&o.value)).transpose()?;
+            Ok((limit, offset))
+        }
+        Some(other) => Err(SqlError::unsupported(format!("{other}"))),
+    }
+}
+
+fn plan_select(
+    c: &mut Compiler,
+    select: &Select,
+    order_exprs: &[sqlparser::ast::OrderByExpr],
+) -> SqlResult<(SelectPlan, Vec<(String, CType)>)> {
+    if select.top.is_some()
+        || select.into.is_some()
+        || !select.lateral_views.is_empty()
+        || select.qualify.is_some()
+        || !select.named_window.is_empty()
+        || matches!(select.distinct, Some(Distinct::On(_)))
+    {
+        return Err(SqlError::unsupported(format!(
+            "the query {select} in a catalog query"
+        )));
+    }
+    let level = c.push_level();
+    // The output columns' names are read while the SELECT's scope is still there (`*`).
+    let planned = plan_select_at(c, select, order_exprs, level).and_then(|plan| {
+        let columns = plan_columns(c, select, &plan)?;
+        Ok((plan, columns))
+    });
+    c.pop_level();
+    planned
+}
+
+fn plan_select_at(
+    c: &mut Compiler,
+    select: &Select,
+    order_exprs: &[sqlparser::ast::OrderByExpr],
+    level: usize,
+) -> SqlResult<SelectPlan> {
+    let mut from = Vec::new();
+    for table in &select.from {
+        let item = plan_table_with_joins(c, table)?;
+        from.push(FromStep {
+            item,
+            filters: Vec::new(),
+        });
+    }
+    let mut prefilter = Vec::new();
+    if let Some(selection) = &select.selection {
+        let mut conjuncts = Vec::new();
+        split_and(selection, &mut conjuncts);
+        for conjunct in conjuncts {
+            let compiled = c.condition(conjunct, "WHERE")?;
+            // The conjunct runs once every column it reads is joined in.
+            match c.highest_column_read(&compiled, level) {
+                None => prefilter.push(compiled),
+                Some(column) => {
+                    let mut end = 0;
+                    let step = from.iter().position(|s| {
+                        end += s.item.width();
+                        column < end
+                    });
+                    match step {
+                        Some(step) => from[step].filters.push(compiled),
+                        None => prefilter.push(compiled),
+                    }
+                }
+            }
+        }
+    }
+    let group_exprs: Vec<&Expr> = match &select.group_by {
+        GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => {
+            exprs.iter().collect()
+        }
+        _ => return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE")),
+    };
+    let grouped = !group_exprs.is_empty()
+        || select.having.is_some()
+        || select.projection.iter().any(item_has_aggregate)
+        || order_exprs
+            .iter()
+            .any(|o| super::compile::has_aggregate(&o.expr));
+    if grouped {
+        c.begin_grouping(&group_exprs, &select.projection)?;
+    }
+    let items = select_items(c, &select.projection)?;
+    let order = order_exprs
+        .iter()
+        .map(|o| select_sort_key(c, o, &select.projection))
+        .collect::<SqlResult<_>>()?;
+    let grouping = if grouped {
+        let having = select
+            .having
+            .as_ref()
+            .map(|h| c.condition(h, "HAVING"))
+            .transpose()?;
+        let (keys, aggs) = c.end_grouping();
+        Some(Grouping { keys, aggs, having })
+    } else {
+        None
+    };
+    Ok(SelectPlan {
+        level,
+        from,
+        prefilter,
+        grouping,
+        items,
+        distinct: matches!(select.distinct, Some(Distinct::Distinct)),
+        order,
+    })
+}
+
+fn item_has_aggregate(item: &SelectItem) -> bool {
+    match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            super::compile::has_aggregate(e)
+        }
+        _ => false,
+    }
+}
+
+fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: sqlparser::ast::BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        Expr::Nested(inner) => split_and(inner, out),
+        other => out.push(other),
+    }
+}
+
+/// The select list: `*` expands to the scope's columns.
+fn select_items(c: &mut Compiler, projection: &[SelectItem]) -> SqlResult<Vec<CExpr>> {
+    let mut items = Vec::new();
+    for item in projection {
+        match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                items.push(c.expr(e)?);
+            }
+            SelectItem::Wildcard(_) => items.extend(c.wildcard(None)?),
+            SelectItem::QualifiedWildcard(kind, _) => {
+                items.extend(c.wildcard(Some(&wildcard_qualifier(kind)?))?);
+            }
+            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+        }
+    }
+    Ok(items)
+}
+
+/// The FROM item `q.*` names.
+fn wildcard_qualifier(kind: &sqlparser::ast::SelectItemQualifiedWildcardKind) -> SqlResult<String> {
+    match kind {
+        sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(name) => Ok(object_name(name)),
+        other => Err(SqlError::unsupported(format!("{other}.*"))),
+    }
+}
+
+/// The output columns' names (as PostgreSQL names them) and types.
+fn plan_columns(
+    c: &Compiler,
+    select: &Select,
+    plan: &SelectPlan,
+) -> SqlResult<Vec<(String, CType)>> {
+    let mut names = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => names.push(column_name(e)),
+            SelectItem::ExprWithAlias { alias, .. } => names.push(fold(alias)),
+            SelectItem::Wildcard(_) => names.extend(c.wildcard_names(None)),
+            SelectItem::QualifiedWildcard(kind, _) => {
+                names.extend(c.wildcard_names(Some(&wildcard_qualifier(kind)?)));
+            }
+            other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+        }
+    }
+    Ok(names
+        .into_iter()
+        .zip(&plan.items)
+        .map(|(name, item)| {
+            let ty = match item.ty {
+                CType::Unknown => super::types::TEXT,
+                other => other,
+            };
+            (name, ty)
+        })
+        .collect())
+}
+
+/// The name PostgreSQL gives an unnamed output column (its FigureColname).
+pub(crate) fn column_name(e: &Expr) -> String {
+    let (name, strength) = figure_name(e);
+    if strength == 0 {
+        "?column?".to_string()
+    } else {
+        name
+    }
+}
+
+/// A name and how strong it is: 2 for a column's or function's name, 1 for a type's (a
+/// cast of a constant) or `case`, 0 for none.
+fn figure_name(e: &Expr) -> (String, u8) {
+    match e {
+        Expr::Identifier(ident) => (fold(ident), 2),
+        Expr::CompoundIdentifier(parts) => (parts.last().map(fold).unwrap_or_default(), 2),
+        Expr::Function(f) => (object_name(&f.name), 2),
+        Expr::Cast {
+            expr, data_type, ..
+        } => match figure_name(expr) {
+            strong @ (_, 2) => strong,
+            _ => {
+                // An array type is named after its element type.
+                let name = data_type.to_string().to_lowercase();
+                let name = name.trim_end_matches("[]");
+                let last = name.rsplit('.').next().unwrap_or_default();
+                (last.trim_matches('"').to_string(), 1)
+            }
+        },
+        Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => figure_name(inner),
+        Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_name) {
+            Some(strong @ (_, 2)) => strong,
+            _ => ("case".into(), 1),
+        },
+        Expr::Exists { .. } => ("exists".into(), 2),
+        Expr::Array(_) => ("array".into(), 2),
+        Expr::Subquery(q) => match q.body.as_ref() {
+            SetExpr::Select(s) => match s.projection.first() {
+                Some(SelectItem::ExprWithAlias { alias, .. }) => (fold(alias), 2),
+                Some(SelectItem::UnnamedExpr(e)) => figure_name(e),
+                _ => (String::new(), 0),
+            },
+            _ => (String::new(), 0),
+        },
+        // TRUE and FALSE are casts to boolean in PostgreSQL's grammar.
+        Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Boolean(_)) => {
+            ("bool".into(), 1)
+        }
+        Expr::CompoundFieldAccess { root, .. } => figure_name(root),
+        _ => (String::new(), 0),
+    }
+}
+
+/// An ORDER BY key of a SELECT: a position, an output column's name, or an expression.
+fn select_sort_key(
+    c: &mut Compiler,
+    o: &sqlparser::ast::OrderByExpr,
+    projection: &[SelectItem],
+) -> SqlResult<SortKey> {
+    if let Expr::Value(v) = &o.expr
+        && let sqlparser::ast::Value::Number(n, _) = &v.value
+    {
+        let index = n
+            .parse::<usize>()
+            .ok()
+            .filter(|&i| i >= 1 && i <= projection.len())
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::INVALID_COLUMN_REFERENCE,
+                    format!("ORDER BY position {n} is not in select list"),
+                )
+            })?;
+        return Ok(sort_key(SortBy::Output(index - 1), o));
+    }
+    if let Expr::Identifier(ident) = &o.expr {
+        let name = fold(ident);
+        let aliased = projection.iter().position(
+            |item| matches!(item, SelectItem::ExprWithAlias { alias, .. } if fold(alias) == name),
+        );
+        if let Some(index) = aliased {
+            return Ok(sort_key(SortBy::Output(index), o));
+        }
+    }
+    Ok(sort_key(SortBy::Expr(c.expr(&o.expr)?), o))
+}
+
+fn plan_table_with_joins(c: &mut Compiler, table: &TableWithJoins) -> SqlResult<FromItem> {
+    let mut item = plan_factor(c, &table.relation)?;
+    for join in &table.joins {
+        item = plan_join(c, item, join)?;
+    }
+    Ok(item)
+}
+
+fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromItem> {
+    let (kind, constraint) = match &join.join_operator {
+        JoinOperator::Join(k) | JoinOperator::Inner(k) => (JoinKind::Inner, Some(k)),
+        JoinOperator::Left(k) | JoinOperator::LeftOuter(k) => (JoinKind::Left, Some(k)),
+        JoinOperator::Right(k) | JoinOperator::RightOuter(k) => (JoinKind::Right, Some(k)),
+        JoinOperator::FullOuter(k) => (JoinKind::Full, Some(k)),
+        JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
+        other => return Err(SqlError::unsupported(format!("the join {other:?}"))),
+    };
+    let left_width = left.width();
+    let right = plan_factor(c, &join.relation)?;
+    let right_width = right.width();
+    let on = match constraint {
+        Some(JoinConstraint::On(e)) => Some(c.condition(e, "JOIN/ON")?),
+        Some(JoinConstraint::None) | None => None,
+        Some(other) => {
+            return Err(SqlError::unsupported(format!(
+                "the join condition {other:?}"
+            )));
+        }
+    };
+    Ok(FromItem::Join {
+        left: Box::new(left),
+        right: Box::new(right),
+        kind,
+        on,
+        left_width,
+        right_width,
+    })
+}
+
+/// One FROM factor: its columns join the current level's scope under its alias.
+fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
+    match factor {
+        TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            with_hints,
+            ..
+        } if with_hints.is_empty() => {
+            let (item, columns) = relation(name)?;
+            let qualifier = alias
+                .as_ref()
+                .map_or_else(|| object_name(name), |a| fold(&a.name));
+            let renamed = alias
+                .as_ref()
+                .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect::<Vec<_>>())
+                .unwrap_or_default();
+            c.add_columns(&qualifier, columns, &renamed);
+            Ok(item)
+        }
+        TableFactor::Table {
+            name,
+            alias,
+            args: Some(args),
+            ..
+        } => {
+            let func_name = object_name(name);
+            let exprs = args
+                .args
+                .iter()
+                .map(|a| match a {
+                    sqlparser::ast::FunctionArg::Unnamed(
+                        sqlparser::ast::FunctionArgExpr::Expr(e),
+                    ) => c.expr(e),
+                    other => Err(SqlError::unsupported(format!("the argument {other}"))),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            set_function(c, &func_name, exprs, alias.as_ref())
+        }
+        TableFactor::Function {
+            name, args, alias, ..
+        } => {
+            let exprs = args
+                .iter()
+                .map(|a| match a {
+                    sqlparser::ast::FunctionArg::Unnamed(
+                        sqlparser::ast::FunctionArgExpr::Expr(e),
+                    ) => c.expr(e),
+                    other => Err(SqlError::unsupported(format!("the argument {other}"))),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            set_function(c, &object_name(name), exprs, alias.as_ref())
+        }
+        TableFactor::Derived {
+            subquery,
+            alias,
+            lateral,
+            ..
+        } => {
+            if *lateral {
+                return Err(SqlError::unsupported(
+                    "LATERAL subqueries in a catalog query",
+                ));
+            }
+            let plan = c.subquery(subquery)?;
+            let qualifier = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_default();
+            let renamed = alias
+                .as_ref()
+                .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect::<Vec<_>>())
+                .unwrap_or_default();
+            let columns: Vec<(String, CType)> = plan.columns.clone();
+            c.add_columns(&qualifier, columns, &renamed);
+            Ok(FromItem::Subquery(Box::new(plan)))
+        }
+        TableFactor::NestedJoin {
+            table_with_joins,
+            alias: None,
+        } => plan_table_with_joins(c, table_with_joins),
+        other => Err(SqlError::unsupported(format!(
+            "FROM {other} in a catalog query"
+        ))),
+    }
+}
+
+fn set_function(
+    c: &mut Compiler,
+    name: &str,
+    mut args: Vec<CExpr>,
+    alias: Option<&sqlparser::ast::TableAlias>,
+) -> SqlResult<FromItem> {
+    let func = SetFunc::resolve(name, &mut args)?;
+    let qualifier = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
+    let renamed: Vec<String> = alias
+        .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
+        .unwrap_or_default();
+    // A function's one column is named after the alias (`unnest(x) AS u` has column u).
+    let column = renamed
+        .first()
+        .cloned()
+        .unwrap_or_else(|| qualifier.clone());
+    c.add_columns(&qualifier, vec![(column, func.column_type(&args))], &[]);
+    Ok(FromItem::Function(func, args))
+}
+
+/// A relation by name: the catalog's (`pg_class`, `pg_catalog.pg_class`,
+/// `information_schema.tables`) or a system view.
+fn relation(name: &ObjectName) -> SqlResult<(FromItem, Vec<(String, CType)>)> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident())
+        .map(fold)
+        .collect();
+    let (schema, relname) = match parts.as_slice() {
+        [relname] => (None, relname.as_str()),
+        [schema, relname] => (Some(schema.as_str()), relname.as_str()),
+        [_, schema, relname] => (Some(schema.as_str()), relname.as_str()),
+        _ => return Err(SqlError::unsupported(format!("the relation name {name}"))),
+    };
+    let wanted = |def: &RelationDef| match schema {
+        None | Some("pg_catalog") => def.schema == Schema::PgCatalog,
+        Some("information_schema") => def.schema == Schema::InformationSchema,
+        Some(_) => false,
+    };
+    if let Some(def) = defs::RELATIONS
+        .iter()
+        .find(|d| d.name == relname && wanted(d))
+    {
+        let columns = def
+            .columns
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
+        return Ok((FromItem::Relation(def), columns));
+    }
+    if matches!(schema, None | Some("pg_catalog"))
+        && let Some(view) = crate::views::plain_views().find(|v| *v == relname)
+        && let Some(columns) = crate::views::columns(view)
+    {
+        let columns: Vec<(String, CType)> = columns
+            .into_iter()
+            .map(|(n, t)| (n, CType::Sql(t)))
+            .collect();
+        return Ok((FromItem::View(view, columns.len()), columns));
+    }
+    match schema {
+        Some("pg_catalog" | "information_schema") => Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("{name} is not in hotpage's catalog"),
+        )
+        .with_hint("hotpage provides the part of pg_catalog and information_schema that psql's \\d, \\dt, \\l and \\dn and the common drivers read")),
+        _ => Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("a catalog query cannot read \"{relname}\": it reads pg_catalog and information_schema only"),
+        )),
+    }
+}
+
+/// A scope column of a FROM item.
+pub(crate) fn scope_col(qualifier: &str, name: String, ty: CType) -> ScopeCol {
+    ScopeCol {
+        qualifier: qualifier.to_string(),
+        name,
+        ty,
+    }
+}

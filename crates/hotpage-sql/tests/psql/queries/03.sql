@@ -1,0 +1,1 @@
+SELECT t.relname, i.relname FROM (SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = 2200 AND relkind = 'r') t FULL JOIN (SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = 2200 AND relkind = 'i') i ON i.relname = t.relname || '_pkey' ORDER BY 1, 2

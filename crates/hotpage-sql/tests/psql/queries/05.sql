@@ -1,0 +1,1 @@
+SELECT i.indexrelid::pg_catalog.regclass::text, a.attname FROM pg_catalog.pg_index i, pg_catalog.unnest(i.indkey) k, pg_catalog.pg_attribute a WHERE a.attrelid = i.indrelid AND a.attnum = k AND i.indrelid IN (SELECT oid FROM pg_catalog.pg_class WHERE relnamespace = 2200) ORDER BY 1, 2

@@ -1,0 +1,1 @@
+SELECT c.relname, (SELECT count(*) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0) FROM pg_catalog.pg_class c WHERE c.relnamespace = 2200 AND c.relkind IN ('r', 'i', 'S') ORDER BY 1

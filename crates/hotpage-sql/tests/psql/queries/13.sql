@@ -1,0 +1,1 @@
+SELECT relname, CASE WHEN relhasindex THEN 'indexed' WHEN relkind = 'S' THEN NULL ELSE 'heap' END, coalesce(NULLIF(relkind, 'r'), 'table') FROM pg_catalog.pg_class WHERE relnamespace = 2200 AND relkind IN ('r', 'S') ORDER BY 1

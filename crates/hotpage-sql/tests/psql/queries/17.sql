@@ -1,0 +1,1 @@
+SELECT c.relname, a.attnum, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef, a.attidentity, a.attgenerated, a.attlen, a.attbyval, a.attalign, a.attstorage, a.attcollation FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = 2200 AND c.relkind = 'r' AND a.attnum > 0 ORDER BY 1, 2

@@ -1,0 +1,1 @@
+SELECT table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_scale, datetime_precision, udt_name, is_identity, identity_generation, is_generated, generation_expression FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1, 3

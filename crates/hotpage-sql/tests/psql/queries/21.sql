@@ -1,0 +1,1 @@
+SELECT d.objid::pg_catalog.regclass::text, d.refobjid::pg_catalog.regclass::text, d.refobjsubid, d.deptype FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.deptype IN ('a', 'i') AND d.objid IN (SELECT oid FROM pg_catalog.pg_class WHERE relkind = 'S') ORDER BY 1

@@ -1,0 +1,1 @@
+SELECT indexrelid::pg_catalog.regclass::text, indrelid::pg_catalog.regclass::text, indnatts, indnkeyatts, indisunique, indisprimary, indkey, indisvalid FROM pg_catalog.pg_index WHERE indrelid IN (SELECT oid FROM pg_catalog.pg_class WHERE relnamespace = 2200) ORDER BY 1

@@ -1,0 +1,1 @@
+SELECT typname, typelem::pg_catalog.regtype, typarray::pg_catalog.regtype, typcategory, typlen, typtype, typcollation FROM pg_catalog.pg_type WHERE typname IN ('int4', '_int4', 'varchar', 'text', 'bool', 'name', 'oid', 'char', 'numeric', '_text') ORDER BY 1

@@ -1,0 +1,1 @@
+SELECT n.nspname, count(c.oid) FROM pg_catalog.pg_namespace n LEFT JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relkind = 'r' AND c.relname LIKE 'o%' WHERE n.nspname IN ('public', 'pg_toast') GROUP BY n.nspname ORDER BY 1

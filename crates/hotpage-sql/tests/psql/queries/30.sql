@@ -1,0 +1,1 @@
+SELECT a.attname, pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid IN ('orders'::pg_catalog.regclass, 'hp'::pg_catalog.regclass, 'tickets'::pg_catalog.regclass) ORDER BY 1
