@@ -285,3 +285,40 @@ fn stress_url_against_a_hotpage_server_reads_its_wait_views() {
         .get(0);
     assert_eq!(rows, 400);
 }
+
+/// psql's describe commands through the server: `\dt` lists the tables, `\d table` shows
+/// columns, types, nullability, the identity default and the primary key, and an unlogged
+/// table is titled as one (pg_catalog answered by hotpage-sql's catalog module).
+#[test]
+fn psql_describes_tables_over_the_wire() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    stdout(&psql(
+        &serve,
+        &[
+            "-c",
+            "CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note varchar(20) NOT NULL, total numeric(10,2))",
+            "-c",
+            "CREATE UNLOGGED TABLE scratch (k text PRIMARY KEY)",
+        ],
+    ));
+    let listed = stdout(&psql(&serve, &["-c", "\\dt"]));
+    assert!(listed.contains("List of relations"), "{listed}");
+    assert!(listed.contains(" orders  | table"), "{listed}");
+    assert!(listed.contains(" scratch | table"), "{listed}");
+    let described = stdout(&psql(&serve, &["-c", "\\d orders"]));
+    for needle in [
+        "Table \"public.orders\"",
+        "generated always as identity",
+        "character varying(20)",
+        "numeric(10,2)",
+        "\"orders_pkey\" PRIMARY KEY, btree (id)",
+    ] {
+        assert!(described.contains(needle), "{needle} in {described}");
+    }
+    let unlogged = stdout(&psql(&serve, &["-c", "\\d scratch"]));
+    assert!(
+        unlogged.contains("Unlogged table \"public.scratch\""),
+        "{unlogged}"
+    );
+}
