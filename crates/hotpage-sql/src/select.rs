@@ -721,27 +721,12 @@ impl SelectPlan {
 
     fn compare_keys(&self, a: &[Value], b: &[Value]) -> Ordering {
         for ((x, y), key) in a.iter().zip(b).zip(&self.order) {
-            let ordering = match (x == &Value::Null, y == &Value::Null) {
-                (true, true) => Ordering::Equal,
-                (true, false) => {
-                    if key.nulls_first {
-                        Ordering::Less
-                    } else {
-                        Ordering::Greater
-                    }
-                }
-                (false, true) => {
-                    if key.nulls_first {
-                        Ordering::Greater
-                    } else {
-                        Ordering::Less
-                    }
-                }
-                (false, false) => {
-                    let o = x.order_cmp(y);
-                    if key.desc { o.reverse() } else { o }
-                }
-            };
+            let ordering = order_by_key(
+                (x == &Value::Null, y == &Value::Null),
+                key.nulls_first,
+                key.desc,
+                || x.order_cmp(y),
+            );
             if ordering != Ordering::Equal {
                 return ordering;
             }
@@ -1065,5 +1050,25 @@ fn widen(v: Value) -> Value {
             scale: 0,
         },
         other => other,
+    }
+}
+
+/// One ORDER BY key's order of two values, given which are NULL: NULLs first or last as
+/// the key says, the others by `compare` (reversed for DESC). Shared by SELECT's sort and
+/// the catalog evaluator's.
+pub(crate) fn order_by_key(
+    (x_null, y_null): (bool, bool),
+    nulls_first: bool,
+    desc: bool,
+    compare: impl FnOnce() -> Ordering,
+) -> Ordering {
+    match (x_null, y_null) {
+        (true, true) => Ordering::Equal,
+        (true, false) if nulls_first => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (false, true) if nulls_first => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) if desc => compare().reverse(),
+        (false, false) => compare(),
     }
 }

@@ -511,27 +511,20 @@ impl SqlSession {
 
     /// Like [`SqlSession::execute`], but returns the results before an error with it.
     pub fn execute_batch(&mut self, sql: &str) -> (Vec<StatementResult>, Option<SqlError>) {
-        let statements = match parse(sql) {
-            Ok(statements) => statements,
-            Err(error) => return (Vec::new(), Some(self.fail(error))),
-        };
-        let mut results = Vec::with_capacity(statements.len());
-        let single = statements.len() == 1;
-        for statement in statements {
-            // pg_stat_activity shows the text as sent (one statement), else the statement.
-            if single {
-                self.activity.begin(sql.trim());
-            } else {
-                self.activity.begin(&statement.to_string());
+        /// Keeps every result; never stops the batch itself.
+        struct Collect(Vec<StatementResult>);
+        impl protocol::BatchObserver for Collect {
+            fn before_statement(&mut self, _: usize) -> SqlResult<()> {
+                Ok(())
             }
-            let outcome = self.run_statement(statement, &[]);
-            self.activity.end();
-            match outcome {
-                Ok(result) => results.push(result),
-                Err(error) => return (results, Some(self.fail(error.resolve_position(sql)))),
+            fn statement_done(&mut self, result: StatementResult) -> SqlResult<()> {
+                self.0.push(result);
+                Ok(())
             }
         }
-        (results, None)
+        let mut collect = Collect(Vec::new());
+        let error = self.execute_batch_observed(sql, &mut collect);
+        (collect.0, error)
     }
 
     /// Parses and plans one statement for [`SqlSession::execute_prepared`].

@@ -1046,27 +1046,12 @@ fn sort_rows(mut keyed: Vec<(Vec<Datum>, Vec<Datum>)>, order: &[SortKey]) -> Row
                     }
                 };
                 let (x, y) = (x.unwrap_or(&Datum::Null), y.unwrap_or(&Datum::Null));
-                let ordering = match (x.is_null(), y.is_null()) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => {
-                        if key.nulls_first {
-                            Ordering::Less
-                        } else {
-                            Ordering::Greater
-                        }
-                    }
-                    (false, true) => {
-                        if key.nulls_first {
-                            Ordering::Greater
-                        } else {
-                            Ordering::Less
-                        }
-                    }
-                    (false, false) => {
-                        let o = x.order_cmp(y);
-                        if key.desc { o.reverse() } else { o }
-                    }
-                };
+                let ordering = crate::select::order_by_key(
+                    (x.is_null(), y.is_null()),
+                    key.nulls_first,
+                    key.desc,
+                    || x.order_cmp(y),
+                );
                 if ordering != Ordering::Equal {
                     return ordering;
                 }

@@ -39,6 +39,7 @@ impl SqlSession {
             if let Err(error) = observer.before_statement(index) {
                 return Some(self.fail(error));
             }
+            // pg_stat_activity shows the text as sent (one statement), else the statement.
             if single {
                 self.activity.begin(sql.trim());
             } else {
