@@ -173,12 +173,12 @@ fn stress_url_inserts_every_row_and_reports_sampled_waits() {
 
 #[test]
 fn a_refused_connection_is_one_clear_error_with_exit_code_1() {
-    // A port nothing listens on: bound, then released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("address")
-        .port();
+    // A port nothing listens on. Not an ephemeral port bound and released: the other
+    // tests' servers, started in parallel, take ephemeral ports, and one of them took it
+    // once (the connection was reset instead of refused, and it could as well have run
+    // the inserts against that test's server). Port 1 (tcpmux) is never handed out as
+    // ephemeral and nothing here listens on it.
+    let port = 1;
     let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
     let output = hotpage(&["stress", "--url", &url, "-Q", INSERT, "-n", "2", "-r", "5"]);
     assert_one_line_error(&output, 1, &format!("cannot connect to 127.0.0.1:{port}"));
