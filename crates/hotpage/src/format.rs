@@ -195,8 +195,13 @@ pub const SCHEMA_FORMAT_VERSION: u32 = 6;
 /// would not know to honour: its tables' pages are reset after a crash).
 pub const UNLOGGED_TABLES_FORMAT_VERSION: u32 = 7;
 
+/// The first catalog format whose log holds no leaf inserts of tables' B+trees (recovery
+/// re-applies those rows from the commit records) and may hold `TreeSplit` records. An
+/// older binary would find a log it cannot read, so it must refuse the database.
+pub const LOGICAL_LEAVES_FORMAT_VERSION: u32 = 8;
+
 /// The catalog format this binary writes.
-pub const CATALOG_FORMAT_VERSION: u32 = UNLOGGED_TABLES_FORMAT_VERSION;
+pub const CATALOG_FORMAT_VERSION: u32 = LOGICAL_LEAVES_FORMAT_VERSION;
 
 /// The largest schema a table carries, and the largest database metadata, in bytes.
 pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
@@ -206,6 +211,7 @@ const _: () = assert!(LAYOUT_FORMAT_VERSION < TABLE_DESIGNS_FORMAT_VERSION);
 const _: () = assert!(TABLE_DESIGNS_FORMAT_VERSION < LOG_FORMAT_VERSION);
 const _: () = assert!(LOG_FORMAT_VERSION < SCHEMA_FORMAT_VERSION);
 const _: () = assert!(SCHEMA_FORMAT_VERSION < UNLOGGED_TABLES_FORMAT_VERSION);
+const _: () = assert!(UNLOGGED_TABLES_FORMAT_VERSION < LOGICAL_LEAVES_FORMAT_VERSION);
 
 // ---- the write-ahead log ----
 

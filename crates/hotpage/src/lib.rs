@@ -98,7 +98,9 @@ pub mod testing {
     pub use crate::buffer::{BufferPool, FileHeader, Placement};
     pub use crate::catalog::Catalog;
     pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
-    pub use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
+    pub use crate::log::page_records::{
+        TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,
+    };
     pub use crate::log::{LogReader, RecordKind, WalOptions};
     pub use crate::stats::{Counter, Stats, WaitType};
     pub use crate::storage::{CrashMode, FaultOp, MemStorage, StdStorage, Storage};

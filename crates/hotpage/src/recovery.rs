@@ -16,12 +16,15 @@
 //! checkpoint once recovery has flushed everything it did.
 
 use crate::access::Inserted;
+use crate::access::btree::child_payload;
 use crate::access::keys::Key;
 use crate::buffer::BufferPool;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::format::{PageId, data_file_name};
-use crate::log::page_records::{decode_heap_link, decode_page_images, decode_page_insert};
+use crate::log::page_records::{
+    TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,
+};
 use crate::log::{LogEnd, LogReader, Lsn, Record, RecordKind};
 use crate::page::{PageBuf, PageType};
 use crate::txn::{CommitRow, decode_commit, decode_part};
@@ -102,6 +105,11 @@ pub fn redo(
                 outcome.images += 1;
                 outcome.inserts_applied += u64::from(redo_link(pool, record, tail_id, new_id)?);
             }
+            RecordKind::TreeSplit if record.lsn >= catalog.redo_lsn => {
+                let split = TreeSplit::decode(record.payload)?;
+                redo_split(pool, record, &split, &empty, &mut empty_image)?;
+                outcome.images += 1;
+            }
             RecordKind::PageInsert if record.lsn >= catalog.redo_lsn => {
                 outcome.inserts_applied += u64::from(redo_insert(pool, record)?);
             }
@@ -146,6 +154,112 @@ fn redo_link(
     tail.page().set_next(new_id);
     tail.page().set_lsn(record.end);
     Ok(true)
+}
+
+/// Redoes a B+tree split: builds the right page from the record, cuts the left page
+/// back to its keys below the separator, and puts the separator into the parent. The left
+/// page and the parent are whole here (each had a full image since the redo point when the
+/// split was logged); each is changed only if its LSN shows it lacks the split. The left
+/// page may hold fewer rows than it did at the split (leaf inserts are not logged): the
+/// re-apply pass puts those back, by key, on whichever half now holds them.
+fn redo_split(
+    pool: &BufferPool,
+    record: &Record<'_>,
+    split: &TreeSplit,
+    scratch: &PageBuf,
+    scratch_image: &mut [u8],
+) -> Result<()> {
+    let page_type = PageType::from_byte(split.page_type)
+        .filter(|t| matches!(t, PageType::Leaf | PageType::Inner))
+        .ok_or_else(|| corrupt(split.left, record, "names a page type no tree has"))?;
+    let hint = |h: u16| (h != u16::MAX).then_some(usize::from(h));
+    // The right page from nothing (whatever a crash left of it on disk).
+    let right = scratch.page();
+    right.init(split.right, page_type, split.level);
+    right.set_next(split.right_next);
+    right.set_aux(split.right_aux);
+    for row in &split.right_records {
+        if !right.push_record(row) {
+            return Err(corrupt(
+                split.right,
+                record,
+                "holds rows that do not fit a page",
+            ));
+        }
+    }
+    right.set_last_insert(hint(split.right_last));
+    right.copy_to(scratch_image);
+    pool.install_image(split.right, scratch_image, record.end)?;
+    let left = pool.fix_exclusive(split.left)?;
+    if left.page().lsn() < record.end {
+        let page = left.page();
+        if page.page_type() != Some(page_type) || page.level() != split.level {
+            return Err(corrupt(
+                split.left,
+                record,
+                "names a page of another type or level",
+            ));
+        }
+        let kept: Vec<Vec<u8>> = (0..page.slot_count())
+            .take_while(|&i| page.compare_key(i, &split.separator).is_lt())
+            .map(|i| {
+                let mut row = Vec::new();
+                page.copy_record(i, &mut row);
+                row
+            })
+            .collect();
+        left.mark_dirty();
+        let aux = page.aux();
+        page.init(split.left, page_type, split.level);
+        page.set_aux(aux);
+        page.set_next(split.right);
+        for row in &kept {
+            if !page.push_record(row) {
+                return Err(corrupt(
+                    split.left,
+                    record,
+                    "left half does not fit its page",
+                ));
+            }
+        }
+        page.set_last_insert(hint(split.left_last).filter(|&h| h < kept.len()));
+        page.set_lsn(record.end);
+    }
+    drop(left);
+    redo_separator(pool, record, split)
+}
+
+/// The parent's half of a split: `separator → right`, unless its LSN shows it has it.
+fn redo_separator(pool: &BufferPool, record: &Record<'_>, split: &TreeSplit) -> Result<()> {
+    let parent = pool.fix_exclusive(split.parent)?;
+    if parent.page().lsn() >= record.end {
+        return Ok(());
+    }
+    let page = parent.page();
+    if page.page_type() != Some(PageType::Inner) {
+        return Err(corrupt(
+            split.parent,
+            record,
+            "names a parent that is not an inner page",
+        ));
+    }
+    let Err(at) = page.search(&split.separator) else {
+        return Err(corrupt(
+            split.parent,
+            record,
+            "names a separator the parent already has",
+        ));
+    };
+    parent.mark_dirty();
+    if !page.insert_record(at, &split.separator, &child_payload(split.right)) {
+        return Err(corrupt(
+            split.parent,
+            record,
+            "separator does not fit the parent",
+        ));
+    }
+    page.set_lsn(record.end);
+    Ok(())
 }
 
 /// Applies a page insert the page's LSN shows it lacks. Returns whether it added a row.

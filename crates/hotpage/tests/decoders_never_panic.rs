@@ -10,7 +10,7 @@ use hotpage::testing::page;
 use hotpage::testing::txn::{self, decode_commit};
 use hotpage::testing::{BufferPool, FileHeader};
 use hotpage::testing::{MemStorage, Storage};
-use hotpage::testing::{decode_heap_link, decode_page_images, decode_page_insert};
+use hotpage::testing::{TreeSplit, decode_heap_link, decode_page_images, decode_page_insert};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -71,6 +71,38 @@ proptest! {
         let _ = decode_page_images(&bytes, 4096);
         let link = decode_heap_link(&bytes);
         prop_assert_eq!(link.is_ok(), bytes.len() == 16);
+        let _ = TreeSplit::decode(&bytes);
+    }
+
+    /// A split record decodes to what was encoded, and any cut of it is an error.
+    #[test]
+    fn tree_split_records_round_trip_and_truncations_fail(
+        ids in proptest::array::uniform5(any::<u64>()),
+        hints in (any::<u16>(), any::<u16>(), any::<u8>(), any::<u8>()),
+        separator in proptest::collection::vec(any::<u8>(), 0..40),
+        records in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..60), 0..12),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let split = TreeSplit {
+            left: PageId::from_raw(ids[0]),
+            right: PageId::from_raw(ids[1]),
+            parent: PageId::from_raw(ids[2]),
+            page_type: hints.2,
+            level: hints.3,
+            left_last: hints.0,
+            right_last: hints.1,
+            right_next: PageId::from_raw(ids[3]),
+            right_aux: PageId::from_raw(ids[4]),
+            separator,
+            right_records: records,
+        };
+        let bytes = split.encode();
+        prop_assert_eq!(TreeSplit::decode(&bytes).expect("decode"), split);
+        let short = cut.index(bytes.len());
+        prop_assert!(TreeSplit::decode(&bytes[..short]).is_err());
+        let mut long = bytes.clone();
+        long.push(0);
+        prop_assert!(TreeSplit::decode(&long).is_err());
     }
 
     #[test]

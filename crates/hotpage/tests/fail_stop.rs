@@ -139,9 +139,14 @@ fn a_full_disk_stops_with_its_cause_and_a_reopen_with_room_recovers() {
             Err(error) => break error.to_string(),
         }
     };
-    for needle in ["No space left", "wal.", "free space", "reopen"] {
+    for needle in ["No space left", "free space", "reopen"] {
         assert!(first.contains(needle), "{needle:?} missing from: {first}");
     }
+    // Which file fills first depends on how fast the log grows against the data file.
+    assert!(
+        first.contains("wal.") || first.contains("data.0"),
+        "the file that failed missing from: {first}"
+    );
     for _ in 0..3 {
         let later = session.insert(&table, b"later").expect_err("stopped");
         assert_eq!(

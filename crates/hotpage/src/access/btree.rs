@@ -482,8 +482,10 @@ impl BTree {
             if !parent_page.insert_record(at, &separator, &child_payload(right.page_id())) {
                 return Err(self.corrupt(parent.page_id(), "parent lost the room it had"));
             }
-            // The three pages as one record: redo never sees half a split.
-            self.log_images(&[&node, &right, &parent])?;
+            // The three pages in one record: redo never sees half a split.
+            if let Some(log) = &self.log {
+                log.split(&node, &right, &parent, &separator)?;
+            }
             return Ok(row.map(|_| Inserted::Yes));
         }
     }
@@ -1006,7 +1008,7 @@ fn record_child(record: &[u8]) -> PageId {
 }
 
 /// The payload of an inner record pointing at `child` (read back by `Page::child`).
-fn child_payload(child: PageId) -> [u8; 8] {
+pub(crate) fn child_payload(child: PageId) -> [u8; 8] {
     child.to_raw().to_le_bytes()
 }
 

@@ -83,4 +83,16 @@ pub trait PageLogger: Send + Sync {
     fn linked(&self, tail: &ExclusivePage<'_>, new: &ExclusivePage<'_>) -> Result<()> {
         self.images(&[tail, new])
     }
+    /// `left` split: its keys from `separator` on moved to `right`, a new page, and
+    /// `parent` gained `separator → right`. The default logs the three pages' images.
+    fn split(
+        &self,
+        left: &ExclusivePage<'_>,
+        right: &ExclusivePage<'_>,
+        parent: &ExclusivePage<'_>,
+        separator: &[u8],
+    ) -> Result<()> {
+        let _ = separator;
+        self.images(&[left, right, parent])
+    }
 }

@@ -20,7 +20,6 @@ use crate::access::btree::{self, BTree};
 use crate::access::heap::{Heap, HeapTarget};
 use crate::access::keys::{Key, KeyGenerator, KeyKind, KeySession};
 use crate::access::layout::{FlowGate, Layout};
-use crate::access::logger::WalLogger;
 use crate::access::memtable::MemTable;
 use crate::access::{Inserted, TreeStats};
 use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInfo, UnloggedFile};
@@ -338,6 +337,9 @@ struct Inner {
     stop_signal: Arc<StopSignal>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
+    /// Test only: runs once, inside the next checkpoint, between its two points.
+    #[cfg(test)]
+    between_checkpoint_points: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 #[derive(Default)]
@@ -776,20 +778,13 @@ fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
         spec.layout,
         routing::placement(spec.unlogged),
     )?;
-    let (trees, heap) = match &inner.wal {
-        Some(wal) if !spec.unlogged => {
-            let logger: Arc<dyn crate::access::PageLogger> =
-                Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(&inner.redo_lsn)));
-            (
-                trees
-                    .into_iter()
-                    .map(|t| t.with_logger(Arc::clone(&logger)))
-                    .collect(),
-                heap.map(|h| h.with_logger(Arc::clone(&logger))),
-            )
-        }
-        _ => (trees, heap),
-    };
+    let (trees, heap) = routing::with_loggers(
+        inner.wal.as_ref(),
+        &inner.redo_lsn,
+        spec.unlogged,
+        trees,
+        heap,
+    );
     let seed = inner
         .options
         .key_seed
@@ -841,23 +836,42 @@ fn checkpoint(inner: &Inner, staying_open: bool) -> Result<()> {
     checkpoint_locked(inner, &mut state, staying_open)
 }
 
+/// A checkpoint's two points, `(redo, logical)`, with the redo point published.
+///
+/// The logical point is taken first, the redo point after it. Leaf inserts of the B+trees
+/// are not logged (their rows are in commit records), so every row a session applies after
+/// the redo point is published must be re-applied by recovery: its commit must lie at or
+/// after the logical point. A commit whose "applying since" marker the scan below sees is
+/// covered by the marker (set before its record was reserved). A commit whose marker the
+/// scan misses stored it after the scan (SeqCst), so it reserved its record after `end` was
+/// read here: its LSN is at least `end`. A commit that finished applying before the scan
+/// put its rows on pages before the redo point existed: the checkpoint flushes them, and a
+/// later image of the page holds them. Taken the other way round (redo first), a commit
+/// applied whole between the two reads would be covered by neither.
+fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
+    let mut logical = wal.end();
+    inner.appliers.lock().retain(|weak| match weak.upgrade() {
+        Some(applying) => {
+            logical = logical.min(applying.load(Ordering::SeqCst));
+            true
+        }
+        None => false,
+    });
+    #[cfg(test)]
+    if let Some(step) = inner.between_checkpoint_points.lock().take() {
+        step();
+    }
+    let redo = wal.end();
+    assert!(logical <= redo, "the logical point precedes the redo point");
+    inner.redo_lsn.store(redo, Ordering::SeqCst);
+    (redo, logical)
+}
+
 /// A checkpoint by a caller that holds the checkpoint lock (`state`).
 fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: bool) -> Result<()> {
     inner.stop.check()?;
     let (redo, logical) = match &inner.wal {
-        Some(wal) => {
-            let redo = wal.end();
-            inner.redo_lsn.store(redo, Ordering::SeqCst);
-            let mut logical = redo;
-            inner.appliers.lock().retain(|weak| match weak.upgrade() {
-                Some(applying) => {
-                    logical = logical.min(applying.load(Ordering::SeqCst));
-                    true
-                }
-                None => false,
-            });
-            (redo, logical)
-        }
+        Some(wal) => checkpoint_points(inner, wal),
         None => (state.last_end, state.last_end),
     };
     if let Err(error) = inner.pool.flush_all() {
@@ -1228,7 +1242,7 @@ impl Session {
             if self.durability == Durability::Sync {
                 wal.wait_durable(end)?;
             }
-            self.apply(rows).inspect_err(|error| {
+            self.apply(rows).map_err(|error| {
                 // The commit is in the log but its rows are only partly applied. No
                 // checkpoint may now move the logical point past it (its rest would never
                 // be applied), so the database stops like a failed log: reopening
@@ -1238,7 +1252,10 @@ impl Session {
                     !matches!(error, Error::PoolExhausted { .. }),
                     "an apply failed for want of frames: {error}"
                 );
-                wal.stop("applying a committed transaction's rows", error);
+                wal.stop("applying a committed transaction's rows", &error);
+                // The caller gets what every later caller will: the first cause, with
+                // what to do about it.
+                self.db.stop.error()
             })
         });
         self.applying.store(NOT_APPLYING, Ordering::SeqCst);
@@ -1447,6 +1464,65 @@ impl Drop for Session {
 mod tests {
     use super::*;
     use crate::buffer;
+    use crate::storage::{CrashMode, MemStorage};
+
+    /// A commit logged before a checkpoint's points and applied while the checkpoint takes
+    /// them, onto a leaf another session imaged meanwhile: its row is in no page record
+    /// (leaf inserts are not logged), so recovery must re-apply its commit. That holds
+    /// only if the logical point is taken before the redo point (`checkpoint_points`).
+    #[test]
+    fn a_commit_applied_while_a_checkpoint_takes_its_points_is_recovered() {
+        let mem = MemStorage::new(5);
+        let options = Options {
+            page_size: 4096,
+            durability: Durability::Sync,
+            ..Options::default()
+        };
+        let open = |mem: &Arc<MemStorage>| {
+            let storage = Arc::clone(mem) as Arc<dyn Storage>;
+            Database::open_with_storage(storage, Path::new("m"), options.clone()).expect("open")
+        };
+        let db = open(&mem);
+        let identity = KeyKind::Identity { start: 1, step: 1 };
+        let table = db.create_table("t", "identity", identity).expect("create");
+        let (mut early, mut other) = (db.session(), db.session());
+        for session in [&mut early, &mut other] {
+            for _ in 0..5 {
+                session.insert(&table, b"row").expect("insert");
+            }
+        }
+        // `early`: its commit logged and durable, its row not applied yet (as `commit_rows`
+        // does it, stopped half way).
+        let wal = db.inner.wal.clone().expect("a log");
+        let late_key = Key::from_i64(1_000_000);
+        early.applying.store(wal.end(), Ordering::SeqCst);
+        let end = early
+            .log_commit(&wal, 77, &[(&table, late_key, b"late")])
+            .expect("log");
+        wal.wait_durable(end).expect("durable");
+        let (late_table, late) = (table.clone(), late_key);
+        *db.inner.between_checkpoint_points.lock() = Some(Box::new(move || {
+            // Another commit puts the leaf's image in the log, then `early` applies its
+            // row onto the same leaf and is done.
+            other.insert(&late_table, b"other").expect("insert");
+            early.apply(&[(&late_table, late, b"late")]).expect("apply");
+            early.applying.store(NOT_APPLYING, Ordering::SeqCst);
+        }));
+        db.checkpoint().expect("checkpoint");
+        assert!(
+            db.inner.between_checkpoint_points.lock().is_none(),
+            "the step ran"
+        );
+        let mem = mem.reboot(CrashMode::DropAll, 6).expect("reboot");
+        std::mem::forget(db);
+        let db = open(&mem);
+        let table = db.table("t").expect("table");
+        assert_eq!(
+            db.session().get(&table, &late_key).expect("get"),
+            Some(b"late".to_vec())
+        );
+        assert_eq!(db.verify_table(&table).expect("verify").rows, 12);
+    }
 
     #[test]
     fn clean_close_and_reopen_keeps_tables_rows_and_keys() {

@@ -27,7 +27,6 @@ use super::{
 use crate::access::btree::BTree;
 use crate::access::heap::Heap;
 use crate::access::keys::KeyGenerator;
-use crate::access::logger::WalLogger;
 use crate::buffer::{self, BufferPool, Placement};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
@@ -199,17 +198,23 @@ pub(super) fn open_steps(
             stop_signal: Arc::new(StopSignal::default()),
             checkpointer: Mutex::new(None),
             closed: AtomicBool::new(false),
+            #[cfg(test)]
+            between_checkpoint_points: Mutex::new(None),
         }),
     };
-    // An unlogged table's pages may reach its file from now on, so the catalog must say
-    // "open" (which a crash then finds) before any can: a checkpoint.
-    let has_unlogged = catalog.tables.iter().any(|t| t.unlogged);
-    finish_open(
-        &db,
-        creating,
-        recovered || !data_existed || policy != LogPolicy::Strict || has_unlogged,
-    )?;
+    let checkpoint_needed =
+        recovered || !data_existed || policy != LogPolicy::Strict || must_rewrite(&catalog);
+    finish_open(&db, creating, checkpoint_needed)?;
     Ok(db)
+}
+
+/// True if an open must write a new catalog at once, recovery or not:
+/// - an unlogged table's pages may reach its file from now on, so the catalog must say
+///   "open" (which a crash then finds) before any can;
+/// - an older format's catalog: this binary's log records (no leaf inserts, tree splits)
+///   must never sit behind a catalog that an older binary would accept.
+fn must_rewrite(catalog: &Catalog) -> bool {
+    catalog.tables.iter().any(|t| t.unlogged) || catalog.format_version < CATALOG_FORMAT_VERSION
 }
 
 /// True if the unlogged tables' pages cannot be trusted: the catalog was not written by a
@@ -521,9 +526,6 @@ fn open_tables(
     report: &mut RecoveryReport,
     key_seed: Option<u64>,
 ) -> Result<Vec<TableHandle>> {
-    let logger: Option<Arc<dyn crate::access::PageLogger>> = wal
-        .as_ref()
-        .map(|wal| Arc::new(WalLogger::new(Arc::clone(wal), Arc::clone(redo_lsn))) as Arc<_>);
     let unlogged_crash = catalog.unlogged_open;
     let reset_unlogged = unlogged_tables_reset(catalog);
     let mut tables = Vec::with_capacity(catalog.tables.len());
@@ -535,16 +537,8 @@ fn open_tables(
         } else {
             existing_storage(pool, stats, path, entry, placement)?
         };
-        let (trees, heap) = match &logger {
-            Some(logger) if !entry.unlogged => (
-                trees
-                    .into_iter()
-                    .map(|t: BTree| t.with_logger(Arc::clone(logger)))
-                    .collect(),
-                heap.map(|h| h.with_logger(Arc::clone(logger))),
-            ),
-            _ => (trees, heap),
-        };
+        let (trees, heap) =
+            routing::with_loggers(wal.as_ref(), redo_lsn, entry.unlogged, trees, heap);
         let (memory, loaded) = memory::open(storage, id, entry, reset)?;
         report.memory_rows_loaded += loaded;
         let mut high_water = entry.key_high_water;

@@ -11,15 +11,17 @@ use crate::access::btree::BTree;
 use crate::access::heap::{Heap, HeapTarget};
 use crate::access::keys::Key;
 use crate::access::layout::{self, FlowGate, Layout};
+use crate::access::logger::WalLogger;
 use crate::access::{Inserted, TreeStats};
 use crate::buffer::{BufferPool, Placement};
 use crate::error::{Error, Result};
 use crate::format::{PageId, UNLOGGED_FILE, data_file_name};
-use crate::log::LogReader;
+use crate::log::{LogReader, Wal};
 use crate::recovery::{self, RedoOutcome};
 use crate::stats::Stats;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 /// The admission gate a table of `layout` needs, if any.
 pub(super) fn flow_gate(layout: Layout, stats: &Arc<Stats>) -> Option<FlowGate> {
@@ -330,6 +332,37 @@ fn page_pointer(pointer: &[u8]) -> Result<PageId> {
         ),
     })?;
     Ok(PageId::from_raw(u64::from_le_bytes(bytes)))
+}
+
+/// A table's trees and heap with their page loggers: none for an unlogged table or a
+/// database without a log. The trees' leaf inserts are not logged (their rows are in the
+/// commit records, which recovery re-applies by key); a heap logs every insert, since a
+/// heap row's place is physical (see `WalLogger`).
+pub(super) fn with_loggers(
+    wal: Option<&Arc<Wal>>,
+    redo_lsn: &Arc<AtomicU64>,
+    unlogged: bool,
+    trees: Vec<BTree>,
+    heap: Option<Heap>,
+) -> (Vec<BTree>, Option<Heap>) {
+    let Some(wal) = wal.filter(|_| !unlogged) else {
+        return (trees, heap);
+    };
+    let tree_logger = Arc::new(WalLogger::for_table_trees(
+        Arc::clone(wal),
+        Arc::clone(redo_lsn),
+    ));
+    let trees = trees
+        .into_iter()
+        .map(|tree| tree.with_logger(Arc::clone(&tree_logger) as Arc<_>))
+        .collect();
+    let heap = heap.map(|heap| {
+        heap.with_logger(Arc::new(WalLogger::new(
+            Arc::clone(wal),
+            Arc::clone(redo_lsn),
+        )))
+    });
+    (trees, heap)
 }
 
 #[cfg(test)]

@@ -40,6 +40,9 @@ pub enum RecordKind {
     /// part with `last = 1` is its commit point. Recovery applies the parts of a
     /// transaction only if its last part is in the log.
     TxnPart = 7,
+    /// A B+tree split: `log::page_records::TreeSplit` (the left page keeps the keys below
+    /// the separator, the new right page gets the record's rows, the parent the separator).
+    TreeSplit = 8,
 }
 
 impl RecordKind {
@@ -53,6 +56,7 @@ impl RecordKind {
             5 => Some(RecordKind::HeapLink),
             6 => Some(RecordKind::FlushMark),
             7 => Some(RecordKind::TxnPart),
+            8 => Some(RecordKind::TreeSplit),
             _ => None,
         }
     }
@@ -67,6 +71,7 @@ impl RecordKind {
             RecordKind::HeapLink => "heap-link",
             RecordKind::FlushMark => "flush-mark",
             RecordKind::TxnPart => "txn-part",
+            RecordKind::TreeSplit => "tree-split",
         }
     }
 }
@@ -121,7 +126,7 @@ mod tests {
                 assert_eq!(kind as u8, byte);
                 assert!(!kind.name().is_empty());
             } else {
-                assert!(byte == 0 || byte > 7, "{byte}");
+                assert!(byte == 0 || byte > 8, "{byte}");
             }
         }
     }
