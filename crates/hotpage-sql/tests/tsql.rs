@@ -397,7 +397,8 @@ fn ddl_forms_and_their_errors() {
         ("CREATE TABLE d (a geography)", "42704"),
         ("CREATE TABLE d (a int, h AS (a % 4))", "0A000"),
         ("CREATE TABLE d (a int PRIMARY KEY NONCLUSTERED)", "0A000"),
-        ("CREATE TABLE d (a int) ON ps_hash(a)", "0A000"),
+        // SQL Server error 2726: no such partition scheme.
+        ("CREATE TABLE d (a int) ON ps_hash(a)", "42704"),
         ("CREATE NONCLUSTERED INDEX ix ON q (b)", "0A000"),
         (
             "CREATE TABLE d (a int PRIMARY KEY) CREATE CLUSTERED INDEX c ON d (a)",
@@ -638,4 +639,198 @@ WHERE   index_level = 0;",
         "SELECT * FROM sys.dm_db_index_physical_stats(DB_ID(), 5, NULL, NULL, NULL)",
     );
     assert_eq!(error.sqlstate, "0A000");
+}
+
+/// A database on `mem`, so that a test can close and reopen it.
+fn open_mem(mem: &Arc<MemStorage>) -> (Arc<Database>, Arc<SqlDatabase>) {
+    let engine = Arc::new(
+        Database::open_with_storage(
+            Arc::clone(mem) as Arc<dyn Storage>,
+            Path::new("m"),
+            Options::default(),
+        )
+        .expect("open"),
+    );
+    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
+    (engine, sql)
+}
+
+fn close(engine: Arc<Database>, sql: Arc<SqlDatabase>) {
+    drop(sql);
+    Arc::into_inner(engine)
+        .expect("the last handle")
+        .close()
+        .expect("close");
+}
+
+#[test]
+fn seed_000_hash_partitioned_table_runs_as_written() {
+    let mem = MemStorage::new(7);
+    let setup = include_str!("tsql/seed000_heavy_insert_hash.sql");
+    let insert_loop = include_str!("tsql/seed000_hash_insert_loop.sql");
+    assert!(insert_loop.contains("WHILE @i < 100000"));
+    let shorter = insert_loop.replace("100000", "101");
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut s = TsqlSession::new(sql.session());
+        run(&mut s, setup);
+        assert_eq!(design(&engine, "heavyinsert_hash"), "hash-partition");
+        assert_eq!(engine.table("heavyinsert_hash").unwrap().roots().len(), 8);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let sql = Arc::clone(&sql);
+                let script = shorter.clone();
+                std::thread::spawn(move || run(&mut TsqlSession::new(sql.session()), &script))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(count(&mut s, "HeavyInsert_Hash"), Value::Int(800));
+        // HashID is ID % 8: the partition each row went to.
+        let out = run(
+            &mut s,
+            "SELECT count(*) FROM dbo.HeavyInsert_Hash WHERE HashID = ID % 8 AND HashID >= 0 AND HashID < 8",
+        );
+        assert_eq!(scalar(&out), Value::Int(800));
+        // The scheme and function are the database's: another session sees them.
+        let mut other = TsqlSession::new(sql.session());
+        let error = fail(
+            &mut other,
+            "CREATE PARTITION FUNCTION pf_hash (tinyint) AS RANGE LEFT FOR VALUES (0)",
+        );
+        assert_eq!(error.sqlstate, "42710");
+        // In use: the function by the scheme, the scheme by the table.
+        assert_eq!(
+            fail(&mut other, "DROP PARTITION FUNCTION pf_hash").sqlstate,
+            "2BP01"
+        );
+        assert_eq!(
+            fail(&mut other, "DROP PARTITION SCHEME ps_hash").sqlstate,
+            "2BP01"
+        );
+        drop((s, other));
+        close(engine, sql);
+    }
+    // After a reopen the scheme is still there: the seed's script runs again as written
+    // (its guard drops the table; the partition function and scheme exist, so the seed's
+    // CREATE PARTITION statements are skipped here by running the other batches).
+    let (engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    assert_eq!(count(&mut s, "HeavyInsert_Hash"), Value::Int(800));
+    let batches = hotpage_sql::split_batches(setup).unwrap();
+    assert_eq!(batches.len(), 4);
+    run(&mut s, &batches[0].text);
+    run(&mut s, &batches[3].text);
+    assert_eq!(design(&engine, "heavyinsert_hash"), "hash-partition");
+    assert_eq!(count(&mut s, "HeavyInsert_Hash"), Value::Int(0));
+    // Dropped in order, with their guards.
+    run(
+        &mut s,
+        "DROP TABLE dbo.HeavyInsert_Hash\nDROP PARTITION SCHEME ps_hash\nDROP PARTITION FUNCTION pf_hash\nDROP PARTITION FUNCTION IF EXISTS pf_hash",
+    );
+    assert_eq!(
+        fail(&mut s, "DROP PARTITION SCHEME ps_hash").sqlstate,
+        "42704"
+    );
+    // The whole script runs again, on a clean database.
+    run(&mut s, setup);
+    assert_eq!(design(&engine, "heavyinsert_hash"), "hash-partition");
+}
+
+#[test]
+fn partition_forms_and_their_errors() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE PARTITION FUNCTION pf4 (int) AS RANGE RIGHT FOR VALUES (1, 2, 3)
+CREATE PARTITION FUNCTION pf2 (int) AS RANGE LEFT FOR VALUES (0)
+CREATE PARTITION FUNCTION pf_lumps (int) AS RANGE LEFT FOR VALUES (1, 3)
+CREATE PARTITION SCHEME ps4 AS PARTITION pf4 TO ([PRIMARY], [PRIMARY], [PRIMARY], [PRIMARY])
+CREATE PARTITION SCHEME ps_lumps AS PARTITION pf_lumps ALL TO ([PRIMARY])",
+    );
+    // ON the scheme in CREATE TABLE, after the primary key.
+    run(
+        &mut s,
+        "CREATE TABLE t4 (id bigint IDENTITY(1,1) NOT NULL, h AS (id % 4) PERSISTED, v int,
+            CONSTRAINT pk PRIMARY KEY CLUSTERED (id, h)) ON ps4(h)",
+    );
+    assert_eq!(design(&engine, "t4"), "hash-partition");
+    assert_eq!(engine.table("t4").unwrap().roots().len(), 4);
+    run(&mut s, "INSERT INTO t4 (v) VALUES (1)\nGO 9");
+    assert_eq!(count(&mut s, "t4"), Value::Int(9));
+    let cases = [
+        // Too few filegroups for the function's partitions.
+        (
+            "CREATE PARTITION SCHEME ps_few AS PARTITION pf4 TO ([PRIMARY])",
+            "22023",
+        ),
+        (
+            "CREATE PARTITION SCHEME ps_x AS PARTITION nope ALL TO ([PRIMARY])",
+            "42704",
+        ),
+        (
+            "CREATE PARTITION FUNCTION pf_bad (int) AS RANGE LEFT FOR VALUES (3, 1)",
+            "22023",
+        ),
+        (
+            "CREATE PARTITION FUNCTION pf_date (datetime) AS RANGE LEFT FOR VALUES ('2020-01-01')",
+            "0A000",
+        ),
+        (
+            "CREATE PARTITION FUNCTION pf_s (int) AS RANGE LEFT FOR VALUES ('a')",
+            "22023",
+        ),
+        // A function that puts residues 0 and 1 together.
+        (
+            "CREATE TABLE t_l (id int IDENTITY, h AS (id % 4) PERSISTED, PRIMARY KEY CLUSTERED (id, h) ON ps_lumps(h))",
+            "0A000",
+        ),
+        // Not a computed key % N column; an unknown scheme; a heap; the column not in the key.
+        (
+            "CREATE TABLE t_c (id int IDENTITY, v int, PRIMARY KEY CLUSTERED (id) ON ps4(v))",
+            "0A000",
+        ),
+        (
+            "CREATE TABLE t_u (id int IDENTITY, h AS (id % 4) PERSISTED, PRIMARY KEY CLUSTERED (id, h) ON nope(h))",
+            "42704",
+        ),
+        (
+            "CREATE TABLE t_h (id int IDENTITY, h AS (id % 4) PERSISTED) ON ps4(h)",
+            "0A000",
+        ),
+        (
+            "CREATE TABLE t_k (id int IDENTITY, h AS (id % 4) PERSISTED, PRIMARY KEY CLUSTERED (id) ON ps4(h))",
+            "42P16",
+        ),
+        (
+            "CREATE TABLE t_m (id int IDENTITY, h AS (id % 4) PERSISTED, PRIMARY KEY CLUSTERED (id, h) ON ps4(nope))",
+            "42703",
+        ),
+        // Residues that need more partitions than the function has.
+        (
+            "CREATE TABLE t_8 (id int IDENTITY, h AS (id % 8) PERSISTED, PRIMARY KEY CLUSTERED (id, h) ON ps4(h))",
+            "0A000",
+        ),
+        ("DROP PARTITION SCHEME ps4", "2BP01"),
+        ("DROP PARTITION FUNCTION nope", "42704"),
+    ];
+    for (statement, sqlstate) in cases {
+        assert_eq!(fail(&mut s, statement).sqlstate, sqlstate, "{statement}");
+    }
+    // Guarded by the catalog views SQL Server scripts use.
+    run(
+        &mut s,
+        "IF EXISTS (SELECT * FROM sys.partition_schemes WHERE name = N'ps_lumps')
+    DROP PARTITION SCHEME ps_lumps
+IF NOT EXISTS (SELECT * FROM sys.partition_schemes WHERE name = N'ps_lumps')
+    PRINT 'gone'
+IF EXISTS (SELECT * FROM sys.partition_functions WHERE name = N'pf_lumps')
+    DROP PARTITION FUNCTION pf_lumps",
+    );
+    assert_eq!(
+        fail(&mut s, "DROP PARTITION FUNCTION pf_lumps").sqlstate,
+        "42704"
+    );
 }

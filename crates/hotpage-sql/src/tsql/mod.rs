@@ -6,6 +6,7 @@
 
 mod batch;
 mod ddl;
+mod objects;
 mod parse;
 mod translate;
 
@@ -51,8 +52,8 @@ pub struct TsqlSession {
     rowcount: i64,
     nocount: bool,
     tables: HashMap<String, TableDef>,
-    /// User scalar functions this session created (not yet in the catalog).
-    functions: HashMap<String, Arc<parse::Function>>,
+    /// User functions, partition functions and schemes: the database's, as last loaded.
+    objects: objects::Objects,
     depth: u32,
     output: Vec<TsqlOutput>,
 }
@@ -66,7 +67,7 @@ impl TsqlSession {
             rowcount: 0,
             nocount: false,
             tables: HashMap::new(),
-            functions: HashMap::new(),
+            objects: objects::Objects::default(),
             depth: 0,
             output: Vec::new(),
         }
@@ -191,15 +192,7 @@ impl TsqlSession {
                 self.output.push(TsqlOutput::Print(text));
                 Ok(())
             }
-            Stmt::CreateFunction(function) => {
-                if self.depth > 0 {
-                    return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
-                }
-                self.functions
-                    .insert(function.name.clone(), Arc::new(function.clone()));
-                self.push_tag("CREATE FUNCTION");
-                Ok(())
-            }
+            Stmt::CreateFunction(function) => self.create_function(function),
             Stmt::Plain(toks) => self.plain(toks),
             Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
                 self.run(stmt).map(drop)
@@ -435,7 +428,7 @@ impl translate::Resolve for TsqlSession {
             .into_iter()
             .map(|t| t.name)
             .chain(db.metadata().sequences.into_iter().map(|s| s.name))
-            .chain(self.functions.keys().cloned())
+            .chain(self.objects.functions.keys().cloned())
             .find(|name| object_number(name) == id)
     }
 
@@ -445,7 +438,10 @@ impl translate::Resolve for TsqlSession {
         (wants("U") && db.engine().table(name).is_ok())
             || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
             || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
-                && self.functions.contains_key(name))
+                && self.objects.functions.contains_key(name))
+            // Not in sys.objects in SQL Server: in sys.partition_schemes / _functions.
+            || (types == ["PS"] && self.objects.schemes.contains_key(name))
+            || (types == ["PF"] && self.objects.partition_functions.contains_key(name))
     }
 }
 
@@ -474,12 +470,18 @@ impl TsqlSession {
         let what = toks.get(at).and_then(word).unwrap_or_default();
         match what.as_str() {
             "TABLE" => {
-                let def = ddl::parse_create_table(&toks[at + 1..], self)?;
+                let mut def = ddl::parse_create_table(&toks[at + 1..], self)?;
+                if let Some((scheme, column)) = def.on_scheme.clone() {
+                    let function = self.scheme_function(&scheme)?;
+                    def.partition_on(&scheme, &column, &function)?;
+                }
                 self.pg(&def.to_postgres()?)?;
+                self.note_table_scheme(&def.name, def.scheme())?;
                 self.tables.insert(def.name.clone(), def);
                 self.push_tag("CREATE TABLE");
                 Ok(())
             }
+            "PARTITION" if at == 1 => self.create_partition(toks, &toks[at + 1..]),
             "INDEX" if clustered == Some(true) => self.clustered_index(&toks[at + 1..]),
             "INDEX" => Err(SqlError::unsupported(
                 "a nonclustered index (hotpage tables have one index, the clustered key)",
@@ -513,13 +515,30 @@ impl TsqlSession {
         let table = translate::name_of(&toks[on + 1..open])?;
         let close = translate::matching_paren(toks, open)?;
         let columns = ddl::column_list(&toks[open + 1..close])?;
-        if is_word(toks.get(close + 1), "ON") && matches!(toks.get(close + 3), Some(Token::LParen))
-        {
-            return Err(SqlError::unsupported(
-                "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
-            ));
+        let (options, end) = ddl::index_options(toks, close + 1)?;
+        if end != toks.len() {
+            return Err(parse::syntax_near(toks.get(end)));
         }
-        self.remake(&table, |def| def.add_clustered_index(columns))?;
+        let optimized = options.optimize_for_sequential_key;
+        let partitioning = match options.on_scheme {
+            Some((scheme, column)) => {
+                let function = self.scheme_function(&scheme)?;
+                Some((scheme, column, function))
+            }
+            None => None,
+        };
+        self.remake(&table, |def| {
+            def.add_clustered_index(columns, optimized)?;
+            match &partitioning {
+                Some((scheme, column, function)) => def.partition_on(scheme, column, function),
+                None => Ok(()),
+            }
+        })?;
+        let scheme = self
+            .tables
+            .get(&table)
+            .and_then(|d| d.scheme().map(str::to_string));
+        self.note_table_scheme(&table, scheme.as_deref())?;
         self.push_tag("CREATE INDEX");
         Ok(())
     }
@@ -592,6 +611,9 @@ impl TsqlSession {
         if what == "FUNCTION" {
             return self.drop_function(toks);
         }
+        if what == "PARTITION" {
+            return self.drop_partition(toks);
+        }
         if what != "TABLE" && what != "SEQUENCE" {
             return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
         }
@@ -607,7 +629,11 @@ impl TsqlSession {
         let guard = if if_exists { "IF EXISTS " } else { "" };
         self.pg(&format!("DROP {what} {guard}{}", names.join(", ")))?;
         for name in &names {
-            self.tables.remove(name.trim_matches('"'));
+            let name = name.trim_matches('"');
+            self.tables.remove(name);
+            if what == "TABLE" {
+                self.note_table_scheme(name, None)?;
+            }
         }
         self.push_tag(&format!("DROP {what}"));
         Ok(())
@@ -719,7 +745,8 @@ mod tests;
 impl TsqlSession {
     /// `toks` with each call of a user function replaced by its value.
     fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
-        if self.functions.is_empty() {
+        self.sync_objects()?;
+        if self.objects.functions.is_empty() {
             return Ok(toks.to_vec());
         }
         let mut out: Vec<Token> = Vec::with_capacity(toks.len());
@@ -727,7 +754,7 @@ impl TsqlSession {
         while i < toks.len() {
             let called = match (&toks[i], toks.get(i + 1)) {
                 (Token::Word(w), Some(Token::LParen)) => {
-                    self.functions.get(&w.value.to_lowercase()).map(Arc::clone)
+                    (self.objects.functions.get(&w.value.to_lowercase())).map(Arc::clone)
                 }
                 _ => None,
             };
@@ -812,21 +839,5 @@ impl TsqlSession {
         let ty = translate::pg_type(&function.returns)?;
         let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
         single_value(self.pg(&cast)?)
-    }
-
-    /// `DROP FUNCTION [IF EXISTS] name`.
-    fn drop_function(&mut self, toks: &[Token]) -> SqlResult<()> {
-        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
-        let name = translate::name_of(&toks[if if_exists { 4 } else { 2 }..])?;
-        if self.functions.remove(&name).is_none() && !if_exists {
-            return Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "cannot drop the function '{name}', because it does not exist (SQL Server error 3701)"
-                ),
-            ));
-        }
-        self.push_tag("DROP FUNCTION");
-        Ok(())
     }
 }

@@ -383,19 +383,26 @@ fn is_table_hint(toks: &[Token], open: usize) -> bool {
 fn is_sys_objects_query(toks: &[Token], open: usize) -> bool {
     matches!(toks.get(open), Some(Token::LParen))
         && is_word(toks.get(open + 1), "SELECT")
-        && toks
-            .windows(3)
-            .skip(open)
-            .take(8)
-            .any(|w| is_word(w.first(), "SYS") && is_word(w.get(2), "OBJECTS"))
+        && sys_view(toks, open).is_some()
+}
+
+/// The catalog view an `EXISTS (SELECT … FROM sys.x …)` reads, if it is one answered here:
+/// `OBJECTS`, `PARTITION_SCHEMES` or `PARTITION_FUNCTIONS`.
+fn sys_view(toks: &[Token], open: usize) -> Option<String> {
+    toks.windows(3).skip(open).take(8).find_map(|w| {
+        let view = w.get(2).and_then(word)?;
+        let known = ["OBJECTS", "PARTITION_SCHEMES", "PARTITION_FUNCTIONS"];
+        (is_word(w.first(), "SYS") && known.contains(&view.as_str())).then_some(view)
+    })
 }
 
 /// `SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'…') AND type IN (N'U', …)`,
-/// the existence test the articles guard their DDL with (a fixed grammar).
+/// the existence test the articles guard their DDL with, and `SELECT * FROM
+/// sys.partition_schemes | sys.partition_functions WHERE name = N'…'` (fixed grammars).
 fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
     let unsupported = || {
         SqlError::unsupported(
-            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)]",
+            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)], or on sys.partition_schemes / sys.partition_functions other than WHERE name = N'name'",
         )
     };
     let where_at = query
@@ -405,6 +412,21 @@ fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
     let predicate = &query[where_at + 1..];
     let mut name = None;
     let mut types = Vec::new();
+    let view = sys_view(query, 0).unwrap_or_default();
+    if view != "OBJECTS" {
+        let name = match predicate {
+            [column, Token::Eq, value] if is_word(Some(column), "NAME") => {
+                string_value(Some(value)).map(|n| object_name(&n))
+            }
+            _ => None,
+        };
+        let kind = if view == "PARTITION_SCHEMES" {
+            "PS"
+        } else {
+            "PF"
+        };
+        return Ok(env.object_exists(&name.ok_or_else(unsupported)?, &[kind.to_string()]));
+    }
     for part in split_top_level(predicate, |t| is_word(Some(t), "AND")) {
         match part {
             [column, Token::Eq, func, Token::LParen, arg, ..]
