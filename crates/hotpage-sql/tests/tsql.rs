@@ -834,3 +834,114 @@ IF EXISTS (SELECT * FROM sys.partition_functions WHERE name = N'pf_lumps')
         "42704"
     );
 }
+
+/// Statements are prepared once per session and run with the variables' values: what
+/// they read must still be right when types, tables, functions and counters change.
+#[test]
+fn prepared_statements_follow_types_tables_functions_and_counters() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    // The same tokens with an int and then a text variable: `+` adds, then concatenates.
+    let out = run(&mut s, "DECLARE @a int = 2 SELECT @a + @a");
+    assert_eq!(scalar(&out), Value::Int(4));
+    let out = run(&mut s, "DECLARE @a varchar(5) = '2' SELECT @a + @a");
+    assert_eq!(scalar(&out), Value::Text("22".into()));
+    // @@ROWCOUNT and SCOPE_IDENTITY() are read each time, not fixed at the first run.
+    run(
+        &mut s,
+        "CREATE TABLE t (id int IDENTITY(1,1) PRIMARY KEY CLUSTERED, v int)",
+    );
+    let out = run(
+        &mut s,
+        "DECLARE @i int = 0, @sum bigint = 0
+WHILE @i < 5
+BEGIN
+    INSERT INTO t (v) VALUES (@i)
+    SET @sum += SCOPE_IDENTITY() * @@ROWCOUNT
+    SET @i += 1
+END
+SELECT @sum",
+    );
+    assert_eq!(scalar(&out), Value::Int(15));
+    // A table dropped and made again (here, and by another session) between two runs of
+    // the same loop: the second run inserts into the new table.
+    let insert_loop =
+        "DECLARE @i int = 0 WHILE @i < 3 BEGIN INSERT INTO t (v) VALUES (@i) SET @i += 1 END";
+    run(&mut s, insert_loop);
+    let mut other = TsqlSession::new(sql.session());
+    run(
+        &mut other,
+        "DROP TABLE t CREATE TABLE t (id int IDENTITY(1,1) PRIMARY KEY CLUSTERED, v int)",
+    );
+    let (_, error) = s.execute_script(insert_loop);
+    if error.is_some() {
+        // At most the one failure of the plan made before the drop; then it is re-planned.
+        run(&mut s, insert_loop);
+    }
+    assert_eq!(count(&mut s, "t"), Value::Int(3));
+    assert_eq!(design(&engine, "t"), "identity");
+    // A function altered by another session: the next call runs the new body.
+    run(
+        &mut s,
+        "CREATE FUNCTION dbo.f (@x int) RETURNS int AS BEGIN RETURN @x + 1 END",
+    );
+    let out = run(&mut s, "DECLARE @v int = 1 SELECT dbo.f(@v)");
+    assert_eq!(scalar(&out), Value::Int(2));
+    run(
+        &mut other,
+        "CREATE OR ALTER FUNCTION dbo.f (@x int) RETURNS int AS BEGIN RETURN @x * 10 END",
+    );
+    let out = run(&mut s, "DECLARE @v int = 1 SELECT dbo.f(@v)");
+    assert_eq!(scalar(&out), Value::Int(10));
+    // CREATE FUNCTION of a name that exists: SQL Server's error 2714.
+    let error = fail(
+        &mut other,
+        "CREATE FUNCTION f (@x int) RETURNS int AS BEGIN RETURN 0 END",
+    );
+    assert_eq!(error.sqlstate, "42710");
+    // Errors are the same on the prepared path: overflow of the declared type, and an
+    // undeclared variable.
+    let error = fail(
+        &mut s,
+        "DECLARE @t tinyint = 1 WHILE 1 = 1 SET @t = @t * 1000",
+    );
+    assert_eq!(error.sqlstate, "22003");
+    assert!(
+        fail(&mut s, "DECLARE @i int = 0 SET @i += @nope")
+            .message
+            .contains("137")
+    );
+}
+
+#[test]
+fn user_functions_are_the_databases_and_survive_a_reopen() {
+    let mem = MemStorage::new(3);
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut s = TsqlSession::new(sql.session());
+        run(&mut s, include_str!("tsql/seed000_bit_reversal.sql"));
+        // Another session calls the function the first one made.
+        let mut other = TsqlSession::new(sql.session());
+        let out = run(&mut other, "SELECT dbo.ufn_BitReverse(347)");
+        assert_eq!(scalar(&out), Value::Int(1_832_910_848));
+        drop((s, other));
+        close(engine, sql);
+    }
+    let (_engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    let out = run(
+        &mut s,
+        "IF EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'[dbo].[ufn_BitReverse]') AND type in (N'FN', N'IF', N'TF', N'FS', N'FT'))
+    SELECT dbo.ufn_BitReverse(2147483646)",
+    );
+    assert_eq!(scalar(&out), Value::Int(1_073_741_823));
+    run(&mut s, "DROP FUNCTION dbo.ufn_BitReverse");
+    assert_eq!(
+        fail(
+            &mut TsqlSession::new(sql.session()),
+            "SELECT dbo.ufn_BitReverse(1)"
+        )
+        .sqlstate,
+        "42883"
+    );
+}

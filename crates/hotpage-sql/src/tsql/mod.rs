@@ -5,6 +5,7 @@
 //! by the [`SqlSession`] underneath, so both dialects share one planner and executor.
 
 mod batch;
+mod cache;
 mod ddl;
 mod objects;
 mod parse;
@@ -20,6 +21,50 @@ use parse::{Stmt, is_word, word};
 use sqlparser::tokenizer::Token;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A batch parsed once: its statements, ready to run many times
+/// ([`TsqlSession::execute_prepared_batch`]).
+#[derive(Clone, Debug)]
+pub struct TsqlBatch {
+    stmts: Arc<Vec<Stmt>>,
+}
+
+impl TsqlBatch {
+    /// Parses one batch (no `GO` lines).
+    pub fn parse(text: &str) -> SqlResult<TsqlBatch> {
+        Ok(TsqlBatch {
+            stmts: Arc::new(parse::parse_batch(text)?),
+        })
+    }
+
+    /// The table the batch's first INSERT writes to, if it has one (inside WHILE, IF and
+    /// BEGIN … END too): the table a workload reports on.
+    pub fn insert_table(&self) -> Option<String> {
+        self.stmts.iter().find_map(insert_table_of)
+    }
+}
+
+fn insert_table_of(stmt: &Stmt) -> Option<String> {
+    match stmt {
+        Stmt::Plain(toks) if is_word(toks.first(), "INSERT") => {
+            let at = if is_word(toks.get(1), "INTO") { 2 } else { 1 };
+            // A name is `part[.part…]`: a word, then a period and a word, and so on.
+            let mut end = at + 1;
+            while matches!(toks.get(end), Some(Token::Period))
+                && matches!(toks.get(end + 1), Some(Token::Word(_)))
+            {
+                end += 2;
+            }
+            translate::name_of(toks.get(at..end)?).ok()
+        }
+        Stmt::While { body, .. } => insert_table_of(body),
+        Stmt::If {
+            then, otherwise, ..
+        } => insert_table_of(then).or_else(|| otherwise.as_deref().and_then(insert_table_of)),
+        Stmt::Block(body) => body.iter().find_map(insert_table_of),
+        _ => None,
+    }
+}
 
 /// How a statement ended: on to the next, or a RETURN (with a function's value).
 enum Flow {
@@ -56,6 +101,8 @@ pub struct TsqlSession {
     objects: objects::Objects,
     depth: u32,
     output: Vec<TsqlOutput>,
+    /// Translated statements prepared once (see [`cache`]).
+    cache: cache::StatementCache,
 }
 
 impl TsqlSession {
@@ -70,6 +117,7 @@ impl TsqlSession {
             objects: objects::Objects::default(),
             depth: 0,
             output: Vec::new(),
+            cache: cache::StatementCache::default(),
         }
     }
 
@@ -106,17 +154,32 @@ impl TsqlSession {
 
     /// Runs one batch (no `GO` lines); its variables end with it.
     pub fn execute_batch(&mut self, batch: &str) -> (Vec<TsqlOutput>, Option<SqlError>) {
+        match TsqlBatch::parse(batch) {
+            Ok(batch) => self.execute_prepared_batch(&batch),
+            Err(error) => (Vec::new(), Some(error)),
+        }
+    }
+
+    /// Runs a batch parsed once with [`TsqlBatch::parse`] (a workload's sessions run the
+    /// same batch many times); its variables end with it.
+    pub fn execute_prepared_batch(
+        &mut self,
+        batch: &TsqlBatch,
+    ) -> (Vec<TsqlOutput>, Option<SqlError>) {
         self.vars.clear();
         self.output.clear();
-        let outcome = parse::parse_batch(batch).and_then(|stmts| {
-            for stmt in &stmts {
+        let mut outcome = Ok(());
+        for stmt in batch.stmts.iter() {
+            match self.run(stmt) {
                 // RETURN in a batch ends the batch.
-                if let Flow::Return(_) = self.run(stmt)? {
+                Ok(Flow::Return(_)) => break,
+                Ok(Flow::Next) => {}
+                Err(error) => {
+                    outcome = Err(error);
                     break;
                 }
             }
-            Ok(())
-        });
+        }
         self.vars.clear();
         (std::mem::take(&mut self.output), outcome.err())
     }
@@ -202,13 +265,10 @@ impl TsqlSession {
 
     /// Runs PostgreSQL text on the session underneath; returns its last result.
     fn pg(&mut self, text: &str) -> SqlResult<StatementResult> {
-        let mut results = self.sql.execute(text).map_err(|mut error| {
-            // Its position is in the translated text, not in the batch: name that text.
-            if error.position.take().is_some() && error.detail.is_none() {
-                error.detail = Some(format!("in the statement as translated: {text}"));
-            }
-            error
-        })?;
+        let mut results = self
+            .sql
+            .execute(text)
+            .map_err(|error| translated_error(error, text))?;
         results
             .pop()
             .ok_or_else(|| SqlError::new(sqlstate::INTERNAL_ERROR, "a statement without a result"))
@@ -216,10 +276,84 @@ impl TsqlSession {
 
     /// An expression's value (`SELECT expr` on the session).
     fn eval(&mut self, expr: &[Token]) -> SqlResult<Value> {
-        let expr = self.inline_calls(expr)?;
-        let text = translate::expr(&expr, self)?;
-        let result = self.pg(&format!("SELECT {text}"))?;
-        single_value(result)
+        let build = |toks: &[Token], env: &dyn translate::Resolve| {
+            Ok(format!("SELECT {}", translate::expr(toks, env)?))
+        };
+        single_value(self.run_translated(cache::Kind::Value, "", expr, &build)?)
+    }
+
+    /// Runs the text `build` makes of `toks`: prepared once and executed with the
+    /// variables' values where it can be ([`cache`]), else translated with the values as
+    /// literals (user function calls made first) and run as text.
+    fn run_translated(
+        &mut self,
+        kind: cache::Kind,
+        extra: &str,
+        toks: &[Token],
+        build: &dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String>,
+    ) -> SqlResult<StatementResult> {
+        self.sync_objects()?;
+        if !self.calls_user_function(toks)
+            && let Some(result) = self.run_prepared(kind, extra, toks, build)?
+        {
+            return Ok(result);
+        }
+        let toks = self.inline_calls(toks)?;
+        let text = build(&toks, self)?;
+        self.pg(&text)
+    }
+
+    /// The cached path of [`run_translated`](Self::run_translated); None: run it as text.
+    fn run_prepared(
+        &mut self,
+        kind: cache::Kind,
+        extra: &str,
+        toks: &[Token],
+        build: &dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String>,
+    ) -> SqlResult<Option<StatementResult>> {
+        let entry = match self.cache.get(kind, extra, toks) {
+            Some(entry) if entry.matches(&self.vars) => entry,
+            _ => {
+                let params = cache::Parameters::new(self, &self.vars);
+                let text = build(toks, &params)?;
+                let (vars, preparable) = params.finish();
+                let plan = match preparable.then(|| self.sql.prepare(&text)) {
+                    Some(Ok(prepared)) => cache::Plan::Prepared {
+                        prepared,
+                        vars,
+                        text,
+                    },
+                    // The text path gives the error (or runs what does not prepare).
+                    _ => cache::Plan::Unprepared,
+                };
+                self.cache.insert(kind, extra, toks, plan)
+            }
+        };
+        let cache::Plan::Prepared {
+            prepared,
+            vars,
+            text,
+        } = &entry.plan
+        else {
+            return Ok(None);
+        };
+        let params = cache::bind(vars, &self.vars)?;
+        match self.sql.execute_prepared(prepared, &params) {
+            Ok(result) => Ok(Some(result)),
+            Err(error) => {
+                self.cache.clear();
+                Err(translated_error(error, text))
+            }
+        }
+    }
+
+    /// Whether `toks` call a user function (its value is computed before translation).
+    fn calls_user_function(&self, toks: &[Token]) -> bool {
+        !self.objects.functions.is_empty()
+            && toks.windows(2).any(|w| {
+                matches!((&w[0], &w[1]), (Token::Word(f), Token::LParen)
+                    if self.objects.functions.contains_key(&f.value.to_lowercase()))
+            })
     }
 
     fn condition(&mut self, cond: &[Token]) -> SqlResult<bool> {
@@ -258,10 +392,13 @@ impl TsqlSession {
 
     /// `CAST((expr) AS ty)`'s value.
     fn typed_value(&mut self, expr: &[Token], ty: &str) -> SqlResult<Value> {
-        let expr = self.inline_calls(expr)?;
-        let text = translate::expr(&expr, self)?;
-        let result = self.pg(&format!("SELECT CAST(({text}) AS {ty})"))?;
-        single_value(result)
+        let build = |toks: &[Token], env: &dyn translate::Resolve| {
+            Ok(format!(
+                "SELECT CAST(({}) AS {ty})",
+                translate::expr(toks, env)?
+            ))
+        };
+        single_value(self.run_translated(cache::Kind::Typed, ty, expr, &build)?)
     }
 
     fn set_var(&mut self, var: &str, op: Option<char>, expr: &[Token]) -> SqlResult<()> {
@@ -273,11 +410,14 @@ impl TsqlSession {
         let value = match op {
             None => self.typed_value(expr, &ty)?,
             Some(op) => {
-                let current = self.variable_literal(var)?;
-                let expr = self.inline_calls(expr)?;
-                let text = translate::expr(&expr, self)?;
-                let result = self.pg(&format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))?;
-                single_value(result)?
+                let build = |toks: &[Token], env: &dyn translate::Resolve| {
+                    let current = env.variable(var)?;
+                    let text = translate::expr(toks, env)?;
+                    Ok(format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))
+                };
+                let extra = format!("{var} {ty}");
+                let kind = cache::Kind::Compound(op);
+                single_value(self.run_translated(kind, &extra, expr, &build)?)?
             }
         };
         self.vars.insert(var.to_string(), (value, ty));
@@ -317,6 +457,10 @@ impl TsqlSession {
     /// Any other statement: DDL through [`ddl`], the rest translated and run.
     fn plain(&mut self, toks: &[Token]) -> SqlResult<()> {
         let first = word(&toks[0]).unwrap_or_default();
+        if matches!(first.as_str(), "CREATE" | "ALTER" | "DROP") {
+            // Prepared plans name tables this may drop or re-make.
+            self.cache.clear();
+        }
         match first.as_str() {
             "CREATE" => return self.create(toks),
             "ALTER" => return self.alter(toks),
@@ -329,9 +473,14 @@ impl TsqlSession {
             }
             _ => {}
         }
-        let toks = self.inline_calls(toks)?;
-        let text = translate::statement(&toks, self)?;
-        let result = self.pg(&text)?;
+        let result = if matches!(first.as_str(), "INSERT" | "SELECT") {
+            let kind = cache::Kind::Statement;
+            self.run_translated(kind, "", toks, &translate::statement)?
+        } else {
+            let toks = self.inline_calls(toks)?;
+            let text = translate::statement(&toks, self)?;
+            self.pg(&text)?
+        };
         self.count(&first, &result);
         if result.has_rows() || !self.nocount {
             self.output.push(TsqlOutput::Result(result));
@@ -354,6 +503,15 @@ impl TsqlSession {
             0
         };
     }
+}
+
+/// An error of a translated statement: its position is in the translated text, not in the
+/// batch, so it names that text.
+fn translated_error(mut error: SqlError, text: &str) -> SqlError {
+    if error.position.take().is_some() && error.detail.is_none() {
+        error.detail = Some(format!("in the statement as translated: {text}"));
+    }
+    error
 }
 
 fn single_value(result: StatementResult) -> SqlResult<Value> {

@@ -220,6 +220,8 @@ impl TsqlSession {
             })?;
         }
         self.objects = objects;
+        // Prepared statements may have had a function's value, or a table since re-made.
+        self.cache.clear();
         Ok(())
     }
 
