@@ -91,14 +91,7 @@ fn seed_000_hash_partition_script_shows_hash_partition_in_inspect() {
             .any(|l| l.contains(" heavyinsert_hash ") && l.contains(" hash-partition ")),
         "{shown}"
     );
-    let output = hotpage(&[
-        "inspect",
-        "index",
-        "--db",
-        &db,
-        "--table",
-        "heavyinsert_hash",
-    ]);
+    let output = hotpage(&["inspect", "index", "--db", &db, "heavyinsert_hash"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(
         text(&output.stdout).contains("hash-partition"),
@@ -127,14 +120,15 @@ fn stress_runs_seed_000s_loop_in_tsql_from_8_sessions() {
     let batch = SEED000_HASH_LOOP
         .replace("100000", "1001")
         .replace("GO\n", "");
+    // `=`: the batch starts with a `--` comment, which would read as an option.
+    let sql = format!("--sql={batch}");
     let output = hotpage(&[
         "stress",
         "--dialect",
         "tsql",
         "--setup-sql",
         SEED000_HASH,
-        "--sql",
-        &batch,
+        &sql,
         "-n",
         "8",
         "-r",

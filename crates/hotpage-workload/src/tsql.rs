@@ -9,7 +9,7 @@ use crate::engine::{EngineError, table_figures};
 use crate::report::{TargetFigures, WaitTime};
 use crate::target::{Target, TargetSession};
 use hotpage::{Database, TableHandle};
-use hotpage_sql::{SqlDatabase, SqlError, TsqlBatch, TsqlSession, TxnStatus};
+use hotpage_sql::{SqlDatabase, SqlError, TsqlBatch, TsqlSession, TxnStatus, sqlstate};
 use std::sync::Arc;
 
 /// Why the T-SQL target failed.
@@ -59,9 +59,15 @@ impl TsqlTarget {
         }
         let batch = TsqlBatch::parse(batch).map_err(TsqlTargetError::Sql)?;
         let table_name = batch.insert_table().ok_or(TsqlTargetError::NotAnInsert)?;
-        let table = db
-            .table(&table_name)
-            .map_err(|e| TsqlTargetError::Engine(EngineError::Engine(e)))?;
+        let table = db.table(&table_name).map_err(|e| match e {
+            // The batch names a table that is not there: the statement's error, as the
+            // batch would fail with it (SQL Server's 208).
+            hotpage::Error::NoSuchTable(_) => TsqlTargetError::Sql(SqlError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{table_name}\" does not exist (SQL Server error 208)"),
+            )),
+            other => TsqlTargetError::Engine(EngineError::Engine(other)),
+        })?;
         Ok(TsqlTarget {
             db,
             sql,
