@@ -945,3 +945,54 @@ fn user_functions_are_the_databases_and_survive_a_reopen() {
         "42883"
     );
 }
+
+#[test]
+fn alter_index_optimize_for_sequential_key() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE TABLE dbo.[T1] ([Id] [bigint] IDENTITY(1,1) NOT NULL, [Status] varchar(20),
+    CONSTRAINT [PK_T1] PRIMARY KEY CLUSTERED ([Id] ASC))
+GO
+ALTER INDEX [PK_T1] ON [dbo].[T1] SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)
+GO",
+    );
+    assert_eq!(design(&engine, "t1"), "identity-flow-control");
+    run(
+        &mut s,
+        "ALTER INDEX PK_T1 ON dbo.T1 SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = OFF, ALLOW_PAGE_LOCKS = ON)",
+    );
+    assert_eq!(design(&engine, "t1"), "identity");
+    // A heap made clustered by an index, then flow-controlled.
+    run(
+        &mut s,
+        "CREATE TABLE h (ID int IDENTITY(1,1) NOT NULL, c varchar(10))
+CREATE UNIQUE CLUSTERED INDEX CIX ON h (ID)
+ALTER INDEX CIX ON h SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)
+INSERT INTO h (c) VALUES ('x')",
+    );
+    assert_eq!(design(&engine, "h"), "identity-flow-control");
+    assert_eq!(count(&mut s, "h"), Value::Int(1));
+    // With rows: the design is fixed (0A000, saying why).
+    let error = fail(
+        &mut s,
+        "ALTER INDEX CIX ON h SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = OFF)",
+    );
+    assert_eq!(error.sqlstate, "0A000");
+    assert!(error.message.contains("once it has rows"), "{error:?}");
+    for (bad, state) in [
+        ("ALTER INDEX ALL ON h REBUILD", "0A000"),
+        ("ALTER INDEX CIX ON h SET (FILLFACTOR = 80)", "0A000"),
+        (
+            "ALTER INDEX CIX ON h SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON) x",
+            "42601",
+        ),
+        (
+            "CREATE TABLE n (a int) ALTER INDEX i ON n SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)",
+            "0A000",
+        ),
+    ] {
+        assert_eq!(fail(&mut s, bad).sqlstate, state, "{bad}");
+    }
+}

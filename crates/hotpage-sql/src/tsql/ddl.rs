@@ -80,6 +80,27 @@ pub(crate) struct IndexOptions {
     pub on_scheme: Option<(String, String)>,
 }
 
+/// `ALTER INDEX … SET (…)`'s options: OPTIMIZE_FOR_SEQUENTIAL_KEY's value (None: not
+/// given); the locking and statistics options change nothing here.
+pub(crate) fn index_set_options(toks: &[Token]) -> SqlResult<Option<bool>> {
+    let mut optimize = None;
+    for (name, value) in options(toks)? {
+        match name.as_str() {
+            "OPTIMIZE_FOR_SEQUENTIAL_KEY" => optimize = Some(value == "ON"),
+            "ALLOW_ROW_LOCKS"
+            | "ALLOW_PAGE_LOCKS"
+            | "STATISTICS_NORECOMPUTE"
+            | "IGNORE_DUP_KEY" => {}
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the ALTER INDEX option {other}"
+                )));
+            }
+        }
+    }
+    Ok(optimize)
+}
+
 /// Parses `[WITH (…)] [ON …]` at `at`; returns the options and the index after them.
 pub(crate) fn index_options(toks: &[Token], at: usize) -> SqlResult<(IndexOptions, usize)> {
     let mut options = IndexOptions::default();
@@ -498,6 +519,24 @@ impl TableDef {
             ));
         }
         found.default = Some(default);
+        Ok(())
+    }
+
+    /// `ALTER INDEX … SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)` on the clustered key.
+    pub(crate) fn set_optimize_for_sequential_key(&mut self, on: Option<bool>) -> SqlResult<()> {
+        let Some(on) = on else {
+            return Ok(());
+        };
+        if let Some(key) = self.primary.as_mut().filter(|k| k.clustered) {
+            key.optimize_for_sequential_key = on;
+        } else if self.clustered_index.is_some() {
+            self.clustered_index_optimized = on;
+        } else {
+            return Err(SqlError::unsupported(format!(
+                "OPTIMIZE_FOR_SEQUENTIAL_KEY on table \"{}\", which has no clustered key (hotpage's flow control is on the last page of a clustered key)",
+                self.name
+            )));
+        }
         Ok(())
     }
 

@@ -735,6 +735,9 @@ impl TsqlSession {
             // files are the database's own (`--files`).
             return Ok(());
         }
+        if is_word(toks.get(1), "INDEX") {
+            return self.alter_index(toks);
+        }
         if !is_word(toks.get(1), "TABLE") {
             return Err(SqlError::unsupported(format!(
                 "ALTER {} (T-SQL)",
@@ -760,6 +763,30 @@ impl TsqlSession {
         let column = translate::name_of(&toks[for_at + 1..])?;
         self.remake(&table, |def| def.add_default(&column, default))?;
         self.push_tag("ALTER TABLE");
+        Ok(())
+    }
+
+    /// `ALTER INDEX name ON t SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)`: re-makes the
+    /// table as identity-flow-control (or back) while it is empty.
+    fn alter_index(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let on = toks.iter().position(|t| is_word(Some(t), "ON"));
+        let set = toks.iter().position(|t| is_word(Some(t), "SET"));
+        let (Some(on), Some(set)) = (on, set) else {
+            return Err(SqlError::unsupported(
+                "ALTER INDEX other than name ON table SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)",
+            ));
+        };
+        let table = translate::name_of(toks.get(on + 1..set).unwrap_or_default())?;
+        if !matches!(toks.get(set + 1), Some(Token::LParen)) {
+            return Err(parse::syntax_near(toks.get(set + 1)));
+        }
+        let close = translate::matching_paren(toks, set + 1)?;
+        if close + 1 != toks.len() {
+            return Err(parse::syntax_near(toks.get(close + 1)));
+        }
+        let options = ddl::index_set_options(&toks[set + 2..close])?;
+        self.remake(&table, |def| def.set_optimize_for_sequential_key(options))?;
+        self.push_tag("ALTER INDEX");
         Ok(())
     }
 

@@ -539,7 +539,8 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             "IF" => previous.is_some_and(|p| OBJECT_WORDS.contains(&p.as_str())),
             // `ALTER TABLE t ADD … DEFAULT … FOR c` has no statement word; `SET` after
             // UPDATE's table belongs to it.
-            "SET" => is_word(toks.get(start), "UPDATE"),
+            // `ALTER INDEX … SET (…)` and `ALTER DATABASE … SET …` too.
+            "SET" => is_word(toks.get(start), "UPDATE") || is_word(toks.get(start), "ALTER"),
             _ => false,
         };
         if !continues {
