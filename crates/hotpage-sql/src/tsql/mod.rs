@@ -473,7 +473,11 @@ impl TsqlSession {
             }
             _ => {}
         }
-        let result = if matches!(first.as_str(), "INSERT" | "SELECT") {
+        let result = if let Some(select) =
+            translate::insert_select_from(toks).filter(|_| first == "INSERT")
+        {
+            self.insert_select(toks, select)?
+        } else if matches!(first.as_str(), "INSERT" | "SELECT") {
             let kind = cache::Kind::Statement;
             self.run_translated(kind, "", toks, &translate::statement)?
         } else {
@@ -486,6 +490,54 @@ impl TsqlSession {
             self.output.push(TsqlOutput::Result(result));
         }
         Ok(())
+    }
+
+    /// `INSERT … SELECT … FROM`: the SELECT's rows first (so a table that reads itself
+    /// sees none of its new rows), then each inserted by one prepared INSERT, all in one
+    /// transaction (the statement's own unless one is open). The SQL layer has no INSERT …
+    /// SELECT; the rows are held in memory meanwhile.
+    fn insert_select(&mut self, toks: &[Token], select: usize) -> SqlResult<StatementResult> {
+        let query = &toks[select..];
+        let rows = self.run_translated(cache::Kind::Statement, "", query, &translate::statement)?;
+        let head = self.inline_calls(&toks[..select])?;
+        let text = translate::insert_with_parameters(&head, rows.columns.len(), self)?;
+        let own = self.sql.txn_status() == crate::TxnStatus::Idle;
+        if own {
+            self.pg("BEGIN")?;
+        }
+        let outcome = self.insert_rows(&text, rows.rows);
+        match (&outcome, own) {
+            (Ok(_), true) => {
+                self.pg("COMMIT")?;
+            }
+            (Err(_), true) => {
+                self.pg("ROLLBACK")?;
+            }
+            _ => {}
+        }
+        outcome
+    }
+
+    fn insert_rows(&mut self, text: &str, rows: Vec<Vec<Value>>) -> SqlResult<StatementResult> {
+        let prepared = self
+            .sql
+            .prepare(text)
+            .map_err(|e| translated_error(e, text))?;
+        let mut out = StatementResult {
+            tag: String::new(),
+            columns: prepared.columns.clone(),
+            rows: Vec::new(),
+        };
+        let inserted = rows.len();
+        for row in rows {
+            let result = self
+                .sql
+                .execute_prepared(&prepared, &row)
+                .map_err(|e| translated_error(e, text))?;
+            out.rows.extend(result.rows);
+        }
+        out.tag = format!("INSERT 0 {inserted}");
+        Ok(out)
     }
 
     /// `@@ROWCOUNT` after a statement.

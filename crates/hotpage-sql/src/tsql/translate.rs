@@ -530,8 +530,9 @@ fn insert(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
             .iter()
             .any(|&p| is_word(rest.get(p), "FROM"))
         {
-            return Err(SqlError::unsupported(
-                "INSERT … SELECT … FROM (hotpage runs INSERT … VALUES and INSERT … SELECT without FROM)",
+            return Err(SqlError::new(
+                sqlstate::INTERNAL_ERROR,
+                "INSERT … SELECT … FROM is run by the session, not translated",
             ));
         }
         text.push_str(" VALUES (");
@@ -548,6 +549,38 @@ fn insert(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
         text.push_str(&items);
     }
     Ok(text)
+}
+
+/// For `INSERT … SELECT … FROM …`: where its SELECT starts (None for any other INSERT).
+pub(crate) fn insert_select_from(toks: &[Token]) -> Option<usize> {
+    let top = depth_zero_positions(toks);
+    let select = top
+        .iter()
+        .copied()
+        .find(|&p| is_word(toks.get(p), "SELECT") || is_word(toks.get(p), "VALUES"))?;
+    let has_from = top
+        .iter()
+        .any(|&p| p > select && is_word(toks.get(p), "FROM"));
+    (is_word(toks.get(select), "SELECT") && has_from).then_some(select)
+}
+
+/// `INSERT [INTO] t [(cols)] [OUTPUT …]` (an INSERT's head) with `VALUES ($1, …, $n)`.
+pub(crate) fn insert_with_parameters(
+    head: &[Token],
+    columns: usize,
+    env: &dyn Resolve,
+) -> SqlResult<String> {
+    let mut toks = head.to_vec();
+    toks.push(Token::make_keyword("VALUES"));
+    toks.push(Token::LParen);
+    for n in 1..=columns {
+        if n > 1 {
+            toks.push(Token::Comma);
+        }
+        toks.push(Token::Placeholder(format!("${n}")));
+    }
+    toks.push(Token::RParen);
+    insert(&toks, env)
 }
 
 /// `OUTPUT INSERTED.*, INSERTED.id` as RETURNING's items.
