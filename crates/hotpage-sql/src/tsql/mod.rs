@@ -66,6 +66,10 @@ fn insert_table_of(stmt: &Stmt) -> Option<String> {
     }
 }
 
+/// Makes a statement's PostgreSQL text from its tokens (variables as the resolver gives
+/// them: literals, or parameters when it is prepared).
+type Translation<'a> = dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String> + 'a;
+
 /// How a statement ended: on to the next, or a RETURN (with a function's value).
 enum Flow {
     Next,
@@ -290,7 +294,7 @@ impl TsqlSession {
         kind: cache::Kind,
         extra: &str,
         toks: &[Token],
-        build: &dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String>,
+        build: &Translation<'_>,
     ) -> SqlResult<StatementResult> {
         self.sync_objects()?;
         if !self.calls_user_function(toks)
@@ -309,7 +313,7 @@ impl TsqlSession {
         kind: cache::Kind,
         extra: &str,
         toks: &[Token],
-        build: &dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String>,
+        build: &Translation<'_>,
     ) -> SqlResult<Option<StatementResult>> {
         let entry = match self.cache.get(kind, extra, toks) {
             Some(entry) if entry.matches(&self.vars) => entry,
