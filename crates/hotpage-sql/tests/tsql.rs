@@ -423,7 +423,8 @@ fn wait_stats_dmv_and_dbcc_sqlperf() {
     };
     assert_eq!(r.rows.len(), 1);
     assert_eq!(r.rows[0][1], Value::Int(0));
-    assert_eq!(fail(&mut s, "DBCC PAGE(9, 1, 197381, 0)").sqlstate, "0A000");
+    // The article's database 9: hotpage has one, id 1.
+    assert_eq!(fail(&mut s, "DBCC PAGE(9, 1, 197381, 0)").sqlstate, "22023");
     assert_eq!(
         fail(&mut s, "SELECT * FROM sys.dm_exec_sessions").sqlstate,
         "0A000"
@@ -1051,4 +1052,79 @@ INSERT INTO narrow (v) SELECT v FROM src ORDER BY n",
         fail(&mut s, "INSERT INTO narrow (v) SELECT v FROM nope").sqlstate,
         "42P01"
     );
+}
+
+#[test]
+fn dbcc_page_names_the_pages_table_as_seed_000_reads_it() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed000_heavy_insert.sql"));
+    run(
+        &mut s,
+        "INSERT INTO dbo.HeavyInsert (col1) VALUES ('testing heavy')\nGO 5",
+    );
+    let root = engine.table("heavyinsert").unwrap().root_page();
+    let at = hotpage::PageLocation::of(root);
+    // As seed 000 writes it: trace flag, the page, then the object id's name.
+    let out = run(
+        &mut s,
+        &format!(
+            "DBCC TRACEON(3604)\nGO\nDBCC PAGE(1,{},{},3)\nGO",
+            at.file, at.page
+        ),
+    );
+    let TsqlOutput::Result(r) = &out[0] else {
+        panic!("{out:?}")
+    };
+    let names: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["ParentObject", "Object", "Field", "VALUE"]);
+    let field = |name: &str| -> Value {
+        r.rows
+            .iter()
+            .find(|row| row[2] == Value::Text(name.into()))
+            .map(|row| row[3].clone())
+            .unwrap_or_else(|| panic!("no {name} in {r:?}"))
+    };
+    assert_eq!(field("m_type"), Value::Text("leaf".into()));
+    assert_eq!(field("m_slotCnt"), Value::Text("5".into()));
+    assert_eq!(field("Metadata: Table"), Value::Text("heavyinsert".into()));
+    let Value::Text(object_id) = field("Metadata: ObjectId") else {
+        panic!()
+    };
+    let out = run(&mut s, &format!("SELECT OBJECT_NAME({object_id})"));
+    assert_eq!(scalar(&out), Value::Text("heavyinsert".into()));
+    // Option 3 decodes each row's key; option 0 is the header alone.
+    let keys = r
+        .rows
+        .iter()
+        .filter(|row| row[2] == Value::Text("Key".into()));
+    assert_eq!(keys.count(), 5);
+    let out = run(
+        &mut s,
+        &format!("DBCC PAGE(DB_ID(), {}, {}, 0)", at.file, at.page),
+    );
+    let TsqlOutput::Result(header) = &out[0] else {
+        panic!("{out:?}")
+    };
+    assert!(header.rows.len() < r.rows.len());
+    for (bad, state) in [
+        (
+            format!("DBCC PAGE(9, {}, {}, 0)", at.file, at.page),
+            "22023",
+        ),
+        (
+            format!("DBCC PAGE(1, {}, {}, 2)", at.file, at.page),
+            "22023",
+        ),
+        (format!("DBCC PAGE(1, {}, {})", at.file, at.page), "22023"),
+        ("DBCC PAGE(1, 0, 'x', 0)".to_string(), "22023"),
+        ("DBCC PAGE(1, 7, 1, 0)".to_string(), ""),
+        ("DBCC PAGE(1, 0, 99999999, 0)".to_string(), ""),
+        ("DBCC CHECKDB".to_string(), "0A000"),
+    ] {
+        let error = fail(&mut s, &bad);
+        if !state.is_empty() {
+            assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
+        }
+    }
 }

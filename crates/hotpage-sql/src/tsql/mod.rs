@@ -6,6 +6,7 @@
 
 mod batch;
 mod cache;
+mod dbcc;
 mod ddl;
 mod objects;
 mod parse;
@@ -970,8 +971,9 @@ impl TsqlSession {
                 Ok(())
             }
             ("TRACEON" | "TRACEOFF", _) => Ok(()),
+            ("PAGE", _) => self.dbcc_page(&toks[2..]),
             _ => Err(SqlError::unsupported(format!(
-                "DBCC {command} (hotpage has DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
+                "DBCC {command} (hotpage has DBCC PAGE and DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
             ))),
         }
     }
