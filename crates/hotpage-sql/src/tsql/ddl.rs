@@ -9,6 +9,7 @@
 //! | … `WITH (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)` | identity-flow-control |
 //! | `uniqueidentifier` key `DEFAULT NEWID()` / `NEWSEQUENTIALID()` | guid / guid-v7 |
 //! | `h AS (CONVERT(tinyint, ABS(id) % N)) PERSISTED` leading the clustered key `(h, id)` | hash-prefix |
+//! | a clustered key `(id, h)` `ON ps(h)`, `h` as above and `ps`'s function one partition per value of `h` | hash-partition (see [`super::objects`]) |
 //! | no clustered key | heap |
 //! | `PRIMARY KEY NONCLUSTERED` on an identity, no clustered key | heap-nc-identity |
 //! | `WITH (MEMORY_OPTIMIZED = ON, DURABILITY = SCHEMA_AND_DATA \| SCHEMA_ONLY)` | memory (SCHEMA_ONLY: unlogged) |
