@@ -81,7 +81,7 @@ impl TsqlSession {
         // The page as it is now: its file lags the pool until a checkpoint writes it.
         engine.checkpoint().map_err(engine_error)?;
         let report = engine.inspect_page(location).map_err(engine_error)?;
-        let rows = page_rows(&report, option, |table| super::object_number(table));
+        let rows = page_rows(&report, option, super::object_number);
         let text = |s: &str| Value::Text(s.to_string());
         let result = StatementResult {
             tag: format!("SELECT {}", rows.len()),
