@@ -11,6 +11,7 @@ use anyhow::Context;
 use hotpage::{Database, Durability, Options};
 use hotpage_workload::engine::{ACK_STAMP_BYTES, EngineConfig, EngineError, EngineTarget};
 use hotpage_workload::sql::{SqlTarget, SqlTargetError};
+use hotpage_workload::tsql::{TsqlTarget, TsqlTargetError};
 use hotpage_workload::{
     Amount, Design, DesignName, DesignOptions, Plan, Progress, Report, RowShape, RunError,
 };
@@ -53,6 +54,14 @@ pub struct StressArgs {
     /// table that exists already makes its CREATE TABLE fail unless it says IF NOT EXISTS
     #[arg(long, value_name = "FILE", requires = "sql")]
     pub setup_sql: Option<PathBuf>,
+    /// With --sql: the dialect of --sql and --setup-sql. postgres: --sql is one INSERT,
+    /// prepared once per session. tsql (SQL Server's, run as ostress runs it): --setup-sql
+    /// is a script of GO-separated batches run once; --sql is one batch (an INSERT, or a
+    /// loop such as seed 000's WHILE @i < 100000 … INSERT … END) that each session parses
+    /// once and runs whole -r times, so a row of the report is one run of the batch and
+    /// the table's figures count the rows it holds. Not with --url
+    #[arg(long, default_value = "postgres", value_parser = ["postgres", "tsql"])]
+    pub dialect: String,
     /// With --sql: run it against a PostgreSQL-wire server instead of the embedded SQL
     /// layer (PostgreSQL, a `hotpage serve`, CockroachDB, ...), e.g.
     /// postgres://user[:password]@host[:port]/database. Each session is one connection
@@ -372,6 +381,11 @@ impl DesignChoice {
 
 /// Runs the stress command.
 pub fn run(args: &StressArgs) -> Result<(), CliError> {
+    if args.dialect == "tsql" && (args.url.is_some() || args.sql.is_none()) {
+        return Err(CliError::usage(
+            "--dialect tsql runs --sql (and --setup-sql) on the embedded SQL layer: it needs --sql, and not --url",
+        ));
+    }
     if args.url.is_some() {
         validate_amounts(args)?;
         let report = crate::stress_url::run(args, &plan(args, Durability::Sync))?;
@@ -415,6 +429,9 @@ fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
     let db = open_for_stress(&path, engine_options(args, durability), false)
         .with_context(|| format!("cannot open database {}", path.display()))?;
     let label = args.db.as_ref().map(|p| p.display().to_string());
+    if args.dialect == "tsql" {
+        return run_tsql(args, db, setup.as_deref(), statement, label, durability);
+    }
     let target = SqlTarget::new(db, setup.as_deref(), statement, label).map_err(|e| match e {
         SqlTargetError::Setup(_) | SqlTargetError::NotAnInsert | SqlTargetError::Sql(_) => {
             CliError::usage(e.to_string())
@@ -423,6 +440,35 @@ fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
     })?;
     let report = hotpage_workload::run(&plan(args, durability), &target).map_err(|e| match e {
         RunError::Session(error) => CliError::failure(format!("insert failed: {error}")),
+        RunError::Figures(error) => anyhow::Error::new(error).into(),
+        RunError::Histogram(error) => {
+            CliError::failure(format!("merging latency histograms: {error}"))
+        }
+        RunError::Panicked => CliError::failure("a stress session panicked"),
+    })?;
+    if let Some(db) = target.into_database() {
+        db.close().context("closing the database")?;
+    }
+    Ok(report)
+}
+
+/// `--sql` with `--dialect tsql`: the batch on T-SQL sessions, after the setup script.
+fn run_tsql(
+    args: &StressArgs,
+    db: Database,
+    setup: Option<&str>,
+    batch: &str,
+    label: Option<String>,
+    durability: Durability,
+) -> Result<Report, CliError> {
+    let target = TsqlTarget::new(db, setup, batch, label).map_err(|e| match e {
+        TsqlTargetError::Setup(_) | TsqlTargetError::NotAnInsert | TsqlTargetError::Sql(_) => {
+            CliError::usage(e.to_string())
+        }
+        TsqlTargetError::Engine(_) => anyhow::Error::new(e).into(),
+    })?;
+    let report = hotpage_workload::run(&plan(args, durability), &target).map_err(|e| match e {
+        RunError::Session(error) => CliError::failure(format!("the batch failed: {error}")),
         RunError::Figures(error) => anyhow::Error::new(error).into(),
         RunError::Histogram(error) => {
             CliError::failure(format!("merging latency histograms: {error}"))

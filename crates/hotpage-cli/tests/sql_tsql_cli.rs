@@ -69,3 +69,158 @@ fn a_failed_batch_stops_the_script_with_exit_code_3() {
     assert!(stderr.contains("SQL Server error 137"), "{stderr}");
     assert!(stderr.contains("line 3"), "{stderr}");
 }
+
+const SEED000_HASH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../hotpage-sql/tests/tsql/seed000_heavy_insert_hash.sql"
+);
+const SEED000_HASH_LOOP: &str =
+    include_str!("../../hotpage-sql/tests/tsql/seed000_hash_insert_loop.sql");
+
+#[test]
+fn seed_000_hash_partition_script_shows_hash_partition_in_inspect() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = s(&dir.path().join("db")).to_string();
+    let output = tsql(&db, &["-f", SEED000_HASH]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = hotpage(&["inspect", "tables", "--db", &db]);
+    let shown = text(&output.stdout);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains(" heavyinsert_hash ") && l.contains(" hash-partition ")),
+        "{shown}"
+    );
+    let output = hotpage(&["inspect", "index", "--db", &db, "heavyinsert_hash"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("hash-partition"),
+        "{}",
+        text(&output.stdout)
+    );
+    // The partition scheme outlived the process: a second script sees it.
+    let output = tsql(
+        &db,
+        &[
+            "-c",
+            "IF EXISTS (SELECT * FROM sys.partition_schemes WHERE name = N'ps_hash') PRINT 'kept'",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "kept\n");
+}
+
+#[test]
+fn stress_runs_seed_000s_loop_in_tsql_from_8_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = s(&dir.path().join("db")).to_string();
+    assert!(SEED000_HASH_LOOP.contains("WHILE @i < 100000"));
+    // The article's loop, at 1% of its length; GO ends a batch, so the batch is what
+    // comes before it.
+    let batch = SEED000_HASH_LOOP
+        .replace("100000", "1001")
+        .replace("GO\n", "");
+    // `=`: the batch starts with a `--` comment, which would read as an option.
+    let sql = format!("--sql={batch}");
+    let output = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--setup-sql",
+        SEED000_HASH,
+        &sql,
+        "-n",
+        "8",
+        "-r",
+        "1",
+        "--durability",
+        "none",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let r = json(&output);
+    assert_eq!(r["design"], "hash-partition (tsql)");
+    assert_eq!(r["table"], "heavyinsert_hash");
+    assert_eq!(r["rows_total"], 8, "one run of the batch per session");
+    assert_eq!(r["index"]["rows_in_table"], 8000);
+    // ostress -Q's shape: one INSERT per run, -r runs per session.
+    let output = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--sql",
+        "INSERT INTO dbo.HeavyInsert_Hash (col1) VALUES ('testing heavy')",
+        "-n",
+        "8",
+        "-r",
+        "50",
+        "--durability",
+        "none",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let r = json(&output);
+    assert_eq!(r["rows_total"], 400);
+    assert_eq!(r["index"]["rows_in_table"], 8400);
+    // Errors: usage (exit 2), with what is wrong.
+    for (args, says) in [
+        (vec!["--dialect", "tsql", "-n", "1"], "needs --sql"),
+        (
+            vec!["--dialect", "tsql", "--sql", "PRINT 'x'", "-n", "1"],
+            "INSERTs into a table",
+        ),
+        (
+            vec!["--dialect", "tsql", "--sql", "WHILE", "-n", "1"],
+            "42601",
+        ),
+        (
+            vec![
+                "--dialect",
+                "tsql",
+                "--sql",
+                "INSERT INTO nope VALUES (1)",
+                "-n",
+                "1",
+            ],
+            "nope",
+        ),
+    ] {
+        let out = hotpage(&[&["stress"], &args[..]].concat());
+        assert_one_line_error(&out, 2, says);
+    }
+    let bad_setup = dir.path().join("bad.sql");
+    std::fs::write(&bad_setup, "SELECT @nope\nGO\n").expect("write");
+    let out = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--setup-sql",
+        s(&bad_setup),
+        "--sql",
+        "INSERT INTO t VALUES (1)",
+        "-n",
+        "1",
+    ]);
+    assert_one_line_error(&out, 2, "137");
+    // A batch that fails while it runs: exit 1, the error named.
+    let out = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--sql",
+        "INSERT INTO dbo.HeavyInsert_Hash (col1) VALUES ('testing heavy') SELECT 1/0",
+        "-n",
+        "2",
+        "-r",
+        "3",
+        "--durability",
+        "none",
+        "--db",
+        &db,
+    ]);
+    assert_one_line_error(&out, 1, "22012");
+}

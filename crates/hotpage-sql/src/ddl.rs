@@ -632,7 +632,7 @@ fn found_hash_prefix(found: HashPrefixFound, plan: &PlanFn<'_>) -> TablePlan {
     )
 }
 
-fn strip_nested(e: &Expr) -> &Expr {
+pub(crate) fn strip_nested(e: &Expr) -> &Expr {
     match e {
         Expr::Nested(inner) => strip_nested(inner),
         other => other,

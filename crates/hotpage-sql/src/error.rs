@@ -68,6 +68,10 @@ pub mod sqlstate {
     pub const UNDEFINED_PARAMETER: &str = "42P02";
     /// cardinality_violation (a scalar subquery or function given several rows)
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+    /// duplicate_object (a T-SQL function or partition function that exists already)
+    pub const DUPLICATE_OBJECT: &str = "42710";
+    /// dependent_objects_still_exist (a partition scheme a table uses)
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
 }
 
 /// An error with its SQLSTATE, a one-line message and, where known, the 1-based character

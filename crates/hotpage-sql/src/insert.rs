@@ -250,12 +250,14 @@ impl InsertPlan {
         }
         if !key_missing {
             fill_hash_bucket(table, &mut values)?;
+            table.fill_key_buckets(&mut values);
         }
         check_not_null(table, &values, key_missing)?;
         table.encode_row(&values, row_bytes)?;
         if key_missing || schema.keygen == KeyGen::RowId {
             let key = self.insert_generated(ctx, row_bytes)?;
             self.fill_generated_key(&key, &mut values, ctx)?;
+            table.fill_key_buckets(&mut values);
         } else {
             let key_bytes = table.encode_key(&values)?;
             let key = Key::from_bytes(&key_bytes).map_err(engine_error)?;
@@ -416,7 +418,9 @@ fn check_not_null(table: &SqlTable, values: &[Value], key_missing: bool) -> SqlR
     for (column, value) in values.iter().enumerate() {
         let c = &table.schema.columns[column];
         let in_key = table.schema.key.iter().any(|&(k, _)| k == column);
-        if *value == Value::Null && c.not_null && !(in_key && key_missing) {
+        // A key bucket is computed from the key the engine is about to make.
+        let from_key = key_missing && table.key_buckets.iter().any(|&(b, _, _)| b == column);
+        if *value == Value::Null && c.not_null && !(in_key && key_missing) && !from_key {
             return Err(SqlError::new(
                 sqlstate::NOT_NULL_VIOLATION,
                 format!(

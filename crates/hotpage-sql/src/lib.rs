@@ -45,4 +45,4 @@ pub use session::{
 pub use types::SqlType;
 pub use value::{NUMERIC_OID, Value, WireFormat};
 // T-SQL front end (issue 15).
-pub use tsql::{Batch, TsqlOutput, TsqlSession, split_batches};
+pub use tsql::{Batch, TsqlBatch, TsqlOutput, TsqlSession, split_batches};

@@ -12,6 +12,9 @@
 //!             name str | start i64 | increment i64 | cache u32 | next i64 | owner str
 //!           | pending_count u16 | per pending partitioned table: name str | create str
 //!             | modulus u32 | remainders (u32 count, u32 each) | partition names (u32, str each)
+//!           version 2 only (written when there are T-SQL objects; version 1 otherwise, so a
+//!           database without them reads in older binaries):
+//!           | tsql_count u16 | per T-SQL object: kind u8 (TsqlKind) | name str | text str
 //! str: u16 length + UTF-8 bytes; integers little-endian.
 //! ```
 //! Defaults and generation expressions are kept as SQL text and compiled when the table is
@@ -236,18 +239,61 @@ pub(crate) struct PendingPartitioned {
     pub partitions: Vec<String>,
 }
 
+/// What a [`TsqlObject`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TsqlKind {
+    /// A user scalar function: its text is its `CREATE FUNCTION` statement.
+    Function = 1,
+    /// `CREATE PARTITION FUNCTION`: its text is the statement.
+    PartitionFunction = 2,
+    /// `CREATE PARTITION SCHEME`: its text is the statement.
+    PartitionScheme = 3,
+    /// A table made `ON` a partition scheme: name is the table, text the scheme's name.
+    TableOnScheme = 4,
+}
+
+impl TsqlKind {
+    fn from_u8(byte: u8) -> Option<TsqlKind> {
+        Some(match byte {
+            1 => TsqlKind::Function,
+            2 => TsqlKind::PartitionFunction,
+            3 => TsqlKind::PartitionScheme,
+            4 => TsqlKind::TableOnScheme,
+            _ => return None,
+        })
+    }
+}
+
+/// An object of the T-SQL front end that every session sees and that outlives a reopen,
+/// kept as the T-SQL text that made it (parsed again when it is loaded).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TsqlObject {
+    pub kind: TsqlKind,
+    /// Lower case, without `dbo.`.
+    pub name: String,
+    pub text: String,
+}
+
 /// The SQL objects kept in the database's metadata bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Metadata {
     pub sequences: Vec<Sequence>,
     pub pending: Vec<PendingPartitioned>,
+    pub tsql: Vec<TsqlObject>,
 }
+
+/// The metadata version with T-SQL objects.
+const METADATA_VERSION_TSQL: u8 = 2;
 
 impl Metadata {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(METADATA_MAGIC);
-        out.push(SCHEMA_VERSION);
+        out.push(if self.tsql.is_empty() {
+            SCHEMA_VERSION
+        } else {
+            METADATA_VERSION_TSQL
+        });
         put_u16(&mut out, self.sequences.len() as u16);
         for s in &self.sequences {
             put_str(&mut out, &s.name);
@@ -271,6 +317,14 @@ impl Metadata {
                 put_str(&mut out, name);
             }
         }
+        if !self.tsql.is_empty() {
+            put_u16(&mut out, self.tsql.len() as u16);
+            for object in &self.tsql {
+                out.push(object.kind as u8);
+                put_str(&mut out, &object.name);
+                put_str(&mut out, &object.text);
+            }
+        }
         out
     }
 
@@ -280,8 +334,12 @@ impl Metadata {
             return Ok(Metadata::default());
         }
         let mut r = Reader::new(bytes, "database metadata");
-        if r.take(3)? != METADATA_MAGIC || r.u8()? != SCHEMA_VERSION {
-            return Err(r.bad("no metadata magic, or a version this binary does not read"));
+        if r.take(3)? != METADATA_MAGIC {
+            return Err(r.bad("no metadata magic"));
+        }
+        let version = r.u8()?;
+        if version != SCHEMA_VERSION && version != METADATA_VERSION_TSQL {
+            return Err(r.bad("a metadata version this binary does not read"));
         }
         let mut meta = Metadata::default();
         for _ in 0..r.u16()? {
@@ -315,6 +373,17 @@ impl Metadata {
                 remainders,
                 partitions,
             });
+        }
+        if version == METADATA_VERSION_TSQL {
+            for _ in 0..r.u16()? {
+                let kind =
+                    TsqlKind::from_u8(r.u8()?).ok_or_else(|| r.bad("unknown T-SQL object"))?;
+                meta.tsql.push(TsqlObject {
+                    kind,
+                    name: r.string()?,
+                    text: r.string()?,
+                });
+            }
         }
         r.finish()?;
         Ok(meta)
@@ -460,7 +529,17 @@ mod tests {
                 remainders: vec![0, 2],
                 partitions: vec!["p0".into(), "p2".into()],
             }],
+            tsql: Vec::new(),
         };
+        assert_eq!(meta.encode()[3], SCHEMA_VERSION);
+        assert_eq!(Metadata::decode(&meta.encode()), Ok(meta.clone()));
+        let mut meta = meta;
+        meta.tsql.push(TsqlObject {
+            kind: TsqlKind::PartitionScheme,
+            name: "ps".into(),
+            text: "CREATE PARTITION SCHEME ps AS PARTITION pf ALL TO ([PRIMARY])".into(),
+        });
+        assert_eq!(meta.encode()[3], METADATA_VERSION_TSQL);
         assert_eq!(Metadata::decode(&meta.encode()), Ok(meta));
         assert_eq!(Metadata::decode(&[]), Ok(Metadata::default()));
     }

@@ -17,7 +17,7 @@ use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 mod protocol;
@@ -110,6 +110,8 @@ pub struct SqlDatabase {
     ddl: Mutex<()>,
     activity: Mutex<Vec<Weak<Activity>>>,
     next_pid: AtomicU32,
+    // Bumped whenever the T-SQL objects change: a T-SQL session reloads them when it moves.
+    tsql_generation: AtomicU64,
 }
 
 impl SqlDatabase {
@@ -124,6 +126,7 @@ impl SqlDatabase {
             ddl: Mutex::new(()),
             activity: Mutex::new(Vec::new()),
             next_pid: AtomicU32::new(1),
+            tsql_generation: AtomicU64::new(0),
         }))
     }
 
@@ -214,6 +217,36 @@ impl SqlDatabase {
 
     pub(crate) fn metadata(&self) -> Metadata {
         lock(&self.meta).clone()
+    }
+
+    /// The T-SQL objects (user functions, partition functions and schemes) and the
+    /// generation they are at.
+    pub(crate) fn tsql_objects(&self) -> (u64, Vec<crate::schema::TsqlObject>) {
+        // The generation first: a change between the two reads is seen again next time.
+        let generation = self.tsql_generation.load(Ordering::Acquire);
+        (generation, lock(&self.meta).tsql.clone())
+    }
+
+    /// The generation of the T-SQL objects: it moves on every change.
+    pub(crate) fn tsql_generation(&self) -> u64 {
+        self.tsql_generation.load(Ordering::Acquire)
+    }
+
+    /// Changes the T-SQL objects, durably, one DDL at a time: `change` edits a copy of the
+    /// list, which is stored if it returns Ok.
+    pub(crate) fn update_tsql_objects<T>(
+        &self,
+        change: impl FnOnce(&mut Vec<crate::schema::TsqlObject>) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        let _ddl = lock(&self.ddl);
+        // A sequence's reservation is stored under the sequence cache's lock, not the DDL
+        // lock: hold it too, so that neither store overwrites the other's change.
+        let _sequences = lock(&self.sequence_cache);
+        let mut meta = self.metadata();
+        let out = change(&mut meta.tsql)?;
+        self.store_metadata(meta)?;
+        self.tsql_generation.fetch_add(1, Ordering::AcqRel);
+        Ok(out)
     }
 
     /// Replaces the metadata, durably.

@@ -30,6 +30,11 @@ pub(crate) struct SqlTable {
     pub defaults: Vec<Option<Scalar>>,
     /// Serialises generated keys near the end of a narrow key column's range (insert.rs).
     pub narrow_keys: std::sync::Mutex<()>,
+    /// Non-key columns `GENERATED ALWAYS AS (k % n) STORED` of an integer key column `k`
+    /// (a T-SQL hash-partition table's `HashID`): (column, k, n). The engine makes the key
+    /// after the row bytes are built, so the value is computed from the key when a row is
+    /// read (and filled in after an insert), not taken from the row bytes.
+    pub key_buckets: Vec<(usize, usize, i64)>,
 }
 
 impl SqlTable {
@@ -52,7 +57,9 @@ impl SqlTable {
             .iter()
             .map(|c| compile_default(c, &scope))
             .collect::<SqlResult<_>>()?;
+        let key_buckets = key_buckets(&schema);
         Ok(SqlTable {
+            key_buckets,
             name: handle.name().to_string(),
             key_columns: schema.key_columns(),
             handle,
@@ -64,6 +71,15 @@ impl SqlTable {
             defaults,
             narrow_keys: std::sync::Mutex::new(()),
         })
+    }
+
+    /// Sets the [`key_buckets`](Self::key_buckets) columns from the key columns' values.
+    pub fn fill_key_buckets(&self, values: &mut [Value]) {
+        for &(column, key, n) in &self.key_buckets {
+            if let Value::Int(v) = values[key] {
+                values[column] = Value::Int(v % n);
+            }
+        }
     }
 
     /// The whole row's values from an engine (key, row) pair.
@@ -85,6 +101,7 @@ impl SqlTable {
                 values[column] = value;
             }
         }
+        self.fill_key_buckets(&mut values);
         Ok(values)
     }
 
@@ -152,6 +169,44 @@ impl SqlTable {
     pub fn scans_in_key_order(&self) -> bool {
         !matches!(self.handle.layout(), Layout::Heap { .. }) && !self.key_columns.is_empty()
     }
+}
+
+/// The non-key columns generated as `key_column % n` (see [`SqlTable::key_buckets`]).
+fn key_buckets(schema: &TableSchema) -> Vec<(usize, usize, i64)> {
+    use sqlparser::ast::{BinaryOperator, Expr};
+    let mut out = Vec::new();
+    for (column, c) in schema.columns.iter().enumerate() {
+        let in_key = schema.key.iter().any(|&(k, _)| k == column);
+        let Some(text) = c.generated.as_deref().filter(|_| !in_key) else {
+            continue;
+        };
+        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr());
+        let Ok(parsed) = parsed else { continue };
+        let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Modulo,
+            right,
+        } = crate::ddl::strip_nested(&parsed)
+        else {
+            continue;
+        };
+        let Expr::Identifier(ident) = crate::ddl::strip_nested(left) else {
+            continue;
+        };
+        let name = expr::fold(ident);
+        let key = schema
+            .key
+            .iter()
+            .map(|&(k, _)| k)
+            .find(|&k| schema.columns[k].name == name && schema.columns[k].ty.is_integer());
+        let n = crate::ddl::integer_literal(right).ok().filter(|&n| n != 0);
+        if let (Some(key), Some(n)) = (key, n) {
+            out.push((column, key, n));
+        }
+    }
+    out
 }
 
 /// A DEFAULT compiled against the table's columns (a default may not read columns).

@@ -44,6 +44,7 @@ pub mod report;
 mod run;
 pub mod sql;
 pub mod target;
+pub mod tsql;
 
 pub use design::{Design, DesignName, DesignOptions, UnknownDesign};
 pub use plan::{Amount, Plan, Progress, RowShape};

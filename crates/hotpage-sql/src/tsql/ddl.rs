@@ -9,6 +9,7 @@
 //! | … `WITH (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)` | identity-flow-control |
 //! | `uniqueidentifier` key `DEFAULT NEWID()` / `NEWSEQUENTIALID()` | guid / guid-v7 |
 //! | `h AS (CONVERT(tinyint, ABS(id) % N)) PERSISTED` leading the clustered key `(h, id)` | hash-prefix |
+//! | a clustered key `(id, h)` `ON ps(h)`, `h` as above and `ps`'s function one partition per value of `h` | hash-partition (see [`super::objects`]) |
 //! | no clustered key | heap |
 //! | `PRIMARY KEY NONCLUSTERED` on an identity, no clustered key | heap-nc-identity |
 //! | `WITH (MEMORY_OPTIMIZED = ON, DURABILITY = SCHEMA_AND_DATA \| SCHEMA_ONLY)` | memory (SCHEMA_ONLY: unlogged) |
@@ -18,6 +19,7 @@
 //! UNIQUE CLUSTERED INDEX`). Such a statement re-makes the table from its amended
 //! definition while it is still empty (see [`super::TsqlSession`]).
 
+use super::objects::PartitionFunction;
 use super::parse::{is_word, split_top_level, syntax_near, word};
 use super::translate::{self, Resolve, matching_paren, name_of, pg_type};
 use crate::error::{SqlError, SqlResult, sqlstate};
@@ -31,8 +33,23 @@ pub(crate) struct TableDef {
     primary: Option<KeyDef>,
     /// From `CREATE [UNIQUE] CLUSTERED INDEX`.
     clustered_index: Option<Vec<String>>,
+    /// The clustered index's `OPTIMIZE_FOR_SEQUENTIAL_KEY = ON`.
+    clustered_index_optimized: bool,
     /// `Some(schema_only)` for `MEMORY_OPTIMIZED = ON`.
     memory: Option<bool>,
+    /// `ON ps(col)` as written (the scheme and column), until the session resolves it.
+    pub on_scheme: Option<(String, String)>,
+    /// The hash partitions `ON ps(col)` resolved to.
+    partition: Option<Partitioning>,
+}
+
+/// A table on a partition scheme, as the engine's hash-partition design.
+#[derive(Clone, Debug)]
+struct Partitioning {
+    scheme: String,
+    /// The computed column `key % partitions`.
+    column: String,
+    partitions: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -44,6 +61,8 @@ struct ColumnDef {
     default: Option<String>,
     /// A computed column's PostgreSQL expression.
     computed: Option<String>,
+    /// A computed column `col % N`: (col, N).
+    bucket: Option<(String, i64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -51,6 +70,74 @@ struct KeyDef {
     columns: Vec<String>,
     clustered: bool,
     optimize_for_sequential_key: bool,
+    on_scheme: Option<(String, String)>,
+}
+
+/// What may follow an index's columns: `[WITH (…)] [ON filegroup | ON ps(col)]`.
+#[derive(Default)]
+pub(crate) struct IndexOptions {
+    pub optimize_for_sequential_key: bool,
+    /// `ON ps(col)`: the scheme and column.
+    pub on_scheme: Option<(String, String)>,
+}
+
+/// `ALTER INDEX … SET (…)`'s options: OPTIMIZE_FOR_SEQUENTIAL_KEY's value (None: not
+/// given); the locking and statistics options change nothing here.
+pub(crate) fn index_set_options(toks: &[Token]) -> SqlResult<Option<bool>> {
+    let mut optimize = None;
+    for (name, value) in options(toks)? {
+        match name.as_str() {
+            "OPTIMIZE_FOR_SEQUENTIAL_KEY" => optimize = Some(value == "ON"),
+            "ALLOW_ROW_LOCKS"
+            | "ALLOW_PAGE_LOCKS"
+            | "STATISTICS_NORECOMPUTE"
+            | "IGNORE_DUP_KEY" => {}
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the ALTER INDEX option {other}"
+                )));
+            }
+        }
+    }
+    Ok(optimize)
+}
+
+/// Parses `[WITH (…)] [ON …]` at `at`; returns the options and the index after them.
+pub(crate) fn index_options(toks: &[Token], at: usize) -> SqlResult<(IndexOptions, usize)> {
+    let mut options = IndexOptions::default();
+    let mut i = at;
+    if is_word(toks.get(i), "WITH") && matches!(toks.get(i + 1), Some(Token::LParen)) {
+        let close = matching_paren(toks, i + 1)?;
+        for (name, value) in self::options(&toks[i + 2..close])? {
+            match name.as_str() {
+                "OPTIMIZE_FOR_SEQUENTIAL_KEY" => {
+                    options.optimize_for_sequential_key = value == "ON";
+                }
+                // Page fill, locking and build options change nothing here.
+                "PAD_INDEX"
+                | "STATISTICS_NORECOMPUTE"
+                | "IGNORE_DUP_KEY"
+                | "ALLOW_ROW_LOCKS"
+                | "ALLOW_PAGE_LOCKS"
+                | "FILLFACTOR"
+                | "SORT_IN_TEMPDB"
+                | "DROP_EXISTING"
+                | "ONLINE"
+                | "DATA_COMPRESSION"
+                | "MAXDOP" => {}
+                other => {
+                    return Err(SqlError::unsupported(format!("the index option {other}")));
+                }
+            }
+        }
+        i = close + 1;
+    }
+    if is_word(toks.get(i), "ON") {
+        let (end, scheme) = on_clause(toks, i)?;
+        options.on_scheme = scheme;
+        i = end;
+    }
+    Ok((options, i))
 }
 
 /// Parses `CREATE TABLE name ( … ) [WITH ( … )] [ON …]` (the tokens after CREATE TABLE).
@@ -101,6 +188,7 @@ fn column(def: &mut TableDef, toks: &[Token], env: &dyn Resolve) -> SqlResult<()
         not_null: false,
         default: None,
         computed: None,
+        bucket: None,
     };
     let mut i = type_end;
     while i < toks.len() {
@@ -211,7 +299,8 @@ fn computed_column(
         ));
     }
     let text = translate::expr(&toks[..end], env)?;
-    let (pg_type, computed) = match bucket_of(&toks[..end]) {
+    let bucket = bucket_of(&toks[..end]);
+    let (pg_type, computed) = match &bucket {
         Some((column, buckets)) => ("smallint".to_string(), format!("({column} % {buckets})")),
         None => ("bigint".to_string(), text),
     };
@@ -222,6 +311,7 @@ fn computed_column(
         not_null: true,
         default: None,
         computed: Some(computed),
+        bucket,
     });
     Ok(())
 }
@@ -295,48 +385,34 @@ fn key_clause(toks: &[Token], at: usize, column: Option<&str>) -> SqlResult<(Key
     } else {
         vec![column.ok_or_else(|| syntax_near(toks.get(i)))?.to_string()]
     };
-    let mut optimize_for_sequential_key = false;
-    if is_word(toks.get(i), "WITH") && matches!(toks.get(i + 1), Some(Token::LParen)) {
-        let close = matching_paren(toks, i + 1)?;
-        for (name, value) in options(&toks[i + 2..close])? {
-            match name.as_str() {
-                "OPTIMIZE_FOR_SEQUENTIAL_KEY" => optimize_for_sequential_key = value == "ON",
-                // Page fill and locking options change nothing here.
-                "PAD_INDEX"
-                | "STATISTICS_NORECOMPUTE"
-                | "IGNORE_DUP_KEY"
-                | "ALLOW_ROW_LOCKS"
-                | "ALLOW_PAGE_LOCKS"
-                | "FILLFACTOR" => {}
-                other => {
-                    return Err(SqlError::unsupported(format!("the index option {other}")));
-                }
-            }
-        }
-        i = close + 1;
-    }
-    if is_word(toks.get(i), "ON") {
-        i = on_clause_end(toks, i)?;
-    }
+    let (options, end) = index_options(toks, i)?;
     Ok((
         KeyDef {
             columns,
             clustered,
-            optimize_for_sequential_key,
+            optimize_for_sequential_key: options.optimize_for_sequential_key,
+            on_scheme: options.on_scheme,
         },
-        i,
+        end,
     ))
 }
 
-/// `ON [PRIMARY]` (a filegroup: one here) ends after its name; `ON ps(col)` (a partition
-/// scheme) is not done yet.
-fn on_clause_end(toks: &[Token], on: usize) -> SqlResult<usize> {
-    if matches!(toks.get(on + 2), Some(Token::LParen)) {
-        return Err(SqlError::unsupported(
-            "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
-        ));
+/// `ON [PRIMARY]` (a filegroup: one here) ends after its name; `ON ps(col)` names a
+/// partition scheme and its column. Returns the index after it.
+fn on_clause(toks: &[Token], on: usize) -> SqlResult<(usize, Option<(String, String)>)> {
+    let name = match toks.get(on + 1) {
+        Some(Token::Word(w)) => w.value.to_lowercase(),
+        other => return Err(syntax_near(other)),
+    };
+    if !matches!(toks.get(on + 2), Some(Token::LParen)) {
+        return Ok((on + 2, None));
     }
-    Ok(on + 2)
+    let close = matching_paren(toks, on + 2)?;
+    let column = match &toks[on + 3..close] {
+        [Token::Word(w)] => w.value.to_lowercase(),
+        other => return Err(syntax_near(other.first())),
+    };
+    Ok((close + 1, Some((name, column))))
 }
 
 /// `[a] ASC, b DESC` as names (DESC is refused: keys here are ascending).
@@ -371,7 +447,10 @@ fn options(toks: &[Token]) -> SqlResult<Vec<(String, String)>> {
         .collect()
 }
 
-fn set_primary(def: &mut TableDef, key: KeyDef) -> SqlResult<()> {
+fn set_primary(def: &mut TableDef, mut key: KeyDef) -> SqlResult<()> {
+    if let Some(on) = key.on_scheme.take() {
+        def.on_scheme = Some(on);
+    }
     if def.primary.is_some() {
         return Err(SqlError::new(
             sqlstate::INVALID_TABLE_DEFINITION,
@@ -406,8 +485,14 @@ fn table_options(def: &mut TableDef, toks: &[Token]) -> SqlResult<()> {
             }
             def.memory = memory.then_some(schema_only);
             i = close + 1;
-        } else if is_word(toks.get(i), "ON") || is_word(toks.get(i), "TEXTIMAGE_ON") {
-            i = on_clause_end(toks, i)?;
+        } else if is_word(toks.get(i), "ON") {
+            let (end, scheme) = on_clause(toks, i)?;
+            if scheme.is_some() {
+                def.on_scheme = scheme;
+            }
+            i = end;
+        } else if is_word(toks.get(i), "TEXTIMAGE_ON") {
+            i = on_clause(toks, i)?.0;
         } else {
             return Err(syntax_near(toks.get(i)));
         }
@@ -438,8 +523,125 @@ impl TableDef {
         Ok(())
     }
 
-    /// `CREATE [UNIQUE] CLUSTERED INDEX … ON t (cols)`.
-    pub(crate) fn add_clustered_index(&mut self, columns: Vec<String>) -> SqlResult<()> {
+    /// `ALTER INDEX … SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)` on the clustered key.
+    pub(crate) fn set_optimize_for_sequential_key(&mut self, on: Option<bool>) -> SqlResult<()> {
+        let Some(on) = on else {
+            return Ok(());
+        };
+        if let Some(key) = self.primary.as_mut().filter(|k| k.clustered) {
+            key.optimize_for_sequential_key = on;
+        } else if self.clustered_index.is_some() {
+            self.clustered_index_optimized = on;
+        } else {
+            return Err(SqlError::unsupported(format!(
+                "OPTIMIZE_FOR_SEQUENTIAL_KEY on table \"{}\", which has no clustered key (hotpage's flow control is on the last page of a clustered key)",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The partition scheme the table is on.
+    pub(crate) fn scheme(&self) -> Option<&str> {
+        self.partition.as_ref().map(|p| p.scheme.as_str())
+    }
+
+    /// `ON scheme(column)`: hash partitions, one per value of `column`, which must be a
+    /// persisted computed column `key % N` whose N values the function keeps apart.
+    pub(crate) fn partition_on(
+        &mut self,
+        scheme: &str,
+        column: &str,
+        function: &PartitionFunction,
+    ) -> SqlResult<()> {
+        let found = self.columns.iter().find(|c| c.name == column);
+        let found = found.ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("invalid column name '{column}' (SQL Server error 207)"),
+            )
+        })?;
+        let Some((_, buckets)) = found.bucket else {
+            return Err(SqlError::unsupported(format!(
+                "partitioning on \"{column}\": hotpage partitions by hash, on a persisted computed column key % N (seed 000's HashID AS CONVERT(tinyint, ABS(ID % 8)) PERSISTED)"
+            )));
+        };
+        if !function.separates_residues(buckets) {
+            return Err(SqlError::unsupported(format!(
+                "partition function '{}' on \"{column}\" (key % {buckets}): hotpage's hash partitions are one per value, and this function does not give each of 0 to {} a partition of its own",
+                function.name,
+                buckets - 1
+            )));
+        }
+        let partitions = u32::try_from(buckets)
+            .ok()
+            .filter(|n| (1..=hotpage::limits::PARTITIONS_MAX).contains(n))
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{buckets} partitions: hotpage takes 1 to {}",
+                        hotpage::limits::PARTITIONS_MAX
+                    ),
+                )
+            })?;
+        self.partition = Some(Partitioning {
+            scheme: scheme.to_string(),
+            column: column.to_string(),
+            partitions,
+        });
+        Ok(())
+    }
+
+    /// The key of a table on a partition scheme: the clustered key without the partition
+    /// column, which must be the one integer column that column is computed from.
+    fn partitioned_key(&self, partitioning: &Partitioning) -> SqlResult<Vec<String>> {
+        if self.memory.is_some() {
+            return Err(SqlError::unsupported(
+                "a memory-optimized table on a partition scheme",
+            ));
+        }
+        let clustered = match (&self.clustered_index, &self.primary) {
+            (Some(index), _) => index.clone(),
+            (None, Some(key)) if key.clustered => key.columns.clone(),
+            _ => {
+                return Err(SqlError::unsupported(
+                    "a partitioned heap (hotpage's hash partitions split a clustered key)",
+                ));
+            }
+        };
+        let column = &partitioning.column;
+        if !clustered.contains(column) {
+            return Err(SqlError::new(
+                sqlstate::INVALID_TABLE_DEFINITION,
+                format!(
+                    "partition column '{column}' must be in the clustered key of table \"{}\" (SQL Server error 1908)",
+                    self.name
+                ),
+            ));
+        }
+        let source = self
+            .columns
+            .iter()
+            .find(|c| &c.name == column)
+            .and_then(|c| c.bucket.as_ref())
+            .map(|(source, _)| source.clone());
+        let key: Vec<String> = clustered.into_iter().filter(|c| c != column).collect();
+        if source.is_none() || key != [source.unwrap_or_default()] {
+            return Err(SqlError::unsupported(format!(
+                "a clustered key other than (key, {column}) on a partition scheme, where {column} is key % N"
+            )));
+        }
+        // (key, key % N) is unique exactly when key is: the engine's key is the key alone.
+        Ok(key)
+    }
+
+    /// `CREATE [UNIQUE] CLUSTERED INDEX … ON t (cols) [WITH (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)]`.
+    pub(crate) fn add_clustered_index(
+        &mut self,
+        columns: Vec<String>,
+        optimized: bool,
+    ) -> SqlResult<()> {
         let clustered_pk = self.primary.as_ref().is_some_and(|k| k.clustered);
         if clustered_pk || self.clustered_index.is_some() {
             return Err(SqlError::new(
@@ -451,6 +653,7 @@ impl TableDef {
             ));
         }
         self.clustered_index = Some(columns);
+        self.clustered_index_optimized = optimized;
         Ok(())
     }
 
@@ -471,7 +674,12 @@ impl TableDef {
             self.name,
             items.join(", ")
         );
-        if let Some(design) = design {
+        if let Some(partitioning) = &self.partition {
+            text.push_str(&format!(
+                " WITH (design = 'hash-partition', partitions = {})",
+                partitioning.partitions
+            ));
+        } else if let Some(design) = design {
             text.push_str(&format!(" WITH (design = '{design}')"));
         }
         Ok(text)
@@ -479,6 +687,9 @@ impl TableDef {
 
     /// The key columns and the design to ask for (None: the columns make it).
     fn key_and_design(&self) -> SqlResult<(Vec<String>, Option<&'static str>)> {
+        if let Some(partitioning) = &self.partition {
+            return Ok((self.partitioned_key(partitioning)?, None));
+        }
         let primary = self.primary.as_ref();
         if self.memory.is_some() {
             let key = primary.map(|k| k.columns.clone()).unwrap_or_default();
@@ -490,7 +701,10 @@ impl TableDef {
                     "a nonclustered primary key beside a clustered index on other columns (one index per table here)",
                 ));
             }
-            return Ok((index.clone(), None));
+            let design = self
+                .clustered_index_optimized
+                .then_some("identity-flow-control");
+            return Ok((index.clone(), design));
         }
         match primary {
             None => Ok((Vec::new(), None)),

@@ -5,7 +5,10 @@
 //! by the [`SqlSession`] underneath, so both dialects share one planner and executor.
 
 mod batch;
+mod cache;
+mod dbcc;
 mod ddl;
+mod objects;
 mod parse;
 mod translate;
 
@@ -19,6 +22,54 @@ use parse::{Stmt, is_word, word};
 use sqlparser::tokenizer::Token;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A batch parsed once: its statements, ready to run many times
+/// ([`TsqlSession::execute_prepared_batch`]).
+#[derive(Clone, Debug)]
+pub struct TsqlBatch {
+    stmts: Arc<Vec<Stmt>>,
+}
+
+impl TsqlBatch {
+    /// Parses one batch (no `GO` lines).
+    pub fn parse(text: &str) -> SqlResult<TsqlBatch> {
+        Ok(TsqlBatch {
+            stmts: Arc::new(parse::parse_batch(text)?),
+        })
+    }
+
+    /// The table the batch's first INSERT writes to, if it has one (inside WHILE, IF and
+    /// BEGIN … END too): the table a workload reports on.
+    pub fn insert_table(&self) -> Option<String> {
+        self.stmts.iter().find_map(insert_table_of)
+    }
+}
+
+fn insert_table_of(stmt: &Stmt) -> Option<String> {
+    match stmt {
+        Stmt::Plain(toks) if is_word(toks.first(), "INSERT") => {
+            let at = if is_word(toks.get(1), "INTO") { 2 } else { 1 };
+            // A name is `part[.part…]`: a word, then a period and a word, and so on.
+            let mut end = at + 1;
+            while matches!(toks.get(end), Some(Token::Period))
+                && matches!(toks.get(end + 1), Some(Token::Word(_)))
+            {
+                end += 2;
+            }
+            translate::name_of(toks.get(at..end)?).ok()
+        }
+        Stmt::While { body, .. } => insert_table_of(body),
+        Stmt::If {
+            then, otherwise, ..
+        } => insert_table_of(then).or_else(|| otherwise.as_deref().and_then(insert_table_of)),
+        Stmt::Block(body) => body.iter().find_map(insert_table_of),
+        _ => None,
+    }
+}
+
+/// Makes a statement's PostgreSQL text from its tokens (variables as the resolver gives
+/// them: literals, or parameters when it is prepared).
+type Translation<'a> = dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String> + 'a;
 
 /// How a statement ended: on to the next, or a RETURN (with a function's value).
 enum Flow {
@@ -51,10 +102,12 @@ pub struct TsqlSession {
     rowcount: i64,
     nocount: bool,
     tables: HashMap<String, TableDef>,
-    /// User scalar functions this session created (not yet in the catalog).
-    functions: HashMap<String, Arc<parse::Function>>,
+    /// User functions, partition functions and schemes: the database's, as last loaded.
+    objects: objects::Objects,
     depth: u32,
     output: Vec<TsqlOutput>,
+    /// Translated statements prepared once (see [`cache`]).
+    cache: cache::StatementCache,
 }
 
 impl TsqlSession {
@@ -66,9 +119,10 @@ impl TsqlSession {
             rowcount: 0,
             nocount: false,
             tables: HashMap::new(),
-            functions: HashMap::new(),
+            objects: objects::Objects::default(),
             depth: 0,
             output: Vec::new(),
+            cache: cache::StatementCache::default(),
         }
     }
 
@@ -105,17 +159,32 @@ impl TsqlSession {
 
     /// Runs one batch (no `GO` lines); its variables end with it.
     pub fn execute_batch(&mut self, batch: &str) -> (Vec<TsqlOutput>, Option<SqlError>) {
+        match TsqlBatch::parse(batch) {
+            Ok(batch) => self.execute_prepared_batch(&batch),
+            Err(error) => (Vec::new(), Some(error)),
+        }
+    }
+
+    /// Runs a batch parsed once with [`TsqlBatch::parse`] (a workload's sessions run the
+    /// same batch many times); its variables end with it.
+    pub fn execute_prepared_batch(
+        &mut self,
+        batch: &TsqlBatch,
+    ) -> (Vec<TsqlOutput>, Option<SqlError>) {
         self.vars.clear();
         self.output.clear();
-        let outcome = parse::parse_batch(batch).and_then(|stmts| {
-            for stmt in &stmts {
+        let mut outcome = Ok(());
+        for stmt in batch.stmts.iter() {
+            match self.run(stmt) {
                 // RETURN in a batch ends the batch.
-                if let Flow::Return(_) = self.run(stmt)? {
+                Ok(Flow::Return(_)) => break,
+                Ok(Flow::Next) => {}
+                Err(error) => {
+                    outcome = Err(error);
                     break;
                 }
             }
-            Ok(())
-        });
+        }
         self.vars.clear();
         (std::mem::take(&mut self.output), outcome.err())
     }
@@ -191,15 +260,7 @@ impl TsqlSession {
                 self.output.push(TsqlOutput::Print(text));
                 Ok(())
             }
-            Stmt::CreateFunction(function) => {
-                if self.depth > 0 {
-                    return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
-                }
-                self.functions
-                    .insert(function.name.clone(), Arc::new(function.clone()));
-                self.push_tag("CREATE FUNCTION");
-                Ok(())
-            }
+            Stmt::CreateFunction(function) => self.create_function(function),
             Stmt::Plain(toks) => self.plain(toks),
             Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
                 self.run(stmt).map(drop)
@@ -209,13 +270,10 @@ impl TsqlSession {
 
     /// Runs PostgreSQL text on the session underneath; returns its last result.
     fn pg(&mut self, text: &str) -> SqlResult<StatementResult> {
-        let mut results = self.sql.execute(text).map_err(|mut error| {
-            // Its position is in the translated text, not in the batch: name that text.
-            if error.position.take().is_some() && error.detail.is_none() {
-                error.detail = Some(format!("in the statement as translated: {text}"));
-            }
-            error
-        })?;
+        let mut results = self
+            .sql
+            .execute(text)
+            .map_err(|error| translated_error(error, text))?;
         results
             .pop()
             .ok_or_else(|| SqlError::new(sqlstate::INTERNAL_ERROR, "a statement without a result"))
@@ -223,10 +281,84 @@ impl TsqlSession {
 
     /// An expression's value (`SELECT expr` on the session).
     fn eval(&mut self, expr: &[Token]) -> SqlResult<Value> {
-        let expr = self.inline_calls(expr)?;
-        let text = translate::expr(&expr, self)?;
-        let result = self.pg(&format!("SELECT {text}"))?;
-        single_value(result)
+        let build = |toks: &[Token], env: &dyn translate::Resolve| {
+            Ok(format!("SELECT {}", translate::expr(toks, env)?))
+        };
+        single_value(self.run_translated(cache::Kind::Value, "", expr, &build)?)
+    }
+
+    /// Runs the text `build` makes of `toks`: prepared once and executed with the
+    /// variables' values where it can be ([`cache`]), else translated with the values as
+    /// literals (user function calls made first) and run as text.
+    fn run_translated(
+        &mut self,
+        kind: cache::Kind,
+        extra: &str,
+        toks: &[Token],
+        build: &Translation<'_>,
+    ) -> SqlResult<StatementResult> {
+        self.sync_objects()?;
+        if !self.calls_user_function(toks)
+            && let Some(result) = self.run_prepared(kind, extra, toks, build)?
+        {
+            return Ok(result);
+        }
+        let toks = self.inline_calls(toks)?;
+        let text = build(&toks, self)?;
+        self.pg(&text)
+    }
+
+    /// The cached path of [`run_translated`](Self::run_translated); None: run it as text.
+    fn run_prepared(
+        &mut self,
+        kind: cache::Kind,
+        extra: &str,
+        toks: &[Token],
+        build: &Translation<'_>,
+    ) -> SqlResult<Option<StatementResult>> {
+        let entry = match self.cache.get(kind, extra, toks) {
+            Some(entry) if entry.matches(&self.vars) => entry,
+            _ => {
+                let params = cache::Parameters::new(self, &self.vars);
+                let text = build(toks, &params)?;
+                let (vars, preparable) = params.finish();
+                let plan = match preparable.then(|| self.sql.prepare(&text)) {
+                    Some(Ok(prepared)) => cache::Plan::Prepared {
+                        prepared,
+                        vars,
+                        text,
+                    },
+                    // The text path gives the error (or runs what does not prepare).
+                    _ => cache::Plan::Unprepared,
+                };
+                self.cache.insert(kind, extra, toks, plan)
+            }
+        };
+        let cache::Plan::Prepared {
+            prepared,
+            vars,
+            text,
+        } = &entry.plan
+        else {
+            return Ok(None);
+        };
+        let params = cache::bind(vars, &self.vars)?;
+        match self.sql.execute_prepared(prepared, &params) {
+            Ok(result) => Ok(Some(result)),
+            Err(error) => {
+                self.cache.clear();
+                Err(translated_error(error, text))
+            }
+        }
+    }
+
+    /// Whether `toks` call a user function (its value is computed before translation).
+    fn calls_user_function(&self, toks: &[Token]) -> bool {
+        !self.objects.functions.is_empty()
+            && toks.windows(2).any(|w| {
+                matches!((&w[0], &w[1]), (Token::Word(f), Token::LParen)
+                    if self.objects.functions.contains_key(&f.value.to_lowercase()))
+            })
     }
 
     fn condition(&mut self, cond: &[Token]) -> SqlResult<bool> {
@@ -265,10 +397,13 @@ impl TsqlSession {
 
     /// `CAST((expr) AS ty)`'s value.
     fn typed_value(&mut self, expr: &[Token], ty: &str) -> SqlResult<Value> {
-        let expr = self.inline_calls(expr)?;
-        let text = translate::expr(&expr, self)?;
-        let result = self.pg(&format!("SELECT CAST(({text}) AS {ty})"))?;
-        single_value(result)
+        let build = |toks: &[Token], env: &dyn translate::Resolve| {
+            Ok(format!(
+                "SELECT CAST(({}) AS {ty})",
+                translate::expr(toks, env)?
+            ))
+        };
+        single_value(self.run_translated(cache::Kind::Typed, ty, expr, &build)?)
     }
 
     fn set_var(&mut self, var: &str, op: Option<char>, expr: &[Token]) -> SqlResult<()> {
@@ -280,11 +415,14 @@ impl TsqlSession {
         let value = match op {
             None => self.typed_value(expr, &ty)?,
             Some(op) => {
-                let current = self.variable_literal(var)?;
-                let expr = self.inline_calls(expr)?;
-                let text = translate::expr(&expr, self)?;
-                let result = self.pg(&format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))?;
-                single_value(result)?
+                let build = |toks: &[Token], env: &dyn translate::Resolve| {
+                    let current = env.variable(var)?;
+                    let text = translate::expr(toks, env)?;
+                    Ok(format!("SELECT CAST(({current}) {op} ({text}) AS {ty})"))
+                };
+                let extra = format!("{var} {ty}");
+                let kind = cache::Kind::Compound(op);
+                single_value(self.run_translated(kind, &extra, expr, &build)?)?
             }
         };
         self.vars.insert(var.to_string(), (value, ty));
@@ -324,6 +462,10 @@ impl TsqlSession {
     /// Any other statement: DDL through [`ddl`], the rest translated and run.
     fn plain(&mut self, toks: &[Token]) -> SqlResult<()> {
         let first = word(&toks[0]).unwrap_or_default();
+        if matches!(first.as_str(), "CREATE" | "ALTER" | "DROP") {
+            // Prepared plans name tables this may drop or re-make.
+            self.cache.clear();
+        }
         match first.as_str() {
             "CREATE" => return self.create(toks),
             "ALTER" => return self.alter(toks),
@@ -336,14 +478,71 @@ impl TsqlSession {
             }
             _ => {}
         }
-        let toks = self.inline_calls(toks)?;
-        let text = translate::statement(&toks, self)?;
-        let result = self.pg(&text)?;
+        let result = if let Some(select) =
+            translate::insert_select_from(toks).filter(|_| first == "INSERT")
+        {
+            self.insert_select(toks, select)?
+        } else if matches!(first.as_str(), "INSERT" | "SELECT") {
+            let kind = cache::Kind::Statement;
+            self.run_translated(kind, "", toks, &translate::statement)?
+        } else {
+            let toks = self.inline_calls(toks)?;
+            let text = translate::statement(&toks, self)?;
+            self.pg(&text)?
+        };
         self.count(&first, &result);
         if result.has_rows() || !self.nocount {
             self.output.push(TsqlOutput::Result(result));
         }
         Ok(())
+    }
+
+    /// `INSERT … SELECT … FROM`: the SELECT's rows first (so a table that reads itself
+    /// sees none of its new rows), then each inserted by one prepared INSERT, all in one
+    /// transaction (the statement's own unless one is open). The SQL layer has no INSERT …
+    /// SELECT; the rows are held in memory meanwhile.
+    fn insert_select(&mut self, toks: &[Token], select: usize) -> SqlResult<StatementResult> {
+        let query = &toks[select..];
+        let rows = self.run_translated(cache::Kind::Statement, "", query, &translate::statement)?;
+        let head = self.inline_calls(&toks[..select])?;
+        let text = translate::insert_with_parameters(&head, rows.columns.len(), self)?;
+        let own = self.sql.txn_status() == crate::TxnStatus::Idle;
+        if own {
+            self.pg("BEGIN")?;
+        }
+        let outcome = self.insert_rows(&text, rows.rows);
+        match (&outcome, own) {
+            (Ok(_), true) => {
+                self.pg("COMMIT")?;
+            }
+            (Err(_), true) => {
+                self.pg("ROLLBACK")?;
+            }
+            _ => {}
+        }
+        outcome
+    }
+
+    fn insert_rows(&mut self, text: &str, rows: Vec<Vec<Value>>) -> SqlResult<StatementResult> {
+        let prepared = self
+            .sql
+            .prepare(text)
+            .map_err(|e| translated_error(e, text))?;
+        let mut out = StatementResult {
+            tag: String::new(),
+            columns: prepared.columns.clone(),
+            rows: Vec::new(),
+        };
+        let inserted = rows.len();
+        for row in rows {
+            let result = self
+                .sql
+                .execute_prepared(&prepared, &row)
+                .map_err(|e| translated_error(e, text))?;
+            out.rows.extend(result.rows);
+        }
+        out.tag = format!("INSERT 0 {inserted}");
+        Ok(out)
     }
 
     /// `@@ROWCOUNT` after a statement.
@@ -361,6 +560,15 @@ impl TsqlSession {
             0
         };
     }
+}
+
+/// An error of a translated statement: its position is in the translated text, not in the
+/// batch, so it names that text.
+fn translated_error(mut error: SqlError, text: &str) -> SqlError {
+    if error.position.take().is_some() && error.detail.is_none() {
+        error.detail = Some(format!("in the statement as translated: {text}"));
+    }
+    error
 }
 
 fn single_value(result: StatementResult) -> SqlResult<Value> {
@@ -435,7 +643,7 @@ impl translate::Resolve for TsqlSession {
             .into_iter()
             .map(|t| t.name)
             .chain(db.metadata().sequences.into_iter().map(|s| s.name))
-            .chain(self.functions.keys().cloned())
+            .chain(self.objects.functions.keys().cloned())
             .find(|name| object_number(name) == id)
     }
 
@@ -445,7 +653,10 @@ impl translate::Resolve for TsqlSession {
         (wants("U") && db.engine().table(name).is_ok())
             || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
             || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
-                && self.functions.contains_key(name))
+                && self.objects.functions.contains_key(name))
+            // Not in sys.objects in SQL Server: in sys.partition_schemes / _functions.
+            || (types == ["PS"] && self.objects.schemes.contains_key(name))
+            || (types == ["PF"] && self.objects.partition_functions.contains_key(name))
     }
 }
 
@@ -474,12 +685,18 @@ impl TsqlSession {
         let what = toks.get(at).and_then(word).unwrap_or_default();
         match what.as_str() {
             "TABLE" => {
-                let def = ddl::parse_create_table(&toks[at + 1..], self)?;
+                let mut def = ddl::parse_create_table(&toks[at + 1..], self)?;
+                if let Some((scheme, column)) = def.on_scheme.clone() {
+                    let function = self.scheme_function(&scheme)?;
+                    def.partition_on(&scheme, &column, &function)?;
+                }
                 self.pg(&def.to_postgres()?)?;
+                self.note_table_scheme(&def.name, def.scheme())?;
                 self.tables.insert(def.name.clone(), def);
                 self.push_tag("CREATE TABLE");
                 Ok(())
             }
+            "PARTITION" if at == 1 => self.create_partition(toks, &toks[at + 1..]),
             "INDEX" if clustered == Some(true) => self.clustered_index(&toks[at + 1..]),
             "INDEX" => Err(SqlError::unsupported(
                 "a nonclustered index (hotpage tables have one index, the clustered key)",
@@ -513,13 +730,30 @@ impl TsqlSession {
         let table = translate::name_of(&toks[on + 1..open])?;
         let close = translate::matching_paren(toks, open)?;
         let columns = ddl::column_list(&toks[open + 1..close])?;
-        if is_word(toks.get(close + 1), "ON") && matches!(toks.get(close + 3), Some(Token::LParen))
-        {
-            return Err(SqlError::unsupported(
-                "ON a partition scheme (CREATE PARTITION FUNCTION / SCHEME are not done yet)",
-            ));
+        let (options, end) = ddl::index_options(toks, close + 1)?;
+        if end != toks.len() {
+            return Err(parse::syntax_near(toks.get(end)));
         }
-        self.remake(&table, |def| def.add_clustered_index(columns))?;
+        let optimized = options.optimize_for_sequential_key;
+        let partitioning = match options.on_scheme {
+            Some((scheme, column)) => {
+                let function = self.scheme_function(&scheme)?;
+                Some((scheme, column, function))
+            }
+            None => None,
+        };
+        self.remake(&table, |def| {
+            def.add_clustered_index(columns, optimized)?;
+            match &partitioning {
+                Some((scheme, column, function)) => def.partition_on(scheme, column, function),
+                None => Ok(()),
+            }
+        })?;
+        let scheme = self
+            .tables
+            .get(&table)
+            .and_then(|d| d.scheme().map(str::to_string));
+        self.note_table_scheme(&table, scheme.as_deref())?;
         self.push_tag("CREATE INDEX");
         Ok(())
     }
@@ -558,6 +792,9 @@ impl TsqlSession {
             // files are the database's own (`--files`).
             return Ok(());
         }
+        if is_word(toks.get(1), "INDEX") {
+            return self.alter_index(toks);
+        }
         if !is_word(toks.get(1), "TABLE") {
             return Err(SqlError::unsupported(format!(
                 "ALTER {} (T-SQL)",
@@ -586,11 +823,38 @@ impl TsqlSession {
         Ok(())
     }
 
+    /// `ALTER INDEX name ON t SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)`: re-makes the
+    /// table as identity-flow-control (or back) while it is empty.
+    fn alter_index(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let on = toks.iter().position(|t| is_word(Some(t), "ON"));
+        let set = toks.iter().position(|t| is_word(Some(t), "SET"));
+        let (Some(on), Some(set)) = (on, set) else {
+            return Err(SqlError::unsupported(
+                "ALTER INDEX other than name ON table SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON | OFF)",
+            ));
+        };
+        let table = translate::name_of(toks.get(on + 1..set).unwrap_or_default())?;
+        if !matches!(toks.get(set + 1), Some(Token::LParen)) {
+            return Err(parse::syntax_near(toks.get(set + 1)));
+        }
+        let close = translate::matching_paren(toks, set + 1)?;
+        if close + 1 != toks.len() {
+            return Err(parse::syntax_near(toks.get(close + 1)));
+        }
+        let options = ddl::index_set_options(&toks[set + 2..close])?;
+        self.remake(&table, |def| def.set_optimize_for_sequential_key(options))?;
+        self.push_tag("ALTER INDEX");
+        Ok(())
+    }
+
     /// `DROP TABLE|SEQUENCE [IF EXISTS] name, …`.
     fn drop(&mut self, toks: &[Token]) -> SqlResult<()> {
         let what = toks.get(1).and_then(word).unwrap_or_default();
         if what == "FUNCTION" {
             return self.drop_function(toks);
+        }
+        if what == "PARTITION" {
+            return self.drop_partition(toks);
         }
         if what != "TABLE" && what != "SEQUENCE" {
             return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
@@ -607,7 +871,11 @@ impl TsqlSession {
         let guard = if if_exists { "IF EXISTS " } else { "" };
         self.pg(&format!("DROP {what} {guard}{}", names.join(", ")))?;
         for name in &names {
-            self.tables.remove(name.trim_matches('"'));
+            let name = name.trim_matches('"');
+            self.tables.remove(name);
+            if what == "TABLE" {
+                self.note_table_scheme(name, None)?;
+            }
         }
         self.push_tag(&format!("DROP {what}"));
         Ok(())
@@ -703,8 +971,9 @@ impl TsqlSession {
                 Ok(())
             }
             ("TRACEON" | "TRACEOFF", _) => Ok(()),
+            ("PAGE", _) => self.dbcc_page(&toks[2..]),
             _ => Err(SqlError::unsupported(format!(
-                "DBCC {command} (hotpage has DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
+                "DBCC {command} (hotpage has DBCC PAGE and DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
             ))),
         }
     }
@@ -719,7 +988,8 @@ mod tests;
 impl TsqlSession {
     /// `toks` with each call of a user function replaced by its value.
     fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
-        if self.functions.is_empty() {
+        self.sync_objects()?;
+        if self.objects.functions.is_empty() {
             return Ok(toks.to_vec());
         }
         let mut out: Vec<Token> = Vec::with_capacity(toks.len());
@@ -727,7 +997,7 @@ impl TsqlSession {
         while i < toks.len() {
             let called = match (&toks[i], toks.get(i + 1)) {
                 (Token::Word(w), Some(Token::LParen)) => {
-                    self.functions.get(&w.value.to_lowercase()).map(Arc::clone)
+                    (self.objects.functions.get(&w.value.to_lowercase())).map(Arc::clone)
                 }
                 _ => None,
             };
@@ -812,21 +1082,5 @@ impl TsqlSession {
         let ty = translate::pg_type(&function.returns)?;
         let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
         single_value(self.pg(&cast)?)
-    }
-
-    /// `DROP FUNCTION [IF EXISTS] name`.
-    fn drop_function(&mut self, toks: &[Token]) -> SqlResult<()> {
-        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
-        let name = translate::name_of(&toks[if if_exists { 4 } else { 2 }..])?;
-        if self.functions.remove(&name).is_none() && !if_exists {
-            return Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "cannot drop the function '{name}', because it does not exist (SQL Server error 3701)"
-                ),
-            ));
-        }
-        self.push_tag("DROP FUNCTION");
-        Ok(())
     }
 }

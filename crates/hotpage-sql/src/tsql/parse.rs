@@ -55,6 +55,10 @@ pub(crate) struct Function {
     pub params: Vec<(String, Vec<Token>)>,
     pub returns: Vec<Token>,
     pub body: Box<Stmt>,
+    /// `CREATE OR ALTER`: replaces a function of the same name.
+    pub replace: bool,
+    /// The whole CREATE statement as text (what the database stores).
+    pub source: String,
 }
 
 /// One variable of a DECLARE: name (lower case), type tokens, initial value.
@@ -70,6 +74,25 @@ pub(crate) fn tokens(text: &str) -> SqlResult<Vec<Token>> {
         // Comments are whitespace tokens too.
         .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
         .collect())
+}
+
+/// Tokens as T-SQL text that tokenizes back to them: strings and bracketed names are
+/// quoted again (a token's own Display does not double a quote inside).
+pub(crate) fn render(toks: &[Token]) -> String {
+    toks.iter()
+        .map(|t| match t {
+            Token::SingleQuotedString(s) => format!("'{}'", s.replace('\'', "''")),
+            Token::NationalStringLiteral(s) => format!("N'{}'", s.replace('\'', "''")),
+            Token::Word(w) if w.quote_style == Some('[') => {
+                format!("[{}]", w.value.replace(']', "]]"))
+            }
+            Token::Word(w) if w.quote_style == Some('"') => {
+                format!("\"{}\"", w.value.replace('"', "\"\""))
+            }
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The upper-cased text of an unquoted word (keywords, `@vars`, names).
@@ -213,7 +236,8 @@ impl StmtParser {
             }
             "CREATE"
                 if self.peek_word(1).as_deref() == Some("FUNCTION")
-                    || self.peek_word(3).as_deref() == Some("FUNCTION") =>
+                    || (self.peek_word(1).as_deref() == Some("OR")
+                        && self.peek_word(3).as_deref() == Some("FUNCTION")) =>
             {
                 self.create_function()
             }
@@ -289,6 +313,8 @@ impl StmtParser {
             params,
             returns,
             body,
+            replace: is_word(self.toks.get(start + 1), "OR"),
+            source: render(&self.toks[start..self.pos]),
         }))
     }
 
@@ -513,7 +539,8 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             "IF" => previous.is_some_and(|p| OBJECT_WORDS.contains(&p.as_str())),
             // `ALTER TABLE t ADD … DEFAULT … FOR c` has no statement word; `SET` after
             // UPDATE's table belongs to it.
-            "SET" => is_word(toks.get(start), "UPDATE"),
+            // `ALTER INDEX … SET (…)` and `ALTER DATABASE … SET …` too.
+            "SET" => is_word(toks.get(start), "UPDATE") || is_word(toks.get(start), "ALTER"),
             _ => false,
         };
         if !continues {

@@ -383,19 +383,26 @@ fn is_table_hint(toks: &[Token], open: usize) -> bool {
 fn is_sys_objects_query(toks: &[Token], open: usize) -> bool {
     matches!(toks.get(open), Some(Token::LParen))
         && is_word(toks.get(open + 1), "SELECT")
-        && toks
-            .windows(3)
-            .skip(open)
-            .take(8)
-            .any(|w| is_word(w.first(), "SYS") && is_word(w.get(2), "OBJECTS"))
+        && sys_view(toks, open).is_some()
+}
+
+/// The catalog view an `EXISTS (SELECT … FROM sys.x …)` reads, if it is one answered here:
+/// `OBJECTS`, `PARTITION_SCHEMES` or `PARTITION_FUNCTIONS`.
+fn sys_view(toks: &[Token], open: usize) -> Option<String> {
+    toks.windows(3).skip(open).take(8).find_map(|w| {
+        let view = w.get(2).and_then(word)?;
+        let known = ["OBJECTS", "PARTITION_SCHEMES", "PARTITION_FUNCTIONS"];
+        (is_word(w.first(), "SYS") && known.contains(&view.as_str())).then_some(view)
+    })
 }
 
 /// `SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'…') AND type IN (N'U', …)`,
-/// the existence test the articles guard their DDL with (a fixed grammar).
+/// the existence test the articles guard their DDL with, and `SELECT * FROM
+/// sys.partition_schemes | sys.partition_functions WHERE name = N'…'` (fixed grammars).
 fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
     let unsupported = || {
         SqlError::unsupported(
-            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)]",
+            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)], or on sys.partition_schemes / sys.partition_functions other than WHERE name = N'name'",
         )
     };
     let where_at = query
@@ -405,6 +412,21 @@ fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
     let predicate = &query[where_at + 1..];
     let mut name = None;
     let mut types = Vec::new();
+    let view = sys_view(query, 0).unwrap_or_default();
+    if view != "OBJECTS" {
+        let name = match predicate {
+            [column, Token::Eq, value] if is_word(Some(column), "NAME") => {
+                string_value(Some(value)).map(|n| object_name(&n))
+            }
+            _ => None,
+        };
+        let kind = if view == "PARTITION_SCHEMES" {
+            "PS"
+        } else {
+            "PF"
+        };
+        return Ok(env.object_exists(&name.ok_or_else(unsupported)?, &[kind.to_string()]));
+    }
     for part in split_top_level(predicate, |t| is_word(Some(t), "AND")) {
         match part {
             [column, Token::Eq, func, Token::LParen, arg, ..]
@@ -508,8 +530,9 @@ fn insert(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
             .iter()
             .any(|&p| is_word(rest.get(p), "FROM"))
         {
-            return Err(SqlError::unsupported(
-                "INSERT … SELECT … FROM (hotpage runs INSERT … VALUES and INSERT … SELECT without FROM)",
+            return Err(SqlError::new(
+                sqlstate::INTERNAL_ERROR,
+                "INSERT … SELECT … FROM is run by the session, not translated",
             ));
         }
         text.push_str(" VALUES (");
@@ -526,6 +549,38 @@ fn insert(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
         text.push_str(&items);
     }
     Ok(text)
+}
+
+/// For `INSERT … SELECT … FROM …`: where its SELECT starts (None for any other INSERT).
+pub(crate) fn insert_select_from(toks: &[Token]) -> Option<usize> {
+    let top = depth_zero_positions(toks);
+    let select = top
+        .iter()
+        .copied()
+        .find(|&p| is_word(toks.get(p), "SELECT") || is_word(toks.get(p), "VALUES"))?;
+    let has_from = top
+        .iter()
+        .any(|&p| p > select && is_word(toks.get(p), "FROM"));
+    (is_word(toks.get(select), "SELECT") && has_from).then_some(select)
+}
+
+/// `INSERT [INTO] t [(cols)] [OUTPUT …]` (an INSERT's head) with `VALUES ($1, …, $n)`.
+pub(crate) fn insert_with_parameters(
+    head: &[Token],
+    columns: usize,
+    env: &dyn Resolve,
+) -> SqlResult<String> {
+    let mut toks = head.to_vec();
+    toks.push(Token::make_keyword("VALUES"));
+    toks.push(Token::LParen);
+    for n in 1..=columns {
+        if n > 1 {
+            toks.push(Token::Comma);
+        }
+        toks.push(Token::Placeholder(format!("${n}")));
+    }
+    toks.push(Token::RParen);
+    insert(&toks, env)
 }
 
 /// `OUTPUT INSERTED.*, INSERTED.id` as RETURNING's items.
