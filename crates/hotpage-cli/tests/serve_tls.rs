@@ -116,13 +116,23 @@ fn psql_connects_over_tls_with_scram_and_channel_binding() {
     assert_eq!(out.trim(), "1");
 }
 
+/// SCRAM-SHA-256-PLUS from tokio-postgres too: it binds to the certificate's hash as
+/// tokio-postgres-rustls computes it.
 #[test]
 fn the_postgres_crate_connects_with_rustls() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (cert, key, cert_pem) = certificate(dir.path());
+    let file = password_file(dir.path());
     let serve = Serve::start(
         &dir.path().join("db"),
-        &["--tls-cert", s(&cert), "--tls-key", s(&key)],
+        &[
+            "--tls-cert",
+            s(&cert),
+            "--tls-key",
+            s(&key),
+            "--password-file",
+            s(&file),
+        ],
     );
     let mut roots = rustls::RootCertStore::empty();
     let der = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes())
@@ -137,7 +147,7 @@ fn the_postgres_crate_connects_with_rustls() {
     .with_no_client_auth();
     let tls = tokio_postgres_rustls::MakeRustlsConnect::new(config);
     let conninfo = format!(
-        "host=127.0.0.1 port={} user=tester dbname=hotpage sslmode=require connect_timeout=30",
+        "host=127.0.0.1 port={} user=alice password=s3cret dbname=hotpage sslmode=require channel_binding=require connect_timeout=30",
         serve.port
     );
     let mut client = postgres::Client::connect(&conninfo, tls).expect("connect over TLS");
