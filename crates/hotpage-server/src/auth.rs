@@ -145,9 +145,7 @@ pub(crate) fn check_private(_path: &Path) -> Result<(), String> {
 /// `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`, base64 throughout.
 fn parse_verifier(text: &str) -> Result<Verifier, String> {
     let bad = || {
-        format!(
-            "expected a verifier SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey> (make one with hotpage serve --hash-password USER); plain passwords are not accepted"
-        )
+        "expected a verifier SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey> (make one with hotpage serve --hash-password USER); plain passwords are not accepted".to_string()
     };
     let rest = text.strip_prefix(SCRAM_PREFIX).ok_or_else(bad)?;
     let (params, keys) = rest.split_once('$').ok_or_else(bad)?;
