@@ -22,7 +22,7 @@ connect to it as to PostgreSQL; the SQL is hotpage's (see hotpage sql). The data
 created if missing; after a crash (kill -9) the open recovers it from its log.
 
 Each connection is a session with its own thread. The simple protocol (several statements
-in one Query) and the extended protocol (Parse, Bind, Describe, Execute, Close, Sync;
+in one Query run as one transaction, as in PostgreSQL) and the extended protocol (Parse, Bind, Describe, Execute, Close, Sync;
 named and unnamed statements and portals; text and binary formats) are served.
 
 Who may connect:
