@@ -1,6 +1,6 @@
 //! A connection as pgwire's startup and authentication handlers see it: the framed socket
 //! plus pgwire's per-connection state, as `ClientInfo + Sink<PgWireBackendMessage>`. Trust
-//! authentication uses pgwire's startup helpers on it today; SCRAM (pgwire's SASL handler)
+//! authentication uses pgwire's startup helpers on it; SCRAM (pgwire's mechanism, in `auth`)
 //! takes the same type.
 
 use crate::frame::{FrameCodec, FrameError};
@@ -10,6 +10,7 @@ use pgwire::messages::response::TransactionStatus;
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
 use pgwire::tokio::server::MaybeTls;
+use rustls_pki_types::CertificateDer;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -115,5 +116,13 @@ impl ClientInfo for Client {
 
     fn session_extensions(&self) -> &SessionExtensions {
         self.framed.codec().client().session_extensions()
+    }
+
+    fn sni_server_name(&self) -> Option<&str> {
+        self.framed.codec().client().sni_server_name()
+    }
+
+    fn client_certificates<'a>(&self) -> Option<&[CertificateDer<'a>]> {
+        self.framed.codec().client().client_certificates()
     }
 }

@@ -1,6 +1,8 @@
 //! What `hotpage serve` is told: where to listen and its limits.
 
+use crate::auth::Authentication;
 use crate::error::ServerError;
+use crate::tls::TlsConfig;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -24,8 +26,14 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// The longest SQL text of a Query or Parse, in bytes: a longer one is ERROR 54000.
     pub max_statement_bytes: usize,
-    /// How long a new connection may take to send its startup message.
+    /// How long a new connection may take to send its startup message, and then each
+    /// message of its authentication exchange.
     pub startup_timeout: Duration,
+    /// Who may connect: trust (loopback addresses only) or SCRAM-SHA-256.
+    pub authentication: Authentication,
+    /// TLS for clients that ask for it (SSLRequest); `None` refuses it and the client
+    /// goes on in clear or gives up, as its sslmode says.
+    pub tls: Option<TlsConfig>,
 }
 
 /// The smallest `max_message_bytes`: room for any startup-sized message and a short query.
@@ -41,6 +49,8 @@ impl Default for ServerConfig {
             max_message_bytes: 64 << 20,
             max_statement_bytes: 1 << 20,
             startup_timeout: Duration::from_secs(10),
+            authentication: Authentication::Trust,
+            tls: None,
         }
     }
 }
@@ -66,6 +76,12 @@ impl ServerConfig {
             return Err(ServerError::InvalidConfig(format!(
                 "max statement bytes must be from 1 to the max message bytes ({}), not {}",
                 self.max_message_bytes, self.max_statement_bytes
+            )));
+        }
+        if matches!(self.authentication, Authentication::Trust) && !self.listen.ip().is_loopback() {
+            return Err(ServerError::InvalidConfig(format!(
+                "{} is not a loopback address: other hosts may connect only with password authentication (--auth scram --password-file FILE)",
+                self.listen
             )));
         }
         let zero = Some(Duration::ZERO);

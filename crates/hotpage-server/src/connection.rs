@@ -1,10 +1,12 @@
-//! One connection: TLS negotiation (refused for now), the startup message or a cancel
-//! request, trust authentication, then the message loop. Messages go to the session
+//! One connection: TLS negotiation (when the server has a certificate), the startup
+//! message or a cancel request, authentication (trust, or SCRAM-SHA-256), then the
+//! message loop. Messages go to the session
 //! thread in batches (all that a client pipelined, up to a Sync, Query or Flush); the
 //! answers come back and are written. Limits: the connection slots (FATAL 53300), the
 //! message size (FATAL 54000), the idle timeout (FATAL 57P05 / 25P03); a shutdown ends the
 //! connection after its batch (FATAL 57P01).
 
+use crate::auth::{self, Outcome};
 use crate::client::Client;
 use crate::encode::{self, code};
 use crate::frame::{FrameCodec, FrameError};
@@ -39,7 +41,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) {
 async fn run(socket: TcpStream, shared: &Arc<Shared>) -> std::io::Result<()> {
     let timeout = shared.config.startup_timeout;
     let Ok(Ok(Some(framed))) =
-        tokio::time::timeout(timeout, negotiate_tls::<()>(socket, None)).await
+        tokio::time::timeout(timeout, negotiate_tls::<()>(socket, shared.tls.clone())).await
     else {
         return Ok(());
     };
@@ -66,7 +68,7 @@ async fn run(socket: TcpStream, shared: &Arc<Shared>) -> std::io::Result<()> {
 }
 
 /// The FATAL a framing error deserves.
-fn frame_error(error: &FrameError) -> PgWireBackendMessage {
+pub fn frame_error(error: &FrameError) -> PgWireBackendMessage {
     match error {
         FrameError::TooLarge { .. } => encode::fatal(
             code::PROGRAM_LIMIT_EXCEEDED,
@@ -116,8 +118,8 @@ impl ServerParameterProvider for ServerParameters {
     }
 }
 
-/// After a startup message: a slot, the session and its thread, trust authentication,
-/// then the message loop.
+/// After a startup message: a slot, the password exchange (SCRAM), the session and its
+/// thread, the end of startup, then the message loop.
 async fn start_session(
     mut client: Client,
     startup: &Startup,
@@ -139,6 +141,15 @@ async fn start_session(
         return send_fatal(&mut client, fatal).await;
     }
     save_startup_parameters_to_metadata(&mut client, startup);
+    if let Some(pair) = &shared.scram {
+        let scram = pair.for_connection(client.is_secure());
+        let timeout = shared.config.startup_timeout;
+        match auth::scram_exchange(&mut client, scram, timeout).await? {
+            Outcome::Authenticated => {}
+            Outcome::Refused(fatal) => return send_fatal(&mut client, fatal).await,
+            Outcome::Gone => return Ok(()),
+        }
+    }
     let session = shared.sql.session();
     // BackendKeyData's pid (what a cancel request names) is pg_stat_activity.pid.
     let pid = i32::try_from(session.pid()).unwrap_or(i32::MAX);

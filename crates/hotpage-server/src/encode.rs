@@ -37,6 +37,10 @@ pub mod code {
     pub const DUPLICATE_CURSOR: &str = "42P03";
     /// feature_not_supported
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    /// invalid_password (a wrong password or an unknown user)
+    pub const INVALID_PASSWORD: &str = "28P01";
+    /// invalid_authorization_specification
+    pub const INVALID_AUTHORIZATION: &str = "28000";
 }
 
 /// The transaction status ReadyForQuery reports.

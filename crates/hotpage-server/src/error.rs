@@ -1,6 +1,7 @@
 //! The server's error type.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +16,12 @@ pub enum ServerError {
     /// The async runtime or the signal handlers could not be set up.
     #[error("cannot start the server: {0}")]
     Start(#[source] std::io::Error),
+    /// The password file could not be read or is not valid.
+    #[error("password file {}: {reason}", path.display())]
+    PasswordFile { path: PathBuf, reason: String },
+    /// The TLS certificate or key could not be used.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// A limit or option is out of range.
     #[error("{0}")]
     InvalidConfig(String),

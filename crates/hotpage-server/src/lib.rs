@@ -6,6 +6,8 @@
 //! connection  one connection's async loop: startup, reading messages, limits, timeouts
 //! frame       the message framing: exact frames, a size limit, a structural check first
 //! client      the connection as pgwire's startup handlers see it (ClientInfo + Sink)
+//! auth        SCRAM-SHA-256: the password file of verifiers, pgwire's exchange driven
+//! tls         rustls: the certificate and key files, the acceptor
 //! session     the thread that owns a connection's SqlSession and answers its messages
 //! extended    Parse, Bind, Describe, Execute, Close, Sync: statements and portals
 //! encode      results and errors as backend messages, text and binary formats
@@ -15,6 +17,7 @@
 //! thread, because the engine is synchronous and a commit waits for an fsync (group
 //! commit). The async side never calls the engine, so no wait blocks the runtime.
 
+mod auth;
 mod client;
 mod config;
 mod connection;
@@ -24,7 +27,10 @@ mod extended;
 mod frame;
 mod server;
 mod session;
+mod tls;
 
+pub use auth::{Authentication, PasswordFile, scram_verifier};
 pub use config::ServerConfig;
 pub use error::ServerError;
 pub use server::{Server, ServerSummary, ShutdownHandle};
+pub use tls::TlsConfig;

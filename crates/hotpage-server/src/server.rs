@@ -1,11 +1,15 @@
 //! The listener: binds, accepts, gives each connection a task, keeps the connection slots
 //! and the cancel keys, and shuts down on SIGINT/SIGTERM.
 
+use crate::auth::{Authentication, scram_auth};
 use crate::config::ServerConfig;
 use crate::connection;
 use crate::error::ServerError;
+use crate::tls::TlsConfig;
 use hotpage_sql::SqlDatabase;
+use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::messages::startup::SecretKey;
+use pgwire::tokio::TlsAcceptor;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,11 +34,33 @@ pub struct Shared {
     cancel_keys: Mutex<HashMap<i32, CancelKey>>,
     pub shutdown: CancellationToken,
     pub connections: AtomicU64,
+    /// pgwire's SCRAM mechanism, when the server asks for passwords: for connections in
+    /// clear, and for TLS connections (which are also offered SCRAM-SHA-256-PLUS, bound
+    /// to the certificate; offering it in clear makes libpq refuse the server).
+    pub scram: Option<ScramPair>,
+    /// The TLS acceptor, when the server offers TLS.
+    pub tls: Option<TlsAcceptor>,
 }
 
 struct CancelKey {
     secret: i32,
     flag: Arc<AtomicBool>,
+}
+
+/// The SCRAM mechanisms of a server that asks for passwords.
+pub struct ScramPair {
+    clear: ScramAuth,
+    tls: Option<ScramAuth>,
+}
+
+impl ScramPair {
+    /// The mechanism for a connection: with channel binding only over TLS.
+    pub fn for_connection(&self, secure: bool) -> &ScramAuth {
+        match &self.tls {
+            Some(tls) if secure => tls,
+            _ => &self.clear,
+        }
+    }
 }
 
 /// Removes a session's cancel key when its connection ends.
@@ -112,6 +138,17 @@ impl Server {
     /// signal asks for a clean shutdown instead of killing the process).
     pub fn bind(sql: Arc<SqlDatabase>, config: ServerConfig) -> Result<Server, ServerError> {
         config.validate()?;
+        let scram = match &config.authentication {
+            Authentication::Trust => None,
+            Authentication::Scram(file) => Some(ScramPair {
+                clear: scram_auth(file, None)?,
+                tls: match &config.tls {
+                    Some(tls) => Some(scram_auth(file, Some(tls.cert_pem()))?),
+                    None => None,
+                },
+            }),
+        };
+        let tls = config.tls.as_ref().map(TlsConfig::acceptor);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(NETWORK_THREADS)
             .thread_name("hotpage-net")
@@ -140,6 +177,8 @@ impl Server {
             cancel_keys: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             connections: AtomicU64::new(0),
+            scram,
+            tls,
         });
         Ok(Server {
             runtime,

@@ -249,7 +249,7 @@ impl SessionState {
                     out: &mut *out,
                     statements: 0,
                 };
-                let error = self.session.execute_batch_observed(sql, &mut observer);
+                let error = self.session.execute_query_message(sql, &mut observer);
                 if error.is_none() && observer.statements == 0 {
                     out.push(encode::empty_query());
                 }

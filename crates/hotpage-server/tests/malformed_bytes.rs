@@ -1,9 +1,10 @@
-//! Arbitrary bytes sent to a live server, before and after startup: the server never
-//! panics, never hangs (once the sender has nothing more to say, the connection ends
-//! within seconds), and a healthy session on the same server is undisturbed throughout.
+//! Arbitrary bytes sent to a live server, before and after startup, and into a SCRAM
+//! exchange: the server never panics, never hangs (once the sender has nothing more to
+//! say, the connection ends within seconds), and a healthy session on the same server is
+//! undisturbed throughout.
 
 use hotpage::{Database, Options};
-use hotpage_server::{Server, ServerConfig};
+use hotpage_server::{Authentication, PasswordFile, Server, ServerConfig, scram_verifier};
 use hotpage_sql::SqlDatabase;
 use proptest::prelude::*;
 use std::io::{Read, Write};
@@ -20,45 +21,67 @@ struct Live {
     healthy: std::sync::Mutex<postgres::Client>,
 }
 
-/// One server for the whole test, on a temporary database, with a small message limit so
-/// that long declared lengths are exercised too.
+/// One trust server for the whole test, on a temporary database, with a small message
+/// limit so that long declared lengths are exercised too.
 fn live() -> &'static Live {
     static LIVE: OnceLock<Live> = OnceLock::new();
+    LIVE.get_or_init(|| start(Authentication::Trust, ""))
+}
+
+/// One SCRAM server (user t, password "pw") for the whole test.
+fn live_scram() -> &'static Live {
+    static LIVE: OnceLock<Live> = OnceLock::new();
     LIVE.get_or_init(|| {
+        let file = PasswordFile::parse(&format!("t:{}\n", scram_verifier("pw"))).expect("parse");
+        start(Authentication::Scram(Arc::new(file)), " password=pw")
+    })
+}
+
+fn count_panics() {
+    static HOOK: OnceLock<()> = OnceLock::new();
+    HOOK.get_or_init(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             PANICS.fetch_add(1, Ordering::Relaxed);
             previous(info);
         }));
-        let dir = tempfile::tempdir().expect("temp dir").keep();
-        let options = Options {
-            create_if_missing: true,
-            ..Options::default()
-        };
-        let engine = Database::open(dir.join("db"), options).expect("open");
-        let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
-        let config = ServerConfig {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            max_message_bytes: 4096,
-            max_statement_bytes: 4096,
-            startup_timeout: Duration::from_secs(2),
-            ..ServerConfig::default()
-        };
-        let server = Server::bind(sql, config).expect("bind");
-        let addr = server.local_addr();
-        std::thread::spawn(move || server.run());
-        let conninfo = format!("host=127.0.0.1 port={} user=t dbname=d", addr.port());
-        let mut healthy = postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect");
-        healthy
-            .batch_execute(
-                "CREATE TABLE h (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v integer)",
-            )
-            .expect("create");
-        Live {
-            addr,
-            healthy: std::sync::Mutex::new(healthy),
-        }
-    })
+    });
+}
+
+fn start(authentication: Authentication, password: &str) -> Live {
+    count_panics();
+    let dir = tempfile::tempdir().expect("temp dir").keep();
+    let options = Options {
+        create_if_missing: true,
+        ..Options::default()
+    };
+    let engine = Database::open(dir.join("db"), options).expect("open");
+    let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
+    let config = ServerConfig {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        max_message_bytes: 4096,
+        max_statement_bytes: 4096,
+        startup_timeout: Duration::from_secs(2),
+        authentication,
+        ..ServerConfig::default()
+    };
+    let server = Server::bind(sql, config).expect("bind");
+    let addr = server.local_addr();
+    std::thread::spawn(move || server.run());
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user=t dbname=d{password}",
+        addr.port()
+    );
+    let mut healthy = postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect");
+    healthy
+        .batch_execute(
+            "CREATE TABLE h (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v integer)",
+        )
+        .expect("create");
+    Live {
+        addr,
+        healthy: std::sync::Mutex::new(healthy),
+    }
 }
 
 /// A startup packet (protocol 3.0, user and database).
@@ -122,8 +145,51 @@ fn frontend_bytes() -> impl Strategy<Value = Vec<u8>> {
     proptest::collection::vec(chunk, 0..12).prop_map(|chunks| chunks.concat())
 }
 
+/// Bytes biased toward a SASL exchange: password-message tags, SCRAM's mechanism names
+/// and attribute fragments.
+fn sasl_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let length = prop_oneof![
+        Just(vec![0, 0, 0, 4]),
+        Just(vec![0, 0, 0, 20]),
+        Just(vec![0xff, 0xff, 0xff, 0xff]),
+        any::<[u8; 4]>().prop_map(|b| b.to_vec()),
+    ];
+    let chunk = prop_oneof![
+        Just(b"p".to_vec()),
+        length,
+        Just(b"SCRAM-SHA-256\0".to_vec()),
+        Just(b"SCRAM-SHA-256-PLUS\0".to_vec()),
+        Just(b"n,,n=,r=".to_vec()),
+        Just(b"p=tls-server-end-point,,n=t,r=x".to_vec()),
+        Just(b"c=biws,r=".to_vec()),
+        Just(b",p=".to_vec()),
+        proptest::collection::vec(any::<u8>(), 0..24),
+    ];
+    proptest::collection::vec(chunk, 0..12).prop_map(|chunks| chunks.concat())
+}
+
+fn healthy_insert(live: &Live) -> Result<(), TestCaseError> {
+    let mut healthy = live.healthy.lock().unwrap();
+    let row = healthy
+        .query_one("INSERT INTO h (v) VALUES (1) RETURNING id", &[])
+        .expect("the healthy session still works");
+    prop_assert!(row.get::<_, i64>(0) > 0);
+    prop_assert_eq!(PANICS.load(Ordering::Relaxed), 0);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn arbitrary_bytes_in_a_scram_exchange_never_panic_hang_or_disturb(
+        bytes in sasl_bytes(),
+    ) {
+        let live = live_scram();
+        let took = send_and_drain(live.addr, true, &bytes);
+        prop_assert!(took < Duration::from_secs(10), "closed after {took:?}");
+        healthy_insert(live)?;
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic_hang_or_disturb(
@@ -133,11 +199,6 @@ proptest! {
         let live = live();
         let took = send_and_drain(live.addr, after_startup, &bytes);
         prop_assert!(took < Duration::from_secs(10), "closed after {took:?}");
-        let mut healthy = live.healthy.lock().unwrap();
-        let row = healthy
-            .query_one("INSERT INTO h (v) VALUES (1) RETURNING id", &[])
-            .expect("the healthy session still works");
-        prop_assert!(row.get::<_, i64>(0) > 0);
-        prop_assert_eq!(PANICS.load(Ordering::Relaxed), 0);
+        healthy_insert(live)?;
     }
 }

@@ -675,6 +675,19 @@ fn apply_options(
                 AstValue::SingleQuotedString(s) => design = Some(s.to_lowercase()),
                 _ => return Err(bad_option(&name, value)),
             },
+            // PostgreSQL's page fill for updates (pgbench -i asks for it). hotpage never
+            // updates in place and fills its pages by its own rule (95 % rightmost
+            // splits), so the value is checked, as PostgreSQL does, and not used.
+            ("fillfactor", _) => {
+                let fill = integer_literal(value)?;
+                if !(10..=100).contains(&fill) {
+                    return Err(SqlError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("value {fill} out of bounds for option \"fillfactor\""),
+                    )
+                    .with_detail("Valid values are between \"10\" and \"100\"."));
+                }
+            }
             ("sessions" | "partitions" | "block" | "files" | "chains", _) => {
                 let n =
                     u32::try_from(integer_literal(value)?).map_err(|_| bad_option(&name, value))?;
@@ -685,7 +698,9 @@ fn apply_options(
                     sqlstate::INVALID_PARAMETER_VALUE,
                     format!("unrecognized parameter \"{name}\""),
                 )
-                .with_hint("hotpage takes design, sessions, partitions, block and files"));
+                .with_hint(
+                    "hotpage takes design, sessions, partitions, block, files and fillfactor",
+                ));
             }
         }
     }

@@ -8,6 +8,8 @@ pub mod sqlstate {
     pub const SYNTAX_ERROR: &str = "42601";
     /// undefined_table
     pub const UNDEFINED_TABLE: &str = "42P01";
+    /// wrong_object_type
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
     /// duplicate_table
     pub const DUPLICATE_TABLE: &str = "42P07";
     /// undefined_column

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+mod maintenance;
 mod protocol;
 
 pub use protocol::{BatchObserver, is_read_result};
@@ -725,6 +726,8 @@ impl SqlSession {
                 self.prepared.remove(&fold(name));
                 Ok(StatementResult::command("DEALLOCATE"))
             }
+            Statement::Vacuum(vacuum) => self.vacuum(vacuum),
+            Statement::Truncate(truncate) => self.truncate(truncate),
             Statement::Update(_) => Err(SqlError::unsupported("UPDATE")),
             Statement::Delete(_) => Err(SqlError::unsupported("DELETE")),
             other => Err(SqlError::unsupported(format!(

@@ -22,10 +22,16 @@ impl Serve {
     /// Starts `hotpage serve --db DB --listen 127.0.0.1:0 EXTRA...` and waits for its
     /// "listening on" line.
     pub fn start(db: &Path, extra: &[&str]) -> Serve {
+        Serve::start_on(db, "127.0.0.1:0", extra)
+    }
+
+    /// Starts `hotpage serve --db DB --listen LISTEN EXTRA...` (LISTEN's port 0: a free
+    /// port) and waits for its "listening on" line.
+    pub fn start_on(db: &Path, listen: &str, extra: &[&str]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
             .args(["serve", "--db"])
             .arg(db)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -4,7 +4,7 @@
 //! a batch there), the columns a statement will return before it runs (Describe), and a
 //! way for an error the server itself raised (a bad Bind) to fail the transaction block.
 
-use super::{Plan, Prepared, SqlSession, parse};
+use super::{Plan, Prepared, SqlSession, TxnStatus, parse};
 use crate::error::{SqlError, SqlResult};
 use crate::session::{ColumnInfo, StatementResult};
 use crate::types::SqlType;
@@ -30,14 +30,45 @@ impl SqlSession {
         sql: &str,
         observer: &mut dyn BatchObserver,
     ) -> Option<SqlError> {
+        self.run_batch(sql, observer, false)
+    }
+
+    /// A simple-protocol Query message, by PostgreSQL's rule: outside a transaction block,
+    /// several statements run as one implicit transaction. If one fails, the ones before
+    /// it roll back with it, unless an explicit BEGIN … COMMIT inside the message took
+    /// them. One statement alone is its own transaction, as in
+    /// [`SqlSession::execute_batch_observed`]. hotpage's DDL (CREATE, DROP, TRUNCATE) is
+    /// not transactional: in such a message it first commits the statements before it
+    /// and runs on its own; the statements after it start a new implicit transaction.
+    pub fn execute_query_message(
+        &mut self,
+        sql: &str,
+        observer: &mut dyn BatchObserver,
+    ) -> Option<SqlError> {
+        self.run_batch(sql, observer, true)
+    }
+
+    fn run_batch(
+        &mut self,
+        sql: &str,
+        observer: &mut dyn BatchObserver,
+        implicit_transaction: bool,
+    ) -> Option<SqlError> {
         let statements = match parse(sql) {
             Ok(statements) => statements,
             Err(error) => return Some(self.fail(error)),
         };
         let single = statements.len() == 1;
+        let mut implicit = Implicit {
+            wanted: implicit_transaction && !single,
+            open: false,
+        };
         for (index, statement) in statements.into_iter().enumerate() {
             if let Err(error) = observer.before_statement(index) {
-                return Some(self.fail(error));
+                return Some(self.fail_batch(error, &mut implicit));
+            }
+            if let Err(error) = self.enter_statement(&statement, &mut implicit) {
+                return Some(self.fail_batch(error, &mut implicit));
             }
             // pg_stat_activity shows the text as sent (one statement), else the statement.
             if single {
@@ -52,10 +83,56 @@ impl SqlSession {
                 Err(error) => Err(error.resolve_position(sql)),
             };
             if let Err(error) = done {
-                return Some(self.fail(error));
+                return Some(self.fail_batch(error, &mut implicit));
             }
         }
+        if implicit.open && self.txn == TxnStatus::InTransaction {
+            return self.commit().err();
+        }
         None
+    }
+
+    /// Before a statement of a Query message: opens the implicit transaction, or hands it
+    /// over to an explicit BEGIN, or commits it before DDL.
+    fn enter_statement(&mut self, statement: &Statement, implicit: &mut Implicit) -> SqlResult<()> {
+        if !implicit.wanted {
+            return Ok(());
+        }
+        match statement {
+            // BEGIN inside the implicit transaction makes it the explicit block (the
+            // statements before it are in the block); COMMIT or ROLLBACK ends it.
+            Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. } => {
+                implicit.open = false;
+            }
+            statement if is_non_transactional(statement) => {
+                if implicit.open && self.txn == TxnStatus::InTransaction {
+                    implicit.open = false;
+                    self.commit()?;
+                }
+            }
+            _ => {
+                if self.txn == TxnStatus::Idle {
+                    self.begin()?;
+                    implicit.open = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The error that stopped a batch: an implicit transaction rolls back (the session is
+    /// idle again, as in PostgreSQL); an explicit block is failed.
+    fn fail_batch(&mut self, error: SqlError, implicit: &mut Implicit) -> SqlError {
+        if implicit.open {
+            implicit.open = false;
+            if let Err(rollback) = self.rollback() {
+                return rollback;
+            }
+            return error;
+        }
+        self.fail(error)
     }
 
     /// An error raised outside the session for this session's statement (a parameter
@@ -94,6 +171,26 @@ impl Prepared {
                 if matches!(statement.as_ref(), Statement::Commit { .. } | Statement::Rollback { .. })
         )
     }
+}
+
+/// A Query message's implicit transaction.
+struct Implicit {
+    /// Several statements, outside a block, in a Query message.
+    wanted: bool,
+    /// This batch began the engine transaction now open.
+    open: bool,
+}
+
+/// Statements hotpage runs outside any transaction (its DDL is not transactional).
+fn is_non_transactional(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::CreateTable(_)
+            | Statement::CreateSequence { .. }
+            | Statement::Drop { .. }
+            | Statement::Truncate(_)
+            | Statement::Vacuum(_)
+    )
 }
 
 /// True if a result is a read (SELECT or SHOW), whose rows a server may drop on a cancel

@@ -535,7 +535,7 @@ impl Database {
             {
                 return Err(Error::TableExists(spec.name.to_string()));
             }
-            let table = Arc::new(new_table(&self.inner, tables.len(), spec)?);
+            let table = Arc::new(new_table(&self.inner, tables.len(), spec, None)?);
             tables.push(Arc::clone(&table));
             table
         };
@@ -562,6 +562,42 @@ impl Database {
             return Err(error);
         }
         Ok(())
+    }
+
+    /// Empties a table (SQL's TRUNCATE): a new, empty table with the same name and spec
+    /// replaces it, and one checkpoint writes the catalog that marks the old one dropped
+    /// and names the new one, so after a crash there is the old table whole or the new one
+    /// empty, never neither. The key generator goes on from where the old one was
+    /// (PostgreSQL's CONTINUE IDENTITY). Handles to the old table see it dropped; the old
+    /// pages stay allocated, as a drop's do. Returns the new table.
+    pub fn truncate_table(&self, name: &str) -> Result<TableHandle> {
+        self.writable("truncating a table")?;
+        let mut checkpoint_state = self.inner.checkpoint_lock.lock();
+        let old = self.table(name)?;
+        let spec = TableSpec {
+            name: &old.name,
+            design: &old.design,
+            kind: old.key_kind(),
+            layout: old.layout,
+            user_keys: old.user_keys,
+            schema: &old.schema,
+            unlogged: old.unlogged,
+        };
+        let next_key = Some(old.keys.high_water());
+        let table = {
+            let mut tables = self.inner.tables.write();
+            let table = Arc::new(new_table(&self.inner, tables.len(), &spec, next_key)?);
+            tables.push(Arc::clone(&table));
+            table
+        };
+        old.dropped.store(true, Ordering::Release);
+        if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, true) {
+            old.dropped.store(false, Ordering::Release);
+            forget_failed_table(&self.inner, &table);
+            return Err(error);
+        }
+        table.published.store(true, Ordering::Release);
+        Ok(table)
     }
 
     /// The embedder's database-wide metadata bytes (empty until set).
@@ -771,7 +807,13 @@ fn validate_spec(spec: &TableSpec<'_>) -> Result<()> {
 }
 
 /// A new table's in-memory state, with empty storage (the caller publishes it).
-fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
+/// `next_key`: where a counter key generator starts (None: the kind's start).
+fn new_table(
+    inner: &Inner,
+    id: usize,
+    spec: &TableSpec<'_>,
+    next_key: Option<i64>,
+) -> Result<Table> {
     let (trees, heap) = new_storage(
         &inner.pool,
         &inner.stats,
@@ -798,7 +840,7 @@ fn new_table(inner: &Inner, id: usize, spec: &TableSpec<'_>) -> Result<Table> {
         layout: spec.layout,
         flow: routing::flow_gate(spec.layout, &inner.stats),
         memory: memory::create(&*inner.storage, id, spec.layout)?,
-        keys: KeyGenerator::new(spec.kind, None)?.with_seed(seed),
+        keys: KeyGenerator::new(spec.kind, next_key)?.with_seed(seed),
         rows: AtomicU64::new(0),
         published: AtomicBool::new(false),
         dropped: AtomicBool::new(false),

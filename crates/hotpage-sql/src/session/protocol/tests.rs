@@ -145,3 +145,110 @@ fn reads_are_told_from_writes() {
     };
     assert!(!is_read_result(&write));
 }
+
+fn count(s: &mut SqlSession, table: &str) -> String {
+    let result = s
+        .execute(&format!("SELECT count(*) FROM {table}"))
+        .expect("count")
+        .remove(0);
+    result.rows[0][0].to_pg_text(None).unwrap_or_default()
+}
+
+fn query_message(s: &mut SqlSession, sql: &str) -> (Vec<String>, Option<SqlError>) {
+    let mut rec = Recorder {
+        tags: Vec::new(),
+        stop_before: usize::MAX,
+    };
+    let error = s.execute_query_message(sql, &mut rec);
+    (rec.tags, error)
+}
+
+#[test]
+fn a_query_message_is_one_implicit_transaction() {
+    let db = open_mem();
+    let mut s = db.session();
+    // DDL is not transactional here: it commits before it and runs alone.
+    let (tags, error) = query_message(
+        &mut s,
+        "CREATE TABLE t (id bigint PRIMARY KEY); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)",
+    );
+    assert_eq!(error, None);
+    assert_eq!(tags, ["CREATE TABLE", "INSERT 0 1", "INSERT 0 1"]);
+    assert_eq!(s.txn_status(), TxnStatus::Idle, "committed at the end");
+    assert_eq!(count(&mut s, "t"), "2");
+
+    // A failing statement rolls back the ones before it, and the session is idle.
+    let (tags, error) = query_message(
+        &mut s,
+        "INSERT INTO t VALUES (3); INSERT INTO t VALUES (4); INSERT INTO t VALUES ('x')",
+    );
+    assert_eq!(error.expect("bad value").sqlstate, "22P02");
+    assert_eq!(tags, ["INSERT 0 1", "INSERT 0 1"]);
+    assert_eq!(s.txn_status(), TxnStatus::Idle);
+    assert_eq!(count(&mut s, "t"), "2");
+
+    // A stop between statements (a cancel) rolls it back too.
+    let mut stopped = Recorder {
+        tags: Vec::new(),
+        stop_before: 1,
+    };
+    let error = s.execute_query_message(
+        "INSERT INTO t VALUES (5); INSERT INTO t VALUES (6)",
+        &mut stopped,
+    );
+    assert_eq!(error.expect("stopped").sqlstate, "57014");
+    assert_eq!(count(&mut s, "t"), "2");
+
+    // The older rule, kept for `hotpage sql` scripts: each statement its own transaction.
+    let error = s.execute_batch_observed(
+        "INSERT INTO t VALUES (7); INSERT INTO t VALUES ('x')",
+        &mut Recorder {
+            tags: Vec::new(),
+            stop_before: usize::MAX,
+        },
+    );
+    assert!(error.is_some());
+    assert_eq!(count(&mut s, "t"), "3");
+}
+
+#[test]
+fn explicit_begin_and_commit_inside_a_query_message_take_over() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        .expect("create");
+    // BEGIN takes the statement before it into its block; COMMIT commits both; the
+    // failure after it rolls back only its own implicit transaction.
+    let (tags, error) = query_message(
+        &mut s,
+        "INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2); COMMIT; INSERT INTO t VALUES (3); INSERT INTO t VALUES (1)",
+    );
+    assert_eq!(error.expect("duplicate").sqlstate, "23505");
+    assert_eq!(
+        tags,
+        ["INSERT 0 1", "BEGIN", "INSERT 0 1", "COMMIT", "INSERT 0 1"]
+    );
+    assert_eq!(s.txn_status(), TxnStatus::Idle);
+    assert_eq!(count(&mut s, "t"), "2");
+
+    // An error inside an explicit block fails the block (25P02 until ROLLBACK), as
+    // before.
+    let (_, error) = query_message(
+        &mut s,
+        "BEGIN; INSERT INTO t VALUES (9); SELECT nope FROM t",
+    );
+    assert_eq!(error.expect("no column").sqlstate, "42703");
+    assert_eq!(s.txn_status(), TxnStatus::Failed);
+    s.execute("ROLLBACK").expect("rollback");
+    assert_eq!(count(&mut s, "t"), "2");
+
+    // A block left open by the message stays open.
+    let (_, error) = query_message(
+        &mut s,
+        "INSERT INTO t VALUES (10); BEGIN; INSERT INTO t VALUES (11)",
+    );
+    assert_eq!(error, None);
+    assert_eq!(s.txn_status(), TxnStatus::InTransaction);
+    s.execute("COMMIT").expect("commit");
+    assert_eq!(count(&mut s, "t"), "4");
+}
