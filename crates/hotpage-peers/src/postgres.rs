@@ -1,8 +1,9 @@
 //! PostgreSQL as a peer: a throwaway local server ([`PgInstance`]: initdb in a temporary
 //! directory, started with `synchronous_commit` mapped from the durability, stopped and
 //! removed when dropped) and the table and statement of each key shape. The sessions are
-//! `hotpage-pgclient`'s [`PgTarget`]: a connection per session, the statement prepared
-//! once, `pg_stat_activity` sampled for waits.
+//! `hotpage-pgclient`'s [`PgTarget`] (a connection per session, the statement prepared
+//! once, `pg_stat_activity` sampled for waits), wrapped in [`PostgresTarget`] so that a
+//! last, partial batch is committed as every other engine here commits it.
 //!
 //! - **Durability**: `synchronous_commit = on` for [`Commit::Sync`] (a commit waits for
 //!   its WAL flush; PostgreSQL's WAL writer groups concurrent commits' flushes), `off` for
@@ -18,7 +19,9 @@
 
 use crate::Commit;
 use crate::key::KeyShape;
-use hotpage_pgclient::{PgClientError, PgTarget, PgTargetConfig};
+use hotpage_pgclient::{PgClientError, PgSession, PgTarget, PgTargetConfig};
+use hotpage_workload::report::{TargetFigures, WaitTime};
+use hotpage_workload::{Target, TargetSession};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -366,10 +369,75 @@ pub fn insert_sql(row: &[u8]) -> String {
 
 /// The server at `url` as a target for `key` and `row`: its table made anew (dropped if
 /// it exists), each session preparing [`insert_sql`].
-pub fn connect_target(url: &str, key: KeyShape, row: &[u8]) -> Result<PgTarget, PgClientError> {
-    PgTarget::connect(PgTargetConfig {
+pub fn connect_target(
+    url: &str,
+    key: KeyShape,
+    row: &[u8],
+) -> Result<PostgresTarget, PgClientError> {
+    let inner = PgTarget::connect(PgTargetConfig {
         url,
         setup_sql: Some(&setup_sql(key)),
         statement: &insert_sql(row),
-    })
+    })?;
+    Ok(PostgresTarget { inner })
+}
+
+/// [`PgTarget`] with one difference: a session's last, partial batch is committed at the
+/// end of the run, as every other engine in the comparison does (`hotpage stress --url`
+/// rolls it back), so the rows the driver counts are the rows in the table.
+pub struct PostgresTarget {
+    inner: PgTarget,
+}
+
+impl PostgresTarget {
+    /// The server's `synchronous_commit`.
+    pub fn synchronous_commit(&self) -> Option<&str> {
+        self.inner.synchronous_commit()
+    }
+}
+
+impl Target for PostgresTarget {
+    type Error = PgClientError;
+    type Session<'a> = PostgresSession;
+
+    fn session(&self, index: usize) -> Result<PostgresSession, PgClientError> {
+        Ok(PostgresSession(self.inner.session(index)?))
+    }
+
+    fn reset_waits(&self) {
+        self.inner.reset_waits();
+    }
+
+    fn waits(&self) -> Option<Vec<WaitTime>> {
+        self.inner.waits()
+    }
+
+    fn figures(&self) -> Result<TargetFigures, PgClientError> {
+        self.inner.figures()
+    }
+}
+
+/// One connection of a [`PostgresTarget`].
+pub struct PostgresSession(PgSession);
+
+impl TargetSession for PostgresSession {
+    type Error = PgClientError;
+
+    fn begin(&mut self) -> Result<(), PgClientError> {
+        self.0.begin()
+    }
+
+    fn insert(&mut self, row: &[u8]) -> Result<(), PgClientError> {
+        self.0.insert(row)
+    }
+
+    fn commit(&mut self) -> Result<(), PgClientError> {
+        self.0.commit()
+    }
+
+    fn finish(&mut self) -> Result<(), PgClientError> {
+        // COMMIT a transaction left open; then nothing is left for PgSession to roll back.
+        self.0.commit()?;
+        self.0.finish()
+    }
 }
