@@ -333,9 +333,8 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
     // A local PostgreSQL runs detached from the terminal: stop it on Ctrl-C too.
     // Failing to install the handler only loses that cleanup, so it does not stop the run.
     let _ = ctrlc::set_handler(|| {
-        hotpage_peers::postgres::stop_all_now();
-        errln!("compare: interrupted (a local PostgreSQL, if any, was stopped and removed)");
-        std::process::exit(130);
+        errln!("compare: interrupted; stopping and removing the local PostgreSQL, if any");
+        hotpage_peers::postgres::stop_all_and_exit(130);
     });
     let peers = find_peers(&settings, args);
     let comparison = measure(&settings, &peers)?;

@@ -278,3 +278,66 @@ fn help_explains_the_durability_mapping() {
         assert!(stdout.contains(needle), "{needle}: {stdout}");
     }
 }
+
+#[test]
+fn ctrl_c_stops_and_removes_the_local_postgres() {
+    use std::os::unix::fs::PermissionsExt;
+    // A temporary directory of this test's own, so that the server's directory is found;
+    // PostgreSQL's user (when the test runs as root) must be able to enter it.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args([
+            "compare",
+            "--engines",
+            "postgres",
+            "--designs",
+            "identity",
+            "--sessions",
+            "1",
+            "--duration",
+            "60",
+            "--rounds",
+            "1",
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server_dirs = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().contains("hotpage-pg."))
+            .collect()
+    };
+    let started = std::time::Instant::now();
+    while !server_dirs()
+        .iter()
+        .any(|d| d.join("data/postmaster.pid").exists())
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no PostgreSQL started (this test needs initdb and pg_ctl; CI installs them)"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Inside the round by now.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(
+        server_dirs(),
+        Vec::<std::path::PathBuf>::new(),
+        "the server's directory is removed"
+    );
+}

@@ -14,8 +14,8 @@
 //!   is a heap with a B-tree on the key, not a clustered B+tree; the B-tree's last page is
 //!   where identity's inserts meet.
 //! - **Ctrl-C**: the server runs in its own session (pg_ctl detaches it), so a terminal's
-//!   SIGINT does not reach it; [`stop_all_now`] stops every live instance for a signal
-//!   handler, which cannot rely on destructors.
+//!   SIGINT does not reach it; [`stop_all_and_exit`] stops every live instance for a
+//!   signal handler, which cannot rely on destructors.
 
 use crate::Commit;
 use crate::key::KeyShape;
@@ -90,7 +90,7 @@ impl PgBinaries {
                 Some((version, entry.path().join("bin")))
             })
             .collect();
-        debian.sort_by(|a, b| b.0.cmp(&a.0));
+        debian.sort_by_key(|entry| std::cmp::Reverse(entry.0));
         let path_dirs = std::env::var_os("PATH")
             .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
             .unwrap_or_default();
@@ -124,7 +124,7 @@ struct LiveInstance {
     run_as: Option<String>,
 }
 
-/// Every instance started and not yet stopped, for [`stop_all_now`].
+/// Every instance started and not yet stopped, for [`stop_all_and_exit`].
 static LIVE: Mutex<Vec<LiveInstance>> = Mutex::new(Vec::new());
 
 fn live_instances() -> std::sync::MutexGuard<'static, Vec<LiveInstance>> {
@@ -132,14 +132,18 @@ fn live_instances() -> std::sync::MutexGuard<'static, Vec<LiveInstance>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Stops every live instance at once (`pg_ctl stop -m immediate`) and removes its
-/// directory: for a Ctrl-C handler, which exits without running destructors.
-pub fn stop_all_now() {
-    let instances = std::mem::take(&mut *live_instances());
-    for instance in instances {
+/// Stops every live instance at once (`pg_ctl stop -m immediate`), removes its directory
+/// and exits the process with `code`: for a Ctrl-C handler, since the signal does not
+/// unwind and destructors would not run. The list of instances stays locked until the
+/// process is gone, so a [`PgInstance`] being dropped on another thread (its session saw
+/// the server go) waits instead of racing the removal or exiting first with its own code.
+pub fn stop_all_and_exit(code: i32) -> ! {
+    let mut instances = live_instances();
+    for instance in instances.drain(..) {
         let _ = pg_ctl_stop(&instance, "immediate");
         let _ = std::fs::remove_dir_all(&instance.dir);
     }
+    std::process::exit(code)
 }
 
 fn pg_ctl_stop(instance: &LiveInstance, mode: &str) -> std::io::Result<Output> {
@@ -184,7 +188,7 @@ pub struct PgInstance {
     live: LiveInstance,
     url: String,
     // Removed on drop, after the server stopped.
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 /// The user PostgreSQL runs as when we are root (it refuses root): Debian's `postgres`,
@@ -282,7 +286,7 @@ impl PgInstance {
         Ok(PgInstance {
             live,
             url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-            _dir: dir,
+            dir: Some(dir),
         })
     }
 
@@ -343,9 +347,19 @@ fn start_server(live: &LiveInstance, commit: Commit) -> Result<u16, PgInstanceEr
 
 impl Drop for PgInstance {
     fn drop(&mut self) {
-        live_instances().retain(|instance| instance != &self.live);
+        // Under the lock, so that a Ctrl-C handler ([`stop_all_and_exit`]) either finds
+        // this instance still to stop or waits until it is stopped and removed.
+        let mut instances = live_instances();
+        if !instances.contains(&self.live) {
+            // The handler stopped and removed it.
+            return;
+        }
+        instances.retain(|instance| instance != &self.live);
         // Fast: roll back and disconnect the sessions, then a clean shutdown.
         let _ = pg_ctl_stop(&self.live, "fast");
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.close();
+        }
     }
 }
 
