@@ -4,6 +4,8 @@
 #[macro_use]
 mod output;
 mod check;
+mod compare;
+mod compare_text;
 mod crashtest;
 mod inspect;
 mod recover;
@@ -95,6 +97,10 @@ enum Command {
     /// drivers connect to it.
     #[command(long_about = serve::LONG_ABOUT, after_help = serve::AFTER_HELP)]
     Serve(serve::ServeArgs),
+    /// The same inserts against hotpage and the engines users pick instead (SQLite,
+    /// RocksDB, PostgreSQL): medians of interleaved rounds, and hotpage ÷ the best peer.
+    #[command(after_help = compare::AFTER_HELP)]
+    Compare(compare::CompareArgs),
 }
 
 /// An error with the exit code it should end the process with.
@@ -221,6 +227,7 @@ fn main() -> ExitCode {
         Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Compare(args) => compare::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

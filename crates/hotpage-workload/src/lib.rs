@@ -36,6 +36,7 @@
 //! - **Failures.** The first error of any session stops every session; [`run`] returns it
 //!   as [`RunError::Session`].
 
+pub mod compare;
 pub mod design;
 pub mod engine;
 pub mod plan;
