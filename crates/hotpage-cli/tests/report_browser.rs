@@ -130,11 +130,18 @@ fn run_browser(profile: &Path, args: &[String], url: &str) -> BrowserOutput {
     }
 }
 
-/// Console messages the page caused (Chromium logs them as `CONSOLE` lines).
+/// Console messages the page caused: Chromium logs each as a `CONSOLE` line naming its
+/// `source:` (the page's URL). Other `CONSOLE` lines (none expected) are shown, not failed
+/// on, since they do not come from the page.
 fn console_lines(stderr: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .filter(|l| l.contains("CONSOLE"))
+    let text = String::from_utf8_lossy(stderr);
+    for line in text.lines() {
+        if line.contains("CONSOLE") && !line.contains("source:") {
+            eprintln!("chromium logged (not from the page): {line}");
+        }
+    }
+    text.lines()
+        .filter(|l| l.contains("CONSOLE") && l.contains("source:"))
         .map(str::to_string)
         .collect()
 }
