@@ -20,6 +20,10 @@ const BAR_ROW_PX: u32 = 30;
 const BAR_CHART_FRAME_PX: u32 = 110;
 /// The smallest value a logarithmic axis shows (0.01 µs): zero latencies sit at the floor.
 const LOG_FLOOR: f64 = 0.01;
+/// The largest magnitude drawn. Beyond it a value is cut to it (bars, latencies) or left out
+/// (points): an axis up to 1e308 would overflow to infinity when padded, and plotters'
+/// tick search never ends on an infinite range.
+const VALUE_MAX: f64 = 1e15;
 /// Font of labels and legends.
 const FONT: &str = "sans-serif";
 
@@ -98,6 +102,8 @@ fn draw_no_data(root: &Area<'_>) -> Result<(), String> {
 
 /// A number in few characters: 1234567 → 1.23M, 0.5 → 0.5.
 pub(crate) fn short_number(value: f64) -> String {
+    // -0.0 + 0.0 is 0.0: an axis never reads "-0".
+    let value = value + 0.0;
     let magnitude = value.abs();
     let (scaled, suffix) = if magnitude >= 1e9 {
         (value / 1e9, "G")
@@ -114,6 +120,12 @@ pub(crate) fn short_number(value: f64) -> String {
         format!("{scaled:.1}")
     } else {
         format!("{scaled:.2}")
+    };
+    // 1.40M reads as 1.4M; 2.00 as 2.
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
     };
     format!("{text}{suffix}")
 }
@@ -134,21 +146,25 @@ fn clean_points(points: &[(f64, f64)], x_positive: bool) -> Vec<(f64, f64)> {
     let mut clean: Vec<(f64, f64)> = points
         .iter()
         .copied()
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!x_positive || *x > 0.0))
+        .filter(|(x, y)| x.abs() <= VALUE_MAX && y.abs() <= VALUE_MAX && (!x_positive || *x > 0.0))
         .collect();
     clean.sort_by(|a, b| a.0.total_cmp(&b.0));
     clean
 }
 
-/// A range that plotters can draw even when all values are equal.
+/// A range that plotters can draw even when all values are equal or nearly so: a range
+/// narrower than a millionth of its magnitude would give ticks too close to add up
+/// (1e14 + 0.005 == 1e14), and plotters' tick search would never end.
 fn widen(low: f64, high: f64, log: bool) -> (f64, f64) {
-    if high > low {
+    let magnitude = low.abs().max(high.abs());
+    if high - low > magnitude * 1e-6 {
         return (low, high);
     }
     if log {
         (low / 2.0, high * 2.0)
     } else {
-        (low - 1.0, high + 1.0)
+        let pad = (magnitude * 0.1).max(1.0);
+        (low - pad, high + pad)
     }
 }
 
@@ -243,7 +259,7 @@ fn draw_legend<'a, X: Ranged, Y: Ranged>(
 /// Bar lengths that can be drawn: negative and non-finite values are 0.
 fn bar_value(value: f64) -> f64 {
     if value.is_finite() && value > 0.0 {
-        value
+        value.min(VALUE_MAX)
     } else {
         0.0
     }
@@ -483,7 +499,7 @@ fn latency_points(percentiles: &Percentiles) -> Vec<(u32, f64)> {
     (0u32..)
         .zip(percentiles.values())
         .filter(|(_, v)| v.is_finite())
-        .map(|(i, v)| (i, v.max(LOG_FLOOR)))
+        .map(|(i, v)| (i, v.clamp(LOG_FLOOR, VALUE_MAX)))
         .collect()
 }
 
@@ -494,11 +510,14 @@ mod tests {
     #[test]
     fn short_numbers_read_well() {
         assert_eq!(short_number(1_267_967.0), "1.27M");
-        assert_eq!(short_number(98_966.0), "99.0k");
+        assert_eq!(short_number(1_400_000.0), "1.4M");
+        assert_eq!(short_number(98_966.0), "99k");
         assert_eq!(short_number(64.0), "64");
-        assert_eq!(short_number(0.5), "0.50");
+        assert_eq!(short_number(0.5), "0.5");
+        assert_eq!(short_number(0.0), "0");
+        assert_eq!(short_number(-0.0), "0");
         assert_eq!(short_micros(7733.2), "7.73 ms");
-        assert_eq!(short_micros(0.4), "0.40 µs");
+        assert_eq!(short_micros(0.4), "0.4 µs");
     }
 
     #[test]
@@ -515,6 +534,7 @@ mod tests {
             (0.0, 3.0),
             (1.0, f64::INFINITY),
             (2.0, 5.0),
+            (3.0, 1e300),
         ];
         assert_eq!(clean_points(&points, true), vec![(2.0, 5.0), (4.0, 1.0)]);
         assert_eq!(

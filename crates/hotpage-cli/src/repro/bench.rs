@@ -91,6 +91,11 @@ impl Bench {
         self.runs_done
     }
 
+    /// Runs `f` (printing) with the progress bar hidden, so that the two do not mix.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
     /// Removes the progress bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

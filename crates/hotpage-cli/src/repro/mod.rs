@@ -129,8 +129,11 @@ pub fn run(args: &ReproArgs) -> Result<(), CliError> {
     )));
     for article in articles {
         let section = run_article(article, &mut bench)?;
-        text::print_section(&section)?;
-        outln!()?;
+        // The bar is cleared while the tables print, and drawn again below them.
+        bench.suspend(|| {
+            text::print_section(&section)?;
+            outln!()
+        })?;
         document.sections.push(section);
     }
     bench.finish();
