@@ -9,8 +9,10 @@ mod compare_text;
 mod crashtest;
 mod inspect;
 mod recover;
+mod report_html;
 mod report_server;
 mod report_text;
+mod repro;
 mod serve;
 mod sql_print;
 mod sql_repl;
@@ -62,7 +64,7 @@ const EXIT_CODES_HELP: &str = "Exit codes:
     long_about = "hotpage reproduces the last-page insert contention that SQL Server, PostgreSQL \
 and MySQL suffer when many sessions insert into a table whose key grows by one, on its own \
 embedded storage engine, and shows where the time goes (wait statistics, hottest pages, index \
-shape).\n\nStart with:\n  hotpage stress --design identity --sessions 64 --rows 20000\n  \
+shape).\n\nStart with:\n  hotpage repro all\n  hotpage stress --design identity --sessions 64 --rows 20000\n  \
 hotpage stress --design guid --sessions 64 --rows 20000\n  \
 hotpage inspect tables --db PATH\n  hotpage check --db PATH",
     after_help = EXIT_CODES_HELP
@@ -76,6 +78,10 @@ struct Cli {
 enum Command {
     /// Many sessions insert rows one at a time into one table; report rows/s and waits.
     Stress(stress::StressArgs),
+    /// Reproduce the seed articles' experiments (000-004 or all) here, the articles'
+    /// figures beside ours as ratios; writes an HTML report with charts.
+    #[command(long_about = repro::LONG_ABOUT)]
+    Repro(repro::ReproArgs),
     /// Look inside a database: a page (DBCC PAGE), an index's physical stats, the last
     /// run's waits, the tables.
     Inspect(inspect::InspectArgs),
@@ -221,6 +227,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Stress(args) => stress::run(&args),
+        Command::Repro(args) => repro::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),

@@ -104,6 +104,11 @@ pub struct StressArgs {
     /// Print one JSON object instead of the text report
     #[arg(long)]
     pub json: bool,
+    /// Also write the report as one self-contained HTML file (inline CSS and SVG charts:
+    /// wait time by type, latency percentiles, hottest pages; rows/s by design with
+    /// --design all), replacing FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Page size in bytes for a new database (power of two, 4096 to 65536)
     #[arg(long, default_value_t = 8192)]
     pub page_size: usize,
@@ -406,6 +411,7 @@ pub fn run(args: &StressArgs) -> Result<(), CliError> {
 }
 
 fn print_one(args: &StressArgs, report: &Report) -> Result<(), CliError> {
+    write_html(args, &[(report.target.design.clone(), report)])?;
     if args.json {
         outln!("{}", to_json(report)?)?;
     } else {
@@ -512,6 +518,11 @@ fn run_all(args: &StressArgs) -> Result<(), CliError> {
         }
         reports.push((name, report));
     }
+    let runs: Vec<(String, &Report)> = reports
+        .iter()
+        .map(|(name, report)| (name.to_string(), report))
+        .collect();
+    write_html(args, &runs)?;
     if args.json {
         #[derive(serde::Serialize)]
         struct AllDesigns<'a> {
@@ -527,6 +538,25 @@ fn run_all(args: &StressArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--html FILE`: the runs' tables and charts as one HTML file.
+fn write_html(args: &StressArgs, runs: &[(String, &Report)]) -> Result<(), CliError> {
+    let Some(path) = &args.html else {
+        return Ok(());
+    };
+    let mut document = hotpage_report::Document::new("hotpage stress");
+    let command: Vec<String> = std::env::args().skip(1).collect();
+    document.subtitle = Some(crate::report_html::subtitle(&format!(
+        "hotpage {}",
+        command.join(" ")
+    )));
+    document
+        .sections
+        .push(crate::report_html::runs_section("Runs", runs));
+    crate::report_html::write(&document, path)?;
+    errln!("HTML report written to {}", path.display());
+    Ok(())
+}
+
 /// One JSON object on one line.
 fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
     Ok(serde_json::to_string(value).context("writing the report as JSON")?)
@@ -534,6 +564,11 @@ fn to_json(value: &impl serde::Serialize) -> Result<String, CliError> {
 
 /// The plan of the command line.
 fn plan(args: &StressArgs, durability: Durability) -> Plan {
+    plan_with_progress(args, durability, Progress::Stderr)
+}
+
+/// The plan of the command line, with its progress shown or not.
+fn plan_with_progress(args: &StressArgs, durability: Durability, progress: Progress) -> Plan {
     Plan {
         sessions: args.sessions,
         amount: match args.duration {
@@ -546,7 +581,7 @@ fn plan(args: &StressArgs, durability: Durability) -> Plan {
         row: RowShape {
             bytes: args.row_bytes,
         },
-        progress: Progress::Stderr,
+        progress,
     }
 }
 
@@ -570,6 +605,26 @@ fn engine_options(args: &StressArgs, durability: Durability) -> Options {
 /// One design into table `table_name`: returns its report, saved with the database when
 /// it is not a temporary one (for `hotpage inspect waits`).
 fn run_one(args: &StressArgs, name: DesignName, table_name: &str) -> Result<Report, CliError> {
+    run_one_with_progress(args, name, table_name, Progress::Stderr)
+}
+
+/// One design's run for `repro`: its arguments checked as the command line's are, and
+/// its own progress line hidden (`repro` shows one bar for all its runs).
+pub(crate) fn run_checked_quiet(args: &StressArgs) -> Result<Report, CliError> {
+    let DesignChoice::One(name) = validate(args)? else {
+        return Err(CliError::usage("repro runs one design at a time"));
+    };
+    let table = args.table.clone().unwrap_or_else(|| name.to_string());
+    run_one_with_progress(args, name, &table, Progress::Hidden)
+}
+
+/// [`run_one`], with the run's own progress line shown or not (`repro` shows its own).
+fn run_one_with_progress(
+    args: &StressArgs,
+    name: DesignName,
+    table_name: &str,
+    progress: Progress,
+) -> Result<Report, CliError> {
     let design = Design::new(name, &design_options(args));
     let (path, _temp_dir) = database_path(args)?;
     let durability = parse_durability(args)?;
@@ -588,7 +643,8 @@ fn run_one(args: &StressArgs, name: DesignName, table_name: &str) -> Result<Repo
         db_label: args.db.as_ref().map(|p| p.display().to_string()),
     };
     let target = EngineTarget::new(db, &path, config).map_err(setup_error)?;
-    let report = hotpage_workload::run(&plan(args, durability), &target).map_err(run_error)?;
+    let report = hotpage_workload::run(&plan_with_progress(args, durability, progress), &target)
+        .map_err(run_error)?;
     let db = target.into_database();
     if args.db.is_some() {
         let bytes = serde_json::to_vec(&report).context("writing the report as JSON")?;

@@ -105,6 +105,8 @@ pub struct ServerFigures {
 pub struct Latency {
     /// Median.
     pub p50: f64,
+    /// 90th percentile (0 in a report saved before it was measured).
+    pub p90: f64,
     /// 99th percentile.
     pub p99: f64,
     /// 99.9th percentile.
@@ -311,6 +313,7 @@ mod tests {
             rows_per_s: 1600.0,
             latency_us: Latency {
                 p50: 1.5,
+                p90: 4.0,
                 p99: 20.25,
                 p999: 100.0,
                 max: 1234.5,
@@ -382,6 +385,7 @@ mod tests {
         assert_eq!(keys, expected);
         assert_eq!(value["waits"][0]["type"], "PAGELATCH_EX");
         assert_eq!(value["latency_us"]["p999"], 100.0);
+        assert_eq!(value["latency_us"]["p90"], 4.0);
         assert_eq!(value["index"]["rows_in_table"], 400);
         assert_eq!(value["index"]["combined_rows"], 120);
         assert_eq!(value["index"]["combine_rounds"], 30);

@@ -56,6 +56,11 @@ struct SessionResult<E> {
     latency_ns: Histogram<u64>,
     // Rows inserted after the warm-up.
     measured: u64,
+    // When the session left the start line, and when its last row was done: the measured
+    // phase's wall time comes from these, not from the coordinator's clock, which ticks
+    // every 10 ms and may itself be descheduled while a short run starts and ends.
+    started: Option<Instant>,
+    ended: Option<Instant>,
     error: Option<E>,
 }
 
@@ -108,7 +113,7 @@ fn new_histogram() -> Histogram<u64> {
 pub fn run<T: Target>(plan: &Plan, target: &T) -> Result<Report, RunError<T::Error>> {
     target.reset_waits();
     let shared = Shared::new(plan);
-    let (results, elapsed) = std::thread::scope(|s| {
+    let (results, warmup_end) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..shared.progress.len())
             .map(|index| {
                 let shared = &shared;
@@ -116,10 +121,11 @@ pub fn run<T: Target>(plan: &Plan, target: &T) -> Result<Report, RunError<T::Err
             })
             .collect();
         shared.barrier.wait();
-        let elapsed = coordinate(plan, &shared, &handles, target);
+        let warmup_end = coordinate(plan, &shared, &handles, target);
         let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (results, elapsed)
+        (results, warmup_end)
     });
+    let elapsed = measured_wall_time(warmup_end, &results);
     let mut latency_ns = new_histogram();
     let mut rows_total = 0u64;
     let mut first_error = None;
@@ -138,6 +144,7 @@ pub fn run<T: Target>(plan: &Plan, target: &T) -> Result<Report, RunError<T::Err
         elapsed,
         latency_us: Latency {
             p50: pct(0.50),
+            p90: pct(0.90),
             p99: pct(0.99),
             p999: pct(0.999),
             max: latency_ns.max() as f64 / 1000.0,
@@ -153,6 +160,8 @@ fn session_thread<T: Target>(target: &T, index: usize, shared: &Shared) -> Sessi
     let mut result = SessionResult {
         latency_ns: new_histogram(),
         measured: 0,
+        started: None,
+        ended: None,
         error: None,
     };
     let mut session = match target.session(index) {
@@ -166,7 +175,10 @@ fn session_thread<T: Target>(target: &T, index: usize, shared: &Shared) -> Sessi
         }
     };
     shared.barrier.wait();
-    if let Err(error) = insert_loop(&mut session, shared, &shared.progress[index], &mut result) {
+    result.started = Some(Instant::now());
+    let inserted = insert_loop(&mut session, shared, &shared.progress[index], &mut result);
+    result.ended = Some(Instant::now());
+    if let Err(error) = inserted {
         shared.abort.store(true, Ordering::Relaxed);
         result.error = Some(error);
         return result;
@@ -237,17 +249,33 @@ fn insert_loop<S: TargetSession>(
     Ok(())
 }
 
+/// The measured phase's wall time: from the end of the warm-up (or, without one, the first
+/// session's start) to the last session's last row.
+fn measured_wall_time<E>(
+    warmup_end: Option<Instant>,
+    results: &[std::thread::Result<SessionResult<E>>],
+) -> Duration {
+    let sessions = || results.iter().filter_map(|r| r.as_ref().ok());
+    let start = warmup_end.or_else(|| sessions().filter_map(|r| r.started).min());
+    let end = sessions().filter_map(|r| r.ended).max();
+    match (start, end) {
+        (Some(start), Some(end)) => end.saturating_duration_since(start),
+        _ => Duration::ZERO,
+    }
+}
+
 /// Runs the clock while the sessions insert: ends the warm-up (pausing every session outside
 /// the target while its statistics are reset), stops a timed run, and shows progress.
-/// Returns the measured phase's wall time.
+/// Returns when the warm-up ended, or `None` without one.
 fn coordinate<T: Target, R>(
     plan: &Plan,
     shared: &Shared,
     handles: &[ScopedJoinHandle<'_, R>],
     target: &T,
-) -> Duration {
+) -> Option<Instant> {
     let run_start = Instant::now();
     let mut measure_start = run_start;
+    let mut warmup_end = None;
     let mut rows_at_measure = 0u64;
     let finished = || handles.iter().filter(|h| h.is_finished()).count();
     let mut tracker = Tracker::new(plan.progress, target);
@@ -264,6 +292,7 @@ fn coordinate<T: Target, R>(
                 target.reset_waits();
                 rows_at_measure = shared.rows_now();
                 measure_start = Instant::now();
+                warmup_end = Some(measure_start);
                 tracker.restart(rows_at_measure, measure_start);
                 shared.phase.store(PHASE_MEASURE, Ordering::Release);
             }
@@ -287,7 +316,6 @@ fn coordinate<T: Target, R>(
         };
         tracker.update(shared.rows_now(), now, &status);
     }
-    let elapsed = measure_start.elapsed();
     tracker.finish();
-    elapsed
+    warmup_end
 }

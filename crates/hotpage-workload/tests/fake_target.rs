@@ -22,6 +22,8 @@ struct Fake {
     finishes: AtomicU64,
     resets: AtomicU64,
     fail_after: Option<u64>,
+    /// Time each insert takes.
+    insert_sleep: Option<Duration>,
 }
 
 struct FakeSession<'a> {
@@ -68,6 +70,9 @@ impl TargetSession for FakeSession<'_> {
     }
 
     fn insert(&mut self, row: &[u8]) -> Result<(), FakeError> {
+        if let Some(pause) = self.target.insert_sleep {
+            std::thread::sleep(pause);
+        }
         if self.target.fail_after.is_some_and(|n| self.next >= n) {
             return Err(FakeError);
         }
@@ -194,4 +199,29 @@ fn a_failing_session_stops_the_run_with_its_error() {
         error,
         hotpage_workload::RunError::Session(FakeError)
     ));
+}
+
+#[test]
+fn a_short_run_is_timed_by_its_sessions_not_the_coordinators_tick() {
+    // Five 1 ms inserts: the run lasts about 5 ms, less than the coordinator's 10 ms tick,
+    // so a wall time read from the coordinator would be 10 ms or more (or 0 when it
+    // looked only after the sessions had ended).
+    let fake = Fake {
+        insert_sleep: Some(Duration::from_millis(1)),
+        ..Fake::default()
+    };
+    let report = run(&plan(1, 5, 1), &fake).expect("the run succeeds");
+    let slowest_ms = report.latency_us.max / 1000.0;
+    assert!(
+        report.elapsed_s >= 0.005,
+        "five 1 ms inserts: {}",
+        report.elapsed_s
+    );
+    // The session's own clock: its five inserts and a little bookkeeping, however loaded
+    // the machine is.
+    assert!(
+        report.elapsed_s * 1000.0 <= 5.0 * slowest_ms + 1.0,
+        "elapsed {} s against five inserts of at most {slowest_ms} ms",
+        report.elapsed_s
+    );
 }

@@ -1,0 +1,545 @@
+//! Each chart kind drawn by plotters' SVG backend into a string.
+//!
+//! The data is cleaned first (non-finite values left out, negative bar lengths as 0, log
+//! axes kept positive), so that no input makes plotters panic or draw outside the frame.
+//! A chart with nothing to draw is still drawn: an empty frame that says "no data", so a
+//! reader sees that the run had none rather than a chart gone missing.
+
+use crate::{BarChart, Chart, LatencyChart, LineChart, Percentiles, ReportError, StackedBarChart};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{SegmentedCoord, ValueFormatter};
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
+use plotters::prelude::*;
+
+/// Width of every chart, in SVG pixels (the page scales it down on narrow screens).
+const WIDTH_PX: u32 = 900;
+/// Height of the line and latency charts.
+const HEIGHT_PX: u32 = 400;
+/// Height of one horizontal bar, and what a bar chart needs besides its bars.
+const BAR_ROW_PX: u32 = 30;
+const BAR_CHART_FRAME_PX: u32 = 110;
+/// The smallest value a logarithmic axis shows (0.01 µs): zero latencies sit at the floor.
+const LOG_FLOOR: f64 = 0.01;
+/// The largest magnitude drawn. Beyond it a value is cut to it (bars, latencies) or left out
+/// (points): an axis up to 1e308 would overflow to infinity when padded, and plotters'
+/// tick search never ends on an infinite range.
+const VALUE_MAX: f64 = 1e15;
+/// Font of labels and legends.
+const FONT: &str = "sans-serif";
+
+/// Tableau's ten colours: distinct, readable on white, and kind to colour-blind readers.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// The i-th colour of the palette, cycling.
+fn colour(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// The chart as an `<svg>` element.
+pub(crate) fn render_svg(chart: &Chart) -> Result<String, ReportError> {
+    let height_px = match chart {
+        Chart::Lines(_) | Chart::Latency(_) => HEIGHT_PX,
+        Chart::StackedBars(c) => bar_chart_height(c.bars.len()),
+        Chart::Bars(c) => bar_chart_height(c.bars.len()),
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, height_px)).into_drawing_area();
+        let drawn = root
+            .fill(&WHITE)
+            .map_err(|e| e.to_string())
+            .and_then(|()| match chart {
+                Chart::Lines(c) => draw_lines(&root, c),
+                Chart::StackedBars(c) => draw_stacked_bars(&root, c),
+                Chart::Bars(c) => draw_bars(&root, c),
+                Chart::Latency(c) => draw_latency(&root, c),
+            })
+            .and_then(|()| root.present().map_err(|e| e.to_string()));
+        drawn.map_err(|reason| ReportError::Chart {
+            chart: chart.title().to_string(),
+            reason,
+        })?;
+    }
+    Ok(svg)
+}
+
+fn bar_chart_height(bars: usize) -> u32 {
+    let bars = u32::try_from(bars.max(1)).unwrap_or(u32::MAX / BAR_ROW_PX);
+    BAR_CHART_FRAME_PX.saturating_add(bars.min(200) * BAR_ROW_PX)
+}
+
+/// An empty frame that says so.
+fn draw_no_data(root: &Area<'_>) -> Result<(), String> {
+    let (width, height) = root.dim_in_pixel();
+    let style = TextStyle::from((FONT, 22).into_font())
+        .color(&RGBColor(110, 110, 110))
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    let half = |v: u32| i32::try_from(v / 2).unwrap_or(0);
+    root.draw(&Rectangle::new(
+        [(1, 1), (half(width) * 2 - 1, half(height) * 2 - 1)],
+        RGBColor(200, 200, 200).stroke_width(1),
+    ))
+    .map_err(|e| e.to_string())?;
+    root.draw(&Text::new("no data", (half(width), half(height)), style))
+        .map_err(|e| e.to_string())
+}
+
+/// A number in few characters: 1234567 → 1.23M, 0.5 → 0.5.
+pub(crate) fn short_number(value: f64) -> String {
+    // -0.0 + 0.0 is 0.0: an axis never reads "-0".
+    let value = value + 0.0;
+    let magnitude = value.abs();
+    let (scaled, suffix) = if magnitude >= 1e9 {
+        (value / 1e9, "G")
+    } else if magnitude >= 1e6 {
+        (value / 1e6, "M")
+    } else if magnitude >= 1e4 {
+        (value / 1e3, "k")
+    } else {
+        (value, "")
+    };
+    let text = if scaled.fract().abs() < 1e-9 || scaled.abs() >= 100.0 {
+        format!("{scaled:.0}")
+    } else if scaled.abs() >= 10.0 {
+        format!("{scaled:.1}")
+    } else {
+        format!("{scaled:.2}")
+    };
+    // 1.40M reads as 1.4M; 2.00 as 2.
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{suffix}")
+}
+
+/// Microseconds with the unit that reads best.
+pub(crate) fn short_micros(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{} s", short_number(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", short_number(us / 1e3))
+    } else {
+        format!("{} µs", short_number(us))
+    }
+}
+
+/// The points of a series that can be drawn, in x order.
+fn clean_points(points: &[(f64, f64)], x_positive: bool) -> Vec<(f64, f64)> {
+    let mut clean: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.abs() <= VALUE_MAX && y.abs() <= VALUE_MAX && (!x_positive || *x > 0.0))
+        .collect();
+    clean.sort_by(|a, b| a.0.total_cmp(&b.0));
+    clean
+}
+
+/// A range that plotters can draw even when all values are equal or nearly so: a range
+/// narrower than a millionth of its magnitude would give ticks too close to add up
+/// (1e14 + 0.005 == 1e14), and plotters' tick search would never end.
+fn widen(low: f64, high: f64, log: bool) -> (f64, f64) {
+    let magnitude = low.abs().max(high.abs());
+    if high - low > magnitude * 1e-6 {
+        return (low, high);
+    }
+    if log {
+        (low / 2.0, high * 2.0)
+    } else {
+        let pad = (magnitude * 0.1).max(1.0);
+        (low - pad, high + pad)
+    }
+}
+
+fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
+    let series: Vec<(&str, Vec<(f64, f64)>)> = chart
+        .series
+        .iter()
+        .map(|s| (s.name.as_str(), clean_points(&s.points, chart.x_log2)))
+        .collect();
+    let all = || series.iter().flat_map(|(_, points)| points.iter());
+    if all().next().is_none() {
+        return draw_no_data(root);
+    }
+    let x_low = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_high = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let y_low = all().map(|p| p.1).fold(0.0, f64::min);
+    let y_high = all().map(|p| p.1).fold(0.0, f64::max) * 1.12;
+    let (x_low, x_high) = widen(x_low, x_high, chart.x_log2);
+    // A margin, so that the first and last points are not cut by the frame.
+    let (x_low, x_high) = if chart.x_log2 {
+        (x_low / 1.15, x_high * 1.15)
+    } else {
+        let pad = (x_high - x_low) * 0.03;
+        (x_low - pad, x_high + pad)
+    };
+    let (y_low, y_high) = widen(y_low, y_high, false);
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(78);
+    if chart.x_log2 {
+        let mut ctx = builder
+            .build_cartesian_2d((x_low..x_high).log_scale().base(2.0), y_low..y_high)
+            .map_err(|e| e.to_string())?;
+        finish_lines(&mut ctx, chart, &series)
+    } else {
+        let mut ctx = builder
+            .build_cartesian_2d(x_low..x_high, y_low..y_high)
+            .map_err(|e| e.to_string())?;
+        finish_lines(&mut ctx, chart, &series)
+    }
+}
+
+/// Mesh, lines, points and legend, for either x axis.
+fn finish_lines<'a, X>(
+    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, RangedCoordf64>>,
+    chart: &LineChart,
+    series: &[(&str, Vec<(f64, f64)>)],
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    ctx.configure_mesh()
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
+        .x_label_formatter(&|x| short_number(*x))
+        .y_label_formatter(&|y| short_number(*y))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (index, (name, points)) in series.iter().enumerate() {
+        let style = colour(index).stroke_width(3);
+        ctx.draw_series(LineSeries::new(points.iter().copied(), style))
+            .map_err(|e| e.to_string())?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        ctx.draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new(*p, 4, colour(index).filled())),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    draw_legend(ctx)
+}
+
+fn draw_legend<'a, X: Ranged, Y: Ranged>(
+    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+) -> Result<(), String> {
+    ctx.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// Bar lengths that can be drawn: negative and non-finite values are 0.
+fn bar_value(value: f64) -> f64 {
+    if value.is_finite() && value > 0.0 {
+        value.min(VALUE_MAX)
+    } else {
+        0.0
+    }
+}
+
+/// Left margin wide enough for the longest label (about 8 px a character at 14 px).
+fn label_area_px(labels: impl Iterator<Item = usize>) -> u32 {
+    let longest = u32::try_from(labels.max().unwrap_or(0)).unwrap_or(u32::MAX);
+    longest.saturating_mul(8).clamp(60, 320)
+}
+
+/// A label cut to what fits the label area.
+fn fit_label(label: &str) -> String {
+    const MAX_CHARS: usize = 40;
+    if label.chars().count() <= MAX_CHARS {
+        label.to_string()
+    } else {
+        let cut: String = label.chars().take(MAX_CHARS - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), String> {
+    let totals: Vec<f64> = chart
+        .bars
+        .iter()
+        .map(|bar| bar.segments.iter().map(|s| bar_value(s.value)).sum())
+        .collect();
+    let high = totals.iter().copied().fold(0.0, f64::max);
+    if chart.bars.is_empty() || high <= 0.0 {
+        return draw_no_data(root);
+    }
+    // One colour per segment name, in order of first appearance.
+    let mut names: Vec<&str> = Vec::new();
+    for segment in chart.bars.iter().flat_map(|b| b.segments.iter()) {
+        if !names.contains(&segment.name.as_str()) {
+            names.push(&segment.name);
+        }
+    }
+    let count = u32::try_from(chart.bars.len()).map_err(|e| e.to_string())?;
+    let labels: Vec<String> = chart.bars.iter().map(|b| fit_label(&b.label)).collect();
+    let mut ctx = ChartBuilder::on(root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
+        .build_cartesian_2d(
+            0.0..high * 1.35,
+            (0..count.saturating_sub(1)).into_segmented(),
+        )
+        .map_err(|e| e.to_string())?;
+    configure_bar_mesh(&mut ctx, &chart.y_label, &labels)?;
+    for (colour_index, name) in names.iter().enumerate() {
+        let fill = colour(colour_index).filled();
+        let rectangles = chart.bars.iter().enumerate().filter_map(|(i, bar)| {
+            let below: f64 = bar
+                .segments
+                .iter()
+                .take_while(|s| s.name != *name)
+                .map(|s| bar_value(s.value))
+                .sum();
+            let own = bar.segments.iter().find(|s| s.name == *name)?;
+            let row = row_of(i, count);
+            let mut rect = Rectangle::new(
+                [
+                    (below, SegmentValue::Exact(row)),
+                    (below + bar_value(own.value), SegmentValue::Exact(row + 1)),
+                ],
+                fill,
+            );
+            rect.set_margin(5, 5, 0, 0);
+            Some(rect)
+        });
+        ctx.draw_series(rectangles)
+            .map_err(|e| e.to_string())?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], fill));
+    }
+    draw_legend(&mut ctx)
+}
+
+/// The segmented row of the i-th bar: the first bar on top.
+fn row_of(index: usize, count: u32) -> u32 {
+    let index = u32::try_from(index).unwrap_or(count);
+    count.saturating_sub(1).saturating_sub(index)
+}
+
+type BarContext<'a> =
+    ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordu32>>>;
+
+fn configure_bar_mesh(
+    ctx: &mut BarContext<'_>,
+    value_label: &str,
+    labels: &[String],
+) -> Result<(), String> {
+    let count = u32::try_from(labels.len()).unwrap_or(u32::MAX);
+    let label_of = |v: &SegmentValue<u32>| match v {
+        SegmentValue::CenterOf(row) => {
+            let index = count.saturating_sub(1).saturating_sub(*row);
+            usize::try_from(index)
+                .ok()
+                .and_then(|i| labels.get(i))
+                .cloned()
+                .unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    ctx.configure_mesh()
+        .disable_y_mesh()
+        .x_desc(value_label)
+        .x_label_formatter(&|x| short_number(*x))
+        .y_labels(labels.len())
+        .y_label_formatter(&label_of)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+fn draw_bars(root: &Area<'_>, chart: &BarChart) -> Result<(), String> {
+    let high = chart
+        .bars
+        .iter()
+        .map(|b| bar_value(b.value))
+        .fold(0.0, f64::max);
+    if chart.bars.is_empty() || high <= 0.0 {
+        return draw_no_data(root);
+    }
+    let count = u32::try_from(chart.bars.len()).map_err(|e| e.to_string())?;
+    let labels: Vec<String> = chart.bars.iter().map(|b| fit_label(&b.label)).collect();
+    let mut ctx = ChartBuilder::on(root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
+        .build_cartesian_2d(
+            0.0..high * 1.18,
+            (0..count.saturating_sub(1)).into_segmented(),
+        )
+        .map_err(|e| e.to_string())?;
+    configure_bar_mesh(&mut ctx, &chart.value_label, &labels)?;
+    let fill = colour(0).filled();
+    ctx.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
+        let row = row_of(i, count);
+        let mut rect = Rectangle::new(
+            [
+                (0.0, SegmentValue::Exact(row)),
+                (bar_value(bar.value), SegmentValue::Exact(row + 1)),
+            ],
+            fill,
+        );
+        rect.set_margin(5, 5, 0, 0);
+        rect
+    }))
+    .map_err(|e| e.to_string())?;
+    // Each bar's value at its end.
+    let style =
+        TextStyle::from((FONT, 13).into_font()).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    ctx.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
+        let value = bar_value(bar.value);
+        Text::new(
+            format!(" {}", short_number(value)),
+            (value, SegmentValue::CenterOf(row_of(i, count))),
+            style.clone(),
+        )
+    }))
+    .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn draw_latency(root: &Area<'_>, chart: &LatencyChart) -> Result<(), String> {
+    // A run whose every percentile is missing (not finite) has nothing to draw.
+    let runs: Vec<(&str, Vec<(u32, f64)>)> = chart
+        .runs
+        .iter()
+        .map(|run| (run.name.as_str(), latency_points(&run.percentiles)))
+        .filter(|(_, points)| !points.is_empty())
+        .collect();
+    let values = || runs.iter().flat_map(|(_, p)| p.iter().map(|(_, v)| *v));
+    if values().next().is_none() {
+        return draw_no_data(root);
+    }
+    let low = values().fold(f64::INFINITY, f64::min);
+    let high = values().fold(0.0, f64::max);
+    let (low, high) = widen(low / 1.5, high * 3.0, true);
+    let mut ctx = ChartBuilder::on(root)
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(78)
+        .build_cartesian_2d((0u32..4).into_segmented(), (low..high).log_scale())
+        .map_err(|e| e.to_string())?;
+    ctx.configure_mesh()
+        .disable_x_mesh()
+        .x_desc("percentile")
+        .y_desc("latency of one insert (log scale)")
+        .x_labels(5)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| Percentiles::NAMES.get(i))
+                .map_or_else(String::new, |name| (*name).to_string()),
+            _ => String::new(),
+        })
+        .y_label_formatter(&|y| short_micros(*y))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (index, (name, points)) in runs.iter().enumerate() {
+        let style = colour(index).stroke_width(3);
+        let at = |(i, v): (u32, f64)| (SegmentValue::CenterOf(i), v);
+        ctx.draw_series(LineSeries::new(points.iter().copied().map(at), style))
+            .map_err(|e| e.to_string())?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        ctx.draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new(at(*p), 4, colour(index).filled())),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    ctx.configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// A run's percentiles as (index, µs) points, zeros raised to the log axis's floor.
+fn latency_points(percentiles: &Percentiles) -> Vec<(u32, f64)> {
+    (0u32..)
+        .zip(percentiles.values())
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, v)| (i, v.clamp(LOG_FLOOR, VALUE_MAX)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers_read_well() {
+        assert_eq!(short_number(1_267_967.0), "1.27M");
+        assert_eq!(short_number(1_400_000.0), "1.4M");
+        assert_eq!(short_number(98_966.0), "99k");
+        assert_eq!(short_number(64.0), "64");
+        assert_eq!(short_number(0.5), "0.5");
+        assert_eq!(short_number(0.0), "0");
+        assert_eq!(short_number(-0.0), "0");
+        assert_eq!(short_micros(7733.2), "7.73 ms");
+        assert_eq!(short_micros(0.4), "0.4 µs");
+    }
+
+    #[test]
+    fn the_first_bar_is_the_top_row() {
+        assert_eq!(row_of(0, 3), 2);
+        assert_eq!(row_of(2, 3), 0);
+    }
+
+    #[test]
+    fn unusable_points_are_left_out_and_sorted() {
+        let points = [
+            (4.0, 1.0),
+            (f64::NAN, 2.0),
+            (0.0, 3.0),
+            (1.0, f64::INFINITY),
+            (2.0, 5.0),
+            (3.0, 1e300),
+        ];
+        assert_eq!(clean_points(&points, true), vec![(2.0, 5.0), (4.0, 1.0)]);
+        assert_eq!(
+            clean_points(&points, false),
+            vec![(0.0, 3.0), (2.0, 5.0), (4.0, 1.0)]
+        );
+    }
+}
