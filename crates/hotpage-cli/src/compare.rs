@@ -91,6 +91,10 @@ pub struct CompareArgs {
     /// Print one JSON object instead of the tables
     #[arg(long)]
     pub json: bool,
+    /// Also write the results as one self-contained HTML file (inline CSS and SVG charts:
+    /// rows/s and p99 latency by sessions per design, one line per engine), replacing FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// An engine `compare` can measure.
@@ -340,6 +344,11 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
     let comparison = measure(&settings, &peers)?;
     // Stops and removes the local PostgreSQL before the results print.
     drop(peers);
+    if let Some(path) = &args.html {
+        let command: Vec<String> = std::env::args().skip(1).collect();
+        crate::compare_html::write(&comparison, &format!("hotpage {}", command.join(" ")), path)?;
+        errln!("HTML report written to {}", path.display());
+    }
     if args.json {
         let text = serde_json::to_string(&comparison).context("writing the results as JSON")?;
         outln!("{text}")?;

@@ -5,6 +5,7 @@
 mod output;
 mod check;
 mod compare;
+mod compare_html;
 mod compare_text;
 mod crashtest;
 mod inspect;

@@ -341,3 +341,48 @@ fn ctrl_c_stops_and_removes_the_local_postgres() {
         "the server's directory is removed"
     );
 }
+
+/// `--html FILE` writes the comparison as a report: the ratio table, a scaling curve per
+/// design with one line per engine (SVG), and every cell; the text tables still print.
+#[test]
+fn html_report_has_the_ratios_and_a_curve_per_design() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("compare.html");
+    let output = hotpage(&[
+        "compare",
+        "--engines",
+        "hotpage,sqlite",
+        "--designs",
+        "identity,guid",
+        "--sessions",
+        "1,2",
+        "--rows",
+        "30",
+        "--rounds",
+        "1",
+        "--durability",
+        "none",
+        "--html",
+        s(&path),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let html = std::fs::read_to_string(&path).expect("the report");
+    for needle in [
+        "hotpage against the best peer",
+        "Design identity",
+        "Design guid",
+        "identity: rows/s by sessions",
+        "guid: 99th-percentile latency",
+        "synchronous=OFF",
+    ] {
+        assert!(html.contains(needle), "{needle:?} missing from the report");
+    }
+    // Two curves per design, each an inline SVG, and no fetch of anything.
+    assert!(html.matches("<svg").count() >= 4, "charts missing");
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "a fetch"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("HTML report written to"), "{stderr}");
+}
