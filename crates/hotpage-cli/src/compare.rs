@@ -236,26 +236,13 @@ fn validate_amounts(args: &CompareArgs) -> Result<(), CliError> {
             args.rounds
         )));
     }
-    if args.rows == Some(0) {
-        return Err(CliError::usage("--rows must be at least 1"));
-    }
-    if let Some(d) = args.duration
-        && !(d > 0.0 && d <= SECONDS_MAX)
-    {
-        return Err(CliError::usage(format!(
-            "--duration must be more than 0 and at most {SECONDS_MAX} seconds, not {d}"
-        )));
-    }
-    if !(0.0..=SECONDS_MAX).contains(&args.warmup) {
-        return Err(CliError::usage(format!(
-            "--warmup must be from 0 to {SECONDS_MAX} seconds, not {}",
-            args.warmup
-        )));
-    }
-    if args.batch == 0 {
-        return Err(CliError::usage("--batch must be at least 1"));
-    }
-    Ok(())
+    crate::stress::validate_run_amounts(
+        args.rows,
+        args.duration,
+        args.warmup,
+        args.batch,
+        SECONDS_MAX,
+    )
 }
 
 /// One round of one cell (the sessions are set per cell).

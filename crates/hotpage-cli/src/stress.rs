@@ -241,23 +241,41 @@ fn validate_amounts(args: &StressArgs) -> Result<(), CliError> {
             args.sessions
         )));
     }
-    if args.rows == Some(0) {
+    validate_run_amounts(
+        args.rows,
+        args.duration,
+        args.warmup,
+        args.batch,
+        SECONDS_MAX,
+    )
+}
+
+/// `--rows`, `--duration`, `--warmup` and `--batch` of a workload run (stress, compare):
+/// at least one row, a time in (0, `seconds_max`], a warmup in [0, `seconds_max`], a
+/// batch of at least one row.
+pub(crate) fn validate_run_amounts(
+    rows: Option<u64>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    batch: u32,
+    seconds_max: f64,
+) -> Result<(), CliError> {
+    if rows == Some(0) {
         return Err(CliError::usage("--rows must be at least 1"));
     }
-    if let Some(d) = args.duration
-        && !(d > 0.0 && d <= SECONDS_MAX)
+    if let Some(d) = duration_s
+        && !(d > 0.0 && d <= seconds_max)
     {
         return Err(CliError::usage(format!(
-            "--duration must be more than 0 and at most {SECONDS_MAX} seconds, not {d}"
+            "--duration must be more than 0 and at most {seconds_max} seconds, not {d}"
         )));
     }
-    if !(0.0..=SECONDS_MAX).contains(&args.warmup) {
+    if !(0.0..=seconds_max).contains(&warmup_s) {
         return Err(CliError::usage(format!(
-            "--warmup must be from 0 to {SECONDS_MAX} seconds, not {}",
-            args.warmup
+            "--warmup must be from 0 to {seconds_max} seconds, not {warmup_s}"
         )));
     }
-    if args.batch == 0 {
+    if batch == 0 {
         return Err(CliError::usage("--batch must be at least 1"));
     }
     Ok(())
