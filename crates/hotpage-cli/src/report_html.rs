@@ -79,6 +79,16 @@ pub fn rows_per_s_chart(title: &str, runs: &[(String, &Report)]) -> Chart {
     })
 }
 
+/// The three charts every comparison of runs shows: rows/s (titled `rows_title`), wait
+/// time by type and latency percentiles, each title ending in `(tag)`.
+pub fn run_charts(tag: &str, rows_title: &str, runs: &[(String, &Report)]) -> [Block; 3] {
+    [
+        Block::Chart(rows_per_s_chart(&format!("{rows_title} ({tag})"), runs)),
+        Block::Chart(waits_chart(&format!("Wait time by type ({tag})"), runs)),
+        Block::Chart(latency_chart(&format!("Latency percentiles ({tag})"), runs)),
+    ]
+}
+
 /// The pages waited on most in one run, hottest on top.
 pub fn hot_pages_chart(title: &str, report: &Report) -> Chart {
     Chart::Bars(BarChart {

@@ -49,18 +49,7 @@ pub fn run(bench: &mut Bench) -> Result<Section, CliError> {
         .map(|c| c.label.clone())
         .zip(&reports)
         .collect();
-    blocks.push(Block::Chart(report_html::rows_per_s_chart(
-        "rows/s by design (000)",
-        &runs,
-    )));
-    blocks.push(Block::Chart(report_html::waits_chart(
-        "Wait time by type (000)",
-        &runs,
-    )));
-    blocks.push(Block::Chart(report_html::latency_chart(
-        "Latency percentiles (000)",
-        &runs,
-    )));
+    blocks.extend(report_html::run_charts("000", "rows/s by design", &runs));
     blocks.push(Block::Chart(report_html::hot_pages_chart(
         "Hottest pages of identity (000)",
         &reports[0],

@@ -80,18 +80,7 @@ pub fn run(bench: &mut Bench) -> Result<Section, CliError> {
         .map(|c| c.label.clone())
         .zip(&reports)
         .collect();
-    blocks.push(Block::Chart(report_html::rows_per_s_chart(
-        "rows/s by version (001)",
-        &runs,
-    )));
-    blocks.push(Block::Chart(report_html::waits_chart(
-        "Wait time by type (001)",
-        &runs,
-    )));
-    blocks.push(Block::Chart(report_html::latency_chart(
-        "Latency percentiles (001)",
-        &runs,
-    )));
+    blocks.extend(report_html::run_charts("001", "rows/s by version", &runs));
     Ok(Section {
         heading: "001: V1-V6, seconds and ratio to V1".into(),
         blocks,

@@ -79,18 +79,11 @@ pub fn run(bench: &mut Bench) -> Result<Section, CliError> {
         .map(|c| c.label.clone())
         .zip(&reports)
         .collect();
-    blocks.push(Block::Chart(report_html::rows_per_s_chart(
-        "rows/s: autocommit vs 1000-row transactions (004)",
+    blocks.extend(report_html::run_charts(
+        "004",
+        "rows/s: autocommit vs 1000-row transactions",
         &runs,
-    )));
-    blocks.push(Block::Chart(report_html::waits_chart(
-        "Wait time by type (004)",
-        &runs,
-    )));
-    blocks.push(Block::Chart(report_html::latency_chart(
-        "Latency percentiles (004)",
-        &runs,
-    )));
+    ));
     Ok(Section {
         heading: "004: autocommit vs 1000-row transactions, and the log waits".into(),
         blocks,
