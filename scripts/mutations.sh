@@ -38,6 +38,12 @@
 #  24. redo of a split skips the parent's separator (the right page is lost);
 #  25. a checkpoint publishes its redo point before it takes its logical point (a commit
 #      applied in between is in no page record and not re-applied: lost).
+# And (the WAL rule under async; tests/async_crash_campaign.rs, tests/logical_leaves.rs):
+#  26. a leaf insert does not raise its page's LSN to the log's end (an evicted leaf goes
+#      out before its rows' commit record is durable);
+#  27. a page write-back does not wait for the log (the async campaign finds heap rows and
+#      torn pages no durable record explains);
+#  28. a session made `sync` in an async database does not wait for its commit.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -218,3 +224,13 @@ unit checkpoint-redo-first crates/hotpage/src/db/mod.rs \
         }
         None => false,
     });' --lib a_commit_applied_while
+# Issue 11's WAL rule for unlogged leaf inserts, and the async campaign.
+unit leaf-lsn-not-raised crates/hotpage/src/access/logger.rs \
+  'if page.page().lsn() < end {' 'if false && page.page().lsn() < end {' \
+  --test logical_leaves under_async
+unit wal-rule-skipped-at-write-back crates/hotpage/src/buffer/mod.rs \
+  'if page_lsn > log.durable() {' 'if false && page_lsn > log.durable() {' \
+  --test async_crash_campaign
+unit session-sync-not-waited crates/hotpage/src/db/mod.rs \
+  'if self.durability == Durability::Sync {' 'if false && self.durability == Durability::Sync {' \
+  --test async_crash_campaign

@@ -174,3 +174,101 @@ fn a_crash_during_recovery_recovers_the_same_rows() {
     }
     assert_eq!(db.verify_table(&table).expect("verify").rows, 4_000);
 }
+
+/// The WAL rule for leaf inserts that log nothing of their own, under `async`: a leaf may
+/// reach the disk only after the commit record of every row on it is durable.
+///
+/// Both leaves here have a durable full image since the checkpoint, so the async commit's
+/// two rows add no record for either page. A scan of a table larger than the pool then
+/// evicts both leaves while the commit record is still only in the log buffer. The leaf's
+/// LSN, raised to the log's end at the insert, makes the first write-back flush the log;
+/// so the commit survives every power cut after the scan, whole.
+///
+/// (Without the raise the leaves go out first, but recovery would still show no half
+/// transaction: it resets each leaf to its image and re-applies only durable commits. The
+/// async campaign checks that property; this test checks the rule itself.)
+#[test]
+fn under_async_a_leaf_never_reaches_disk_before_its_rows_commit_record() {
+    for reboot_seed in 0..8 {
+        let mem = MemStorage::new(reboot_seed);
+        let options = Options {
+            durability: Durability::Async,
+            wal: hotpage::WalOptions {
+                // No timed flush: only the WAL rule (or a sync commit) flushes the log.
+                async_flush_interval: std::time::Duration::from_secs(3600),
+                ..hotpage::WalOptions::default()
+            },
+            ..options()
+        };
+        let db = Database::open_with_storage(
+            Arc::clone(&mem) as Arc<dyn Storage>,
+            Path::new("m"),
+            options.clone(),
+        )
+        .expect("open");
+        let [a, d, big] = ["a", "d", "big"].map(|name| {
+            db.create_table_with_layout(name, "identity", IDENTITY, Layout::Clustered)
+                .expect("create")
+        });
+        let mut session = db.session();
+        for i in 0..2000 {
+            session.insert(&big, &[i as u8; 200]).expect("fill big");
+        }
+        db.checkpoint().expect("checkpoint");
+        // A sync commit images both leaves since the checkpoint's redo point.
+        session.set_durability(Durability::Sync).expect("sync");
+        session.begin().expect("begin");
+        session.insert(&a, b"imaged a").expect("insert");
+        session.insert(&d, b"imaged d").expect("insert");
+        session.commit().expect("sync commit");
+        // Their images were logged as the rows were applied, after that commit's flush: a
+        // second sync commit, on a leaf imaged already, makes them durable too.
+        session
+            .insert(&a, b"flushes the images")
+            .expect("sync insert");
+        session.set_durability(Durability::Async).expect("async");
+        // The commit under test: one row on each leaf, acknowledged before it is durable.
+        session.begin().expect("begin");
+        let x = session.insert(&a, b"row x").expect("insert");
+        let y = session.insert(&d, b"row y").expect("insert");
+        session.commit().expect("async commit");
+        let flushes = |db: &Database| db.log_counters().expect("a log").flushes;
+        let (flushes_before, written_before) = (
+            flushes(&db),
+            db.stats().counter(hotpage::Counter::PagesWritten),
+        );
+        let mut scanned = 0;
+        session
+            .scan(&big, None, |_, _| {
+                scanned += 1;
+                true
+            })
+            .expect("scan");
+        assert_eq!(scanned, 2000);
+        assert!(
+            db.stats().counter(hotpage::Counter::PagesWritten) > written_before,
+            "the scan evicted no dirty leaf: the test no longer tests the rule"
+        );
+        assert!(
+            flushes(&db) > flushes_before,
+            "leaves holding an async commit's rows were written without flushing the log"
+        );
+        drop(session);
+        let rebooted = mem.reboot(CrashMode::Reorder, reboot_seed).expect("reboot");
+        drop(db);
+        let db = Database::open_with_storage(
+            Arc::clone(&rebooted) as Arc<dyn Storage>,
+            Path::new("m"),
+            options,
+        )
+        .expect("reopen");
+        let session = db.session();
+        let has_x = session.get(&db.table("a").expect("a"), &x).expect("get x");
+        let has_y = session.get(&db.table("d").expect("d"), &y).expect("get y");
+        assert_eq!(
+            (has_x.as_deref(), has_y.as_deref()),
+            (Some(&b"row x"[..]), Some(&b"row y"[..])),
+            "seed {reboot_seed}: the write-back made the commit durable, and the crash lost it"
+        );
+    }
+}
