@@ -43,7 +43,9 @@
 #      out before its rows' commit record is durable);
 #  27. a page write-back does not wait for the log (the async campaign finds heap rows and
 #      torn pages no durable record explains);
-#  28. a session made `sync` in an async database does not wait for its commit.
+#  28. a session made `sync` in an async database does not wait for its commit;
+#  29. a reservation refused at shutdown is not marked abandoned (the flusher waits for it
+#      for ever, and so does shutdown).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -234,3 +236,6 @@ unit wal-rule-skipped-at-write-back crates/hotpage/src/buffer/mod.rs \
 unit session-sync-not-waited crates/hotpage/src/db/mod.rs \
   'if self.durability == Durability::Sync {' 'if false && self.durability == Durability::Sync {' \
   --test async_crash_campaign
+unit abandoned-reservation-not-marked crates/hotpage/src/log/mod.rs \
+  'self.abandoned.fetch_min(start, Ordering::SeqCst);' 'let _ = start;' \
+  --lib shutdown_returns_while

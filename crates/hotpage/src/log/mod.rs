@@ -198,6 +198,10 @@ struct Shared {
     flushes: AtomicU64,
     commits: AtomicU64,
     recycled: AtomicU64,
+    // The lowest LSN reserved by a record that was never filled in (`u64::MAX`: none): its
+    // wait for buffer space ended in a shutdown or stop. Nothing past it can ever be a
+    // complete prefix, so a shutting-down flusher stops there instead of waiting for ever.
+    abandoned: AtomicU64,
 }
 
 /// The write-ahead log of one database.
@@ -502,6 +506,7 @@ impl Shared {
             flushes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             recycled: AtomicU64::new(0),
+            abandoned: AtomicU64::new(u64::MAX),
             salt: start.salt,
             options,
         })
@@ -542,7 +547,11 @@ impl Shared {
         let start = self.reserved.fetch_add(padded, Ordering::SeqCst);
         let end = start + padded;
         if end - self.freed.load(Ordering::Acquire) > self.ring_bytes() {
-            self.wait_for_space(end)?;
+            self.wait_for_space(end).inspect_err(|_| {
+                // Refused only at a shutdown or a stop: the range stays unfilled.
+                debug_assert!(self.shutdown.load(Ordering::Acquire) || self.stop.is_stopped());
+                self.abandoned.fetch_min(start, Ordering::SeqCst);
+            })?;
         }
         self.fill(start, len, kind, parts);
         Ok((start, end))
@@ -716,9 +725,11 @@ impl Shared {
                 .wait_for(&mut state, self.options.async_flush_interval);
         }
         self.flusher_idle.store(false, Ordering::SeqCst);
+        let freed = self.freed.load(Ordering::Acquire);
         shutdown()
             && (self.stop.is_stopped()
-                || self.freed.load(Ordering::Acquire) >= self.reserved.load(Ordering::SeqCst))
+                || freed >= self.reserved.load(Ordering::SeqCst)
+                || freed >= self.abandoned.load(Ordering::SeqCst))
     }
 
     /// Copies `[from, to)` out of the ring into `image` and gives the space back.
@@ -1184,6 +1195,58 @@ mod tests {
         });
         rx.recv_timeout(Duration::from_secs(10))
             .expect("shutdown hung after a failed write");
+    }
+
+    /// Appends that race a shutdown: a record that reserved its range and then found the
+    /// log shut down while it waited for buffer space leaves that range unfilled. The
+    /// flusher must not wait for it to be filled (it never will be): shutdown returns.
+    #[test]
+    fn shutdown_returns_while_appends_wait_for_buffer_space() {
+        for round in 0..20 {
+            let mem = MemStorage::new(round);
+            let wal = Arc::new(
+                Wal::open(
+                    mem.clone(),
+                    options(),
+                    WalStart {
+                        end: 0,
+                        keep_from: 0,
+                        salt: 0,
+                    },
+                    Stats::new(),
+                    Arc::new(FailStop::new()),
+                )
+                .expect("open"),
+            );
+            // Records of almost half the ring: nearly every other append waits for space.
+            let body = vec![7u8; (512 << 10) - 64];
+            let appenders: Vec<_> = (0..4)
+                .map(|_| {
+                    let (wal, body) = (Arc::clone(&wal), body.clone());
+                    std::thread::spawn(move || {
+                        while wal.append(RecordKind::TxnCommit, &[&body]).is_ok() {
+                            if wal.shared.shutdown.load(Ordering::Acquire) {
+                                break;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            std::thread::sleep(Duration::from_millis(2));
+            let (tx, rx) = std::sync::mpsc::channel();
+            let closing = Arc::clone(&wal);
+            std::thread::spawn(move || {
+                let _ = closing.shutdown();
+                let _ = tx.send(());
+            });
+            rx.recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| {
+                    panic!("round {round}: shutdown hung behind an abandoned record")
+                });
+            for appender in appenders {
+                appender.join().expect("appender");
+            }
+        }
     }
 
     #[test]
