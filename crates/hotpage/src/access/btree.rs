@@ -1108,7 +1108,11 @@ fn choose_split(
     // Ascending inserts: the new record lands in the last tenth of the rightmost page
     // (nearly ascending keys from concurrent sessions), or a run appends at the end of an
     // inner page of the key space. Keep the left page 95 % full.
-    let appending = (rightmost && new_pos * 10 >= n * 9) || (consecutive && new_pos + 1 == n);
+    // A straggler that lands further back on the rightmost page does not make its split a
+    // random one: the tail's last insert still tells an ascending page.
+    let tail_page =
+        rightmost && (new_pos * 10 >= n * 9 || last_insert.is_some_and(|l| l * 10 >= n * 9));
+    let appending = tail_page || (consecutive && new_pos + 1 == n);
     // Localized ascending inserts (PostgreSQL 12's "split after new item"): a run appends in
     // the middle of a page, in front of another run (the next bucket's head). Split just
     // after the new record so the other run moves right and the left page stays full; a
@@ -1509,6 +1513,18 @@ mod split_tests {
         fill_after(keys.into_iter().map(|(_, i)| i.to_be_bytes().to_vec()))
     }
 
+    /// Fill after an ascending key applied in shuffled groups of `group` (under sync, a
+    /// flush's commits apply their rows in wake-up order).
+    fn fill_with_shuffled_groups(group: u64) -> f64 {
+        let keys = (0..60_000u64).map(move |i| {
+            let base = i - i % group;
+            let slot = (i % group).wrapping_mul(0x9E37_79B9) % group;
+            // A permutation within each group when `group` is prime.
+            (base + slot).to_be_bytes().to_vec()
+        });
+        fill_after(keys)
+    }
+
     /// A straggler that finds a closed page full splits it in half, and both halves stay
     /// half empty. The tail's slack grows with those splits (`TailSlack`): with a fixed 5 %
     /// the fills were 95.5, 79.4 and 52.8 %.
@@ -1520,6 +1536,15 @@ mod split_tests {
             assert!(
                 fill >= floor_pct,
                 "one key in {one_in} up to {late_max} late: leaf fill {fill:.1} %"
+            );
+        }
+        // Shuffled groups: 94.5, 92.3 and 59.9 % with the fixed slack and without the
+        // rightmost page's last-insert hint.
+        for (group, floor_pct) in [(7, 94.0), (23, 92.0), (61, 77.0)] {
+            let fill = fill_with_shuffled_groups(group);
+            assert!(
+                fill >= floor_pct,
+                "groups of {group}: leaf fill {fill:.1} %"
             );
         }
     }
