@@ -74,6 +74,14 @@ pub mod sqlstate {
     pub const DUPLICATE_OBJECT: &str = "42710";
     /// dependent_objects_still_exist (a partition scheme a table uses)
     pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
+    /// `bad_copy_file_format`: a COPY record with too few or too many fields.
+    pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
+    /// `character_not_in_repertoire`: bytes that are not UTF-8.
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    /// `insufficient_privilege`: COPY to or from a server file or program.
+    pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    /// `query_canceled`: a cancel request, a statement timeout, or a client's CopyFail.
+    pub const QUERY_CANCELED: &str = "57014";
 }
 
 /// An error with its SQLSTATE, a one-line message and, where known, the 1-based character
@@ -90,6 +98,8 @@ pub struct SqlError {
     pub hint: Option<String>,
     /// 1-based character position in the statement, if known.
     pub position: Option<usize>,
+    /// Where it happened, PostgreSQL's CONTEXT line (`COPY t, line 3`), if known.
+    pub context: Option<String>,
     /// Where in the text (1-based line, column) the error is, until the session turns it
     /// into `position` against the text it ran.
     pub(crate) line_column: Option<(u32, u32)>,
@@ -104,6 +114,7 @@ impl SqlError {
             detail: None,
             hint: None,
             position: None,
+            context: None,
             line_column: None,
         }
     }
@@ -135,6 +146,12 @@ impl SqlError {
     /// Adds a hint.
     pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Adds a context line (PostgreSQL's CONTEXT field).
+    pub fn with_context(mut self, context: impl Into<String>) -> SqlError {
+        self.context = Some(context.into());
         self
     }
 

@@ -19,6 +19,34 @@ pub trait BatchObserver {
     /// A statement ended with `result`. An error stops the batch after it (the
     /// statement's effects stay) and is the batch's error.
     fn statement_done(&mut self, result: StatementResult) -> SqlResult<()>;
+
+    /// `COPY … FROM STDIN` is about to read its data: the client is to send `columns`
+    /// columns in the text format (a wire server sends CopyInResponse). The default
+    /// refuses: only a client connection has a STDIN to read.
+    fn copy_in_start(&mut self, columns: usize) -> SqlResult<()> {
+        let _ = columns;
+        Err(SqlError::new(
+            crate::error::sqlstate::FEATURE_NOT_SUPPORTED,
+            "COPY FROM STDIN needs a client connection (hotpage serve)",
+        ))
+    }
+
+    /// The next chunk of COPY data (a CopyData message's bytes), or None at its end
+    /// (CopyDone). A CopyFail is an error (57014), and so is a cancel.
+    fn copy_in_next(&mut self) -> SqlResult<Option<Vec<u8>>> {
+        Ok(None)
+    }
+
+    /// `COPY … TO STDOUT`'s records (`columns` columns, text format), `data` being the
+    /// records with their line ends (a wire server sends CopyOutResponse, CopyData,
+    /// CopyDone). The default refuses, as [`BatchObserver::copy_in_start`] does.
+    fn copy_out(&mut self, columns: usize, data: Vec<u8>) -> SqlResult<()> {
+        let _ = (columns, data);
+        Err(SqlError::new(
+            crate::error::sqlstate::FEATURE_NOT_SUPPORTED,
+            "COPY TO STDOUT needs a client connection (hotpage serve)",
+        ))
+    }
 }
 
 impl SqlSession {
@@ -76,7 +104,10 @@ impl SqlSession {
             } else {
                 self.activity.begin(&statement.to_string());
             }
-            let outcome = self.run_statement(statement, &[]);
+            let outcome = match self.run_copy(&statement, observer) {
+                Some(outcome) => outcome,
+                None => self.run_statement(statement, &[]),
+            };
             self.activity.end();
             let done = match outcome {
                 Ok(result) => observer.statement_done(result),
@@ -188,7 +219,6 @@ fn is_non_transactional(statement: &Statement) -> bool {
         Statement::CreateTable(_)
             | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
-            | Statement::Truncate(_)
             | Statement::Vacuum(_)
     )
 }
