@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+mod alter;
 mod copy;
 mod maintenance;
 mod protocol;
@@ -733,6 +734,7 @@ impl SqlSession {
             }
             Statement::Vacuum(vacuum) => self.vacuum(vacuum),
             Statement::Analyze(analyze) => self.analyze(analyze),
+            Statement::AlterTable(alter) => self.alter_table(alter),
             Statement::Truncate(truncate) => self.truncate(truncate),
             Statement::Copy { .. } => Err(SqlError::unsupported(
                 "COPY through the extended protocol (send it as a simple Query)",

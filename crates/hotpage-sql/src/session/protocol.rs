@@ -5,7 +5,7 @@
 //! way for an error the server itself raised (a bad Bind) to fail the transaction block.
 
 use super::{Plan, Prepared, SqlSession, TxnStatus, parse};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::{ColumnInfo, StatementResult};
 use crate::types::SqlType;
 use sqlparser::ast::Statement;
@@ -65,9 +65,10 @@ impl SqlSession {
     /// several statements run as one implicit transaction. If one fails, the ones before
     /// it roll back with it, unless an explicit BEGIN … COMMIT inside the message took
     /// them. One statement alone is its own transaction, as in
-    /// [`SqlSession::execute_batch_observed`]. hotpage's DDL (CREATE, DROP, TRUNCATE) is
-    /// not transactional: in such a message it first commits the statements before it
-    /// and runs on its own; the statements after it start a new implicit transaction.
+    /// [`SqlSession::execute_batch_observed`]. hotpage's DDL (CREATE, DROP, ALTER) is not
+    /// transactional: in such a message it is refused (25001) after a write, else it
+    /// commits the reads before it and runs on its own; the statements after it start a
+    /// new implicit transaction. VACUUM is refused in such a message, as in PostgreSQL.
     pub fn execute_query_message(
         &mut self,
         sql: &str,
@@ -90,6 +91,7 @@ impl SqlSession {
         let mut implicit = Implicit {
             wanted: implicit_transaction && !single,
             open: false,
+            wrote: false,
         };
         for (index, statement) in statements.into_iter().enumerate() {
             if let Err(error) = observer.before_statement(index) {
@@ -136,8 +138,28 @@ impl SqlSession {
             | Statement::Commit { .. }
             | Statement::Rollback { .. } => {
                 implicit.open = false;
+                implicit.wrote = false;
+            }
+            // PostgreSQL refuses these in a multi-statement Query too.
+            Statement::Vacuum(_) => {
+                return Err(SqlError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "VACUUM cannot run inside a transaction block",
+                ));
             }
             statement if is_non_transactional(statement) => {
+                if implicit.wrote {
+                    // It would have to commit those writes first (PostgreSQL would
+                    // roll them back with the DDL if a later statement failed).
+                    return Err(SqlError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        format!(
+                            "{} cannot run after a write in the same Query in hotpage: its DDL is not transactional",
+                            ddl_name(statement)
+                        ),
+                    )
+                    .with_hint("Send the DDL as its own Query, or first in the Query."));
+                }
                 if implicit.open && self.txn == TxnStatus::InTransaction {
                     implicit.open = false;
                     self.commit()?;
@@ -147,6 +169,12 @@ impl SqlSession {
                 if self.txn == TxnStatus::Idle {
                     self.begin()?;
                     implicit.open = true;
+                }
+                if matches!(
+                    statement,
+                    Statement::Insert(_) | Statement::Copy { .. } | Statement::Truncate(_)
+                ) {
+                    implicit.wrote = true;
                 }
             }
         }
@@ -210,6 +238,8 @@ struct Implicit {
     wanted: bool,
     /// This batch began the engine transaction now open.
     open: bool,
+    /// A statement in that transaction wrote (INSERT, COPY, TRUNCATE).
+    wrote: bool,
 }
 
 /// Statements hotpage runs outside any transaction (its DDL is not transactional).
@@ -219,8 +249,19 @@ fn is_non_transactional(statement: &Statement) -> bool {
         Statement::CreateTable(_)
             | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
-            | Statement::Vacuum(_)
+            | Statement::AlterTable(_)
     )
+}
+
+/// The DDL's name in an error message.
+fn ddl_name(statement: &Statement) -> &'static str {
+    match statement {
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::CreateSequence { .. } => "CREATE SEQUENCE",
+        Statement::Drop { .. } => "DROP",
+        Statement::AlterTable(_) => "ALTER TABLE",
+        _ => "DDL",
+    }
 }
 
 /// True if a result is a read (SELECT or SHOW), whose rows a server may drop on a cancel

@@ -572,7 +572,19 @@ impl Database {
     /// pages stay allocated, as a drop's do. Returns the new table.
     pub fn truncate_table(&self, name: &str) -> Result<TableHandle> {
         self.writable("truncating a table")?;
-        truncate_locked(&self.inner, name)
+        truncate_locked(&self.inner, name, None)
+    }
+
+    /// Gives an empty table a new definition (SQL's `ALTER TABLE … ADD PRIMARY KEY` on a
+    /// table with no rows): a new, empty table made from `spec` replaces the one named
+    /// `spec.name`, in one checkpoint, as [`Database::truncate_table`] does; its key
+    /// generator starts afresh. [`Error::TableNotEmpty`] if the table holds a committed
+    /// row when the swap is made (a commit racing it can still land in the old table and
+    /// be lost with it, as with a drop: see docs/design.md, "Known limits").
+    pub fn redefine_empty_table(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
+        validate_spec(spec)?;
+        self.writable("redefining a table")?;
+        truncate_locked(&self.inner, spec.name, Some(spec))
     }
 
     /// The embedder's database-wide metadata bytes (empty until set).
@@ -1017,8 +1029,13 @@ pub struct Session {
     frames: FrameClaim,
 }
 
-/// [`Database::truncate_table`] on the shared state, for a commit that truncates too.
-fn truncate_locked(inner: &Arc<Inner>, name: &str) -> Result<TableHandle> {
+/// [`Database::truncate_table`] on the shared state, for a commit that truncates too; with
+/// `redefine`, [`Database::redefine_empty_table`].
+fn truncate_locked(
+    inner: &Arc<Inner>,
+    name: &str,
+    redefine: Option<&TableSpec<'_>>,
+) -> Result<TableHandle> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
     let old = inner
         .tables
@@ -1027,7 +1044,7 @@ fn truncate_locked(inner: &Arc<Inner>, name: &str) -> Result<TableHandle> {
         .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
         .cloned()
         .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
-    let spec = TableSpec {
+    let kept = TableSpec {
         name: &old.name,
         design: &old.design,
         kind: old.key_kind(),
@@ -1036,10 +1053,23 @@ fn truncate_locked(inner: &Arc<Inner>, name: &str) -> Result<TableHandle> {
         schema: &old.schema,
         unlogged: old.unlogged,
     };
-    let next_key = Some(old.keys.high_water());
+    let (spec, next_key) = match redefine {
+        None => (&kept, Some(old.keys.high_water())),
+        Some(spec) => {
+            let mut holds_a_row = false;
+            old.scan(None, |_, _| {
+                holds_a_row = true;
+                false
+            })?;
+            if holds_a_row {
+                return Err(Error::TableNotEmpty(name.to_string()));
+            }
+            (spec, None)
+        }
+    };
     let table = {
         let mut tables = inner.tables.write();
-        let table = Arc::new(new_table(inner, tables.len(), &spec, next_key)?);
+        let table = Arc::new(new_table(inner, tables.len(), spec, next_key)?);
         tables.push(Arc::clone(&table));
         table
     };
@@ -1467,7 +1497,7 @@ impl Session {
     /// the old one's).
     fn truncate_for_commit(&mut self, txn: &mut PendingTxn) -> Result<()> {
         for old in std::mem::take(&mut txn.truncated) {
-            let new = truncate_locked(&self.db, &old.name)?;
+            let new = truncate_locked(&self.db, &old.name, None)?;
             self.check_insert(&new, &[])?;
             for row in txn.rows.iter_mut().filter(|(t, _, _)| t.id == old.id) {
                 row.0 = Arc::clone(&new);

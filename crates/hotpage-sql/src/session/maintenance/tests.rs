@@ -223,3 +223,50 @@ fn postgres_forms_of_vacuum_and_analyze_check_the_table() {
     assert_eq!(code(&mut s, "ANALYZE nope"), "42P01");
     assert_eq!(code(&mut s, "vacuum (bogus) t"), "42601");
 }
+
+#[test]
+fn add_primary_key_to_an_empty_table_makes_it_keyed() {
+    let mem = MemStorage::new(10);
+    let db = open(&mem);
+    let mut s = db.session();
+    s.execute("CREATE TABLE a (id int NOT NULL, v char(8), n bigint DEFAULT 7)")
+        .expect("create");
+    s.execute("CREATE TABLE full_t (id int NOT NULL)")
+        .expect("create");
+    s.execute("INSERT INTO full_t VALUES (1)").expect("insert");
+    assert_eq!(
+        s.execute("ALTER TABLE a ADD PRIMARY KEY (id)")
+            .expect("alter")[0]
+            .tag,
+        "ALTER TABLE"
+    );
+    s.execute("INSERT INTO a (id, v) VALUES (2, 'x'), (1, 'y')")
+        .expect("insert");
+    // Keyed now: a duplicate is refused, rows come in key order, defaults are kept.
+    assert_eq!(code(&mut s, "INSERT INTO a (id) VALUES (1)"), "23505");
+    assert_eq!(ids(&mut s, "a"), ["1", "2"]);
+    let n = s
+        .execute("SELECT n FROM a WHERE id = 1")
+        .expect("select")
+        .remove(0);
+    assert_eq!(n.rows[0][0].to_pg_text(None).as_deref(), Some("7"));
+    assert_eq!(code(&mut s, "ALTER TABLE a ADD PRIMARY KEY (v)"), "42P16");
+    // A table with rows is left as it is.
+    assert_eq!(
+        code(&mut s, "ALTER TABLE full_t ADD PRIMARY KEY (id)"),
+        "0A000"
+    );
+    assert_eq!(ids(&mut s, "full_t"), ["1"]);
+    assert_eq!(
+        code(&mut s, "ALTER TABLE nope ADD PRIMARY KEY (id)"),
+        "42P01"
+    );
+    assert_eq!(code(&mut s, "ALTER TABLE full_t ADD COLUMN x int"), "0A000");
+    drop(s);
+    let rebooted = mem.reboot(CrashMode::DropAll, 12).expect("reboot");
+    drop(db);
+    let db = open(&rebooted);
+    let mut s = db.session();
+    assert_eq!(ids(&mut s, "a"), ["1", "2"]);
+    assert_eq!(code(&mut s, "INSERT INTO a (id) VALUES (2)"), "23505");
+}
