@@ -98,11 +98,13 @@ pub struct SqlError {
     pub hint: Option<String>,
     /// 1-based character position in the statement, if known.
     pub position: Option<usize>,
-    /// Where it happened, PostgreSQL's CONTEXT line (`COPY t, line 3`), if known.
-    pub context: Option<String>,
+    /// Where it happened, PostgreSQL's CONTEXT line (`COPY t, line 3`), if known (boxed:
+    /// the error stays small enough to return by value everywhere).
+    pub context: Option<Box<String>>,
     /// Where in the text (1-based line, column) the error is, until the session turns it
     /// into `position` against the text it ran.
-    pub(crate) line_column: Option<(u32, u32)>,
+    /// Boxed, with `context`: so that an error stays under 128 bytes.
+    pub(crate) line_column: Option<Box<(u32, u32)>>,
 }
 
 impl SqlError {
@@ -151,7 +153,7 @@ impl SqlError {
 
     /// Adds a context line (PostgreSQL's CONTEXT field).
     pub fn with_context(mut self, context: impl Into<String>) -> SqlError {
-        self.context = Some(context.into());
+        self.context = Some(Box::new(context.into()));
         self
     }
 
@@ -166,7 +168,7 @@ impl SqlError {
     /// Sets the (line, column) the error is about, unless a place is already known.
     pub(crate) fn at_line_column(mut self, at: Option<(u32, u32)>) -> SqlError {
         if self.position.is_none() && self.line_column.is_none() {
-            self.line_column = at;
+            self.line_column = at.map(Box::new);
         }
         self
     }
@@ -174,7 +176,7 @@ impl SqlError {
     /// Turns a (line, column) into a character position in `text`, the text that ran.
     pub(crate) fn resolve_position(mut self, text: &str) -> SqlError {
         if self.position.is_none()
-            && let Some((line, column)) = self.line_column.take()
+            && let Some((line, column)) = self.line_column.take().map(|at| *at)
         {
             let before: usize = text
                 .split('\n')

@@ -495,7 +495,7 @@ fn plan_output(
                 format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
             )
             .at(e.position)
-            .at_line_column(e.line_column);
+            .at_line_column(e.line_column.map(|at| *at));
         }
         e
     };

@@ -33,6 +33,7 @@ use crate::stats::{Stats, StatsSnapshot};
 use crate::storage::Storage;
 use crate::txn::{self, Durability, encode_commit, encode_part};
 use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -1089,6 +1090,10 @@ struct PendingTxn {
     /// Tables this transaction truncates (`Session::truncate_at_commit`): empty for its
     /// own reads and inserts now, emptied for everyone at commit.
     truncated: Vec<TableHandle>,
+    /// The supplied keys among `rows`, by table id: a duplicate within the transaction
+    /// is found without a pass over every row (a COPY of 100,000 rows made that
+    /// quadratic).
+    supplied: HashSet<(usize, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -1126,6 +1131,7 @@ impl Session {
             rows: Vec::new(),
             bytes: 0,
             truncated: Vec::new(),
+            supplied: HashSet::new(),
         });
         Ok(())
     }
@@ -1210,10 +1216,7 @@ impl Session {
             key: table.keys.kind().decode(&key),
         };
         if let Some(txn) = &self.txn
-            && txn
-                .rows
-                .iter()
-                .any(|(t, k, _)| t.id == table.id && *k == key)
+            && txn.supplied.contains(&(table.id, key.as_bytes().to_vec()))
         {
             return Err(duplicate());
         }
@@ -1239,7 +1242,10 @@ impl Session {
                 Some(_) => Err(duplicate()),
                 None => self.stage_or_commit(table, key, row),
             });
-        if result.is_ok() && self.txn.is_some() {
+        if result.is_ok()
+            && let Some(txn) = &mut self.txn
+        {
+            txn.supplied.insert((table.id, key.as_bytes().to_vec()));
             self.held_keys.push((Arc::clone(table), key));
         } else {
             table.unique.unlock(&key, self.id);
@@ -1478,6 +1484,7 @@ impl Session {
             ));
         };
         txn.rows.retain(|(t, _, _)| t.id != table.id);
+        txn.supplied.retain(|(id, _)| *id != table.id);
         if !txn.truncated.iter().any(|t| t.id == table.id) {
             txn.truncated.push(Arc::clone(table));
         }
