@@ -5,7 +5,7 @@
 
 mod serve_support;
 
-use serve_support::{Serve, require_program};
+use serve_support::{RawClient, Serve, query_body, require_program};
 use std::process::{Command, Output};
 
 fn psql(serve: &Serve, args: &[&str]) -> Output {
@@ -280,5 +280,112 @@ fn copy_and_truncate_in_a_block_commit_or_roll_back_together() {
             "SELECT count(*), count(*) FILTER (WHERE v = 'new') FROM t"
         ),
         "3|3"
+    );
+}
+
+/// The COPY sub-protocol as the wire carries it: CopyInResponse, CopyData split mid-record,
+/// the statements after the COPY in the same Query, CopyFail (57014, nothing loaded), a
+/// message that has no place in a COPY (08P01), COPY through the extended protocol
+/// (0A000), and COPY TO STDOUT's CopyOutResponse, CopyData, CopyDone.
+#[test]
+fn the_copy_sub_protocol_on_the_wire() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let mut c = RawClient::connect(serve.port);
+    c.send(
+        b'Q',
+        &query_body("CREATE TABLE w (id int PRIMARY KEY, v text)"),
+    );
+    while !matches!(c.read(), Some((b'Z', _))) {}
+
+    // A record split across two CopyData; the SELECT after the COPY runs once it ends.
+    c.send(
+        b'Q',
+        &query_body("COPY w FROM STDIN; SELECT count(*) FROM w"),
+    );
+    let (tag, body) = c.read().expect("CopyInResponse");
+    assert_eq!(tag, b'G');
+    assert_eq!(body, [0, 0, 2, 0, 0, 0, 0], "text format, 2 text columns");
+    c.send(
+        b'd',
+        b"1	one
+2	tw",
+    );
+    c.send(
+        b'd', b"o
+",
+    );
+    c.send(b'c', b"");
+    let mut seen = Vec::new();
+    loop {
+        let (tag, body) = c.read().expect("answers");
+        match tag {
+            b'C' => seen.push(
+                String::from_utf8_lossy(&body)
+                    .trim_end_matches('\0')
+                    .to_string(),
+            ),
+            b'D' => seen.push(format!("row {:?}", String::from_utf8_lossy(&body[6..]))),
+            b'Z' => break,
+            b'E' => panic!("{:?}", serve_support::error_fields(&body)),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["COPY 2", "row \"2\"", "SELECT 1"]);
+
+    // CopyFail: the COPY's rows are gone, the error says why.
+    c.send(b'Q', &query_body("COPY w FROM STDIN"));
+    assert_eq!(c.read().expect("CopyInResponse").0, b'G');
+    c.send(
+        b'd',
+        b"3	three
+",
+    );
+    let mut fail = b"client gave up".to_vec();
+    fail.push(0);
+    c.send(b'f', &fail);
+    let (_, code, message) = c.read_error();
+    assert_eq!(code, "57014");
+    assert_eq!(message, "COPY from stdin failed: client gave up");
+    while !matches!(c.read(), Some((b'Z', _))) {}
+
+    // A Query in the middle of a COPY: 08P01, and the session goes on.
+    c.send(b'Q', &query_body("COPY w FROM STDIN"));
+    assert_eq!(c.read().expect("CopyInResponse").0, b'G');
+    c.send(b'Q', &query_body("SELECT 1"));
+    let (_, code, _) = c.read_error();
+    assert_eq!(code, "08P01");
+    while !matches!(c.read(), Some((b'Z', _))) {}
+
+    // Through the extended protocol: refused with 0A000.
+    let mut parse = vec![0u8];
+    parse.extend_from_slice(&query_body("COPY w FROM STDIN"));
+    parse.extend_from_slice(&[0, 0]);
+    c.send(b'P', &parse);
+    c.send(b'B', &[0, 0, 0, 0, 0, 0, 0, 0]);
+    c.send(b'E', &[0, 0, 0, 0, 0]);
+    c.send(b'S', b"");
+    let (_, code, _) = c.read_error();
+    assert_eq!(code, "0A000");
+    while !matches!(c.read(), Some((b'Z', _))) {}
+
+    // COPY TO STDOUT.
+    c.send(b'Q', &query_body("COPY w TO STDOUT WITH (FORMAT csv)"));
+    let mut out = Vec::new();
+    loop {
+        let (tag, body) = c.read().expect("answers");
+        match tag {
+            b'H' => assert_eq!(body, [0, 0, 2, 0, 0, 0, 0]),
+            b'd' => out.extend_from_slice(&body),
+            b'c' => out.extend_from_slice(b"<done>"),
+            b'C' => out.extend_from_slice(&body),
+            b'Z' => break,
+            b'E' => panic!("{:?}", serve_support::error_fields(&body)),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "1,one\n2,two\n<done>COPY 2\0"
     );
 }

@@ -1267,6 +1267,24 @@ fn setting_text(e: &Expr) -> String {
 
 /// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position.
 pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    // sqlparser reads everything after `COPY … FROM STDIN;` as the COPY's inline data, so
+    // the statements after one in a Query would vanish: parse the two parts apart.
+    if let Some(cut) = copy::end_of_copy_from_stdin(sql)
+        && !sql[cut..].trim().is_empty()
+    {
+        let mut statements = parse_one_part(&sql[..cut])?;
+        let before = sql[..cut].chars().count();
+        let rest = parse(&sql[cut..]).map_err(|e| {
+            let position = e.position.map(|p| p + before);
+            SqlError { position, ..e }
+        })?;
+        statements.extend(rest);
+        return Ok(statements);
+    }
+    parse_one_part(sql)
+}
+
+fn parse_one_part(sql: &str) -> SqlResult<Vec<Statement>> {
     if let Some(rewritten) = maintenance::postgres_vacuum(sql).or_else(|| copy::postgres_copy(sql))
     {
         return Parser::parse_sql(&PostgreSqlDialect {}, &rewritten)

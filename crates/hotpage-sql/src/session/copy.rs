@@ -435,6 +435,49 @@ pub(super) fn postgres_copy(sql: &str) -> Option<String> {
     })
 }
 
+/// The byte offset just past the `;` that ends the first `COPY … FROM STDIN` statement
+/// of `sql`, if there is one (see `session::parse`).
+pub(super) fn end_of_copy_from_stdin(sql: &str) -> Option<usize> {
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let (mut at_start, mut in_copy, mut stdin) = (true, false, false);
+    for token in &tokens {
+        match &token.token {
+            Token::Whitespace(_) => {}
+            Token::SemiColon if in_copy && stdin => {
+                return byte_offset(sql, token.span.end.line, token.span.end.column);
+            }
+            Token::SemiColon => (at_start, in_copy, stdin) = (true, false, false),
+            Token::Word(word) if at_start => {
+                at_start = false;
+                in_copy = word.keyword == Keyword::COPY;
+            }
+            Token::Word(word) if in_copy && word.keyword == Keyword::STDIN => stdin = true,
+            _ => at_start = false,
+        }
+    }
+    None
+}
+
+/// The byte offset of a 1-based (line, column) in characters.
+fn byte_offset(sql: &str, line: u64, column: u64) -> Option<usize> {
+    let line_start: usize = sql
+        .split_inclusive('\n')
+        .take(usize::try_from(line).ok()?.checked_sub(1)?)
+        .map(str::len)
+        .sum();
+    let column = usize::try_from(column).ok()?.checked_sub(1)?;
+    let within = sql[line_start..]
+        .char_indices()
+        .nth(column)
+        .map_or(sql.len() - line_start, |(i, _)| i);
+    Some(line_start + within)
+}
+
 /// A quoted identifier, for the INSERT and SELECT that COPY runs.
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))

@@ -111,3 +111,20 @@ fn copy_booleans_are_spelled_for_the_parser() {
         crate::session::parse(&rewritten).expect(&rewritten);
     }
 }
+
+#[test]
+fn statements_after_copy_from_stdin_in_one_query_are_kept() {
+    let statements =
+        crate::session::parse("COPY w FROM STDIN; SELECT 1;\nINSERT INTO w VALUES (1)")
+            .expect("parse");
+    assert_eq!(statements.len(), 3, "{statements:?}");
+    assert!(matches!(statements[0], Statement::Copy { .. }));
+    assert_eq!(
+        end_of_copy_from_stdin("SELECT ';'; copy t from stdin;x"),
+        Some(30)
+    );
+    assert_eq!(end_of_copy_from_stdin("COPY t TO STDOUT; SELECT 1"), None);
+    // A syntax error after the COPY points into the whole text.
+    let error = crate::session::parse("COPY w FROM STDIN; SELEC 1").expect_err("syntax");
+    assert!(error.position.is_some_and(|p| p > 19), "{error:?}");
+}
