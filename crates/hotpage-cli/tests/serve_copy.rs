@@ -1,5 +1,6 @@
 //! `hotpage serve` with what `pgbench -i` and `psql \copy` send: COPY FROM STDIN (text and
-//! CSV), COPY TO STDOUT, TRUNCATE inside a transaction block, VACUUM ANALYZE. psql and
+//! CSV), COPY TO STDOUT, TRUNCATE inside a transaction block, VACUUM ANALYZE; and psql's
+//! `\df`. psql and
 //! pgbench must be installed (CI installs postgresql-client and postgresql); a missing one
 //! fails the test.
 
@@ -388,4 +389,16 @@ fn the_copy_sub_protocol_on_the_wire() {
         String::from_utf8_lossy(&out),
         "1,one\n2,two\n<done>COPY 2\0"
     );
+}
+
+/// psql's `\df` reads pg_proc, which hotpage has empty (no user functions, built-ins not
+/// listed): the same answer as PostgreSQL's for a database without functions.
+#[test]
+fn psql_df_lists_no_functions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let out = stdout(&psql(&serve, &["-c", "\\df", "-c", "\\df lower"]));
+    assert_eq!(out.matches("List of functions").count(), 2, "{out}");
+    assert_eq!(out.matches("(0 rows)").count(), 2, "{out}");
+    assert!(out.contains("Result data type"), "{out}");
 }
