@@ -4,6 +4,7 @@
 use bytes::{BufMut, BytesMut};
 use hotpage_sql::{ColumnInfo, SqlError, StatementResult, TxnStatus, Value, WireFormat};
 use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, ReadyForQuery, TransactionStatus,
@@ -41,6 +42,48 @@ pub mod code {
     pub const INVALID_PASSWORD: &str = "28P01";
     /// invalid_authorization_specification
     pub const INVALID_AUTHORIZATION: &str = "28000";
+    /// connection_failure (the client went away in the middle of a COPY)
+    pub const CONNECTION_FAILURE: &str = "08006";
+}
+
+/// The column count of a COPY response (an i16 on the wire).
+fn copy_columns(columns: usize) -> Result<i16, SqlError> {
+    i16::try_from(columns).map_err(|_| {
+        SqlError::new(
+            code::PROGRAM_LIMIT_EXCEEDED,
+            format!("COPY of {columns} columns: the protocol allows 32767"),
+        )
+    })
+}
+
+/// CopyInResponse: the client is to send COPY data, every column in the text format.
+pub fn copy_in_response(columns: usize) -> Result<PgWireBackendMessage, SqlError> {
+    let columns = copy_columns(columns)?;
+    Ok(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+        0,
+        columns,
+        vec![0; columns as usize],
+    )))
+}
+
+/// CopyOutResponse: COPY data follows, every column in the text format.
+pub fn copy_out_response(columns: usize) -> Result<PgWireBackendMessage, SqlError> {
+    let columns = copy_columns(columns)?;
+    Ok(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+        0,
+        columns,
+        vec![0; columns as usize],
+    )))
+}
+
+/// One CopyData message of COPY TO's output.
+pub fn copy_data(bytes: &[u8]) -> PgWireBackendMessage {
+    PgWireBackendMessage::CopyData(CopyData::new(bytes::Bytes::copy_from_slice(bytes)))
+}
+
+/// The end of COPY TO's output.
+pub fn copy_done() -> PgWireBackendMessage {
+    PgWireBackendMessage::CopyDone(CopyDone::new())
 }
 
 /// The transaction status ReadyForQuery reports.
@@ -75,6 +118,9 @@ pub fn error_with(error: &SqlError, severity: &str) -> PgWireBackendMessage {
     }
     if let Some(position) = error.position {
         fields.push((b'P', position.to_string()));
+    }
+    if let Some(context) = &error.context {
+        fields.push((b'W', cstring(context)));
     }
     PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
 }

@@ -8,7 +8,7 @@ use crate::encode::{self, code};
 use crate::extended::{Portal, Statement};
 use hotpage_sql::{BatchObserver, SqlError, SqlSession, StatementResult, is_read_result};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -52,11 +52,9 @@ impl SessionThread {
             .spawn(move || {
                 let mut state = state;
                 let mut out = Output::new(reply_tx);
-                while let Ok(batch) = job_rx.recv() {
-                    for message in batch {
-                        state.handle(message, &mut out);
-                    }
-                    out.finish_batch();
+                let mut inbox = Inbox::new(job_rx);
+                while let Some(message) = inbox.next(&mut out) {
+                    state.handle(message, &mut out, &mut inbox);
                 }
                 // The session (and its engine session) is gone before the async side hears
                 // that the thread ended: shutdown closes the database only after that.
@@ -75,6 +73,43 @@ impl SessionThread {
     pub async fn finish(self) {
         drop(self.jobs);
         let _ = self.exited.await;
+    }
+}
+
+/// The messages handed to the session thread, one at a time. The thread answers a batch
+/// (Done) when it has taken the batch's last message and wants the next: so a COPY FROM
+/// STDIN in the middle of a Query can answer CopyInResponse and read the CopyData that the
+/// client sends only then.
+pub struct Inbox {
+    jobs: mpsc::Receiver<Vec<PgWireFrontendMessage>>,
+    queue: VecDeque<PgWireFrontendMessage>,
+    /// A batch was taken and is not answered yet.
+    open: bool,
+}
+
+impl Inbox {
+    pub fn new(jobs: mpsc::Receiver<Vec<PgWireFrontendMessage>>) -> Inbox {
+        Inbox {
+            jobs,
+            queue: VecDeque::new(),
+            open: false,
+        }
+    }
+
+    /// The next message: the rest of this batch, else (once the batch is answered) the
+    /// next batch's first. None when the connection has ended.
+    pub fn next(&mut self, out: &mut Output) -> Option<PgWireFrontendMessage> {
+        loop {
+            if let Some(message) = self.queue.pop_front() {
+                return Some(message);
+            }
+            if self.open {
+                out.finish_batch();
+                self.open = false;
+            }
+            self.queue = self.jobs.recv().ok()?.into();
+            self.open = true;
+        }
     }
 }
 
@@ -196,15 +231,15 @@ impl SessionState {
         }
     }
 
-    /// Answers one message.
-    pub fn handle(&mut self, message: PgWireFrontendMessage, out: &mut Output) {
+    /// Answers one message (`inbox` gives a COPY FROM STDIN its data).
+    pub fn handle(&mut self, message: PgWireFrontendMessage, out: &mut Output, inbox: &mut Inbox) {
         use PgWireFrontendMessage as M;
         if self.skip_until_sync && !matches!(message, M::Sync(_)) {
             return;
         }
         let outcome = match message {
             M::Query(query) => {
-                self.simple_query(&query.query, out);
+                self.simple_query(&query.query, out, inbox);
                 Ok(())
             }
             M::Parse(parse) => self.parse(parse, out),
@@ -218,7 +253,8 @@ impl SessionState {
             }
             // Answers are flushed at the end of every batch, and a Flush ends one.
             M::Flush(_) => Ok(()),
-            // COPY is not supported, so no copy is in progress: PostgreSQL ignores these.
+            // No COPY is in progress (one that failed leaves the client's rest of the
+            // data behind): PostgreSQL ignores these.
             M::CopyData(_) | M::CopyDone(_) | M::CopyFail(_) => Ok(()),
             // Startup, password and cancel messages belong before startup.
             _ => Err(SqlError::new(
@@ -235,7 +271,7 @@ impl SessionState {
 
     /// A Query message: its statements in order, each answered as it ends, then
     /// ReadyForQuery. The unnamed statement and portal are dropped, as in PostgreSQL.
-    fn simple_query(&mut self, sql: &str, out: &mut Output) {
+    fn simple_query(&mut self, sql: &str, out: &mut Output, inbox: &mut Inbox) {
         self.statements.remove("");
         self.portals.remove("");
         let error = match check_statement_size(sql, self.limits.max_statement_bytes) {
@@ -247,6 +283,7 @@ impl SessionState {
                 let mut observer = SimpleQuery {
                     interrupt: Interrupt::start(&self.cancel, self.limits.timeout),
                     out: &mut *out,
+                    inbox,
                     statements: 0,
                 };
                 let error = self.session.execute_query_message(sql, &mut observer);
@@ -274,10 +311,12 @@ impl SessionState {
     }
 }
 
-/// Streams a simple Query's results and stops it on a cancel or timeout.
+/// Streams a simple Query's results and stops it on a cancel or timeout; feeds a COPY
+/// FROM STDIN from the client's CopyData and sends a COPY TO STDOUT's.
 struct SimpleQuery<'a> {
     interrupt: Interrupt,
     out: &'a mut Output,
+    inbox: &'a mut Inbox,
     statements: usize,
 }
 
@@ -300,5 +339,66 @@ impl BatchObserver for SimpleQuery<'_> {
         self.out.append(&mut messages);
         self.out.send_pending();
         Ok(())
+    }
+
+    fn copy_in_start(&mut self, columns: usize) -> Result<(), SqlError> {
+        self.out.push(encode::copy_in_response(columns)?);
+        Ok(())
+    }
+
+    fn copy_in_next(&mut self) -> Result<Option<Vec<u8>>, SqlError> {
+        use PgWireFrontendMessage as M;
+        loop {
+            self.interrupt.check()?;
+            // Taking the next message answers the batch before it (CopyInResponse first).
+            let Some(message) = self.inbox.next(self.out) else {
+                return Err(SqlError::new(
+                    code::CONNECTION_FAILURE,
+                    "unexpected EOF on client connection with an open COPY",
+                ));
+            };
+            return match message {
+                M::CopyData(data) => Ok(Some(data.data.to_vec())),
+                M::CopyDone(_) => Ok(None),
+                M::CopyFail(fail) => Err(SqlError::new(
+                    code::QUERY_CANCELED,
+                    format!("COPY from stdin failed: {}", fail.message),
+                )),
+                // PostgreSQL ignores Flush and Sync in copy-in mode.
+                M::Flush(_) | M::Sync(_) => continue,
+                other => Err(SqlError::new(
+                    code::PROTOCOL_VIOLATION,
+                    format!(
+                        "unexpected message type 0x{:02X} during COPY from stdin",
+                        message_type(&other)
+                    ),
+                )),
+            };
+        }
+    }
+
+    fn copy_out(&mut self, columns: usize, data: Vec<u8>) -> Result<(), SqlError> {
+        self.interrupt.check()?;
+        self.out.push(encode::copy_out_response(columns)?);
+        for record in data.split_inclusive(|&b| b == b'\n') {
+            self.out.push(encode::copy_data(record));
+        }
+        self.out.push(encode::copy_done());
+        Ok(())
+    }
+}
+
+/// A frontend message's type byte, for the error about one that has no place in a COPY.
+fn message_type(message: &PgWireFrontendMessage) -> u8 {
+    use PgWireFrontendMessage as M;
+    match message {
+        M::Query(_) => b'Q',
+        M::Parse(_) => b'P',
+        M::Bind(_) => b'B',
+        M::Describe(_) => b'D',
+        M::Execute(_) => b'E',
+        M::Close(_) => b'C',
+        M::Terminate(_) => b'X',
+        _ => 0,
     }
 }

@@ -74,6 +74,14 @@ pub mod sqlstate {
     pub const DUPLICATE_OBJECT: &str = "42710";
     /// dependent_objects_still_exist (a partition scheme a table uses)
     pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
+    /// `bad_copy_file_format`: a COPY record with too few or too many fields.
+    pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
+    /// `character_not_in_repertoire`: bytes that are not UTF-8.
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    /// `insufficient_privilege`: COPY to or from a server file or program.
+    pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    /// `query_canceled`: a cancel request, a statement timeout, or a client's CopyFail.
+    pub const QUERY_CANCELED: &str = "57014";
 }
 
 /// An error with its SQLSTATE, a one-line message and, where known, the 1-based character
@@ -90,9 +98,13 @@ pub struct SqlError {
     pub hint: Option<String>,
     /// 1-based character position in the statement, if known.
     pub position: Option<usize>,
+    /// Where it happened, PostgreSQL's CONTEXT line (`COPY t, line 3`), if known (boxed:
+    /// the error stays small enough to return by value everywhere).
+    pub context: Option<Box<String>>,
     /// Where in the text (1-based line, column) the error is, until the session turns it
     /// into `position` against the text it ran.
-    pub(crate) line_column: Option<(u32, u32)>,
+    /// Boxed, with `context`: so that an error stays under 128 bytes.
+    pub(crate) line_column: Option<Box<(u32, u32)>>,
 }
 
 impl SqlError {
@@ -104,6 +116,7 @@ impl SqlError {
             detail: None,
             hint: None,
             position: None,
+            context: None,
             line_column: None,
         }
     }
@@ -138,6 +151,12 @@ impl SqlError {
         self
     }
 
+    /// Adds a context line (PostgreSQL's CONTEXT field).
+    pub fn with_context(mut self, context: impl Into<String>) -> SqlError {
+        self.context = Some(Box::new(context.into()));
+        self
+    }
+
     /// Sets the position, unless one is already set.
     pub fn at(mut self, position: Option<usize>) -> SqlError {
         if self.position.is_none() {
@@ -149,7 +168,7 @@ impl SqlError {
     /// Sets the (line, column) the error is about, unless a place is already known.
     pub(crate) fn at_line_column(mut self, at: Option<(u32, u32)>) -> SqlError {
         if self.position.is_none() && self.line_column.is_none() {
-            self.line_column = at;
+            self.line_column = at.map(Box::new);
         }
         self
     }
@@ -157,7 +176,7 @@ impl SqlError {
     /// Turns a (line, column) into a character position in `text`, the text that ran.
     pub(crate) fn resolve_position(mut self, text: &str) -> SqlError {
         if self.position.is_none()
-            && let Some((line, column)) = self.line_column.take()
+            && let Some((line, column)) = self.line_column.take().map(|at| *at)
         {
             let before: usize = text
                 .split('\n')

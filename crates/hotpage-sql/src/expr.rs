@@ -343,6 +343,12 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
             format!("function {name}() does not exist"),
         )
     })?;
+    if function.filter.is_some() {
+        return Err(SqlError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("FILTER specified, but {name} is not an aggregate function"),
+        ));
+    }
     let args = plain_args(function)?
         .into_iter()
         .map(|e| compile(e, scope))
@@ -377,6 +383,13 @@ pub(crate) fn aggregate_of(function: &Function) -> SqlResult<Option<(AggFunc, Op
         && list.duplicate_treatment.is_some()
     {
         return Err(SqlError::unsupported(format!("{name}(DISTINCT ...)")));
+    }
+    // A window (OVER) would need a different executor: refused, not run as a plain
+    // aggregate.
+    if function.over.is_some() || !function.within_group.is_empty() {
+        return Err(SqlError::unsupported(format!(
+            "{name}() as a window function (OVER) or WITHIN GROUP"
+        )));
     }
     if let FunctionArguments::List(list) = &function.args
         && let [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] = list.args.as_slice()

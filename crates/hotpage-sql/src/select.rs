@@ -122,9 +122,21 @@ struct KeyRange {
 #[derive(Clone)]
 struct Grouping {
     keys: Vec<Scalar>,
-    aggs: Vec<(AggFunc, Option<Scalar>)>,
+    aggs: Vec<Aggregate>,
     having: Option<Scalar>,
 }
+
+/// One aggregate call: the function, its argument (none for `count(*)`) and its
+/// `FILTER (WHERE …)`, which picks the rows the aggregate sees.
+#[derive(Clone)]
+struct Aggregate {
+    func: AggFunc,
+    arg: Option<Scalar>,
+    filter: Option<Scalar>,
+}
+
+/// An aggregate call as the rewriter found it, before compiling.
+type AggregateCall = (AggFunc, Option<Expr>, Option<Expr>);
 
 #[derive(Clone)]
 enum OrderBy {
@@ -345,7 +357,7 @@ fn flip(op: &BinaryOperator) -> BinaryOperator {
 /// `__aN`, collecting the aggregates.
 struct Rewriter {
     group_texts: Vec<String>,
-    aggs: Vec<(AggFunc, Option<Expr>)>,
+    aggs: Vec<AggregateCall>,
     error: Option<SqlError>,
 }
 
@@ -362,9 +374,8 @@ impl VisitorMut for Rewriter {
             match aggregate_of(f) {
                 Ok(Some((func, arg))) => {
                     let arg = arg.cloned();
-                    if let Some(inner) = &arg
-                        && contains_aggregate(inner)
-                    {
+                    let filter = f.filter.as_deref().cloned();
+                    if arg.iter().chain(&filter).any(contains_aggregate) {
                         self.error = Some(SqlError::new(
                             sqlstate::GROUPING_ERROR,
                             "aggregate function calls cannot be nested",
@@ -372,7 +383,7 @@ impl VisitorMut for Rewriter {
                         return ControlFlow::Break(());
                     }
                     let k = self.aggs.len();
-                    self.aggs.push((func, arg));
+                    self.aggs.push((func, arg, filter));
                     *e = Expr::Identifier(Ident::with_quote('"', format!("__a{k}")));
                 }
                 Ok(None) => {}
@@ -458,13 +469,21 @@ fn plan_output(
         .enumerate()
         .map(|(i, k)| (format!("__g{i}"), k.ty().unwrap_or(SqlType::Text)))
         .collect();
-    for (i, (func, arg)) in rewriter.aggs.iter().enumerate() {
+    for (i, (func, arg, filter)) in rewriter.aggs.iter().enumerate() {
         let arg = match arg {
             Some(e) => Some(expr::compile(e, scope)?),
             None => None,
         };
+        let filter = match filter {
+            Some(e) => Some(expr::compile(e, scope)?),
+            None => None,
+        };
         grouped_scope.push((format!("__a{i}"), agg_type(*func, arg.as_ref())));
-        aggs.push((*func, arg));
+        aggs.push(Aggregate {
+            func: *func,
+            arg,
+            filter,
+        });
     }
     let grouping_error = |e: SqlError| {
         if e.sqlstate == sqlstate::UNDEFINED_COLUMN
@@ -476,7 +495,7 @@ fn plan_output(
                 format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
             )
             .at(e.position)
-            .at_line_column(e.line_column);
+            .at_line_column(e.line_column.map(|at| *at));
         }
         e
     };
@@ -836,24 +855,28 @@ impl SelectPlan {
             }
         };
         let mut next_pending = 0;
-        engine
-            .scan(&table.handle, from.as_ref(), |key, row| {
-                while ordered
-                    && next_pending < pending.len()
-                    && pending[next_pending].0.as_bytes() < key
-                {
-                    let (k, r) = &pending[next_pending];
-                    next_pending += 1;
-                    if !visit(k.as_bytes(), r) {
-                        stopped = true;
-                        return false;
+        // A table this transaction truncated: only its own rows since the TRUNCATE.
+        let truncated = engine.truncates(&table.handle);
+        if !truncated {
+            engine
+                .scan(&table.handle, from.as_ref(), |key, row| {
+                    while ordered
+                        && next_pending < pending.len()
+                        && pending[next_pending].0.as_bytes() < key
+                    {
+                        let (k, r) = &pending[next_pending];
+                        next_pending += 1;
+                        if !visit(k.as_bytes(), r) {
+                            stopped = true;
+                            return false;
+                        }
                     }
-                }
-                let go_on = visit(key, row);
-                stopped = !go_on;
-                go_on
-            })
-            .map_err(engine_error)?;
+                    let go_on = visit(key, row);
+                    stopped = !go_on;
+                    go_on
+                })
+                .map_err(engine_error)?;
+        }
         if !stopped {
             for (k, r) in &pending[next_pending..] {
                 if !visit(k.as_bytes(), r) {
@@ -906,14 +929,20 @@ impl SelectPlan {
                         grouping
                             .aggs
                             .iter()
-                            .map(|(f, _)| Accumulator::new(*f))
+                            .map(|a| Accumulator::new(a.func))
                             .collect(),
                     ));
                     groups.len() - 1
                 }
             };
-            for ((_, arg), acc) in grouping.aggs.iter().zip(groups[slot].1.iter_mut()) {
-                let value = match arg {
+            for (agg, acc) in grouping.aggs.iter().zip(groups[slot].1.iter_mut()) {
+                // FILTER (WHERE …): only rows where it is true reach the aggregate.
+                if let Some(filter) = &agg.filter
+                    && expr::truth(&filter.eval(&row, ctx)?)? != Some(true)
+                {
+                    continue;
+                }
+                let value = match &agg.arg {
                     Some(a) => a.eval(&row, ctx)?,
                     None => Value::Int(1),
                 };
@@ -927,15 +956,15 @@ impl SelectPlan {
                 grouping
                     .aggs
                     .iter()
-                    .map(|(f, _)| Accumulator::new(*f))
+                    .map(|a| Accumulator::new(a.func))
                     .collect(),
             ));
         }
         groups
             .into_iter()
             .map(|(mut keys, accs)| {
-                for (acc, (_, arg)) in accs.into_iter().zip(&grouping.aggs) {
-                    keys.push(acc.finish(arg.as_ref())?);
+                for (acc, agg) in accs.into_iter().zip(&grouping.aggs) {
+                    keys.push(acc.finish(agg.arg.as_ref())?);
                 }
                 Ok(keys)
             })

@@ -20,6 +20,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
+mod alter;
+mod copy;
 mod maintenance;
 mod protocol;
 
@@ -147,6 +149,7 @@ impl SqlDatabase {
             txn: TxnStatus::Idle,
             prepared: HashMap::new(),
             activity,
+            truncated: Vec::new(),
         }
     }
 
@@ -343,6 +346,9 @@ pub struct SqlSession {
     txn: TxnStatus,
     prepared: HashMap<String, Prepared>,
     activity: Arc<Activity>,
+    /// Tables the open transaction truncates: their cached plans' tables are replaced at
+    /// commit.
+    truncated: Vec<String>,
 }
 
 /// Parameter `$index + 1` of a statement's execution.
@@ -727,7 +733,12 @@ impl SqlSession {
                 Ok(StatementResult::command("DEALLOCATE"))
             }
             Statement::Vacuum(vacuum) => self.vacuum(vacuum),
+            Statement::Analyze(analyze) => self.analyze(analyze),
+            Statement::AlterTable(alter) => self.alter_table(alter),
             Statement::Truncate(truncate) => self.truncate(truncate),
+            Statement::Copy { .. } => Err(SqlError::unsupported(
+                "COPY through the extended protocol (send it as a simple Query)",
+            )),
             Statement::Update(_) => Err(SqlError::unsupported("UPDATE")),
             Statement::Delete(_) => Err(SqlError::unsupported("DELETE")),
             other => Err(SqlError::unsupported(format!(
@@ -796,12 +807,16 @@ impl SqlSession {
             TxnStatus::Idle => Ok(StatementResult::command("COMMIT")),
             TxnStatus::Failed => {
                 self.txn = TxnStatus::Idle;
+                self.truncated.clear();
                 self.engine.rollback().map_err(engine_error)?;
                 Ok(StatementResult::command("ROLLBACK"))
             }
             TxnStatus::InTransaction => {
                 self.txn = TxnStatus::Idle;
-                self.engine.commit().map_err(engine_error)?;
+                let committed = self.engine.commit().map_err(engine_error);
+                // Even a failed commit may have truncated some of the tables.
+                self.forget_truncated();
+                committed?;
                 Ok(StatementResult::command("COMMIT"))
             }
         }
@@ -810,6 +825,7 @@ impl SqlSession {
     fn rollback(&mut self) -> SqlResult<StatementResult> {
         if self.txn != TxnStatus::Idle {
             self.txn = TxnStatus::Idle;
+            self.truncated.clear();
             self.engine.rollback().map_err(engine_error)?;
         }
         Ok(StatementResult::command("ROLLBACK"))
@@ -1251,6 +1267,29 @@ fn setting_text(e: &Expr) -> String {
 
 /// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position.
 pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    // sqlparser reads everything after `COPY … FROM STDIN;` as the COPY's inline data, so
+    // the statements after one in a Query would vanish: parse the two parts apart.
+    if let Some(cut) = copy::end_of_copy_from_stdin(sql)
+        && !sql[cut..].trim().is_empty()
+    {
+        let mut statements = parse_one_part(&sql[..cut])?;
+        let before = sql[..cut].chars().count();
+        let rest = parse(&sql[cut..]).map_err(|e| {
+            let position = e.position.map(|p| p + before);
+            SqlError { position, ..e }
+        })?;
+        statements.extend(rest);
+        return Ok(statements);
+    }
+    parse_one_part(sql)
+}
+
+fn parse_one_part(sql: &str) -> SqlResult<Vec<Statement>> {
+    if let Some(rewritten) = maintenance::postgres_vacuum(sql).or_else(|| copy::postgres_copy(sql))
+    {
+        return Parser::parse_sql(&PostgreSqlDialect {}, &rewritten)
+            .map_err(|e| syntax_error(&rewritten, &e));
+    }
     Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e))
 }
 

@@ -64,6 +64,10 @@ pub enum Error {
     /// A table by that name exists already.
     #[error("a table named {0:?} already exists")]
     TableExists(String),
+    /// The table holds rows, and the operation needs it empty
+    /// ([`crate::Database::redefine_empty_table`]).
+    #[error("table {0:?} is not empty")]
+    TableNotEmpty(String),
     /// An option or argument is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),

@@ -2,7 +2,7 @@
 //! statements and portals, Describe, row limits, and skipping to Sync after an error.
 
 use super::*;
-use crate::session::{Reply, SessionState, StatementLimits};
+use crate::session::{Inbox, Reply, SessionState, StatementLimits};
 use hotpage::{Database, MemStorage, Options, Storage};
 use hotpage_sql::SqlDatabase;
 use pgwire::messages::PgWireFrontendMessage as M;
@@ -38,10 +38,14 @@ impl Harness {
 
     /// Sends `messages` as one batch and returns the answers, by kind.
     fn send(&mut self, messages: Vec<M>) -> Vec<PgWireBackendMessage> {
-        for message in messages {
-            self.state.handle(message, &mut self.out);
+        // A channel per batch: once its one batch is taken (and answered), the inbox ends.
+        let (jobs, job_rx) = std::sync::mpsc::channel();
+        let _ = jobs.send(messages);
+        drop(jobs);
+        let mut inbox = Inbox::new(job_rx);
+        while let Some(message) = inbox.next(&mut self.out) {
+            self.state.handle(message, &mut self.out, &mut inbox);
         }
-        self.out.finish_batch();
         let mut answers = Vec::new();
         while let Ok(reply) = self.replies.try_recv() {
             match reply {

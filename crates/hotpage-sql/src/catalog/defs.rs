@@ -406,6 +406,38 @@ pub(super) const RELATIONS: &[RelationDef] = &[
             ("prattrs", CType::Int2Vector),
         ],
     },
+    // Empty: hotpage has no user-defined functions, and its built-in ones are not listed
+    // (PostgreSQL lists thousands under pg_catalog). psql's `\df` reads it (and filters
+    // pg_catalog out), so it answers as PostgreSQL does for a database without functions.
+    RelationDef {
+        oid: 1255,
+        schema: PgCatalog,
+        name: "pg_proc",
+        kind: Table,
+        columns: &[
+            ("oid", OID),
+            ("proname", NAME),
+            ("pronamespace", OID),
+            ("proowner", OID),
+            ("prolang", OID),
+            ("procost", FLOAT4),
+            ("prorows", FLOAT4),
+            ("provariadic", OID),
+            ("prosupport", CType::RegProc),
+            ("prokind", CHAR),
+            ("prosecdef", BOOL),
+            ("proleakproof", BOOL),
+            ("proisstrict", BOOL),
+            ("proretset", BOOL),
+            ("provolatile", CHAR),
+            ("proparallel", CHAR),
+            ("pronargs", INT2),
+            ("pronargdefaults", INT2),
+            ("prorettype", OID),
+            ("prosrc", TEXT),
+            ("probin", TEXT),
+        ],
+    },
     RelationDef {
         oid: 3541,
         schema: PgCatalog,

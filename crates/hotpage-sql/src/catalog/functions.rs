@@ -147,6 +147,19 @@ fn signature(name: &str) -> Option<Signature> {
             0,
             TEXT,
         ),
+        // pg_proc has no rows (see defs.rs), so psql's \df never reaches these.
+        "pg_function_is_visible" => sig(
+            F::Unsupported("pg_function_is_visible (hotpage lists no functions in pg_proc)"),
+            &[OID_],
+            0,
+            BOOL,
+        ),
+        "pg_get_function_result" | "pg_get_function_arguments" => sig(
+            F::Unsupported("pg_get_function_result and _arguments (pg_proc has no rows)"),
+            &[OID_],
+            0,
+            TEXT,
+        ),
         "pg_get_partkeydef" => sig(
             F::Unsupported("pg_get_partkeydef (a table waiting for its partitions has no key yet)"),
             &[OID_],

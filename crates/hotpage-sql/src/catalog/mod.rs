@@ -33,6 +33,7 @@ mod model;
 mod plan;
 mod rows;
 pub(crate) mod settings;
+pub(crate) use builtin::format_type;
 mod types;
 
 use crate::error::SqlResult;

@@ -5,13 +5,15 @@
 //!   exists (42P01 as in PostgreSQL) and answers `VACUUM`; ANALYZE's statistics do not
 //!   exist either.
 //! - TRUNCATE really empties each table: the engine swaps in an empty table with the same
-//!   definition in one catalog write (`Database::truncate_table`).
+//!   definition in one catalog write (`Database::truncate_table`). Inside a transaction
+//!   block it is the transaction's (`Session::truncate_at_commit`): done at COMMIT, undone
+//!   by ROLLBACK.
 
-use super::{SqlSession, lock, undefined_table};
+use super::{SqlSession, TxnStatus, lock, undefined_table};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::object_name;
 use crate::session::{StatementResult, engine_error};
-use sqlparser::ast::{Truncate, TruncateIdentityOption, VacuumStatement};
+use sqlparser::ast::{Analyze, Truncate, TruncateIdentityOption, VacuumStatement};
 use std::sync::Arc;
 
 impl SqlSession {
@@ -23,8 +25,15 @@ impl SqlSession {
         Ok(StatementResult::command("VACUUM"))
     }
 
+    /// ANALYZE [table]: there are no planner statistics to gather; the table is checked.
+    pub(super) fn analyze(&mut self, analyze: &Analyze) -> SqlResult<StatementResult> {
+        if let Some(name) = &analyze.table_name {
+            self.existing_table(&object_name(name))?;
+        }
+        Ok(StatementResult::command("ANALYZE"))
+    }
+
     pub(super) fn truncate(&mut self, truncate: &Truncate) -> SqlResult<StatementResult> {
-        self.refuse_in_transaction("TRUNCATE")?;
         if matches!(truncate.identity, Some(TruncateIdentityOption::Restart)) {
             return Err(SqlError::unsupported(
                 "TRUNCATE … RESTART IDENTITY (the keys go on from where they were: CONTINUE IDENTITY)",
@@ -41,6 +50,9 @@ impl SqlSession {
         for name in &names {
             self.existing_table(name)?;
         }
+        if self.txn != TxnStatus::Idle {
+            return self.truncate_in_transaction(&names);
+        }
         for name in &names {
             self.db.engine.truncate_table(name).map_err(engine_error)?;
             // Plans made from now on find the new table.
@@ -51,6 +63,33 @@ impl SqlSession {
                 .remove(name);
         }
         Ok(StatementResult::command("TRUNCATE TABLE"))
+    }
+
+    /// TRUNCATE inside a transaction block (pgbench -i runs it so): the engine empties
+    /// the tables at COMMIT, before it commits the rows inserted after the TRUNCATE;
+    /// until then this transaction sees them empty, and ROLLBACK leaves them whole.
+    fn truncate_in_transaction(&mut self, names: &[String]) -> SqlResult<StatementResult> {
+        for name in names {
+            let table = self.db.table(name)?;
+            self.engine
+                .truncate_at_commit(&table.handle)
+                .map_err(engine_error)?;
+            if !self.truncated.contains(name) {
+                self.truncated.push(name.clone());
+            }
+        }
+        Ok(StatementResult::command("TRUNCATE TABLE"))
+    }
+
+    /// After a commit that truncated tables: plans made from now on find the new ones.
+    pub(super) fn forget_truncated(&mut self) {
+        if self.truncated.is_empty() {
+            return;
+        }
+        let mut tables = self.db.tables.write().unwrap_or_else(|p| p.into_inner());
+        for name in self.truncated.drain(..) {
+            tables.remove(&name);
+        }
     }
 
     /// 42P01 unless `name` is a table (42809 for a system view).
@@ -65,6 +104,71 @@ impl SqlSession {
             ));
         }
         Err(undefined_table(name))
+    }
+}
+
+/// PostgreSQL's forms of VACUUM that sqlparser's (Redshift's) does not parse:
+/// `VACUUM [FULL] [FREEZE] [VERBOSE] [ANALYZE] [table]` and `VACUUM (option, …) [table]`
+/// (pgbench -i sends `vacuum analyze pgbench_branches`). FREEZE, VERBOSE, ANALYZE and the
+/// rest change nothing here, so such a statement is read as `VACUUM [FULL] [table]`.
+/// None for anything else, which the parser reads as it is.
+pub(super) fn postgres_vacuum(sql: &str) -> Option<String> {
+    let text = sql.trim().trim_end_matches(';').trim_end();
+    let rest = text.get(..6).filter(|w| w.eq_ignore_ascii_case("vacuum"))?;
+    let rest = text[rest.len()..].trim_start();
+    if rest.contains(';') || text.len() == 6 {
+        return None;
+    }
+    let mut full = false;
+    let mut words: Vec<&str> = Vec::new();
+    if let Some(list) = rest.strip_prefix('(') {
+        let (options, after) = list.split_once(')')?;
+        for option in options.split(',') {
+            let name = option.split_whitespace().next()?.to_lowercase();
+            let on = !matches!(
+                option
+                    .split_whitespace()
+                    .nth(1)
+                    .map(str::to_lowercase)
+                    .as_deref(),
+                Some("false" | "off" | "0")
+            );
+            match name.as_str() {
+                "full" => full |= on,
+                "freeze"
+                | "verbose"
+                | "analyze"
+                | "skip_locked"
+                | "disable_page_skipping"
+                | "index_cleanup"
+                | "process_toast"
+                | "truncate"
+                | "parallel" => {}
+                _ => return None,
+            }
+        }
+        words.extend(after.split_whitespace());
+    } else {
+        let mut all = rest.split_whitespace().peekable();
+        let mut changed = false;
+        while let Some(word) = all.peek() {
+            match word.to_lowercase().as_str() {
+                "full" => full = true,
+                "freeze" | "verbose" | "analyze" => changed = true,
+                _ => break,
+            }
+            all.next();
+        }
+        if !changed {
+            // Nothing sqlparser cannot read.
+            return None;
+        }
+        words.extend(all);
+    }
+    match words.as_slice() {
+        [] => Some(format!("VACUUM{}", if full { " FULL" } else { "" })),
+        [table] => Some(format!("VACUUM{} {table}", if full { " FULL" } else { "" })),
+        _ => None,
     }
 }
 

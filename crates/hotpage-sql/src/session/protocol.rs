@@ -5,7 +5,7 @@
 //! way for an error the server itself raised (a bad Bind) to fail the transaction block.
 
 use super::{Plan, Prepared, SqlSession, TxnStatus, parse};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::{ColumnInfo, StatementResult};
 use crate::types::SqlType;
 use sqlparser::ast::Statement;
@@ -19,6 +19,34 @@ pub trait BatchObserver {
     /// A statement ended with `result`. An error stops the batch after it (the
     /// statement's effects stay) and is the batch's error.
     fn statement_done(&mut self, result: StatementResult) -> SqlResult<()>;
+
+    /// `COPY … FROM STDIN` is about to read its data: the client is to send `columns`
+    /// columns in the text format (a wire server sends CopyInResponse). The default
+    /// refuses: only a client connection has a STDIN to read.
+    fn copy_in_start(&mut self, columns: usize) -> SqlResult<()> {
+        let _ = columns;
+        Err(SqlError::new(
+            crate::error::sqlstate::FEATURE_NOT_SUPPORTED,
+            "COPY FROM STDIN needs a client connection (hotpage serve)",
+        ))
+    }
+
+    /// The next chunk of COPY data (a CopyData message's bytes), or None at its end
+    /// (CopyDone). A CopyFail is an error (57014), and so is a cancel.
+    fn copy_in_next(&mut self) -> SqlResult<Option<Vec<u8>>> {
+        Ok(None)
+    }
+
+    /// `COPY … TO STDOUT`'s records (`columns` columns, text format), `data` being the
+    /// records with their line ends (a wire server sends CopyOutResponse, CopyData,
+    /// CopyDone). The default refuses, as [`BatchObserver::copy_in_start`] does.
+    fn copy_out(&mut self, columns: usize, data: Vec<u8>) -> SqlResult<()> {
+        let _ = (columns, data);
+        Err(SqlError::new(
+            crate::error::sqlstate::FEATURE_NOT_SUPPORTED,
+            "COPY TO STDOUT needs a client connection (hotpage serve)",
+        ))
+    }
 }
 
 impl SqlSession {
@@ -37,9 +65,10 @@ impl SqlSession {
     /// several statements run as one implicit transaction. If one fails, the ones before
     /// it roll back with it, unless an explicit BEGIN … COMMIT inside the message took
     /// them. One statement alone is its own transaction, as in
-    /// [`SqlSession::execute_batch_observed`]. hotpage's DDL (CREATE, DROP, TRUNCATE) is
-    /// not transactional: in such a message it first commits the statements before it
-    /// and runs on its own; the statements after it start a new implicit transaction.
+    /// [`SqlSession::execute_batch_observed`]. hotpage's DDL (CREATE, DROP, ALTER) is not
+    /// transactional: in such a message it is refused (25001) after a write, else it
+    /// commits the reads before it and runs on its own; the statements after it start a
+    /// new implicit transaction. VACUUM is refused in such a message, as in PostgreSQL.
     pub fn execute_query_message(
         &mut self,
         sql: &str,
@@ -62,6 +91,7 @@ impl SqlSession {
         let mut implicit = Implicit {
             wanted: implicit_transaction && !single,
             open: false,
+            wrote: false,
         };
         for (index, statement) in statements.into_iter().enumerate() {
             if let Err(error) = observer.before_statement(index) {
@@ -76,7 +106,10 @@ impl SqlSession {
             } else {
                 self.activity.begin(&statement.to_string());
             }
-            let outcome = self.run_statement(statement, &[]);
+            let outcome = match self.run_copy(&statement, observer) {
+                Some(outcome) => outcome,
+                None => self.run_statement(statement, &[]),
+            };
             self.activity.end();
             let done = match outcome {
                 Ok(result) => observer.statement_done(result),
@@ -105,8 +138,28 @@ impl SqlSession {
             | Statement::Commit { .. }
             | Statement::Rollback { .. } => {
                 implicit.open = false;
+                implicit.wrote = false;
+            }
+            // PostgreSQL refuses these in a multi-statement Query too.
+            Statement::Vacuum(_) => {
+                return Err(SqlError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "VACUUM cannot run inside a transaction block",
+                ));
             }
             statement if is_non_transactional(statement) => {
+                if implicit.wrote {
+                    // It would have to commit those writes first (PostgreSQL would
+                    // roll them back with the DDL if a later statement failed).
+                    return Err(SqlError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        format!(
+                            "{} cannot run after a write in the same Query in hotpage: its DDL is not transactional",
+                            ddl_name(statement)
+                        ),
+                    )
+                    .with_hint("Send the DDL as its own Query, or first in the Query."));
+                }
                 if implicit.open && self.txn == TxnStatus::InTransaction {
                     implicit.open = false;
                     self.commit()?;
@@ -116,6 +169,12 @@ impl SqlSession {
                 if self.txn == TxnStatus::Idle {
                     self.begin()?;
                     implicit.open = true;
+                }
+                if matches!(
+                    statement,
+                    Statement::Insert(_) | Statement::Copy { .. } | Statement::Truncate(_)
+                ) {
+                    implicit.wrote = true;
                 }
             }
         }
@@ -179,6 +238,8 @@ struct Implicit {
     wanted: bool,
     /// This batch began the engine transaction now open.
     open: bool,
+    /// A statement in that transaction wrote (INSERT, COPY, TRUNCATE).
+    wrote: bool,
 }
 
 /// Statements hotpage runs outside any transaction (its DDL is not transactional).
@@ -188,9 +249,19 @@ fn is_non_transactional(statement: &Statement) -> bool {
         Statement::CreateTable(_)
             | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
-            | Statement::Truncate(_)
-            | Statement::Vacuum(_)
+            | Statement::AlterTable(_)
     )
+}
+
+/// The DDL's name in an error message.
+fn ddl_name(statement: &Statement) -> &'static str {
+    match statement {
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::CreateSequence { .. } => "CREATE SEQUENCE",
+        Statement::Drop { .. } => "DROP",
+        Statement::AlterTable(_) => "ALTER TABLE",
+        _ => "DDL",
+    }
 }
 
 /// True if a result is a read (SELECT or SHOW), whose rows a server may drop on a cancel

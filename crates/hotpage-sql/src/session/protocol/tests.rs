@@ -252,3 +252,42 @@ fn explicit_begin_and_commit_inside_a_query_message_take_over() {
     s.execute("COMMIT").expect("commit");
     assert_eq!(count(&mut s, "t"), "4");
 }
+
+/// DDL in a multi-statement Query never commits a write before it: after a write it is
+/// refused (25001) and the write rolls back; VACUUM is refused as PostgreSQL refuses it.
+#[test]
+fn ddl_after_a_write_in_a_query_message_is_refused_and_nothing_commits() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        .expect("create");
+    for sql in [
+        "INSERT INTO t VALUES (1); CREATE TABLE u (id int)",
+        "INSERT INTO t VALUES (1); DROP TABLE t",
+        "INSERT INTO t VALUES (1); CREATE SEQUENCE q",
+        "INSERT INTO t VALUES (1); ALTER TABLE t ADD PRIMARY KEY (id)",
+        "TRUNCATE t; DROP TABLE t",
+    ] {
+        let (tags, error) = query_message(&mut s, sql);
+        let error = error.expect(sql);
+        assert_eq!(error.sqlstate, "25001", "{sql}: {error:?}");
+        assert!(error.message.contains("not transactional"), "{error:?}");
+        assert_eq!(tags.len(), 1, "{sql}");
+        assert_eq!(s.txn_status(), TxnStatus::Idle);
+        assert_eq!(count(&mut s, "t"), "0", "{sql}: the write rolled back");
+    }
+    assert!(s.execute("SELECT * FROM u").is_err(), "u was never made");
+    let (_, error) = query_message(&mut s, "SELECT 1; VACUUM t");
+    assert_eq!(
+        error.expect("vacuum").message,
+        "VACUUM cannot run inside a transaction block"
+    );
+    // Reads before DDL are fine, and DDL first still runs alone before the writes.
+    let (tags, error) = query_message(
+        &mut s,
+        "SELECT count(*) FROM t; CREATE TABLE v (id int); INSERT INTO v VALUES (1)",
+    );
+    assert_eq!(error, None);
+    assert_eq!(tags, ["SELECT 1", "CREATE TABLE", "INSERT 0 1"]);
+    assert_eq!(count(&mut s, "v"), "1");
+}
