@@ -1114,7 +1114,22 @@ impl SqlSession {
             }
             lock(&self.db.sequence_cache).remove(&seq.name);
         }
+        // Its T-SQL definition goes with it (a table of that name made later, in either
+        // dialect, must not be re-made from it).
+        let tsql_before = meta.tsql.len();
+        meta.tsql.retain(|o| {
+            !(o.name == name
+                && matches!(
+                    o.kind,
+                    crate::schema::TsqlKind::TableDefinition
+                        | crate::schema::TsqlKind::TableOnScheme
+                ))
+        });
+        let tsql_changed = meta.tsql.len() != tsql_before;
         self.db.store_metadata(meta)?;
+        if tsql_changed {
+            self.db.tsql_generation.fetch_add(1, Ordering::AcqRel);
+        }
         Ok(true)
     }
 

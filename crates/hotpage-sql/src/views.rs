@@ -136,6 +136,20 @@
 //! | records_since_checkpoint | bigint | records at or after the last checkpoint's redo point |
 //! | bytes_since_checkpoint | bigint | their bytes |
 //!
+//! ## `hotpage_objects` (sys.objects)
+//!
+//! One row per table, sequence, T-SQL scalar function and stored procedure, by name.
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | name | text | the object's name (lower case) |
+//! | object_id | integer | what T-SQL's `OBJECT_ID(name)` gives: a stable hash of the name |
+//! | schema_id | integer | 1 (`dbo`) |
+//! | parent_object_id | integer | 0 |
+//! | type | text | `U` (table), `SO` (sequence), `FN` (scalar function), `P` (procedure) |
+//! | type_desc | text | `USER_TABLE`, `SEQUENCE_OBJECT`, `SQL_SCALAR_FUNCTION`, `SQL_STORED_PROCEDURE` |
+//! | is_ms_shipped | boolean | false |
+//!
 //! ## The views, one line each
 //!
 //! - `hotpage_wait_stats`: waits by type since open or `SELECT hotpage_reset_wait_stats()` (sys.dm_os_wait_stats).
@@ -145,9 +159,12 @@
 //! - `hotpage_page_header(file, page)`: one page's header fields (DBCC PAGE).
 //! - `hotpage_page(file, page)`: one page's slots: offsets, lengths, decoded keys, records in hex (DBCC PAGE).
 //! - `hotpage_log`: log records and bytes by kind, all and since the last checkpoint (fn_dblog).
+//! - `hotpage_objects`: tables, sequences, T-SQL functions and procedures with their ids (sys.objects).
 
 mod activity;
 mod log;
+// T-SQL's sys.objects (crate::tsql).
+pub(crate) mod objects;
 mod page;
 mod physical;
 // T-SQL's sys.dm_exec_requests (crate::tsql).
@@ -225,6 +242,13 @@ const VIEWS: &[View] = &[
         usage: "hotpage_page(file, page) or hotpage_page('FILE:PAGE')",
         columns: page::slot_columns,
         rows: page::slot_rows,
+    },
+    View {
+        name: "hotpage_objects",
+        arity: (0, 0),
+        usage: "hotpage_objects",
+        columns: objects::columns,
+        rows: objects::rows,
     },
     View {
         name: "hotpage_log",

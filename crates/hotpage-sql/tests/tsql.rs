@@ -248,7 +248,7 @@ fn variables_end_with_their_batch_and_errors_carry_sql_server_numbers() {
     assert!(error.message.contains("4145"), "{error:?}");
     assert_eq!(fail(&mut s, "SELECT 1\nGO 0").sqlstate, "42601");
     assert_eq!(fail(&mut s, "SET IDENTITY_INSERT t ON").sqlstate, "0A000");
-    assert_eq!(fail(&mut s, "EXEC dbo.p").sqlstate, "0A000");
+    assert_eq!(fail(&mut s, "EXEC dbo.p").sqlstate, "42883");
     // The batch stops at its first error; the script at that batch.
     let (out, error) = s.execute_script("PRINT 'a'\nSELECT nope\nPRINT 'b'\nGO\nPRINT 'c'");
     assert_eq!(out, vec![TsqlOutput::Print("a".into())]);
@@ -356,11 +356,12 @@ fn guards_object_id_and_drop() {
     );
     assert!(engine.table("g").is_err());
     assert_eq!(fail(&mut s, "DROP TABLE dbo.g").sqlstate, "42P01");
-    let error = fail(
+    // sys.objects is a view: any query on it runs (g is gone).
+    let out = run(
         &mut s,
-        "IF EXISTS (SELECT * FROM sys.objects WHERE name = 'g') PRINT 1",
+        "IF EXISTS (SELECT * FROM sys.objects WHERE name = 'g') PRINT 1 ELSE PRINT 0",
     );
-    assert_eq!(error.sqlstate, "0A000");
+    assert_eq!(out, [TsqlOutput::Print("0".into())]);
 }
 
 #[test]
@@ -1126,5 +1127,313 @@ fn dbcc_page_names_the_pages_table_as_seed_000_reads_it() {
         if !state.is_empty() {
             assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
         }
+    }
+}
+
+/// The rows of the last result with rows, as text.
+fn rows(outputs: &[TsqlOutput]) -> Vec<Vec<String>> {
+    outputs
+        .iter()
+        .rev()
+        .find_map(|o| match o {
+            TsqlOutput::Result(r) if r.has_rows() => Some(
+                r.rows
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn table_definitions_are_the_databases_in_every_session_and_after_a_reopen() {
+    let mem = MemStorage::new(5);
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut maker = TsqlSession::new(sql.session());
+        run(
+            &mut maker,
+            "CREATE TABLE dbo.[TestTable_V3] ([Id] [uniqueidentifier] NOT NULL,
+    [Status] [varchar](20) NOT NULL,
+    CONSTRAINT [PK_V3] PRIMARY KEY CLUSTERED ([Id] ASC))
+GO
+CREATE TABLE dbo.h (ID int IDENTITY(1,1) NOT NULL, c varchar(10) DEFAULT ('dflt'),
+    b AS (ID % 4) PERSISTED)",
+        );
+        assert_eq!(design(&engine, "testtable_v3"), "user-key");
+        // A second session amends the first one's table: its definition is the database's.
+        let mut other = TsqlSession::new(sql.session());
+        run(
+            &mut other,
+            "ALTER TABLE [dbo].[TestTable_V3] ADD CONSTRAINT [DF_V3] DEFAULT (newid()) FOR [Id]",
+        );
+        assert_eq!(design(&engine, "testtable_v3"), "guid");
+        run(
+            &mut other,
+            "INSERT INTO dbo.TestTable_V3 (Status) VALUES ('x')",
+        );
+        assert_eq!(count(&mut maker, "TestTable_V3"), Value::Int(1));
+        drop((maker, other));
+        close(engine, sql);
+    }
+    // After a reopen, a new session re-makes the heap from its stored definition: the
+    // identity, the default and the computed column are all still there.
+    let (engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE UNIQUE CLUSTERED INDEX CIX ON dbo.h (ID) WITH (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)
+INSERT INTO dbo.h DEFAULT VALUES
+INSERT INTO dbo.h DEFAULT VALUES",
+    );
+    assert_eq!(design(&engine, "h"), "identity-flow-control");
+    assert_eq!(
+        rows(&run(&mut s, "SELECT ID, c, b FROM dbo.h ORDER BY ID")),
+        [["1", "dflt", "1"], ["2", "dflt", "2"]]
+    );
+    // A second ADD DEFAULT on the amended column is refused from the stored definition.
+    let error = fail(
+        &mut s,
+        "ALTER TABLE dbo.TestTable_V3 ADD DEFAULT (newid()) FOR Id",
+    );
+    assert_eq!(error.sqlstate, "42P16", "{error:?}");
+    assert!(error.message.contains("1781"), "{error:?}");
+    // A table dropped and made again in the PostgreSQL dialect has no T-SQL definition:
+    // the old one went with the drop.
+    let mut pg = sql.session();
+    pg.execute("DROP TABLE h; CREATE TABLE h (ID int PRIMARY KEY, c text)")
+        .expect("pg");
+    let error = fail(&mut s, "ALTER TABLE h ADD DEFAULT ('x') FOR c");
+    assert_eq!(error.sqlstate, "0A000");
+    assert!(error.message.contains("not created by T-SQL"), "{error:?}");
+}
+
+#[test]
+fn sys_objects_is_a_view_that_agrees_with_object_id() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed000_bit_reversal.sql"));
+    run(
+        &mut s,
+        "CREATE PROC dbo.p AS SELECT 1
+GO",
+    );
+    let out = run(
+        &mut s,
+        "SELECT name, type, type_desc FROM sys.objects ORDER BY name",
+    );
+    assert_eq!(
+        rows(&out),
+        [
+            ["heavyinsert_bitreversal", "U", "USER_TABLE"],
+            ["p", "P", "SQL_STORED_PROCEDURE"],
+            ["seqadvworks", "SO", "SEQUENCE_OBJECT"],
+            ["ufn_bitreverse", "FN", "SQL_SCALAR_FUNCTION"],
+        ]
+    );
+    let out = run(
+        &mut s,
+        "SELECT OBJECT_NAME(OBJECT_ID(N'dbo.p')), name FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.p')",
+    );
+    assert_eq!(rows(&out), [["p", "p"]]);
+    // The seeds' guard goes through the view, as does any EXISTS over a query.
+    let guard = "IF EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.HeavyInsert_BitReversal') AND type in (N'U'))
+    PRINT 'table'
+IF NOT EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.HeavyInsert_BitReversal') AND type in (N'SO'))
+    PRINT 'not a sequence'
+IF EXISTS (SELECT name FROM sys.objects WHERE type_desc = N'SQL_STORED_PROCEDURE' AND name = N'p') PRINT 'proc'
+IF EXISTS (SELECT * FROM dbo.HeavyInsert_BitReversal) PRINT 'rows' ELSE PRINT 'empty'";
+    let prints: Vec<TsqlOutput> = run(&mut s, guard)
+        .into_iter()
+        .filter(|o| matches!(o, TsqlOutput::Print(_)))
+        .collect();
+    assert_eq!(
+        prints,
+        ["table", "not a sequence", "proc", "empty"].map(|p| TsqlOutput::Print(p.into()))
+    );
+    // IN (SELECT …): run first; an empty set is false for IN and true for NOT IN.
+    let out = run(
+        &mut s,
+        "SELECT name FROM sys.objects WHERE object_id IN (SELECT object_id FROM sys.objects WHERE type = N'FN')",
+    );
+    assert_eq!(rows(&out), [["ufn_bitreverse"]]);
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name IN (SELECT name FROM sys.objects WHERE type = N'X')",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name NOT IN (SELECT name FROM sys.objects WHERE type = N'X')",
+    );
+    assert_eq!(scalar(&out), Value::Int(4));
+    let error = fail(
+        &mut s,
+        "SELECT 1 WHERE 1 IN (SELECT name, type FROM sys.objects)",
+    );
+    assert_eq!(error.sqlstate, "42601");
+}
+
+#[test]
+fn stored_procedures_run_in_every_session_and_after_a_reopen() {
+    let mem = MemStorage::new(6);
+    let create = "DROP TABLE IF EXISTS dbo.Customers;
+GO
+CREATE TABLE dbo.Customers
+(
+   C1 INT               NOT NULL        IDENTITY (1, 1),
+   C2 CHAR(2000)        NOT NULL        DEFAULT ('Testdata'),
+);
+GO
+-- Create stored procedure for the INSERT process
+CREATE OR ALTER PROC dbo.InsertCustomerData
+        @NumOfRecords INT
+AS
+BEGIN
+        WHILE @NumOfRecords > 0
+        BEGIN
+                INSERT INTO dbo.Customers
+                (C2)
+                DEFAULT VALUES;
+                
+                SET @NumOfRecords -= 1;
+        END
+END
+GO
+-- Execution of stored procedures for 10,000 rows
+EXEC dbo.InsertCustomerData @NumOfRecords = 100;
+GO";
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut s = TsqlSession::new(sql.session());
+        run(&mut s, create);
+        assert_eq!(count(&mut s, "Customers"), Value::Int(100));
+        // Another session runs it, positionally; `EXECUTE` too.
+        let mut other = TsqlSession::new(sql.session());
+        run(
+            &mut other,
+            "EXECUTE InsertCustomerData 5\nEXEC dbo.InsertCustomerData 1",
+        );
+        assert_eq!(count(&mut s, "Customers"), Value::Int(106));
+        drop((s, other));
+        close(engine, sql);
+    }
+    let (_engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE PROCEDURE dbo.add_some (@n int = 3, @label varchar(10) = 'x') AS
+    DECLARE @i int = 0
+    WHILE @i < @n
+    BEGIN
+        EXEC dbo.InsertCustomerData 1
+        SET @i += 1
+    END
+    PRINT @label
+    RETURN @n * 10
+GO
+DECLARE @rc int
+EXEC @rc = dbo.add_some @label = 'done'
+SELECT @rc
+EXEC add_some 2, DEFAULT",
+    );
+    assert_eq!(count(&mut s, "Customers"), Value::Int(111));
+    let out = run(
+        &mut s,
+        "DECLARE @rc int
+EXEC @rc = dbo.add_some 0, 'p'
+SELECT @rc",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    assert!(out.contains(&TsqlOutput::Print("p".into())));
+    for (bad, state, says) in [
+        ("EXEC dbo.nothing", "42883", "2812"),
+        ("EXEC dbo.InsertCustomerData", "42883", "201"),
+        ("EXEC dbo.InsertCustomerData @Nope = 1", "42883", "8145"),
+        ("EXEC dbo.InsertCustomerData 1, 2", "42883", "8144"),
+        ("CREATE PROC dbo.add_some AS SELECT 1", "42710", "2714"),
+        ("CREATE PROC q @x int OUTPUT AS SELECT 1", "0A000", "OUTPUT"),
+        ("DROP PROCEDURE nothing", "42883", "3701"),
+        ("EXEC ('SELECT 1')", "0A000", "dynamic SQL"),
+    ] {
+        let error = fail(&mut s, bad);
+        assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
+        assert!(error.message.contains(says), "{bad}: {error:?}");
+    }
+    run(
+        &mut s,
+        "DROP PROC dbo.add_some\nDROP PROCEDURE IF EXISTS add_some",
+    );
+    assert_eq!(fail(&mut s, "EXEC add_some").sqlstate, "42883");
+}
+
+#[test]
+fn try_catch_throw_and_raiserror() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let out = run(
+        &mut s,
+        "CREATE TABLE t (id int PRIMARY KEY)
+INSERT INTO t VALUES (1)
+BEGIN TRY
+    INSERT INTO t VALUES (1)
+    PRINT 'not here'
+END TRY
+BEGIN CATCH
+    PRINT CONVERT(varchar(10), ERROR_NUMBER())
+    SELECT ERROR_NUMBER(), ERROR_MESSAGE()
+END CATCH
+BEGIN TRY
+    THROW 50001, 'my error', 1;
+END TRY
+BEGIN CATCH
+    PRINT ERROR_MESSAGE()
+    PRINT CONVERT(varchar(10), ERROR_NUMBER())
+END CATCH
+BEGIN TRY
+    RAISERROR ('bad %s at %d', 16, 1, 'thing', 7)
+END TRY
+BEGIN CATCH
+    PRINT ERROR_MESSAGE()
+END CATCH
+RAISERROR ('just a note', 10, 1)
+SELECT ERROR_NUMBER()",
+    );
+    let prints: Vec<&TsqlOutput> = out
+        .iter()
+        .filter(|o| matches!(o, TsqlOutput::Print(_)))
+        .collect();
+    assert_eq!(
+        prints,
+        ["2627", "my error", "50001", "bad thing at 7", "just a note"]
+            .map(|p| TsqlOutput::Print(p.into()))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    // Outside CATCH the error functions are NULL.
+    assert_eq!(scalar(&out), Value::Null);
+    // THROW without arguments re-raises the error being handled; uncaught, it ends the batch.
+    let error = fail(
+        &mut s,
+        "BEGIN TRY SELECT 1/0 END TRY BEGIN CATCH THROW END CATCH",
+    );
+    assert_eq!(error.sqlstate, "22012");
+    let error = fail(&mut s, "THROW 50002, N'out here', 1");
+    assert_eq!(error.sqlstate, "P0001");
+    assert!(error.message.contains("out here"), "{error:?}");
+    for (bad, state) in [
+        ("THROW", "0Z002"),
+        ("THROW 1, 'low', 1", "22023"),
+        ("BEGIN TRY SELECT 1 END TRY", "42601"),
+        ("BEGIN TRY SELECT 1 END TRY BEGIN CATCH SELECT 2", "42601"),
+        ("RAISERROR 'x'", "42601"),
+    ] {
+        assert_eq!(fail(&mut s, bad).sqlstate, state, "{bad}");
     }
 }

@@ -10,6 +10,7 @@ mod dbcc;
 mod ddl;
 mod objects;
 mod parse;
+mod procedures;
 mod translate;
 
 pub use batch::{Batch, split_batches};
@@ -77,6 +78,24 @@ enum Flow {
     Return(Option<Value>),
 }
 
+/// The most values an `IN (SELECT …)` takes (it is run first, its values held in memory).
+const MAX_SUBQUERY_VALUES: usize = 100_000;
+
+/// `IN (SELECT …)` of no rows.
+const EMPTY_IN: &str = "IN (NULL) IS NOT NULL";
+
+/// Whether `toks` have an `EXISTS (SELECT …)` or `IN (SELECT …)` the session runs first.
+fn has_subquery(toks: &[Token]) -> bool {
+    (0..toks.len()).any(|i| is_subquery(toks, i))
+}
+
+fn is_subquery(toks: &[Token], i: usize) -> bool {
+    (is_word(toks.get(i), "EXISTS") || is_word(toks.get(i), "IN"))
+        && matches!(toks.get(i + 1), Some(Token::LParen))
+        && is_word(toks.get(i + 2), "SELECT")
+        && translate::sys_view(toks, i + 1).is_none()
+}
+
 /// SQL Server's limit on nested function calls (error 217).
 const MAX_NESTING: u32 = 32;
 
@@ -101,10 +120,11 @@ pub struct TsqlSession {
     vars: HashMap<String, (Value, String)>,
     rowcount: i64,
     nocount: bool,
-    tables: HashMap<String, TableDef>,
     /// User functions, partition functions and schemes: the database's, as last loaded.
     objects: objects::Objects,
     depth: u32,
+    /// The errors the CATCH blocks running now handle, innermost last.
+    caught: Vec<SqlError>,
     output: Vec<TsqlOutput>,
     /// Translated statements prepared once (see [`cache`]).
     cache: cache::StatementCache,
@@ -118,9 +138,9 @@ impl TsqlSession {
             vars: HashMap::new(),
             rowcount: 0,
             nocount: false,
-            tables: HashMap::new(),
             objects: objects::Objects::default(),
             depth: 0,
+            caught: Vec::new(),
             output: Vec::new(),
             cache: cache::StatementCache::default(),
         }
@@ -228,6 +248,7 @@ impl TsqlSession {
                 }
                 Ok(Flow::Next)
             }
+            Stmt::TryCatch { body, handler } => self.try_catch(body, handler),
             Stmt::Return(expr) => {
                 let value = match expr {
                     Some(expr) => Some(self.eval(expr)?),
@@ -261,10 +282,13 @@ impl TsqlSession {
                 Ok(())
             }
             Stmt::CreateFunction(function) => self.create_function(function),
+            Stmt::CreateProcedure(procedure) => self.create_procedure(procedure),
             Stmt::Plain(toks) => self.plain(toks),
-            Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
-                self.run(stmt).map(drop)
-            }
+            Stmt::While { .. }
+            | Stmt::If { .. }
+            | Stmt::Block(_)
+            | Stmt::Return(_)
+            | Stmt::TryCatch { .. } => self.run(stmt).map(drop),
         }
     }
 
@@ -299,6 +323,7 @@ impl TsqlSession {
     ) -> SqlResult<StatementResult> {
         self.sync_objects()?;
         if !self.calls_user_function(toks)
+            && !has_subquery(toks)
             && let Some(result) = self.run_prepared(kind, extra, toks, build)?
         {
             return Ok(result);
@@ -472,8 +497,10 @@ impl TsqlSession {
             "DROP" => return self.drop(toks),
             "DBCC" => return self.dbcc(toks),
             "CHECKPOINT" | "USE" => return Ok(()),
-            "RETURN" | "BREAK" | "CONTINUE" | "EXEC" | "EXECUTE" | "UPDATE" | "DELETE"
-            | "TRUNCATE" => {
+            "EXEC" | "EXECUTE" => return self.exec(toks),
+            "THROW" => return self.throw(toks),
+            "RAISERROR" => return self.raiserror(toks),
+            "RETURN" | "BREAK" | "CONTINUE" | "UPDATE" | "DELETE" | "TRUNCATE" => {
                 return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
             }
             _ => {}
@@ -624,6 +651,7 @@ impl translate::Resolve for TsqlSession {
                 Ok(i32::from(self.sql.txn_status() != crate::TxnStatus::Idle).to_string())
             }
             "@@SPID" => Ok(self.sql.pid().to_string()),
+            name if name.starts_with("ERROR_") => self.error_function(name),
             other => Err(SqlError::unsupported(format!("{other} (T-SQL)"))),
         }
     }
@@ -644,6 +672,7 @@ impl translate::Resolve for TsqlSession {
             .map(|t| t.name)
             .chain(db.metadata().sequences.into_iter().map(|s| s.name))
             .chain(self.objects.functions.keys().cloned())
+            .chain(self.objects.procedures.keys().cloned())
             .find(|name| object_number(name) == id)
     }
 
@@ -654,18 +683,16 @@ impl translate::Resolve for TsqlSession {
             || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
             || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
                 && self.objects.functions.contains_key(name))
+            || ((wants("P") || wants("PC")) && self.objects.procedures.contains_key(name))
             // Not in sys.objects in SQL Server: in sys.partition_schemes / _functions.
             || (types == ["PS"] && self.objects.schemes.contains_key(name))
             || (types == ["PF"] && self.objects.partition_functions.contains_key(name))
     }
 }
 
-/// An object's id for OBJECT_ID: a stable hash of its name (positive, like SQL Server's).
+/// An object's id for OBJECT_ID: the one `sys.objects` shows.
 fn object_number(name: &str) -> i64 {
-    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    i64::from(hash & 0x7fff_ffff)
+    crate::views::objects::object_id(name)
 }
 
 /// Statements with table DDL.
@@ -692,7 +719,7 @@ impl TsqlSession {
                 }
                 self.pg(&def.to_postgres()?)?;
                 self.note_table_scheme(&def.name, def.scheme())?;
-                self.tables.insert(def.name.clone(), def);
+                self.store_table_def(&def)?;
                 self.push_tag("CREATE TABLE");
                 Ok(())
             }
@@ -750,6 +777,7 @@ impl TsqlSession {
             }
         })?;
         let scheme = self
+            .objects
             .tables
             .get(&table)
             .and_then(|d| d.scheme().map(str::to_string));
@@ -758,16 +786,18 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// Re-makes a table this session defined in T-SQL, from its amended definition: only
-    /// while it is empty, since the engine fixes a table's design when it is made.
+    /// Re-makes a table made by T-SQL's CREATE TABLE (in any session: its definition is
+    /// the database's), from its amended definition: only while it is empty, since the
+    /// engine fixes a table's design when it is made.
     fn remake(
         &mut self,
         table: &str,
         amend: impl FnOnce(&mut TableDef) -> SqlResult<()>,
     ) -> SqlResult<()> {
-        let mut def = self.tables.get(table).cloned().ok_or_else(|| {
+        self.sync_objects()?;
+        let mut def = self.objects.tables.get(table).cloned().ok_or_else(|| {
             SqlError::unsupported(format!(
-                "changing table \"{table}\", which this session did not create in T-SQL (its design is fixed)"
+                "changing table \"{table}\", which was not created by T-SQL's CREATE TABLE (its design is fixed)"
             ))
         })?;
         amend(&mut def)?;
@@ -780,8 +810,7 @@ impl TsqlSession {
         let create = def.to_postgres()?;
         self.pg(&format!("DROP TABLE \"{table}\""))?;
         self.pg(&create)?;
-        self.tables.insert(table.to_string(), def);
-        Ok(())
+        self.store_table_def(&def)
     }
 
     /// `ALTER TABLE t ADD [CONSTRAINT n] DEFAULT (expr) FOR col`.
@@ -856,6 +885,9 @@ impl TsqlSession {
         if what == "PARTITION" {
             return self.drop_partition(toks);
         }
+        if what == "PROC" || what == "PROCEDURE" {
+            return self.drop_procedure(toks);
+        }
         if what != "TABLE" && what != "SEQUENCE" {
             return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
         }
@@ -872,7 +904,6 @@ impl TsqlSession {
         self.pg(&format!("DROP {what} {guard}{}", names.join(", ")))?;
         for name in &names {
             let name = name.trim_matches('"');
-            self.tables.remove(name);
             if what == "TABLE" {
                 self.note_table_scheme(name, None)?;
             }
@@ -987,14 +1018,28 @@ mod tests;
 /// literal before the statement is translated.
 impl TsqlSession {
     /// `toks` with each call of a user function replaced by its value.
+    /// Also each uncorrelated `EXISTS (SELECT …)` and `IN (SELECT …)` by its value (the
+    /// SQL layer has no subqueries): run first, as SQL Server would run them once.
     fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
         self.sync_objects()?;
-        if self.objects.functions.is_empty() {
+        if self.objects.functions.is_empty() && !has_subquery(toks) {
             return Ok(toks.to_vec());
         }
         let mut out: Vec<Token> = Vec::with_capacity(toks.len());
         let mut i = 0;
         while i < toks.len() {
+            if is_subquery(toks, i) {
+                let close = translate::matching_paren(toks, i + 1)?;
+                let mut value = self.subquery_value(&toks[i], &toks[i + 2..close])?;
+                if value == EMPTY_IN && is_word(out.last(), "NOT") {
+                    // `x NOT IN (empty)` is true whatever x.
+                    out.pop();
+                    value = "IN (NULL) IS NULL".to_string();
+                }
+                out.extend(parse::tokens(&value)?);
+                i = close + 1;
+                continue;
+            }
             let called = match (&toks[i], toks.get(i + 1)) {
                 (Token::Word(w), Some(Token::LParen)) => {
                     (self.objects.functions.get(&w.value.to_lowercase())).map(Arc::clone)
@@ -1032,6 +1077,67 @@ impl TsqlSession {
             i = close + 1;
         }
         Ok(out)
+    }
+
+    /// `EXISTS (query)` as TRUE or FALSE, `IN (query)` as `IN (v, …)`.
+    fn subquery_value(&mut self, operator: &Token, query: &[Token]) -> SqlResult<String> {
+        let query = self.inline_calls(query)?;
+        let text = translate::statement(&query, self)?;
+        let result = self.pg(&text).map_err(|e| {
+            if e.sqlstate == sqlstate::UNDEFINED_COLUMN {
+                SqlError::unsupported(format!(
+                    "a correlated subquery ({}; T-SQL subqueries are run once, before their statement)",
+                    e.message
+                ))
+            } else {
+                e
+            }
+        })?;
+        if is_word(Some(operator), "EXISTS") {
+            let found = if result.rows.is_empty() {
+                "FALSE"
+            } else {
+                "TRUE"
+            };
+            return Ok(found.to_string());
+        }
+        if result.columns.len() != 1 {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "subquery has too many columns (SQL Server error 116)",
+            ));
+        }
+        if result.rows.len() > MAX_SUBQUERY_VALUES {
+            return Err(SqlError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "an IN (SELECT …) of {} values: hotpage runs the subquery first and takes up to {MAX_SUBQUERY_VALUES}",
+                    result.rows.len()
+                ),
+            ));
+        }
+        let values: Vec<String> = result
+            .rows
+            .iter()
+            .filter_map(|row| row.first())
+            .map(|v| match v {
+                Value::Null => "NULL".to_string(),
+                Value::Int(n) => n.to_string(),
+                Value::Bool(b) => b.to_string().to_uppercase(),
+                other => format!(
+                    "'{}'",
+                    other
+                        .to_pg_text(None)
+                        .unwrap_or_default()
+                        .replace('\'', "''")
+                ),
+            })
+            .collect();
+        if values.is_empty() {
+            // `x IN (empty)` is false whatever x (NULL too): `x IN (NULL)` is always NULL.
+            return Ok(EMPTY_IN.to_string());
+        }
+        Ok(format!("IN ({})", values.join(", ")))
     }
 
     /// Runs a function with its own variables; the caller's are put back after.

@@ -11,7 +11,10 @@
 //! that lumps residues together) are refused with 0A000.
 
 use super::TsqlSession;
-use super::parse::{self, Function, Stmt, is_word, render, split_top_level, syntax_near, word};
+use super::ddl::TableDef;
+use super::parse::{
+    self, Function, Procedure, Stmt, is_word, render, split_top_level, syntax_near, word,
+};
 use super::translate::{matching_paren, name_of};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::schema::{TsqlKind, TsqlObject};
@@ -62,6 +65,9 @@ pub(crate) struct Objects {
     pub schemes: HashMap<String, String>,
     /// Table name -> the scheme it was made on.
     pub tables_on_schemes: HashMap<String, String>,
+    /// Table name -> its T-SQL definition (tables made by T-SQL's CREATE TABLE).
+    pub tables: HashMap<String, TableDef>,
+    pub procedures: HashMap<String, Arc<Procedure>>,
 }
 
 fn duplicate(name: &str) -> SqlError {
@@ -395,6 +401,31 @@ impl TsqlSession {
             .ok_or_else(|| undefined("partition function", function, 7707))
     }
 
+    /// Stores a table's T-SQL definition (replacing an earlier one of that name: a table
+    /// dropped in the PostgreSQL dialect leaves none behind, see `SqlSession::drop_table`).
+    pub(super) fn store_table_def(&mut self, def: &TableDef) -> SqlResult<()> {
+        let text = def.to_stored()?;
+        if text.len() > usize::from(u16::MAX) {
+            return Err(SqlError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "table \"{}\"'s T-SQL definition takes more than 65535 bytes (hotpage stores it in the database's metadata)",
+                    def.name
+                ),
+            ));
+        }
+        self.sql.database().update_tsql_objects(|list| {
+            list.retain(|o| !(o.kind == TsqlKind::TableDefinition && o.name == def.name));
+            list.push(TsqlObject {
+                kind: TsqlKind::TableDefinition,
+                name: def.name.clone(),
+                text,
+            });
+            Ok(())
+        })?;
+        self.sync_objects()
+    }
+
     /// Records (or forgets, with None) the scheme a table was made on.
     pub(super) fn note_table_scheme(&mut self, table: &str, scheme: Option<&str>) -> SqlResult<()> {
         self.sync_objects()?;
@@ -459,6 +490,19 @@ fn load(objects: &mut Objects, object: &TsqlObject) -> SqlResult<()> {
                 .tables_on_schemes
                 .insert(object.name.clone(), object.text.clone());
         }
+        TsqlKind::TableDefinition => {
+            let def = TableDef::from_stored(&object.text)?;
+            objects.tables.insert(object.name.clone(), def);
+        }
+        TsqlKind::Procedure => load_procedure(objects, object)?,
     }
+    Ok(())
+}
+
+fn load_procedure(objects: &mut Objects, object: &TsqlObject) -> SqlResult<()> {
+    let procedure = super::procedures::parse_procedure(&object.text)?;
+    objects
+        .procedures
+        .insert(object.name.clone(), Arc::new(procedure));
     Ok(())
 }
