@@ -1437,3 +1437,105 @@ SELECT ERROR_NUMBER()",
         assert_eq!(fail(&mut s, bad).sqlstate, state, "{bad}");
     }
 }
+
+#[test]
+fn fn_dblog_counts_seed_002s_heap_inserts_and_free_space_updates() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed002_demo_table.sql"));
+    // Seed 002's loop, as written but for the transaction around it (a heap's rows reach
+    // its pages, and so the log's page records, when they commit).
+    run(
+        &mut s,
+        "CHECKPOINT;
+GO
+        DECLARE @I INT = 1;
+        WHILE @I <= 3000
+        BEGIN
+            INSERT INTO dbo.demo_table(C1) VALUES ('This is a test');
+            SET @I += 1;
+        END",
+    );
+    let by_kind = rows(&run(
+        &mut s,
+        "SELECT Operation, Context, COUNT_BIG(*) FROM sys.fn_dblog(NULL, NULL)
+        WHERE AllocUnitName = N'dbo.demo_table' GROUP BY Operation, Context ORDER BY Operation, Context",
+    ));
+    let count_of = |operation: &str, context: &str| -> i64 {
+        by_kind
+            .iter()
+            .find(|r| r[0] == operation && r[1] == context)
+            .map_or(0, |r| r[2].parse().expect("count"))
+    };
+    let pages = scalar(&run(
+        &mut s,
+        "SELECT page_count FROM sys.dm_db_index_physical_stats(DB_ID(), OBJECT_ID(N'dbo.demo_table', N'U'), 0, NULL, N'DETAILED') WHERE index_level = 0",
+    ));
+    let Value::Int(pages) = pages else {
+        panic!("{pages:?}")
+    };
+    assert!(pages > 10, "{pages}");
+    // Every row is in the log once: a row of its own, or in its page's first image since
+    // the checkpoint (each new page is formatted by the link that made it).
+    let inserts = count_of("LOP_INSERT_ROWS", "LCX_HEAP");
+    let images = count_of("LOP_FORMAT_PAGE", "LCX_HEAP");
+    assert!(inserts > 2000 && inserts < 3000, "{by_kind:?}");
+    assert!(images >= pages - 1, "{by_kind:?}");
+    // Free-space updates: a page's entry moves through the categories as it fills (empty,
+    // 50 %, 80 %, 95 %, full), so between one and five per page.
+    let pfs = count_of("LOP_MODIFY_ROW", "LCX_PFS");
+    assert!(
+        pfs >= pages && pfs <= 5 * pages,
+        "{pfs} for {pages} pages: {by_kind:?}"
+    );
+    // Seed 002's query shape: the PFS rows by context.
+    let out = run(
+        &mut s,
+        "SELECT  Context,
+                COUNT_BIG(*)
+        FROM    sys.fn_dblog(NULL, NULL)
+        WHERE   Context = N'LCX_PFS'
+        GROUP BY
+                Context;",
+    );
+    assert_eq!(rows(&out), [["LCX_PFS".to_string(), pfs.to_string()]]);
+    // Commits carry the transaction ids; LSNs order as text.
+    let out = run(
+        &mut s,
+        "SELECT TOP (2) [Current LSN], [Transaction ID], [Page ID] FROM fn_dblog(NULL, NULL)
+        WHERE Operation = N'LOP_COMMIT_XACT' ORDER BY [Current LSN] DESC",
+    );
+    let commits = rows(&out);
+    assert_eq!(commits.len(), 2);
+    assert!(commits[0][0] > commits[1][0], "{commits:?}");
+    assert!(commits[0][1].starts_with("0000:"), "{commits:?}");
+    assert_eq!(commits[0][2], "NULL");
+    // The seed's own query runs as written (its transaction-name filter finds nothing:
+    // hotpage keeps no transaction names, and page records carry no transaction).
+    run(
+        &mut s,
+        "SELECT  Context,
+                COUNT_BIG(*)
+        FROM    sys.fn_dblog(NULL, NULL)
+        WHERE   [Transaction ID] IN
+                (
+                        SELECT [Transaction ID]
+                        FROM sys.fn_dblog(NULL, NULL)
+                        WHERE   [Transaction Name] = N'InsertRecord'
+                                OR Context = N'LCX_PFS'
+                )
+        GROUP BY
+                Context;",
+    );
+    // A CHECKPOINT starts the active log again.
+    run(&mut s, "CHECKPOINT");
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.fn_dblog(NULL, NULL) WHERE Context = N'LCX_PFS'",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    assert_eq!(
+        fail(&mut s, "SELECT * FROM sys.fn_dblog(1, NULL)").sqlstate,
+        "0A000"
+    );
+}

@@ -496,7 +496,12 @@ impl TsqlSession {
             "ALTER" => return self.alter(toks),
             "DROP" => return self.drop(toks),
             "DBCC" => return self.dbcc(toks),
-            "CHECKPOINT" | "USE" => return Ok(()),
+            "USE" => return Ok(()),
+            // A real checkpoint: fn_dblog then shows the log from its redo point on.
+            "CHECKPOINT" => {
+                let engine = Arc::clone(self.sql.database().engine());
+                return engine.checkpoint().map_err(crate::session::engine_error);
+            }
             "EXEC" | "EXECUTE" => return self.exec(toks),
             "THROW" => return self.throw(toks),
             "RAISERROR" => return self.raiserror(toks),

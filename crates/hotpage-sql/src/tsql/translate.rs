@@ -235,6 +235,7 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
         "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
         "dm_exec_requests" => out.push("hotpage_exec_requests"),
         "objects" => out.push("hotpage_objects"),
+        "fn_dblog" => out.push("hotpage_dblog"),
         "dm_db_index_physical_stats" => return index_physical_stats(toks, at + 1, out),
         other => {
             return Err(SqlError::unsupported(format!(
@@ -288,6 +289,8 @@ fn rewrite_word(
         "NEWSEQUENTIALID" if call => simple("uuidv7", out),
         "ISNULL" if call => simple("coalesce", out),
         "LEN" if call => simple("length", out),
+        "COUNT_BIG" if call => simple("count", out),
+        "FN_DBLOG" if call => simple("hotpage_dblog", out),
         "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
         | "ERROR_PROCEDURE"
             if call =>
