@@ -5,7 +5,7 @@
 //! so for such a batch the report's rows are runs of the batch, as ostress counts its
 //! iterations; the table's own figures count the rows it holds.
 
-use crate::engine::{EngineError, table_figures};
+use crate::engine::{EngineError, engine_waits, table_figures};
 use crate::report::{TargetFigures, WaitTime};
 use crate::target::{Target, TargetSession};
 use hotpage::{Database, TableHandle};
@@ -102,17 +102,7 @@ impl Target for TsqlTarget {
     }
 
     fn waits(&self) -> Option<Vec<WaitTime>> {
-        Some(
-            self.db
-                .stats()
-                .top_waits()
-                .iter()
-                .map(|(w, t)| WaitTime {
-                    name: w.name().to_string(),
-                    wait_ns: t.wait_ns,
-                })
-                .collect(),
-        )
+        Some(engine_waits(&self.db))
     }
 
     fn figures(&self) -> Result<TargetFigures, TsqlTargetError> {
