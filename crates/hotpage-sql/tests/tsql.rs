@@ -1539,3 +1539,23 @@ GO
         "0A000"
     );
 }
+
+#[test]
+fn a_remade_partitioned_table_stays_on_its_scheme() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE PARTITION FUNCTION pf (tinyint) AS RANGE LEFT FOR VALUES (0, 1, 2)
+CREATE PARTITION SCHEME ps AS PARTITION pf ALL TO ([PRIMARY])
+CREATE TABLE t (id bigint IDENTITY(1,1) NOT NULL, h AS CONVERT(tinyint, ABS(id % 4)) PERSISTED, v int,
+    CONSTRAINT pk PRIMARY KEY CLUSTERED (id, h)) ON ps(h)",
+    );
+    // Another session amends it: the table is re-made, still on the scheme.
+    let mut other = TsqlSession::new(sql.session());
+    run(&mut other, "ALTER TABLE t ADD DEFAULT (7) FOR v");
+    assert_eq!(design(&engine, "t"), "hash-partition");
+    assert_eq!(fail(&mut s, "DROP PARTITION SCHEME ps").sqlstate, "2BP01");
+    run(&mut s, "INSERT INTO t DEFAULT VALUES");
+    assert_eq!(scalar(&run(&mut s, "SELECT v FROM t")), Value::Int(7));
+}

@@ -90,7 +90,10 @@ fn has_subquery(toks: &[Token]) -> bool {
 }
 
 fn is_subquery(toks: &[Token], i: usize) -> bool {
-    (is_word(toks.get(i), "EXISTS") || is_word(toks.get(i), "IN"))
+    // Checked on every statement a loop runs: no allocation before the `(`.
+    let operator = matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none()
+        && (w.value.eq_ignore_ascii_case("EXISTS") || w.value.eq_ignore_ascii_case("IN")));
+    operator
         && matches!(toks.get(i + 1), Some(Token::LParen))
         && is_word(toks.get(i + 2), "SELECT")
         && translate::sys_view(toks, i + 1).is_none()
@@ -815,7 +818,9 @@ impl TsqlSession {
         let create = def.to_postgres()?;
         self.pg(&format!("DROP TABLE \"{table}\""))?;
         self.pg(&create)?;
-        self.store_table_def(&def)
+        // The drop forgot the table's definition and its scheme: both are the new table's.
+        self.store_table_def(&def)?;
+        self.note_table_scheme(table, def.scheme())
     }
 
     /// `ALTER TABLE t ADD [CONSTRAINT n] DEFAULT (expr) FOR col`.
