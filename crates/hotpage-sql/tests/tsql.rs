@@ -1278,6 +1278,20 @@ IF EXISTS (SELECT * FROM dbo.HeavyInsert_BitReversal) PRINT 'rows' ELSE PRINT 'e
         "SELECT 1 WHERE 1 IN (SELECT name, type FROM sys.objects)",
     );
     assert_eq!(error.sqlstate, "42601");
+    // A subquery that names the outer query's table is not run alone: 0A000, saying why.
+    let error = fail(
+        &mut s,
+        "SELECT name FROM sys.objects o WHERE EXISTS (SELECT 1 FROM sys.objects i WHERE i.name = o.name)",
+    );
+    assert_eq!(error.sqlstate, "0A000", "{error:?}");
+    assert!(error.message.contains("correlated"), "{error:?}");
+    // Its own table's name and alias as qualifiers are fine.
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name IN (SELECT i.name FROM sys.objects AS i WHERE i.type = N'P')
+SELECT count(*) FROM sys.objects WHERE name IN (SELECT objects.name FROM sys.objects WHERE objects.type = N'P')",
+    );
+    assert_eq!(scalar(&out), Value::Int(1));
 }
 
 #[test]

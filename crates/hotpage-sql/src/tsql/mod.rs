@@ -99,6 +99,33 @@ fn is_subquery(toks: &[Token], i: usize) -> bool {
         && translate::sys_view(toks, i + 1).is_none()
 }
 
+/// A qualifier in `query` (`o` of `o.name`) that the query itself never names otherwise
+/// (as a table or an alias): a reference to an outer query's table.
+fn outer_reference(query: &[Token]) -> Option<String> {
+    let plain = |t: Option<&Token>| match t {
+        Some(Token::Word(w)) => Some(w.value.to_lowercase()),
+        _ => None,
+    };
+    let mut named = std::collections::HashSet::new();
+    let mut qualifiers = Vec::new();
+    for (i, token) in query.iter().enumerate() {
+        let Some(name) = plain(Some(token)) else {
+            continue;
+        };
+        let qualifies =
+            matches!(query.get(i + 1), Some(Token::Period)) && plain(query.get(i + 2)).is_some();
+        let after_period = i > 0 && matches!(query.get(i - 1), Some(Token::Period));
+        if qualifies && !after_period {
+            qualifiers.push(name);
+        } else {
+            named.insert(name);
+        }
+    }
+    qualifiers
+        .into_iter()
+        .find(|q| !named.contains(q) && q != "dbo" && q != "sys")
+}
+
 /// SQL Server's limit on nested function calls (error 217).
 const MAX_NESTING: u32 = 32;
 
@@ -1091,6 +1118,11 @@ impl TsqlSession {
 
     /// `EXISTS (query)` as TRUE or FALSE, `IN (query)` as `IN (v, …)`.
     fn subquery_value(&mut self, operator: &Token, query: &[Token]) -> SqlResult<String> {
+        if let Some(outer) = outer_reference(query) {
+            return Err(SqlError::unsupported(format!(
+                "a correlated subquery (it names \"{outer}\", which its own FROM does not; T-SQL subqueries are run once, before their statement)"
+            )));
+        }
         let query = self.inline_calls(query)?;
         let text = translate::statement(&query, self)?;
         let result = self.pg(&text).map_err(|e| {
