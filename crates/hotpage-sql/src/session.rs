@@ -453,6 +453,18 @@ mod functions {
                 db.engine.reset_stats();
                 Value::Int(0)
             }
+            Func::ObjectName => match args.first() {
+                Some(Value::Int(id)) => {
+                    crate::views::objects::name_of(db, *id).map_or(Value::Null, Value::Text)
+                }
+                Some(Value::Null) => Value::Null,
+                _ => {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        "hotpage_object_name takes an object id (integer)",
+                    ));
+                }
+            },
             other => {
                 return Err(SqlError::new(
                     sqlstate::INTERNAL_ERROR,

@@ -1242,6 +1242,14 @@ GO",
         "SELECT OBJECT_NAME(OBJECT_ID(N'dbo.p')), name FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.p')",
     );
     assert_eq!(rows(&out), [["p", "p"]]);
+    // OBJECT_NAME of a column: every row's own name back.
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE OBJECT_NAME(object_id) = name",
+    );
+    assert_eq!(scalar(&out), Value::Int(4));
+    let out = run(&mut s, "SELECT OBJECT_NAME(12345), OBJECT_NAME(NULL)");
+    assert_eq!(rows(&out), [["NULL", "NULL"]]);
     // The seeds' guard goes through the view, as does any EXISTS over a query.
     let guard = "IF EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.HeavyInsert_BitReversal') AND type in (N'U'))
     PRINT 'table'

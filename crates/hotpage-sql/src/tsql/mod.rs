@@ -699,18 +699,6 @@ impl translate::Resolve for TsqlSession {
             .then(|| object_number(name))
     }
 
-    fn object_name(&self, id: i64) -> Option<String> {
-        let db = self.sql.database();
-        db.engine()
-            .tables()
-            .into_iter()
-            .map(|t| t.name)
-            .chain(db.metadata().sequences.into_iter().map(|s| s.name))
-            .chain(self.objects.functions.keys().cloned())
-            .chain(self.objects.procedures.keys().cloned())
-            .find(|name| object_number(name) == id)
-    }
-
     fn object_exists(&self, name: &str, types: &[String]) -> bool {
         let wants = |t: &str| types.is_empty() || types.iter().any(|x| x == t);
         let db = self.sql.database();

@@ -16,8 +16,6 @@ pub(crate) trait Resolve {
     fn global(&self, name: &str) -> SqlResult<String>;
     /// `OBJECT_ID(name [, type])`: the object's id, or None.
     fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64>;
-    /// The name of the table whose OBJECT_ID is `id`.
-    fn object_name(&self, id: i64) -> Option<String>;
     /// Whether an object of one of `types` (`U`, `SO`, `FN` …) named `name` exists.
     fn object_exists(&self, name: &str, types: &[String]) -> bool;
 }
@@ -317,13 +315,15 @@ fn rewrite_word(
             Ok(Some(close + 1))
         }
         "OBJECT_NAME" if call => {
+            // OBJECT_NAME(id [, database_id]): run per row, so a column's ids work too.
             let close = matching_paren(toks, i + 1)?;
             let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
-            let id = args.first().map(|a| expr(a, env)).transpose()?;
-            let name = id
-                .and_then(|text| text.trim_matches(|c| c == '(' || c == ')').parse().ok())
-                .and_then(|id| env.object_name(id));
-            out.push(&name.map_or_else(|| "CAST(NULL AS text)".to_string(), |n| quote(&n)));
+            let Some(id) = args.first().filter(|a| !a.is_empty()) else {
+                return Err(syntax_near(toks.get(close)));
+            };
+            out.push("hotpage_object_name(");
+            rewrite(id, env, out)?;
+            out.push(")");
             Ok(Some(close + 1))
         }
         "DB_ID" if call => {

@@ -35,7 +35,7 @@ pub(super) fn columns() -> Vec<(&'static str, SqlType)> {
 /// Tables (`U`), sequences (`SO`), scalar functions (`FN`) and procedures (`P`), by name.
 /// SQL Server's `type` is `char(2)`, `'U '`; here it has no blank, so that `type IN
 /// (N'U')` compares as SQL Server's trailing-blank rule makes it compare there.
-pub(super) fn rows(db: &SqlDatabase, _args: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+fn all(db: &SqlDatabase) -> Vec<(String, &'static str, &'static str)> {
     let meta = db.metadata();
     let mut objects: Vec<(String, &str, &str)> = db
         .engine()
@@ -54,6 +54,20 @@ pub(super) fn rows(db: &SqlDatabase, _args: &[Value]) -> SqlResult<Vec<Vec<Value
         _ => None,
     }));
     objects.sort();
+    objects
+}
+
+/// The name of the object whose id is `id` (T-SQL's `OBJECT_NAME`, the SQL layer's
+/// `hotpage_object_name`).
+pub(crate) fn name_of(db: &SqlDatabase, id: i64) -> Option<String> {
+    all(db)
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .find(|name| object_id(name) == id)
+}
+
+pub(super) fn rows(db: &SqlDatabase, _args: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    let objects = all(db);
     Ok(objects
         .into_iter()
         .map(|(name, ty, desc)| {
