@@ -295,3 +295,61 @@ GO",
         "{shown}"
     );
 }
+
+/// Seed 002's contention test: its procedure, wrapped as ostress runs it, from 8 sessions;
+/// the report is on the table the procedure inserts into.
+#[test]
+fn stress_runs_seed_002s_procedure_from_8_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = s(&dir.path().join("db")).to_string();
+    let setup = dir.path().join("setup.sql");
+    std::fs::write(
+        &setup,
+        "DROP TABLE IF EXISTS dbo.Customers;
+GO
+CREATE TABLE dbo.Customers
+(
+   C1 INT               NOT NULL        IDENTITY (1, 1),
+   C2 CHAR(2000)        NOT NULL        DEFAULT ('Testdata'),
+);
+GO
+CREATE OR ALTER PROC dbo.InsertCustomerData
+        @NumOfRecords INT
+AS
+BEGIN
+        WHILE @NumOfRecords > 0
+        BEGIN
+                INSERT INTO dbo.Customers
+                (C2)
+                DEFAULT VALUES;
+                SET @NumOfRecords -= 1;
+        END
+END
+GO
+",
+    )
+    .expect("write");
+    let output = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--setup-sql",
+        s(&setup),
+        "--sql",
+        "EXEC dbo.InsertCustomerData @NumOfRecords = 100;",
+        "-n",
+        "8",
+        "-r",
+        "1",
+        "--durability",
+        "none",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let r = json(&output);
+    assert_eq!(r["table"], "customers");
+    assert_eq!(r["design"], "heap (tsql)");
+    assert_eq!(r["index"]["rows_in_table"], 800);
+}

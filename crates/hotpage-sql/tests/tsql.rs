@@ -3,7 +3,7 @@
 //! sessions), and each T-SQL form with its errors.
 
 use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlError, TsqlOutput, TsqlSession, Value};
+use hotpage_sql::{SqlDatabase, SqlError, TsqlBatch, TsqlOutput, TsqlSession, Value};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -1336,6 +1336,10 @@ GO";
         let mut s = TsqlSession::new(sql.session());
         run(&mut s, create);
         assert_eq!(count(&mut s, "Customers"), Value::Int(100));
+        // A workload's batch that EXECs the procedure reports on the procedure's table.
+        let batch = TsqlBatch::parse("EXEC dbo.InsertCustomerData @NumOfRecords = 5;").unwrap();
+        assert_eq!(batch.insert_table(), None);
+        assert_eq!(batch.insert_table_in(&sql), Some("customers".to_string()));
         // Another session runs it, positionally; `EXECUTE` too.
         let mut other = TsqlSession::new(sql.session());
         run(

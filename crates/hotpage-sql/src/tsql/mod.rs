@@ -42,28 +42,62 @@ impl TsqlBatch {
     /// The table the batch's first INSERT writes to, if it has one (inside WHILE, IF and
     /// BEGIN … END too): the table a workload reports on.
     pub fn insert_table(&self) -> Option<String> {
-        self.stmts.iter().find_map(insert_table_of)
+        let none = |_: &str| None;
+        self.stmts.iter().find_map(|s| insert_table_of(s, &none, 0))
+    }
+
+    /// [`insert_table`](Self::insert_table), following `EXEC` into the database's stored
+    /// procedures (seed 002's `EXEC dbo.InsertCustomerData …` reports on the table the
+    /// procedure inserts into).
+    pub fn insert_table_in(&self, sql: &crate::SqlDatabase) -> Option<String> {
+        let tsql = sql.metadata().tsql;
+        let procedure = |name: &str| {
+            let object = tsql
+                .iter()
+                .find(|o| o.kind == crate::schema::TsqlKind::Procedure && o.name == name)?;
+            procedures::parse_procedure(&object.text).ok()
+        };
+        self.stmts
+            .iter()
+            .find_map(|s| insert_table_of(s, &procedure, 0))
     }
 }
 
-fn insert_table_of(stmt: &Stmt) -> Option<String> {
+/// The first INSERT's table in `stmt`; `procedure` gives an EXEC's procedure.
+fn insert_table_of(
+    stmt: &Stmt,
+    procedure: &dyn Fn(&str) -> Option<parse::Procedure>,
+    depth: u32,
+) -> Option<String> {
+    let find = |stmts: &[Stmt]| {
+        stmts
+            .iter()
+            .find_map(|s| insert_table_of(s, procedure, depth))
+    };
     match stmt {
         Stmt::Plain(toks) if is_word(toks.first(), "INSERT") => {
             let at = if is_word(toks.get(1), "INTO") { 2 } else { 1 };
-            // A name is `part[.part…]`: a word, then a period and a word, and so on.
-            let mut end = at + 1;
-            while matches!(toks.get(end), Some(Token::Period))
-                && matches!(toks.get(end + 1), Some(Token::Word(_)))
-            {
-                end += 2;
-            }
-            translate::name_of(toks.get(at..end)?).ok()
+            translate::name_of(toks.get(at..parse::name_end(toks, at))?).ok()
         }
-        Stmt::While { body, .. } => insert_table_of(body),
+        Stmt::Plain(toks)
+            if (is_word(toks.first(), "EXEC") || is_word(toks.first(), "EXECUTE"))
+                && depth < MAX_NESTING =>
+        {
+            let returns = parse::is_variable(toks.get(1)) && matches!(toks.get(2), Some(Token::Eq));
+            let at = if returns { 3 } else { 1 };
+            let name = translate::name_of(toks.get(at..parse::name_end(toks, at))?).ok()?;
+            insert_table_of(&procedure(&name)?.body, procedure, depth + 1)
+        }
+        Stmt::While { body, .. } => insert_table_of(body, procedure, depth),
         Stmt::If {
             then, otherwise, ..
-        } => insert_table_of(then).or_else(|| otherwise.as_deref().and_then(insert_table_of)),
-        Stmt::Block(body) => body.iter().find_map(insert_table_of),
+        } => insert_table_of(then, procedure, depth).or_else(|| {
+            otherwise
+                .as_deref()
+                .and_then(|o| insert_table_of(o, procedure, depth))
+        }),
+        Stmt::Block(body) => find(body),
+        Stmt::TryCatch { body, handler } => find(body).or_else(|| find(handler)),
         _ => None,
     }
 }
