@@ -302,39 +302,16 @@ GO",
 fn stress_runs_seed_002s_procedure_from_8_sessions() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = s(&dir.path().join("db")).to_string();
-    let setup = dir.path().join("setup.sql");
-    std::fs::write(
-        &setup,
-        "DROP TABLE IF EXISTS dbo.Customers;
-GO
-CREATE TABLE dbo.Customers
-(
-   C1 INT               NOT NULL        IDENTITY (1, 1),
-   C2 CHAR(2000)        NOT NULL        DEFAULT ('Testdata'),
-);
-GO
-CREATE OR ALTER PROC dbo.InsertCustomerData
-        @NumOfRecords INT
-AS
-BEGIN
-        WHILE @NumOfRecords > 0
-        BEGIN
-                INSERT INTO dbo.Customers
-                (C2)
-                DEFAULT VALUES;
-                SET @NumOfRecords -= 1;
-        END
-END
-GO
-",
-    )
-    .expect("write");
+    let setup = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../hotpage-sql/tests/tsql/seed002_procedure.sql"
+    );
     let output = hotpage(&[
         "stress",
         "--dialect",
         "tsql",
         "--setup-sql",
-        s(&setup),
+        setup,
         "--sql",
         "EXEC dbo.InsertCustomerData @NumOfRecords = 100;",
         "-n",

@@ -1305,36 +1305,15 @@ SELECT count(*) FROM sys.objects WHERE name IN (SELECT objects.name FROM sys.obj
 #[test]
 fn stored_procedures_run_in_every_session_and_after_a_reopen() {
     let mem = MemStorage::new(6);
-    let create = "DROP TABLE IF EXISTS dbo.Customers;
-GO
-CREATE TABLE dbo.Customers
-(
-   C1 INT               NOT NULL        IDENTITY (1, 1),
-   C2 CHAR(2000)        NOT NULL        DEFAULT ('Testdata'),
-);
-GO
--- Create stored procedure for the INSERT process
-CREATE OR ALTER PROC dbo.InsertCustomerData
-        @NumOfRecords INT
-AS
-BEGIN
-        WHILE @NumOfRecords > 0
-        BEGIN
-                INSERT INTO dbo.Customers
-                (C2)
-                DEFAULT VALUES;
-                
-                SET @NumOfRecords -= 1;
-        END
-END
-GO
--- Execution of stored procedures for 10,000 rows
-EXEC dbo.InsertCustomerData @NumOfRecords = 100;
-GO";
+    // Seed 002's heap and procedure as written, then its EXEC (at 1% of its count).
+    let create = format!(
+        "{}\n-- Execution of stored procedures for 10,000 rows\nEXEC dbo.InsertCustomerData @NumOfRecords = 100;\nGO",
+        include_str!("tsql/seed002_procedure.sql")
+    );
     {
         let (engine, sql) = open_mem(&mem);
         let mut s = TsqlSession::new(sql.session());
-        run(&mut s, create);
+        run(&mut s, &create);
         assert_eq!(count(&mut s, "Customers"), Value::Int(100));
         // A workload's batch that EXECs the procedure reports on the procedure's table.
         let batch = TsqlBatch::parse("EXEC dbo.InsertCustomerData @NumOfRecords = 5;").unwrap();
