@@ -1487,7 +1487,11 @@ GO
     let formats = count_of("LOP_FORMAT_PAGE", "LCX_HEAP");
     assert_eq!(inserts, 2999, "{by_kind:?}");
     assert_eq!(formats, pages, "{by_kind:?}");
-    assert_eq!(count_of("LOP_MODIFY_HEADER", "LCX_HEAP"), pages - 1, "{by_kind:?}");
+    assert_eq!(
+        count_of("LOP_MODIFY_HEADER", "LCX_HEAP"),
+        pages - 1,
+        "{by_kind:?}"
+    );
     // Free-space updates: a page's entry moves through the categories as it fills (empty,
     // 50 %, 80 %, 95 %, full), so between one and five per page.
     let pfs = count_of("LOP_MODIFY_ROW", "LCX_PFS");
