@@ -1366,6 +1366,14 @@ SELECT @rc",
         ("CREATE PROC q @x int OUTPUT AS SELECT 1", "0A000", "OUTPUT"),
         ("DROP PROCEDURE nothing", "42883", "3701"),
         ("EXEC ('SELECT 1')", "0A000", "dynamic SQL"),
+        ("CREATE PROC r AS EXEC r\nGO\nEXEC r", "54001", "217"),
+        // A procedure's body runs to the end of its batch (SQL Server: CREATE PROCEDURE
+        // must begin a batch), so a CREATE PROC inside one takes its END.
+        (
+            "CREATE PROC n AS BEGIN CREATE PROC m AS SELECT 1 END",
+            "42601",
+            "102",
+        ),
     ] {
         let error = fail(&mut s, bad);
         assert_eq!(error.sqlstate, state, "{bad}: {error:?}");

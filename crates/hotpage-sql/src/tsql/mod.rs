@@ -1217,17 +1217,27 @@ impl TsqlSession {
                 ),
             ));
         }
+        self.nested("function", |s| s.call_body(function, args))
+    }
+
+    /// Runs `body` one nesting level down, with variables of its own (the caller's are put
+    /// back after, whatever the outcome); SQL Server's limit of 32 levels is error 217.
+    fn nested<T>(
+        &mut self,
+        what: &str,
+        body: impl FnOnce(&mut TsqlSession) -> SqlResult<T>,
+    ) -> SqlResult<T> {
         if self.depth >= MAX_NESTING {
             return Err(SqlError::new(
                 "54001",
                 format!(
-                    "maximum function nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
+                    "maximum {what} nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
                 ),
             ));
         }
         let saved = std::mem::take(&mut self.vars);
         self.depth += 1;
-        let outcome = self.call_body(function, args);
+        let outcome = body(self);
         self.depth -= 1;
         self.vars = saved;
         outcome

@@ -233,34 +233,54 @@ impl TsqlSession {
 
     /// `CREATE [OR ALTER] FUNCTION`: stored, so that every session calls it.
     pub(super) fn create_function(&mut self, function: &Function) -> SqlResult<()> {
+        let (name, text) = (&function.name, &function.source);
+        self.store_routine(TsqlKind::Function, name, text, function.replace)?;
+        self.push_tag("CREATE FUNCTION");
+        Ok(())
+    }
+
+    /// Stores a function's or procedure's CREATE text under `name` (replacing one of that
+    /// kind only with `replace`, CREATE OR ALTER), so that every session runs it.
+    pub(super) fn store_routine(
+        &mut self,
+        kind: TsqlKind,
+        name: &str,
+        text: &str,
+        replace: bool,
+    ) -> SqlResult<()> {
+        let what = if kind == TsqlKind::Function {
+            "function"
+        } else {
+            "procedure"
+        };
         if self.depth > 0 {
-            return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
+            return Err(SqlError::unsupported(format!(
+                "CREATE {} inside a function or procedure",
+                what.to_uppercase()
+            )));
         }
-        if function.source.len() > usize::from(u16::MAX) {
+        if text.len() > usize::from(u16::MAX) {
             return Err(SqlError::new(
                 sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                "a function of more than 65535 bytes of text (hotpage stores it in the database's metadata)",
+                format!(
+                    "a {what} of more than 65535 bytes of text (hotpage stores it in the database's metadata)"
+                ),
             ));
         }
-        let (name, text, replace) = (&function.name, &function.source, function.replace);
         self.sql.database().update_tsql_objects(|list| {
-            let existing = list
-                .iter()
-                .position(|o| o.kind == TsqlKind::Function && &o.name == name);
+            let existing = list.iter().position(|o| o.kind == kind && o.name == name);
             match existing {
                 Some(_) if !replace => return Err(duplicate(name)),
-                Some(at) => list[at].text = text.clone(),
+                Some(at) => list[at].text = text.to_string(),
                 None => list.push(TsqlObject {
-                    kind: TsqlKind::Function,
-                    name: name.clone(),
-                    text: text.clone(),
+                    kind,
+                    name: name.to_string(),
+                    text: text.to_string(),
                 }),
             }
             Ok(())
         })?;
-        self.sync_objects()?;
-        self.push_tag("CREATE FUNCTION");
-        Ok(())
+        self.sync_objects()
     }
 
     /// `DROP FUNCTION [IF EXISTS] name`.

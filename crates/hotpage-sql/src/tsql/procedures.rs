@@ -9,9 +9,9 @@
 //! session as a batch's are.
 
 use super::parse::{self, Procedure, Stmt, is_variable, is_word, split_top_level, syntax_near};
-use super::{Flow, MAX_NESTING, TsqlOutput, TsqlSession, literal, single_value, translate};
+use super::{Flow, TsqlOutput, TsqlSession, literal, single_value, translate};
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::schema::{TsqlKind, TsqlObject};
+use crate::schema::TsqlKind;
 use crate::value::Value;
 use sqlparser::tokenizer::Token;
 use std::sync::Arc;
@@ -59,41 +59,8 @@ fn user_error(number: i64, message: &str) -> SqlError {
 impl TsqlSession {
     /// `CREATE [OR ALTER] PROC[EDURE]`: stored, so that every session runs it.
     pub(super) fn create_procedure(&mut self, procedure: &Procedure) -> SqlResult<()> {
-        if self.depth > 0 {
-            return Err(SqlError::unsupported(
-                "CREATE PROCEDURE inside a procedure or function",
-            ));
-        }
-        if procedure.source.len() > usize::from(u16::MAX) {
-            return Err(SqlError::new(
-                sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                "a procedure of more than 65535 bytes of text (hotpage stores it in the database's metadata)",
-            ));
-        }
-        let (name, text, replace) = (&procedure.name, &procedure.source, procedure.replace);
-        self.sql.database().update_tsql_objects(|list| {
-            let existing = list
-                .iter()
-                .position(|o| o.kind == TsqlKind::Procedure && &o.name == name);
-            match existing {
-                Some(_) if !replace => {
-                    return Err(SqlError::new(
-                        sqlstate::DUPLICATE_OBJECT,
-                        format!(
-                            "there is already an object named '{name}' in the database (SQL Server error 2714)"
-                        ),
-                    ));
-                }
-                Some(at) => list[at].text = text.clone(),
-                None => list.push(TsqlObject {
-                    kind: TsqlKind::Procedure,
-                    name: name.clone(),
-                    text: text.clone(),
-                }),
-            }
-            Ok(())
-        })?;
-        self.sync_objects()?;
+        let (name, text) = (&procedure.name, &procedure.source);
+        self.store_routine(TsqlKind::Procedure, name, text, procedure.replace)?;
         self.push_tag("CREATE PROCEDURE");
         Ok(())
     }
@@ -220,20 +187,7 @@ impl TsqlSession {
     /// Runs a procedure with its own variables; the caller's are put back after. Its value
     /// is what RETURN gave (0 without one, as SQL Server's).
     fn call_procedure(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
-        if self.depth >= MAX_NESTING {
-            return Err(SqlError::new(
-                "54001",
-                format!(
-                    "maximum stored procedure nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
-                ),
-            ));
-        }
-        let saved = std::mem::take(&mut self.vars);
-        self.depth += 1;
-        let outcome = self.procedure_body(procedure, args);
-        self.depth -= 1;
-        self.vars = saved;
-        outcome
+        self.nested("stored procedure", |s| s.procedure_body(procedure, args))
     }
 
     fn procedure_body(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
