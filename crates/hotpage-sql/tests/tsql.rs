@@ -1431,6 +1431,42 @@ SELECT ERROR_NUMBER()",
     );
     // Outside CATCH the error functions are NULL.
     assert_eq!(scalar(&out), Value::Null);
+    // The usual transaction pattern: the failed transaction is rolled back before the
+    // handler runs, so the handler can PRINT and test @@TRANCOUNT.
+    let out = run(
+        &mut s,
+        "BEGIN TRY
+    BEGIN TRAN
+    INSERT INTO t VALUES (2)
+    SELECT XACT_STATE()
+    INSERT INTO t VALUES (1)
+    COMMIT
+END TRY
+BEGIN CATCH
+    PRINT 'caught'
+    IF @@TRANCOUNT > 0 ROLLBACK
+    SELECT XACT_STATE(), count(*) FROM t
+END CATCH
+BEGIN TRAN
+BEGIN TRY
+    THROW 50003, 'kept', 1
+END TRY
+BEGIN CATCH
+    SELECT XACT_STATE()
+END CATCH
+ROLLBACK",
+    );
+    let results: Vec<Vec<Vec<String>>> = out
+        .iter()
+        .filter(|o| matches!(o, TsqlOutput::Result(r) if r.has_rows()))
+        .map(|o| rows(std::slice::from_ref(o)))
+        .collect();
+    assert_eq!(
+        results,
+        [vec![vec!["1"]], vec![vec!["0", "1"]], vec![vec!["1"]]],
+        "{out:?}"
+    );
+    assert!(out.contains(&TsqlOutput::Print("caught".into())));
     // THROW without arguments re-raises the error being handled; uncaught, it ends the batch.
     let error = fail(
         &mut s,

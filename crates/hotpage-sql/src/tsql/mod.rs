@@ -720,6 +720,13 @@ impl translate::Resolve for TsqlSession {
                 Ok(i32::from(self.sql.txn_status() != crate::TxnStatus::Idle).to_string())
             }
             "@@SPID" => Ok(self.sql.pid().to_string()),
+            // XACT_STATE(): 1 in a transaction, -1 in one an error failed, 0 outside one.
+            "XACT_STATE" => Ok(match self.sql.txn_status() {
+                crate::TxnStatus::Idle => "0",
+                crate::TxnStatus::InTransaction => "1",
+                crate::TxnStatus::Failed => "-1",
+            }
+            .to_string()),
             name if name.starts_with("ERROR_") => self.error_function(name),
             other => Err(SqlError::unsupported(format!("{other} (T-SQL)"))),
         }

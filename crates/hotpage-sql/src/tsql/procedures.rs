@@ -205,8 +205,7 @@ impl TsqlSession {
 
     /// `BEGIN TRY … END TRY BEGIN CATCH … END CATCH`: an error in the first part runs the
     /// second, where ERROR_NUMBER() and ERROR_MESSAGE() describe it. A transaction the
-    /// error failed stays failed until ROLLBACK (PostgreSQL's rule; SQL Server's
-    /// XACT_ABORT ON behaves alike).
+    /// error failed is rolled back before the handler runs.
     pub(super) fn try_catch(&mut self, body: &[Stmt], handler: &[Stmt]) -> SqlResult<Flow> {
         let mut failed = None;
         for stmt in body {
@@ -222,6 +221,13 @@ impl TsqlSession {
         let Some(error) = failed else {
             return Ok(Flow::Next);
         };
+        // PostgreSQL's rule leaves a transaction the error failed refusing every statement
+        // (even the handler's PRINT) until ROLLBACK: roll it back now, so that the handler
+        // runs (`IF @@TRANCOUNT > 0 ROLLBACK` then finds none, as after SQL Server's
+        // XACT_ABORT). A transaction the error did not fail (THROW's) stays open.
+        if self.sql.txn_status() == crate::TxnStatus::Failed {
+            self.pg("ROLLBACK")?;
+        }
         self.caught.push(error);
         let mut outcome = Ok(Flow::Next);
         for stmt in handler {

@@ -290,7 +290,7 @@ fn rewrite_word(
         "COUNT_BIG" if call => simple("count", out),
         "FN_DBLOG" if call => simple("hotpage_dblog", out),
         "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
-        | "ERROR_PROCEDURE"
+        | "ERROR_PROCEDURE" | "XACT_STATE"
             if call =>
         {
             let close = matching_paren(toks, i + 1)?;
