@@ -141,7 +141,9 @@
 //! The retained log's records one by one, one row per page a record changes (see
 //! `views::dblog` for the mapping of record kinds to operations and contexts), plus a
 //! `LOP_MODIFY_ROW`, `LCX_PFS` row where a heap page's change moves it to another
-//! free-space category. At most 1,000,000 rows (54000 beyond).
+//! free-space category. At most 1,000,000 rows (54000 beyond). `allocunitname` comes from a
+//! walk of every table's pages (as `hotpage_index_physical_stats`, meant for a quiet
+//! database: a table that changes while it is walked can fail the walk's checks).
 //!
 //! | column | type | meaning |
 //! |---|---|---|
