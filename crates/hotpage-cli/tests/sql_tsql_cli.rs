@@ -224,3 +224,109 @@ fn stress_runs_seed_000s_loop_in_tsql_from_8_sessions() {
     ]);
     assert_one_line_error(&out, 1, "22012");
 }
+
+/// Seed 002's heap, its procedure and its fn_dblog count, each in a process of its own: the
+/// procedure and the table's T-SQL definition outlive the process that made them.
+#[test]
+fn seed_002_procedure_and_fn_dblog_across_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = s(&dir.path().join("db")).to_string();
+    let output = tsql(
+        &db,
+        &[
+            "-c",
+            "CREATE TABLE dbo.demo_table (C1 CHAR(100) NOT NULL)
+GO
+CREATE OR ALTER PROC dbo.InsertDemo
+        @NumOfRecords INT
+AS
+BEGIN
+        WHILE @NumOfRecords > 0
+        BEGIN
+                INSERT INTO dbo.demo_table(C1) VALUES ('This is a test');
+                SET @NumOfRecords -= 1;
+        END
+END
+GO",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = tsql(
+        &db,
+        &[
+            "-c",
+            "SET NOCOUNT ON\nCHECKPOINT\nEXEC dbo.InsertDemo @NumOfRecords = 1000\nSELECT Context, COUNT_BIG(*) AS n FROM sys.fn_dblog(NULL, NULL) WHERE Context = N'LCX_PFS' GROUP BY Context",
+            "--csv",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    let pfs: i64 = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("LCX_PFS,"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{shown}"));
+    // 1000 rows of 105 bytes fill about 15 pages of 8 KiB, each moving through up to five
+    // free-space categories.
+    assert!((10..=100).contains(&pfs), "{shown}");
+    // A table's T-SQL definition is the database's: a later process amends it.
+    let output = tsql(
+        &db,
+        &[
+            "-c",
+            "DROP TABLE dbo.demo_table\nCREATE TABLE dbo.demo_table (ID int IDENTITY(1,1) NOT NULL, C1 CHAR(100) NOT NULL)\nGO\nCREATE UNIQUE CLUSTERED INDEX CIX ON dbo.demo_table (ID)",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = tsql(
+        &db,
+        &[
+            "-c",
+            "ALTER INDEX CIX ON dbo.demo_table SET (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = hotpage(&["inspect", "tables", "--db", &db]);
+    let shown = text(&output.stdout);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains(" demo_table ") && l.contains(" identity-flow-control ")),
+        "{shown}"
+    );
+}
+
+/// Seed 002's contention test: its procedure, wrapped as ostress runs it, from 8 sessions;
+/// the report is on the table the procedure inserts into.
+#[test]
+fn stress_runs_seed_002s_procedure_from_8_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = s(&dir.path().join("db")).to_string();
+    let setup = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../hotpage-sql/tests/tsql/seed002_procedure.sql"
+    );
+    let output = hotpage(&[
+        "stress",
+        "--dialect",
+        "tsql",
+        "--setup-sql",
+        setup,
+        "--sql",
+        "EXEC dbo.InsertCustomerData @NumOfRecords = 100;",
+        "-n",
+        "8",
+        "-r",
+        "1",
+        "--durability",
+        "none",
+        "--db",
+        &db,
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let r = json(&output);
+    assert_eq!(r["table"], "customers");
+    assert_eq!(r["design"], "heap (tsql)");
+    assert_eq!(r["index"]["rows_in_table"], 800);
+}

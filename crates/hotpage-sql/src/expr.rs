@@ -30,6 +30,8 @@ pub(crate) enum Func {
     Version,
     CurrentDatabase,
     ResetWaitStats,
+    /// T-SQL's OBJECT_NAME: the name of the object whose `sys.objects` id is the argument.
+    ObjectName,
 }
 
 impl Func {
@@ -55,6 +57,7 @@ impl Func {
             "version" => Func::Version,
             "current_database" => Func::CurrentDatabase,
             "hotpage_reset_wait_stats" => Func::ResetWaitStats,
+            "hotpage_object_name" => Func::ObjectName,
             _ => return None,
         })
     }
@@ -65,7 +68,11 @@ impl Func {
             Func::GenRandomUuid | Func::UuidV7 => SqlType::Uuid,
             Func::BitReverse | Func::LastVal | Func::CurrVal | Func::NextVal => SqlType::BigInt,
             Func::Length => SqlType::Int,
-            Func::Lower | Func::Upper | Func::Version | Func::CurrentDatabase => SqlType::Text,
+            Func::Lower
+            | Func::Upper
+            | Func::Version
+            | Func::CurrentDatabase
+            | Func::ObjectName => SqlType::Text,
             Func::Abs => return args.first().and_then(Scalar::ty),
             Func::Coalesce => return args.iter().find_map(Scalar::ty),
             Func::ResetWaitStats => SqlType::BigInt,
@@ -355,7 +362,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         .collect::<SqlResult<Vec<_>>>()?;
     let arity_ok = match func {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
-        Func::CurrVal | Func::NextVal => args.len() == 1,
+        Func::CurrVal | Func::NextVal | Func::ObjectName => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
         _ => args.is_empty(),
     };

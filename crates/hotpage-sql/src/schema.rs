@@ -12,9 +12,12 @@
 //!             name str | start i64 | increment i64 | cache u32 | next i64 | owner str
 //!           | pending_count u16 | per pending partitioned table: name str | create str
 //!             | modulus u32 | remainders (u32 count, u32 each) | partition names (u32, str each)
-//!           version 2 only (written when there are T-SQL objects; version 1 otherwise, so a
-//!           database without them reads in older binaries):
+//!           versions 2 and 3 only (written when there are T-SQL objects; version 1
+//!           otherwise, so a database without them reads in older binaries):
 //!           | tsql_count u16 | per T-SQL object: kind u8 (TsqlKind) | name str | text str
+//!           version 3 is version 2 with the kinds 5 (a table's T-SQL definition) and 6 (a
+//!           procedure): it is written only when one of those is there, so that a binary
+//!           that reads version 2 refuses the file by its version, not by an unknown kind.
 //! str: u16 length + UTF-8 bytes; integers little-endian.
 //! ```
 //! Defaults and generation expressions are kept as SQL text and compiled when the table is
@@ -250,6 +253,11 @@ pub(crate) enum TsqlKind {
     PartitionScheme = 3,
     /// A table made `ON` a partition scheme: name is the table, text the scheme's name.
     TableOnScheme = 4,
+    /// A table's T-SQL definition (what `ALTER TABLE … ADD DEFAULT … FOR` and `CREATE
+    /// CLUSTERED INDEX` amend): name is the table, text the definition as JSON.
+    TableDefinition = 5,
+    /// A stored procedure: its text is its `CREATE PROCEDURE` statement.
+    Procedure = 6,
 }
 
 impl TsqlKind {
@@ -259,6 +267,8 @@ impl TsqlKind {
             2 => TsqlKind::PartitionFunction,
             3 => TsqlKind::PartitionScheme,
             4 => TsqlKind::TableOnScheme,
+            5 => TsqlKind::TableDefinition,
+            6 => TsqlKind::Procedure,
             _ => return None,
         })
     }
@@ -284,13 +294,21 @@ pub(crate) struct Metadata {
 
 /// The metadata version with T-SQL objects.
 const METADATA_VERSION_TSQL: u8 = 2;
+/// The metadata version with T-SQL table definitions or procedures among them.
+const METADATA_VERSION_TSQL_TABLES: u8 = 3;
 
 impl Metadata {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(METADATA_MAGIC);
+        let newer_kinds = self
+            .tsql
+            .iter()
+            .any(|o| matches!(o.kind, TsqlKind::TableDefinition | TsqlKind::Procedure));
         out.push(if self.tsql.is_empty() {
             SCHEMA_VERSION
+        } else if newer_kinds {
+            METADATA_VERSION_TSQL_TABLES
         } else {
             METADATA_VERSION_TSQL
         });
@@ -338,7 +356,13 @@ impl Metadata {
             return Err(r.bad("no metadata magic"));
         }
         let version = r.u8()?;
-        if version != SCHEMA_VERSION && version != METADATA_VERSION_TSQL {
+        if ![
+            SCHEMA_VERSION,
+            METADATA_VERSION_TSQL,
+            METADATA_VERSION_TSQL_TABLES,
+        ]
+        .contains(&version)
+        {
             return Err(r.bad("a metadata version this binary does not read"));
         }
         let mut meta = Metadata::default();
@@ -374,10 +398,11 @@ impl Metadata {
                 partitions,
             });
         }
-        if version == METADATA_VERSION_TSQL {
+        if version != SCHEMA_VERSION {
             for _ in 0..r.u16()? {
-                let kind =
-                    TsqlKind::from_u8(r.u8()?).ok_or_else(|| r.bad("unknown T-SQL object"))?;
+                let kind = TsqlKind::from_u8(r.u8()?)
+                    .filter(|k| version == METADATA_VERSION_TSQL_TABLES || (*k as u8) < 5)
+                    .ok_or_else(|| r.bad("unknown T-SQL object"))?;
                 meta.tsql.push(TsqlObject {
                     kind,
                     name: r.string()?,
@@ -540,7 +565,22 @@ mod tests {
             text: "CREATE PARTITION SCHEME ps AS PARTITION pf ALL TO ([PRIMARY])".into(),
         });
         assert_eq!(meta.encode()[3], METADATA_VERSION_TSQL);
-        assert_eq!(Metadata::decode(&meta.encode()), Ok(meta));
+        assert_eq!(Metadata::decode(&meta.encode()), Ok(meta.clone()));
+        // A version 2 file (an older binary's) reads as it was written.
+        let older = meta.encode();
+        meta.tsql.push(TsqlObject {
+            kind: TsqlKind::TableDefinition,
+            name: "t".into(),
+            text: "{}".into(),
+        });
+        let newer = meta.encode();
+        assert_eq!(newer[3], METADATA_VERSION_TSQL_TABLES);
+        assert_eq!(Metadata::decode(&newer), Ok(meta.clone()));
+        assert_eq!(older[3], METADATA_VERSION_TSQL);
+        // Kind 5 under version 2 is damage: a version 2 writer never wrote it.
+        let mut bad = newer.clone();
+        bad[3] = METADATA_VERSION_TSQL;
+        assert!(Metadata::decode(&bad).is_err());
         assert_eq!(Metadata::decode(&[]), Ok(Metadata::default()));
     }
 

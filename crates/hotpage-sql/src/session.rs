@@ -459,6 +459,18 @@ mod functions {
                 db.engine.reset_stats();
                 Value::Int(0)
             }
+            Func::ObjectName => match args.first() {
+                Some(Value::Int(id)) => {
+                    crate::views::objects::name_of(db, *id).map_or(Value::Null, Value::Text)
+                }
+                Some(Value::Null) => Value::Null,
+                _ => {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        "hotpage_object_name takes an object id (integer)",
+                    ));
+                }
+            },
             other => {
                 return Err(SqlError::new(
                     sqlstate::INTERNAL_ERROR,
@@ -1130,7 +1142,22 @@ impl SqlSession {
             }
             lock(&self.db.sequence_cache).remove(&seq.name);
         }
+        // Its T-SQL definition goes with it (a table of that name made later, in either
+        // dialect, must not be re-made from it).
+        let tsql_before = meta.tsql.len();
+        meta.tsql.retain(|o| {
+            !(o.name == name
+                && matches!(
+                    o.kind,
+                    crate::schema::TsqlKind::TableDefinition
+                        | crate::schema::TsqlKind::TableOnScheme
+                ))
+        });
+        let tsql_changed = meta.tsql.len() != tsql_before;
         self.db.store_metadata(meta)?;
+        if tsql_changed {
+            self.db.tsql_generation.fetch_add(1, Ordering::AcqRel);
+        }
         Ok(true)
     }
 

@@ -136,6 +136,40 @@
 //! | records_since_checkpoint | bigint | records at or after the last checkpoint's redo point |
 //! | bytes_since_checkpoint | bigint | their bytes |
 //!
+//! ## `hotpage_dblog([NULL, NULL])` (fn_dblog)
+//!
+//! The retained log's records one by one, one row per page a record changes (see
+//! `views::dblog` for the mapping of record kinds to operations and contexts), plus a
+//! `LOP_MODIFY_ROW`, `LCX_PFS` row where a heap page's change moves it to another
+//! free-space category. At most 1,000,000 rows (54000 beyond). `allocunitname` comes from a
+//! walk of every table's pages (as `hotpage_index_physical_stats`, meant for a quiet
+//! database: a table that changes while it is walked can fail the walk's checks).
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | current lsn | text | `hhhhhhhh:llllllll:nnnn`: the LSN's high and low 32 bits in hex, the row's number within its record |
+//! | operation | text | `LOP_INSERT_ROWS`, `LOP_FORMAT_PAGE`, `LOP_MODIFY_ROW`, `LOP_COMMIT_XACT`, … |
+//! | context | text | `LCX_HEAP`, `LCX_CLUSTERED`, `LCX_INDEX_INTERIOR`, `LCX_PFS`, `LCX_NULL` … |
+//! | transaction id | text | `0000:xxxxxxxx` for commit, abort and part records; NULL for page records (they carry none) |
+//! | page id | text | `ffff:pppppppp` (file and page in hex); NULL for transaction records |
+//! | allocunitname | text | `dbo.table` for a page a table holds now; else NULL |
+//! | log record length | bigint | the record's bytes |
+//! | transaction name | text | always NULL: hotpage keeps no transaction names |
+//!
+//! ## `hotpage_objects` (sys.objects)
+//!
+//! One row per table, sequence, T-SQL scalar function and stored procedure, by name.
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | name | text | the object's name (lower case) |
+//! | object_id | integer | what T-SQL's `OBJECT_ID(name)` gives: a stable hash of the name |
+//! | schema_id | integer | 1 (`dbo`) |
+//! | parent_object_id | integer | 0 |
+//! | type | text | `U` (table), `SO` (sequence), `FN` (scalar function), `P` (procedure) |
+//! | type_desc | text | `USER_TABLE`, `SEQUENCE_OBJECT`, `SQL_SCALAR_FUNCTION`, `SQL_STORED_PROCEDURE` |
+//! | is_ms_shipped | boolean | false |
+//!
 //! ## The views, one line each
 //!
 //! - `hotpage_wait_stats`: waits by type since open or `SELECT hotpage_reset_wait_stats()` (sys.dm_os_wait_stats).
@@ -145,9 +179,15 @@
 //! - `hotpage_page_header(file, page)`: one page's header fields (DBCC PAGE).
 //! - `hotpage_page(file, page)`: one page's slots: offsets, lengths, decoded keys, records in hex (DBCC PAGE).
 //! - `hotpage_log`: log records and bytes by kind, all and since the last checkpoint (fn_dblog).
+//! - `hotpage_dblog(NULL, NULL)`: the log's records one by one, in SQL Server's operation and context names (fn_dblog).
+//! - `hotpage_objects`: tables, sequences, T-SQL functions and procedures with their ids (sys.objects).
 
 mod activity;
+// T-SQL's sys.fn_dblog (crate::tsql).
+mod dblog;
 mod log;
+// T-SQL's sys.objects (crate::tsql).
+pub(crate) mod objects;
 mod page;
 mod physical;
 // T-SQL's sys.dm_exec_requests (crate::tsql).
@@ -225,6 +265,20 @@ const VIEWS: &[View] = &[
         usage: "hotpage_page(file, page) or hotpage_page('FILE:PAGE')",
         columns: page::slot_columns,
         rows: page::slot_rows,
+    },
+    View {
+        name: "hotpage_dblog",
+        arity: (0, 2),
+        usage: "hotpage_dblog or hotpage_dblog(NULL, NULL)",
+        columns: dblog::columns,
+        rows: dblog::rows,
+    },
+    View {
+        name: "hotpage_objects",
+        arity: (0, 0),
+        usage: "hotpage_objects",
+        columns: objects::columns,
+        rows: objects::rows,
     },
     View {
         name: "hotpage_log",

@@ -3,7 +3,7 @@
 //! sessions), and each T-SQL form with its errors.
 
 use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlError, TsqlOutput, TsqlSession, Value};
+use hotpage_sql::{SqlDatabase, SqlError, TsqlBatch, TsqlOutput, TsqlSession, Value};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -248,7 +248,7 @@ fn variables_end_with_their_batch_and_errors_carry_sql_server_numbers() {
     assert!(error.message.contains("4145"), "{error:?}");
     assert_eq!(fail(&mut s, "SELECT 1\nGO 0").sqlstate, "42601");
     assert_eq!(fail(&mut s, "SET IDENTITY_INSERT t ON").sqlstate, "0A000");
-    assert_eq!(fail(&mut s, "EXEC dbo.p").sqlstate, "0A000");
+    assert_eq!(fail(&mut s, "EXEC dbo.p").sqlstate, "42883");
     // The batch stops at its first error; the script at that batch.
     let (out, error) = s.execute_script("PRINT 'a'\nSELECT nope\nPRINT 'b'\nGO\nPRINT 'c'");
     assert_eq!(out, vec![TsqlOutput::Print("a".into())]);
@@ -356,11 +356,12 @@ fn guards_object_id_and_drop() {
     );
     assert!(engine.table("g").is_err());
     assert_eq!(fail(&mut s, "DROP TABLE dbo.g").sqlstate, "42P01");
-    let error = fail(
+    // sys.objects is a view: any query on it runs (g is gone).
+    let out = run(
         &mut s,
-        "IF EXISTS (SELECT * FROM sys.objects WHERE name = 'g') PRINT 1",
+        "IF EXISTS (SELECT * FROM sys.objects WHERE name = 'g') PRINT 1 ELSE PRINT 0",
     );
-    assert_eq!(error.sqlstate, "0A000");
+    assert_eq!(out, [TsqlOutput::Print("0".into())]);
 }
 
 #[test]
@@ -1127,4 +1128,489 @@ fn dbcc_page_names_the_pages_table_as_seed_000_reads_it() {
             assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
         }
     }
+}
+
+/// The rows of the last result with rows, as text.
+fn rows(outputs: &[TsqlOutput]) -> Vec<Vec<String>> {
+    outputs
+        .iter()
+        .rev()
+        .find_map(|o| match o {
+            TsqlOutput::Result(r) if r.has_rows() => Some(
+                r.rows
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn table_definitions_are_the_databases_in_every_session_and_after_a_reopen() {
+    let mem = MemStorage::new(5);
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut maker = TsqlSession::new(sql.session());
+        run(
+            &mut maker,
+            "CREATE TABLE dbo.[TestTable_V3] ([Id] [uniqueidentifier] NOT NULL,
+    [Status] [varchar](20) NOT NULL,
+    CONSTRAINT [PK_V3] PRIMARY KEY CLUSTERED ([Id] ASC))
+GO
+CREATE TABLE dbo.h (ID int IDENTITY(1,1) NOT NULL, c varchar(10) DEFAULT ('dflt'),
+    b AS (ID % 4) PERSISTED)",
+        );
+        assert_eq!(design(&engine, "testtable_v3"), "user-key");
+        // A second session amends the first one's table: its definition is the database's.
+        let mut other = TsqlSession::new(sql.session());
+        run(
+            &mut other,
+            "ALTER TABLE [dbo].[TestTable_V3] ADD CONSTRAINT [DF_V3] DEFAULT (newid()) FOR [Id]",
+        );
+        assert_eq!(design(&engine, "testtable_v3"), "guid");
+        run(
+            &mut other,
+            "INSERT INTO dbo.TestTable_V3 (Status) VALUES ('x')",
+        );
+        assert_eq!(count(&mut maker, "TestTable_V3"), Value::Int(1));
+        drop((maker, other));
+        close(engine, sql);
+    }
+    // After a reopen, a new session re-makes the heap from its stored definition: the
+    // identity, the default and the computed column are all still there.
+    let (engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE UNIQUE CLUSTERED INDEX CIX ON dbo.h (ID) WITH (OPTIMIZE_FOR_SEQUENTIAL_KEY = ON)
+INSERT INTO dbo.h DEFAULT VALUES
+INSERT INTO dbo.h DEFAULT VALUES",
+    );
+    assert_eq!(design(&engine, "h"), "identity-flow-control");
+    assert_eq!(
+        rows(&run(&mut s, "SELECT ID, c, b FROM dbo.h ORDER BY ID")),
+        [["1", "dflt", "1"], ["2", "dflt", "2"]]
+    );
+    // A second ADD DEFAULT on the amended column is refused from the stored definition.
+    let error = fail(
+        &mut s,
+        "ALTER TABLE dbo.TestTable_V3 ADD DEFAULT (newid()) FOR Id",
+    );
+    assert_eq!(error.sqlstate, "42P16", "{error:?}");
+    assert!(error.message.contains("1781"), "{error:?}");
+    // A table dropped and made again in the PostgreSQL dialect has no T-SQL definition:
+    // the old one went with the drop.
+    let mut pg = sql.session();
+    pg.execute("DROP TABLE h; CREATE TABLE h (ID int PRIMARY KEY, c text)")
+        .expect("pg");
+    let error = fail(&mut s, "ALTER TABLE h ADD DEFAULT ('x') FOR c");
+    assert_eq!(error.sqlstate, "0A000");
+    assert!(error.message.contains("not created by T-SQL"), "{error:?}");
+}
+
+#[test]
+fn sys_objects_is_a_view_that_agrees_with_object_id() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed000_bit_reversal.sql"));
+    run(
+        &mut s,
+        "CREATE PROC dbo.p AS SELECT 1
+GO",
+    );
+    let out = run(
+        &mut s,
+        "SELECT name, type, type_desc FROM sys.objects ORDER BY name",
+    );
+    assert_eq!(
+        rows(&out),
+        [
+            ["heavyinsert_bitreversal", "U", "USER_TABLE"],
+            ["p", "P", "SQL_STORED_PROCEDURE"],
+            ["seqadvworks", "SO", "SEQUENCE_OBJECT"],
+            ["ufn_bitreverse", "FN", "SQL_SCALAR_FUNCTION"],
+        ]
+    );
+    let out = run(
+        &mut s,
+        "SELECT OBJECT_NAME(OBJECT_ID(N'dbo.p')), name FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.p')",
+    );
+    assert_eq!(rows(&out), [["p", "p"]]);
+    // OBJECT_NAME of a column: every row's own name back.
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE OBJECT_NAME(object_id) = name",
+    );
+    assert_eq!(scalar(&out), Value::Int(4));
+    let out = run(&mut s, "SELECT OBJECT_NAME(12345), OBJECT_NAME(NULL)");
+    assert_eq!(rows(&out), [["NULL", "NULL"]]);
+    // The seeds' guard goes through the view, as does any EXISTS over a query.
+    let guard = "IF EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.HeavyInsert_BitReversal') AND type in (N'U'))
+    PRINT 'table'
+IF NOT EXISTS (SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'dbo.HeavyInsert_BitReversal') AND type in (N'SO'))
+    PRINT 'not a sequence'
+IF EXISTS (SELECT name FROM sys.objects WHERE type_desc = N'SQL_STORED_PROCEDURE' AND name = N'p') PRINT 'proc'
+IF EXISTS (SELECT * FROM dbo.HeavyInsert_BitReversal) PRINT 'rows' ELSE PRINT 'empty'";
+    let prints: Vec<TsqlOutput> = run(&mut s, guard)
+        .into_iter()
+        .filter(|o| matches!(o, TsqlOutput::Print(_)))
+        .collect();
+    assert_eq!(
+        prints,
+        ["table", "not a sequence", "proc", "empty"].map(|p| TsqlOutput::Print(p.into()))
+    );
+    // IN (SELECT …): run first; an empty set is false for IN and true for NOT IN.
+    let out = run(
+        &mut s,
+        "SELECT name FROM sys.objects WHERE object_id IN (SELECT object_id FROM sys.objects WHERE type = N'FN')",
+    );
+    assert_eq!(rows(&out), [["ufn_bitreverse"]]);
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name IN (SELECT name FROM sys.objects WHERE type = N'X')",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name NOT IN (SELECT name FROM sys.objects WHERE type = N'X')",
+    );
+    assert_eq!(scalar(&out), Value::Int(4));
+    let error = fail(
+        &mut s,
+        "SELECT 1 WHERE 1 IN (SELECT name, type FROM sys.objects)",
+    );
+    assert_eq!(error.sqlstate, "42601");
+    // A subquery that names the outer query's table is not run alone: 0A000, saying why.
+    let error = fail(
+        &mut s,
+        "SELECT name FROM sys.objects o WHERE EXISTS (SELECT 1 FROM sys.objects i WHERE i.name = o.name)",
+    );
+    assert_eq!(error.sqlstate, "0A000", "{error:?}");
+    assert!(error.message.contains("correlated"), "{error:?}");
+    // Its own table's name and alias as qualifiers are fine.
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.objects WHERE name IN (SELECT i.name FROM sys.objects AS i WHERE i.type = N'P')
+SELECT count(*) FROM sys.objects WHERE name IN (SELECT objects.name FROM sys.objects WHERE objects.type = N'P')",
+    );
+    assert_eq!(scalar(&out), Value::Int(1));
+}
+
+#[test]
+fn stored_procedures_run_in_every_session_and_after_a_reopen() {
+    let mem = MemStorage::new(6);
+    // Seed 002's heap and procedure as written, then its EXEC (at 1% of its count).
+    let create = format!(
+        "{}\n-- Execution of stored procedures for 10,000 rows\nEXEC dbo.InsertCustomerData @NumOfRecords = 100;\nGO",
+        include_str!("tsql/seed002_procedure.sql")
+    );
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut s = TsqlSession::new(sql.session());
+        run(&mut s, &create);
+        assert_eq!(count(&mut s, "Customers"), Value::Int(100));
+        // A workload's batch that EXECs the procedure reports on the procedure's table.
+        let batch = TsqlBatch::parse("EXEC dbo.InsertCustomerData @NumOfRecords = 5;").unwrap();
+        assert_eq!(batch.insert_table(), None);
+        assert_eq!(batch.insert_table_in(&sql), Some("customers".to_string()));
+        // Another session runs it, positionally; `EXECUTE` too.
+        let mut other = TsqlSession::new(sql.session());
+        run(
+            &mut other,
+            "EXECUTE InsertCustomerData 5\nEXEC dbo.InsertCustomerData 1",
+        );
+        assert_eq!(count(&mut s, "Customers"), Value::Int(106));
+        drop((s, other));
+        close(engine, sql);
+    }
+    let (_engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE PROCEDURE dbo.add_some (@n int = 3, @label varchar(10) = 'x') AS
+    DECLARE @i int = 0
+    WHILE @i < @n
+    BEGIN
+        EXEC dbo.InsertCustomerData 1
+        SET @i += 1
+    END
+    PRINT @label
+    RETURN @n * 10
+GO
+DECLARE @rc int
+EXEC @rc = dbo.add_some @label = 'done'
+SELECT @rc
+EXEC add_some 2, DEFAULT",
+    );
+    assert_eq!(count(&mut s, "Customers"), Value::Int(111));
+    let out = run(
+        &mut s,
+        "DECLARE @rc int
+EXEC @rc = dbo.add_some 0, 'p'
+SELECT @rc",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    assert!(out.contains(&TsqlOutput::Print("p".into())));
+    for (bad, state, says) in [
+        ("EXEC dbo.nothing", "42883", "2812"),
+        ("EXEC dbo.InsertCustomerData", "42883", "201"),
+        ("EXEC dbo.InsertCustomerData @Nope = 1", "42883", "8145"),
+        ("EXEC dbo.InsertCustomerData 1, 2", "42883", "8144"),
+        ("CREATE PROC dbo.add_some AS SELECT 1", "42710", "2714"),
+        ("CREATE PROC q @x int OUTPUT AS SELECT 1", "0A000", "OUTPUT"),
+        ("DROP PROCEDURE nothing", "42883", "3701"),
+        ("EXEC ('SELECT 1')", "0A000", "dynamic SQL"),
+        ("CREATE PROC r AS EXEC r\nGO\nEXEC r", "54001", "217"),
+        // A procedure's body runs to the end of its batch (SQL Server: CREATE PROCEDURE
+        // must begin a batch), so a CREATE PROC inside one takes its END.
+        (
+            "CREATE PROC n AS BEGIN CREATE PROC m AS SELECT 1 END",
+            "42601",
+            "102",
+        ),
+    ] {
+        let error = fail(&mut s, bad);
+        assert_eq!(error.sqlstate, state, "{bad}: {error:?}");
+        assert!(error.message.contains(says), "{bad}: {error:?}");
+    }
+    run(
+        &mut s,
+        "DROP PROC dbo.add_some\nDROP PROCEDURE IF EXISTS add_some",
+    );
+    assert_eq!(fail(&mut s, "EXEC add_some").sqlstate, "42883");
+}
+
+#[test]
+fn try_catch_throw_and_raiserror() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    let out = run(
+        &mut s,
+        "CREATE TABLE t (id int PRIMARY KEY)
+INSERT INTO t VALUES (1)
+BEGIN TRY
+    INSERT INTO t VALUES (1)
+    PRINT 'not here'
+END TRY
+BEGIN CATCH
+    PRINT CONVERT(varchar(10), ERROR_NUMBER())
+    SELECT ERROR_NUMBER(), ERROR_MESSAGE()
+END CATCH
+BEGIN TRY
+    THROW 50001, 'my error', 1;
+END TRY
+BEGIN CATCH
+    PRINT ERROR_MESSAGE()
+    PRINT CONVERT(varchar(10), ERROR_NUMBER())
+END CATCH
+BEGIN TRY
+    RAISERROR ('bad %s at %d', 16, 1, 'thing', 7)
+END TRY
+BEGIN CATCH
+    PRINT ERROR_MESSAGE()
+END CATCH
+RAISERROR ('just a note', 10, 1)
+SELECT ERROR_NUMBER()",
+    );
+    let prints: Vec<&TsqlOutput> = out
+        .iter()
+        .filter(|o| matches!(o, TsqlOutput::Print(_)))
+        .collect();
+    assert_eq!(
+        prints,
+        ["2627", "my error", "50001", "bad thing at 7", "just a note"]
+            .map(|p| TsqlOutput::Print(p.into()))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    // Outside CATCH the error functions are NULL.
+    assert_eq!(scalar(&out), Value::Null);
+    // The usual transaction pattern: the failed transaction is rolled back before the
+    // handler runs, so the handler can PRINT and test @@TRANCOUNT.
+    let out = run(
+        &mut s,
+        "BEGIN TRY
+    BEGIN TRAN
+    INSERT INTO t VALUES (2)
+    SELECT XACT_STATE()
+    INSERT INTO t VALUES (1)
+    COMMIT
+END TRY
+BEGIN CATCH
+    PRINT 'caught'
+    IF @@TRANCOUNT > 0 ROLLBACK
+    SELECT XACT_STATE(), count(*) FROM t
+END CATCH
+BEGIN TRAN
+BEGIN TRY
+    THROW 50003, 'kept', 1
+END TRY
+BEGIN CATCH
+    SELECT XACT_STATE()
+END CATCH
+ROLLBACK",
+    );
+    let results: Vec<Vec<Vec<String>>> = out
+        .iter()
+        .filter(|o| matches!(o, TsqlOutput::Result(r) if r.has_rows()))
+        .map(|o| rows(std::slice::from_ref(o)))
+        .collect();
+    assert_eq!(
+        results,
+        [vec![vec!["1"]], vec![vec!["0", "1"]], vec![vec!["1"]]],
+        "{out:?}"
+    );
+    assert!(out.contains(&TsqlOutput::Print("caught".into())));
+    // THROW without arguments re-raises the error being handled; uncaught, it ends the batch.
+    let error = fail(
+        &mut s,
+        "BEGIN TRY SELECT 1/0 END TRY BEGIN CATCH THROW END CATCH",
+    );
+    assert_eq!(error.sqlstate, "22012");
+    let error = fail(&mut s, "THROW 50002, N'out here', 1");
+    assert_eq!(error.sqlstate, "P0001");
+    assert!(error.message.contains("out here"), "{error:?}");
+    for (bad, state) in [
+        ("THROW", "0Z002"),
+        ("THROW 1, 'low', 1", "22023"),
+        ("BEGIN TRY SELECT 1 END TRY", "42601"),
+        ("BEGIN TRY SELECT 1 END TRY BEGIN CATCH SELECT 2", "42601"),
+        ("RAISERROR 'x'", "42601"),
+    ] {
+        assert_eq!(fail(&mut s, bad).sqlstate, state, "{bad}");
+    }
+}
+
+#[test]
+fn fn_dblog_counts_seed_002s_heap_inserts_and_free_space_updates() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(&mut s, include_str!("tsql/seed002_demo_table.sql"));
+    // Seed 002's loop, as written but for the transaction around it (a heap's rows reach
+    // its pages, and so the log's page records, when they commit).
+    run(
+        &mut s,
+        "CHECKPOINT;
+GO
+        DECLARE @I INT = 1;
+        WHILE @I <= 3000
+        BEGIN
+            INSERT INTO dbo.demo_table(C1) VALUES ('This is a test');
+            SET @I += 1;
+        END",
+    );
+    let by_kind = rows(&run(
+        &mut s,
+        "SELECT Operation, Context, COUNT_BIG(*) FROM sys.fn_dblog(NULL, NULL)
+        WHERE AllocUnitName = N'dbo.demo_table' GROUP BY Operation, Context ORDER BY Operation, Context",
+    ));
+    let count_of = |operation: &str, context: &str| -> i64 {
+        by_kind
+            .iter()
+            .find(|r| r[0] == operation && r[1] == context)
+            .map_or(0, |r| r[2].parse().expect("count"))
+    };
+    let pages = scalar(&run(
+        &mut s,
+        "SELECT page_count FROM sys.dm_db_index_physical_stats(DB_ID(), OBJECT_ID(N'dbo.demo_table', N'U'), 0, NULL, N'DETAILED') WHERE index_level = 0",
+    ));
+    let Value::Int(pages) = pages else {
+        panic!("{pages:?}")
+    };
+    assert!(pages > 10, "{pages}");
+    // Every row is in the log once: a row of its own, but the first, which is in its page's
+    // first image since the checkpoint; every other page is formatted by the link that
+    // made it (a header change on the chain's tail).
+    let inserts = count_of("LOP_INSERT_ROWS", "LCX_HEAP");
+    let formats = count_of("LOP_FORMAT_PAGE", "LCX_HEAP");
+    assert_eq!(inserts, 2999, "{by_kind:?}");
+    assert_eq!(formats, pages, "{by_kind:?}");
+    assert_eq!(
+        count_of("LOP_MODIFY_HEADER", "LCX_HEAP"),
+        pages - 1,
+        "{by_kind:?}"
+    );
+    // Free-space updates: a page's entry moves through the categories as it fills (empty,
+    // 50 %, 80 %, 95 %, full), so between one and five per page.
+    let pfs = count_of("LOP_MODIFY_ROW", "LCX_PFS");
+    assert!(
+        pfs >= pages && pfs <= 5 * pages,
+        "{pfs} for {pages} pages: {by_kind:?}"
+    );
+    // Seed 002's query shape: the PFS rows by context.
+    let out = run(
+        &mut s,
+        "SELECT  Context,
+                COUNT_BIG(*)
+        FROM    sys.fn_dblog(NULL, NULL)
+        WHERE   Context = N'LCX_PFS'
+        GROUP BY
+                Context;",
+    );
+    assert_eq!(rows(&out), [["LCX_PFS".to_string(), pfs.to_string()]]);
+    // Commits carry the transaction ids; LSNs order as text.
+    let out = run(
+        &mut s,
+        "SELECT TOP (2) [Current LSN], [Transaction ID], [Page ID] FROM fn_dblog(NULL, NULL)
+        WHERE Operation = N'LOP_COMMIT_XACT' ORDER BY [Current LSN] DESC",
+    );
+    let commits = rows(&out);
+    assert_eq!(commits.len(), 2);
+    assert!(commits[0][0] > commits[1][0], "{commits:?}");
+    assert!(commits[0][1].starts_with("0000:"), "{commits:?}");
+    assert_eq!(commits[0][2], "NULL");
+    // The seed's own query runs as written (its transaction-name filter finds nothing:
+    // hotpage keeps no transaction names, and page records carry no transaction).
+    run(
+        &mut s,
+        "SELECT  Context,
+                COUNT_BIG(*)
+        FROM    sys.fn_dblog(NULL, NULL)
+        WHERE   [Transaction ID] IN
+                (
+                        SELECT [Transaction ID]
+                        FROM sys.fn_dblog(NULL, NULL)
+                        WHERE   [Transaction Name] = N'InsertRecord'
+                                OR Context = N'LCX_PFS'
+                )
+        GROUP BY
+                Context;",
+    );
+    // A CHECKPOINT starts the active log again.
+    run(&mut s, "CHECKPOINT");
+    let out = run(
+        &mut s,
+        "SELECT count(*) FROM sys.fn_dblog(NULL, NULL) WHERE Context = N'LCX_PFS'",
+    );
+    assert_eq!(scalar(&out), Value::Int(0));
+    assert_eq!(
+        fail(&mut s, "SELECT * FROM sys.fn_dblog(1, NULL)").sqlstate,
+        "0A000"
+    );
+}
+
+#[test]
+fn a_remade_partitioned_table_stays_on_its_scheme() {
+    let (engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE PARTITION FUNCTION pf (tinyint) AS RANGE LEFT FOR VALUES (0, 1, 2)
+CREATE PARTITION SCHEME ps AS PARTITION pf ALL TO ([PRIMARY])
+CREATE TABLE t (id bigint IDENTITY(1,1) NOT NULL, h AS CONVERT(tinyint, ABS(id % 4)) PERSISTED, v int,
+    CONSTRAINT pk PRIMARY KEY CLUSTERED (id, h)) ON ps(h)",
+    );
+    // Another session amends it: the table is re-made, still on the scheme.
+    let mut other = TsqlSession::new(sql.session());
+    run(&mut other, "ALTER TABLE t ADD DEFAULT (7) FOR v");
+    assert_eq!(design(&engine, "t"), "hash-partition");
+    assert_eq!(fail(&mut s, "DROP PARTITION SCHEME ps").sqlstate, "2BP01");
+    run(&mut s, "INSERT INTO t DEFAULT VALUES");
+    assert_eq!(scalar(&run(&mut s, "SELECT v FROM t")), Value::Int(7));
 }

@@ -171,16 +171,7 @@ impl Target for EngineTarget {
     }
 
     fn waits(&self) -> Option<Vec<WaitTime>> {
-        let waits = self.db.stats().top_waits();
-        Some(
-            waits
-                .iter()
-                .map(|(w, t)| WaitTime {
-                    name: w.name().to_string(),
-                    wait_ns: t.wait_ns,
-                })
-                .collect(),
-        )
+        Some(engine_waits(&self.db))
     }
 
     fn figures(&self) -> Result<TargetFigures, EngineError> {
@@ -191,6 +182,19 @@ impl Target for EngineTarget {
             self.config.db_label.clone(),
         )
     }
+}
+
+/// The wait times of `db` since its statistics were last reset, by type, most first: what
+/// every target on the embedded engine (this one, SQL, T-SQL) reports while it runs.
+pub fn engine_waits(db: &Database) -> Vec<WaitTime> {
+    db.stats()
+        .top_waits()
+        .iter()
+        .map(|(w, t)| WaitTime {
+            name: w.name().to_string(),
+            wait_ns: t.wait_ns,
+        })
+        .collect()
 }
 
 /// What a run left in `table` of `db`: waits, hottest pages, log, free-space map, index

@@ -3,7 +3,7 @@
 //! is the engine's, for the table the statement inserts into, so a design measured
 //! through SQL and through `--design` read the same way.
 
-use crate::engine::{EngineError, table_figures};
+use crate::engine::{EngineError, engine_waits, table_figures};
 use crate::report::{TargetFigures, WaitTime};
 use crate::target::{Target, TargetSession};
 use hotpage::{Database, TableHandle};
@@ -91,17 +91,7 @@ impl Target for SqlTarget {
     }
 
     fn waits(&self) -> Option<Vec<WaitTime>> {
-        Some(
-            self.db
-                .stats()
-                .top_waits()
-                .iter()
-                .map(|(w, t)| WaitTime {
-                    name: w.name().to_string(),
-                    wait_ns: t.wait_ns,
-                })
-                .collect(),
-        )
+        Some(engine_waits(&self.db))
     }
 
     fn figures(&self) -> Result<TargetFigures, SqlTargetError> {

@@ -5,7 +5,7 @@
 //! so for such a batch the report's rows are runs of the batch, as ostress counts its
 //! iterations; the table's own figures count the rows it holds.
 
-use crate::engine::{EngineError, table_figures};
+use crate::engine::{EngineError, engine_waits, table_figures};
 use crate::report::{TargetFigures, WaitTime};
 use crate::target::{Target, TargetSession};
 use hotpage::{Database, TableHandle};
@@ -20,7 +20,7 @@ pub enum TsqlTargetError {
     Setup(SqlError),
     /// The batch inserts into no table.
     #[error(
-        "--sql with --dialect tsql must be a batch that INSERTs into a table (the report is that table's)"
+        "--sql with --dialect tsql must be a batch that INSERTs into a table, or EXECs a procedure that does (the report is that table's)"
     )]
     NotAnInsert,
     /// The batch does not parse, or failed during the run.
@@ -58,7 +58,9 @@ impl TsqlTarget {
             }
         }
         let batch = TsqlBatch::parse(batch).map_err(TsqlTargetError::Sql)?;
-        let table_name = batch.insert_table().ok_or(TsqlTargetError::NotAnInsert)?;
+        let table_name = batch
+            .insert_table_in(&sql)
+            .ok_or(TsqlTargetError::NotAnInsert)?;
         let table = db.table(&table_name).map_err(|e| match e {
             // The batch names a table that is not there: the statement's error, as the
             // batch would fail with it (SQL Server's 208).
@@ -102,17 +104,7 @@ impl Target for TsqlTarget {
     }
 
     fn waits(&self) -> Option<Vec<WaitTime>> {
-        Some(
-            self.db
-                .stats()
-                .top_waits()
-                .iter()
-                .map(|(w, t)| WaitTime {
-                    name: w.name().to_string(),
-                    wait_ns: t.wait_ns,
-                })
-                .collect(),
-        )
+        Some(engine_waits(&self.db))
     }
 
     fn figures(&self) -> Result<TargetFigures, TsqlTargetError> {

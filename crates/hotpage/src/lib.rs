@@ -52,8 +52,9 @@ pub use db::{
 // The integrity check's and the inspection reports' typed values (the CLI renders them).
 pub use db::{
     CheckReport, Fault, FaultKind, FsmCategories, HeapIndexShape, HeapShape, IndexReport,
-    IndexShape, LogKindCount, LogReport, LogSummary, PageHeader, PageLocation, PageOwner,
-    PageReport, SlotContent, SlotReport, TableCheck, TableFigures, TableSummary,
+    IndexShape, LogKindCount, LogRecordInfo, LogReport, LogSummary, LoggedPage, PageChange,
+    PageHeader, PageLocation, PageOwner, PageReport, SlotContent, SlotReport, TableCheck,
+    TableFigures, TableSummary,
 };
 pub use error::{Error, Result, StopCause};
 // Page ids: reports, statistics and errors name pages by them.

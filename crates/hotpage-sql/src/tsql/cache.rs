@@ -182,11 +182,6 @@ impl Resolve for Parameters<'_> {
         self.session.object_id(name, object_type)
     }
 
-    fn object_name(&self, id: i64) -> Option<String> {
-        self.volatile.set(true);
-        self.session.object_name(id)
-    }
-
     fn object_exists(&self, name: &str, types: &[String]) -> bool {
         self.volatile.set(true);
         self.session.object_exists(name, types)

@@ -23,10 +23,13 @@ use super::objects::PartitionFunction;
 use super::parse::{is_word, split_top_level, syntax_near, word};
 use super::translate::{self, Resolve, matching_paren, name_of, pg_type};
 use crate::error::{SqlError, SqlResult, sqlstate};
+use serde::{Deserialize, Serialize};
 use sqlparser::tokenizer::Token;
 
-/// A table as T-SQL defined it, with what later statements added.
-#[derive(Clone, Debug, Default)]
+/// A table as T-SQL defined it, with what later statements added. Kept in the database's
+/// metadata as JSON ([`TableDef::to_stored`]), so that every session, and a reopen, can
+/// amend it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct TableDef {
     pub name: String,
     columns: Vec<ColumnDef>,
@@ -44,7 +47,7 @@ pub(crate) struct TableDef {
 }
 
 /// A table on a partition scheme, as the engine's hash-partition design.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Partitioning {
     scheme: String,
     /// The computed column `key % partitions`.
@@ -52,7 +55,7 @@ struct Partitioning {
     partitions: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct ColumnDef {
     name: String,
     pg_type: String,
@@ -65,7 +68,7 @@ struct ColumnDef {
     bucket: Option<(String, i64)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct KeyDef {
     columns: Vec<String>,
     clustered: bool,
@@ -500,7 +503,52 @@ fn table_options(def: &mut TableDef, toks: &[Token]) -> SqlResult<()> {
     Ok(())
 }
 
+/// The version of the stored form of [`TableDef`]: a stored definition of another version
+/// is refused with a clear error rather than misread.
+const STORED_VERSION: u32 = 1;
+
+/// [`TableDef`] as stored: its version, then the definition.
+#[derive(Serialize, Deserialize)]
+struct StoredTableDef {
+    version: u32,
+    def: TableDef,
+}
+
 impl TableDef {
+    /// The definition as the database stores it.
+    pub(crate) fn to_stored(&self) -> SqlResult<String> {
+        let stored = StoredTableDef {
+            version: STORED_VERSION,
+            def: self.clone(),
+        };
+        serde_json::to_string(&stored).map_err(|e| {
+            SqlError::new(
+                sqlstate::INTERNAL_ERROR,
+                format!("table \"{}\"'s T-SQL definition: {e}", self.name),
+            )
+        })
+    }
+
+    /// A definition the database stored.
+    pub(crate) fn from_stored(text: &str) -> SqlResult<TableDef> {
+        let stored: StoredTableDef = serde_json::from_str(text).map_err(|e| {
+            SqlError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!("a stored T-SQL table definition does not read: {e}"),
+            )
+        })?;
+        if stored.version != STORED_VERSION {
+            return Err(SqlError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!(
+                    "a T-SQL table definition of version {} (this binary reads version {STORED_VERSION})",
+                    stored.version
+                ),
+            ));
+        }
+        Ok(stored.def)
+    }
+
     /// `ALTER TABLE t ADD [CONSTRAINT n] DEFAULT (expr) FOR col`.
     pub(crate) fn add_default(&mut self, column: &str, default: String) -> SqlResult<()> {
         let found = self.columns.iter_mut().find(|c| c.name == column);

@@ -10,6 +10,7 @@ mod dbcc;
 mod ddl;
 mod objects;
 mod parse;
+mod procedures;
 mod translate;
 
 pub use batch::{Batch, split_batches};
@@ -41,28 +42,62 @@ impl TsqlBatch {
     /// The table the batch's first INSERT writes to, if it has one (inside WHILE, IF and
     /// BEGIN … END too): the table a workload reports on.
     pub fn insert_table(&self) -> Option<String> {
-        self.stmts.iter().find_map(insert_table_of)
+        let none = |_: &str| None;
+        self.stmts.iter().find_map(|s| insert_table_of(s, &none, 0))
+    }
+
+    /// [`insert_table`](Self::insert_table), following `EXEC` into the database's stored
+    /// procedures (seed 002's `EXEC dbo.InsertCustomerData …` reports on the table the
+    /// procedure inserts into).
+    pub fn insert_table_in(&self, sql: &crate::SqlDatabase) -> Option<String> {
+        let tsql = sql.metadata().tsql;
+        let procedure = |name: &str| {
+            let object = tsql
+                .iter()
+                .find(|o| o.kind == crate::schema::TsqlKind::Procedure && o.name == name)?;
+            procedures::parse_procedure(&object.text).ok()
+        };
+        self.stmts
+            .iter()
+            .find_map(|s| insert_table_of(s, &procedure, 0))
     }
 }
 
-fn insert_table_of(stmt: &Stmt) -> Option<String> {
+/// The first INSERT's table in `stmt`; `procedure` gives an EXEC's procedure.
+fn insert_table_of(
+    stmt: &Stmt,
+    procedure: &dyn Fn(&str) -> Option<parse::Procedure>,
+    depth: u32,
+) -> Option<String> {
+    let find = |stmts: &[Stmt]| {
+        stmts
+            .iter()
+            .find_map(|s| insert_table_of(s, procedure, depth))
+    };
     match stmt {
         Stmt::Plain(toks) if is_word(toks.first(), "INSERT") => {
             let at = if is_word(toks.get(1), "INTO") { 2 } else { 1 };
-            // A name is `part[.part…]`: a word, then a period and a word, and so on.
-            let mut end = at + 1;
-            while matches!(toks.get(end), Some(Token::Period))
-                && matches!(toks.get(end + 1), Some(Token::Word(_)))
-            {
-                end += 2;
-            }
-            translate::name_of(toks.get(at..end)?).ok()
+            translate::name_of(toks.get(at..parse::name_end(toks, at))?).ok()
         }
-        Stmt::While { body, .. } => insert_table_of(body),
+        Stmt::Plain(toks)
+            if (is_word(toks.first(), "EXEC") || is_word(toks.first(), "EXECUTE"))
+                && depth < MAX_NESTING =>
+        {
+            let returns = parse::is_variable(toks.get(1)) && matches!(toks.get(2), Some(Token::Eq));
+            let at = if returns { 3 } else { 1 };
+            let name = translate::name_of(toks.get(at..parse::name_end(toks, at))?).ok()?;
+            insert_table_of(&procedure(&name)?.body, procedure, depth + 1)
+        }
+        Stmt::While { body, .. } => insert_table_of(body, procedure, depth),
         Stmt::If {
             then, otherwise, ..
-        } => insert_table_of(then).or_else(|| otherwise.as_deref().and_then(insert_table_of)),
-        Stmt::Block(body) => body.iter().find_map(insert_table_of),
+        } => insert_table_of(then, procedure, depth).or_else(|| {
+            otherwise
+                .as_deref()
+                .and_then(|o| insert_table_of(o, procedure, depth))
+        }),
+        Stmt::Block(body) => find(body),
+        Stmt::TryCatch { body, handler } => find(body).or_else(|| find(handler)),
         _ => None,
     }
 }
@@ -75,6 +110,54 @@ type Translation<'a> = dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<St
 enum Flow {
     Next,
     Return(Option<Value>),
+}
+
+/// The most values an `IN (SELECT …)` takes (it is run first, its values held in memory).
+const MAX_SUBQUERY_VALUES: usize = 100_000;
+
+/// `IN (SELECT …)` of no rows.
+const EMPTY_IN: &str = "IN (NULL) IS NOT NULL";
+
+/// Whether `toks` have an `EXISTS (SELECT …)` or `IN (SELECT …)` the session runs first.
+fn has_subquery(toks: &[Token]) -> bool {
+    (0..toks.len()).any(|i| is_subquery(toks, i))
+}
+
+fn is_subquery(toks: &[Token], i: usize) -> bool {
+    // Checked on every statement a loop runs: no allocation before the `(`.
+    let operator = matches!(toks.get(i), Some(Token::Word(w)) if w.quote_style.is_none()
+        && (w.value.eq_ignore_ascii_case("EXISTS") || w.value.eq_ignore_ascii_case("IN")));
+    operator
+        && matches!(toks.get(i + 1), Some(Token::LParen))
+        && is_word(toks.get(i + 2), "SELECT")
+        && translate::sys_view(toks, i + 1).is_none()
+}
+
+/// A qualifier in `query` (`o` of `o.name`) that the query itself never names otherwise
+/// (as a table or an alias): a reference to an outer query's table.
+fn outer_reference(query: &[Token]) -> Option<String> {
+    let plain = |t: Option<&Token>| match t {
+        Some(Token::Word(w)) => Some(w.value.to_lowercase()),
+        _ => None,
+    };
+    let mut named = std::collections::HashSet::new();
+    let mut qualifiers = Vec::new();
+    for (i, token) in query.iter().enumerate() {
+        let Some(name) = plain(Some(token)) else {
+            continue;
+        };
+        let qualifies =
+            matches!(query.get(i + 1), Some(Token::Period)) && plain(query.get(i + 2)).is_some();
+        let after_period = i > 0 && matches!(query.get(i - 1), Some(Token::Period));
+        if qualifies && !after_period {
+            qualifiers.push(name);
+        } else {
+            named.insert(name);
+        }
+    }
+    qualifiers
+        .into_iter()
+        .find(|q| !named.contains(q) && q != "dbo" && q != "sys")
 }
 
 /// SQL Server's limit on nested function calls (error 217).
@@ -101,10 +184,11 @@ pub struct TsqlSession {
     vars: HashMap<String, (Value, String)>,
     rowcount: i64,
     nocount: bool,
-    tables: HashMap<String, TableDef>,
     /// User functions, partition functions and schemes: the database's, as last loaded.
     objects: objects::Objects,
     depth: u32,
+    /// The errors the CATCH blocks running now handle, innermost last.
+    caught: Vec<SqlError>,
     output: Vec<TsqlOutput>,
     /// Translated statements prepared once (see [`cache`]).
     cache: cache::StatementCache,
@@ -118,9 +202,9 @@ impl TsqlSession {
             vars: HashMap::new(),
             rowcount: 0,
             nocount: false,
-            tables: HashMap::new(),
             objects: objects::Objects::default(),
             depth: 0,
+            caught: Vec::new(),
             output: Vec::new(),
             cache: cache::StatementCache::default(),
         }
@@ -228,6 +312,7 @@ impl TsqlSession {
                 }
                 Ok(Flow::Next)
             }
+            Stmt::TryCatch { body, handler } => self.try_catch(body, handler),
             Stmt::Return(expr) => {
                 let value = match expr {
                     Some(expr) => Some(self.eval(expr)?),
@@ -261,10 +346,13 @@ impl TsqlSession {
                 Ok(())
             }
             Stmt::CreateFunction(function) => self.create_function(function),
+            Stmt::CreateProcedure(procedure) => self.create_procedure(procedure),
             Stmt::Plain(toks) => self.plain(toks),
-            Stmt::While { .. } | Stmt::If { .. } | Stmt::Block(_) | Stmt::Return(_) => {
-                self.run(stmt).map(drop)
-            }
+            Stmt::While { .. }
+            | Stmt::If { .. }
+            | Stmt::Block(_)
+            | Stmt::Return(_)
+            | Stmt::TryCatch { .. } => self.run(stmt).map(drop),
         }
     }
 
@@ -299,6 +387,7 @@ impl TsqlSession {
     ) -> SqlResult<StatementResult> {
         self.sync_objects()?;
         if !self.calls_user_function(toks)
+            && !has_subquery(toks)
             && let Some(result) = self.run_prepared(kind, extra, toks, build)?
         {
             return Ok(result);
@@ -471,9 +560,16 @@ impl TsqlSession {
             "ALTER" => return self.alter(toks),
             "DROP" => return self.drop(toks),
             "DBCC" => return self.dbcc(toks),
-            "CHECKPOINT" | "USE" => return Ok(()),
-            "RETURN" | "BREAK" | "CONTINUE" | "EXEC" | "EXECUTE" | "UPDATE" | "DELETE"
-            | "TRUNCATE" => {
+            "USE" => return Ok(()),
+            // A real checkpoint: fn_dblog then shows the log from its redo point on.
+            "CHECKPOINT" => {
+                let engine = Arc::clone(self.sql.database().engine());
+                return engine.checkpoint().map_err(crate::session::engine_error);
+            }
+            "EXEC" | "EXECUTE" => return self.exec(toks),
+            "THROW" => return self.throw(toks),
+            "RAISERROR" => return self.raiserror(toks),
+            "RETURN" | "BREAK" | "CONTINUE" | "UPDATE" | "DELETE" | "TRUNCATE" => {
                 return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
             }
             _ => {}
@@ -624,6 +720,14 @@ impl translate::Resolve for TsqlSession {
                 Ok(i32::from(self.sql.txn_status() != crate::TxnStatus::Idle).to_string())
             }
             "@@SPID" => Ok(self.sql.pid().to_string()),
+            // XACT_STATE(): 1 in a transaction, -1 in one an error failed, 0 outside one.
+            "XACT_STATE" => Ok(match self.sql.txn_status() {
+                crate::TxnStatus::Idle => "0",
+                crate::TxnStatus::InTransaction => "1",
+                crate::TxnStatus::Failed => "-1",
+            }
+            .to_string()),
+            name if name.starts_with("ERROR_") => self.error_function(name),
             other => Err(SqlError::unsupported(format!("{other} (T-SQL)"))),
         }
     }
@@ -636,17 +740,6 @@ impl translate::Resolve for TsqlSession {
             .then(|| object_number(name))
     }
 
-    fn object_name(&self, id: i64) -> Option<String> {
-        let db = self.sql.database();
-        db.engine()
-            .tables()
-            .into_iter()
-            .map(|t| t.name)
-            .chain(db.metadata().sequences.into_iter().map(|s| s.name))
-            .chain(self.objects.functions.keys().cloned())
-            .find(|name| object_number(name) == id)
-    }
-
     fn object_exists(&self, name: &str, types: &[String]) -> bool {
         let wants = |t: &str| types.is_empty() || types.iter().any(|x| x == t);
         let db = self.sql.database();
@@ -654,18 +747,16 @@ impl translate::Resolve for TsqlSession {
             || (wants("SO") && db.metadata().sequences.iter().any(|s| s.name == name))
             || (["FN", "IF", "TF", "FS", "FT"].iter().any(|t| wants(t))
                 && self.objects.functions.contains_key(name))
+            || ((wants("P") || wants("PC")) && self.objects.procedures.contains_key(name))
             // Not in sys.objects in SQL Server: in sys.partition_schemes / _functions.
             || (types == ["PS"] && self.objects.schemes.contains_key(name))
             || (types == ["PF"] && self.objects.partition_functions.contains_key(name))
     }
 }
 
-/// An object's id for OBJECT_ID: a stable hash of its name (positive, like SQL Server's).
+/// An object's id for OBJECT_ID: the one `sys.objects` shows.
 fn object_number(name: &str) -> i64 {
-    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    i64::from(hash & 0x7fff_ffff)
+    crate::views::objects::object_id(name)
 }
 
 /// Statements with table DDL.
@@ -692,7 +783,7 @@ impl TsqlSession {
                 }
                 self.pg(&def.to_postgres()?)?;
                 self.note_table_scheme(&def.name, def.scheme())?;
-                self.tables.insert(def.name.clone(), def);
+                self.store_table_def(&def)?;
                 self.push_tag("CREATE TABLE");
                 Ok(())
             }
@@ -750,6 +841,7 @@ impl TsqlSession {
             }
         })?;
         let scheme = self
+            .objects
             .tables
             .get(&table)
             .and_then(|d| d.scheme().map(str::to_string));
@@ -758,16 +850,18 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// Re-makes a table this session defined in T-SQL, from its amended definition: only
-    /// while it is empty, since the engine fixes a table's design when it is made.
+    /// Re-makes a table made by T-SQL's CREATE TABLE (in any session: its definition is
+    /// the database's), from its amended definition: only while it is empty, since the
+    /// engine fixes a table's design when it is made.
     fn remake(
         &mut self,
         table: &str,
         amend: impl FnOnce(&mut TableDef) -> SqlResult<()>,
     ) -> SqlResult<()> {
-        let mut def = self.tables.get(table).cloned().ok_or_else(|| {
+        self.sync_objects()?;
+        let mut def = self.objects.tables.get(table).cloned().ok_or_else(|| {
             SqlError::unsupported(format!(
-                "changing table \"{table}\", which this session did not create in T-SQL (its design is fixed)"
+                "changing table \"{table}\", which was not created by T-SQL's CREATE TABLE (its design is fixed)"
             ))
         })?;
         amend(&mut def)?;
@@ -780,8 +874,9 @@ impl TsqlSession {
         let create = def.to_postgres()?;
         self.pg(&format!("DROP TABLE \"{table}\""))?;
         self.pg(&create)?;
-        self.tables.insert(table.to_string(), def);
-        Ok(())
+        // The drop forgot the table's definition and its scheme: both are the new table's.
+        self.store_table_def(&def)?;
+        self.note_table_scheme(table, def.scheme())
     }
 
     /// `ALTER TABLE t ADD [CONSTRAINT n] DEFAULT (expr) FOR col`.
@@ -856,6 +951,9 @@ impl TsqlSession {
         if what == "PARTITION" {
             return self.drop_partition(toks);
         }
+        if what == "PROC" || what == "PROCEDURE" {
+            return self.drop_procedure(toks);
+        }
         if what != "TABLE" && what != "SEQUENCE" {
             return Err(SqlError::unsupported(format!("DROP {what} (T-SQL)")));
         }
@@ -872,7 +970,6 @@ impl TsqlSession {
         self.pg(&format!("DROP {what} {guard}{}", names.join(", ")))?;
         for name in &names {
             let name = name.trim_matches('"');
-            self.tables.remove(name);
             if what == "TABLE" {
                 self.note_table_scheme(name, None)?;
             }
@@ -987,14 +1084,28 @@ mod tests;
 /// literal before the statement is translated.
 impl TsqlSession {
     /// `toks` with each call of a user function replaced by its value.
+    /// Also each uncorrelated `EXISTS (SELECT …)` and `IN (SELECT …)` by its value (the
+    /// SQL layer has no subqueries): run first, as SQL Server would run them once.
     fn inline_calls(&mut self, toks: &[Token]) -> SqlResult<Vec<Token>> {
         self.sync_objects()?;
-        if self.objects.functions.is_empty() {
+        if self.objects.functions.is_empty() && !has_subquery(toks) {
             return Ok(toks.to_vec());
         }
         let mut out: Vec<Token> = Vec::with_capacity(toks.len());
         let mut i = 0;
         while i < toks.len() {
+            if is_subquery(toks, i) {
+                let close = translate::matching_paren(toks, i + 1)?;
+                let mut value = self.subquery_value(&toks[i], &toks[i + 2..close])?;
+                if value == EMPTY_IN && is_word(out.last(), "NOT") {
+                    // `x NOT IN (empty)` is true whatever x.
+                    out.pop();
+                    value = "IN (NULL) IS NULL".to_string();
+                }
+                out.extend(parse::tokens(&value)?);
+                i = close + 1;
+                continue;
+            }
             let called = match (&toks[i], toks.get(i + 1)) {
                 (Token::Word(w), Some(Token::LParen)) => {
                     (self.objects.functions.get(&w.value.to_lowercase())).map(Arc::clone)
@@ -1034,6 +1145,72 @@ impl TsqlSession {
         Ok(out)
     }
 
+    /// `EXISTS (query)` as TRUE or FALSE, `IN (query)` as `IN (v, …)`.
+    fn subquery_value(&mut self, operator: &Token, query: &[Token]) -> SqlResult<String> {
+        if let Some(outer) = outer_reference(query) {
+            return Err(SqlError::unsupported(format!(
+                "a correlated subquery (it names \"{outer}\", which its own FROM does not; T-SQL subqueries are run once, before their statement)"
+            )));
+        }
+        let query = self.inline_calls(query)?;
+        let text = translate::statement(&query, self)?;
+        let result = self.pg(&text).map_err(|e| {
+            if e.sqlstate == sqlstate::UNDEFINED_COLUMN {
+                SqlError::unsupported(format!(
+                    "a correlated subquery ({}; T-SQL subqueries are run once, before their statement)",
+                    e.message
+                ))
+            } else {
+                e
+            }
+        })?;
+        if is_word(Some(operator), "EXISTS") {
+            let found = if result.rows.is_empty() {
+                "FALSE"
+            } else {
+                "TRUE"
+            };
+            return Ok(found.to_string());
+        }
+        if result.columns.len() != 1 {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "subquery has too many columns (SQL Server error 116)",
+            ));
+        }
+        if result.rows.len() > MAX_SUBQUERY_VALUES {
+            return Err(SqlError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "an IN (SELECT …) of {} values: hotpage runs the subquery first and takes up to {MAX_SUBQUERY_VALUES}",
+                    result.rows.len()
+                ),
+            ));
+        }
+        let values: Vec<String> = result
+            .rows
+            .iter()
+            .filter_map(|row| row.first())
+            .map(|v| match v {
+                Value::Null => "NULL".to_string(),
+                Value::Int(n) => n.to_string(),
+                Value::Bool(b) => b.to_string().to_uppercase(),
+                other => format!(
+                    "'{}'",
+                    other
+                        .to_pg_text(None)
+                        .unwrap_or_default()
+                        .replace('\'', "''")
+                ),
+            })
+            .collect();
+        if values.is_empty() {
+            // `x IN (empty)` is false whatever x (NULL too): `x IN (NULL)` is always NULL.
+            return Ok(EMPTY_IN.to_string());
+        }
+        Ok(format!("IN ({})", values.join(", ")))
+    }
+
     /// Runs a function with its own variables; the caller's are put back after.
     fn call(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
         if args.len() != function.params.len() {
@@ -1047,17 +1224,27 @@ impl TsqlSession {
                 ),
             ));
         }
+        self.nested("function", |s| s.call_body(function, args))
+    }
+
+    /// Runs `body` one nesting level down, with variables of its own (the caller's are put
+    /// back after, whatever the outcome); SQL Server's limit of 32 levels is error 217.
+    fn nested<T>(
+        &mut self,
+        what: &str,
+        body: impl FnOnce(&mut TsqlSession) -> SqlResult<T>,
+    ) -> SqlResult<T> {
         if self.depth >= MAX_NESTING {
             return Err(SqlError::new(
                 "54001",
                 format!(
-                    "maximum function nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
+                    "maximum {what} nesting level exceeded (limit {MAX_NESTING}; SQL Server error 217)"
                 ),
             ));
         }
         let saved = std::mem::take(&mut self.vars);
         self.depth += 1;
-        let outcome = self.call_body(function, args);
+        let outcome = body(self);
         self.depth -= 1;
         self.vars = saved;
         outcome

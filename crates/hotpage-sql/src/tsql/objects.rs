@@ -11,7 +11,10 @@
 //! that lumps residues together) are refused with 0A000.
 
 use super::TsqlSession;
-use super::parse::{self, Function, Stmt, is_word, render, split_top_level, syntax_near, word};
+use super::ddl::TableDef;
+use super::parse::{
+    self, Function, Procedure, Stmt, is_word, render, split_top_level, syntax_near, word,
+};
 use super::translate::{matching_paren, name_of};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::schema::{TsqlKind, TsqlObject};
@@ -62,6 +65,9 @@ pub(crate) struct Objects {
     pub schemes: HashMap<String, String>,
     /// Table name -> the scheme it was made on.
     pub tables_on_schemes: HashMap<String, String>,
+    /// Table name -> its T-SQL definition (tables made by T-SQL's CREATE TABLE).
+    pub tables: HashMap<String, TableDef>,
+    pub procedures: HashMap<String, Arc<Procedure>>,
 }
 
 fn duplicate(name: &str) -> SqlError {
@@ -227,34 +233,54 @@ impl TsqlSession {
 
     /// `CREATE [OR ALTER] FUNCTION`: stored, so that every session calls it.
     pub(super) fn create_function(&mut self, function: &Function) -> SqlResult<()> {
+        let (name, text) = (&function.name, &function.source);
+        self.store_routine(TsqlKind::Function, name, text, function.replace)?;
+        self.push_tag("CREATE FUNCTION");
+        Ok(())
+    }
+
+    /// Stores a function's or procedure's CREATE text under `name` (replacing one of that
+    /// kind only with `replace`, CREATE OR ALTER), so that every session runs it.
+    pub(super) fn store_routine(
+        &mut self,
+        kind: TsqlKind,
+        name: &str,
+        text: &str,
+        replace: bool,
+    ) -> SqlResult<()> {
+        let what = if kind == TsqlKind::Function {
+            "function"
+        } else {
+            "procedure"
+        };
         if self.depth > 0 {
-            return Err(SqlError::unsupported("CREATE FUNCTION inside a function"));
+            return Err(SqlError::unsupported(format!(
+                "CREATE {} inside a function or procedure",
+                what.to_uppercase()
+            )));
         }
-        if function.source.len() > usize::from(u16::MAX) {
+        if text.len() > usize::from(u16::MAX) {
             return Err(SqlError::new(
                 sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                "a function of more than 65535 bytes of text (hotpage stores it in the database's metadata)",
+                format!(
+                    "a {what} of more than 65535 bytes of text (hotpage stores it in the database's metadata)"
+                ),
             ));
         }
-        let (name, text, replace) = (&function.name, &function.source, function.replace);
         self.sql.database().update_tsql_objects(|list| {
-            let existing = list
-                .iter()
-                .position(|o| o.kind == TsqlKind::Function && &o.name == name);
+            let existing = list.iter().position(|o| o.kind == kind && o.name == name);
             match existing {
                 Some(_) if !replace => return Err(duplicate(name)),
-                Some(at) => list[at].text = text.clone(),
+                Some(at) => list[at].text = text.to_string(),
                 None => list.push(TsqlObject {
-                    kind: TsqlKind::Function,
-                    name: name.clone(),
-                    text: text.clone(),
+                    kind,
+                    name: name.to_string(),
+                    text: text.to_string(),
                 }),
             }
             Ok(())
         })?;
-        self.sync_objects()?;
-        self.push_tag("CREATE FUNCTION");
-        Ok(())
+        self.sync_objects()
     }
 
     /// `DROP FUNCTION [IF EXISTS] name`.
@@ -395,6 +421,31 @@ impl TsqlSession {
             .ok_or_else(|| undefined("partition function", function, 7707))
     }
 
+    /// Stores a table's T-SQL definition (replacing an earlier one of that name: a table
+    /// dropped in the PostgreSQL dialect leaves none behind, see `SqlSession::drop_table`).
+    pub(super) fn store_table_def(&mut self, def: &TableDef) -> SqlResult<()> {
+        let text = def.to_stored()?;
+        if text.len() > usize::from(u16::MAX) {
+            return Err(SqlError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "table \"{}\"'s T-SQL definition takes more than 65535 bytes (hotpage stores it in the database's metadata)",
+                    def.name
+                ),
+            ));
+        }
+        self.sql.database().update_tsql_objects(|list| {
+            list.retain(|o| !(o.kind == TsqlKind::TableDefinition && o.name == def.name));
+            list.push(TsqlObject {
+                kind: TsqlKind::TableDefinition,
+                name: def.name.clone(),
+                text,
+            });
+            Ok(())
+        })?;
+        self.sync_objects()
+    }
+
     /// Records (or forgets, with None) the scheme a table was made on.
     pub(super) fn note_table_scheme(&mut self, table: &str, scheme: Option<&str>) -> SqlResult<()> {
         self.sync_objects()?;
@@ -459,6 +510,19 @@ fn load(objects: &mut Objects, object: &TsqlObject) -> SqlResult<()> {
                 .tables_on_schemes
                 .insert(object.name.clone(), object.text.clone());
         }
+        TsqlKind::TableDefinition => {
+            let def = TableDef::from_stored(&object.text)?;
+            objects.tables.insert(object.name.clone(), def);
+        }
+        TsqlKind::Procedure => load_procedure(objects, object)?,
     }
+    Ok(())
+}
+
+fn load_procedure(objects: &mut Objects, object: &TsqlObject) -> SqlResult<()> {
+    let procedure = super::procedures::parse_procedure(&object.text)?;
+    objects
+        .procedures
+        .insert(object.name.clone(), Arc::new(procedure));
     Ok(())
 }

@@ -42,6 +42,13 @@ pub(crate) enum Stmt {
     Return(Option<Vec<Token>>),
     /// `CREATE [OR ALTER] FUNCTION … RETURNS type … AS BEGIN … END`.
     CreateFunction(Function),
+    /// `CREATE [OR ALTER] PROC[EDURE] name @p type [= default], … AS …`.
+    CreateProcedure(Procedure),
+    /// `BEGIN TRY … END TRY BEGIN CATCH … END CATCH`.
+    TryCatch {
+        body: Vec<Stmt>,
+        handler: Vec<Stmt>,
+    },
     /// Anything else: translated to the PostgreSQL dialect and run.
     Plain(Vec<Token>),
 }
@@ -56,6 +63,21 @@ pub(crate) struct Function {
     pub returns: Vec<Token>,
     pub body: Box<Stmt>,
     /// `CREATE OR ALTER`: replaces a function of the same name.
+    pub replace: bool,
+    /// The whole CREATE statement as text (what the database stores).
+    pub source: String,
+}
+
+/// A stored procedure: run by the same interpreter as batches.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Procedure {
+    /// Its name, lower case, without `dbo.`.
+    pub name: String,
+    /// Parameters: name (lower case, with `@`), type tokens, default expression.
+    pub params: Vec<Declared>,
+    /// The statements after AS, to the end of the batch (as SQL Server takes them).
+    pub body: Box<Stmt>,
+    /// `CREATE OR ALTER`: replaces a procedure of the same name.
     pub replace: bool,
     /// The whole CREATE statement as text (what the database stores).
     pub source: String,
@@ -156,6 +178,8 @@ const STATEMENT_WORDS: &[&str] = &[
     "SELECT",
     "BREAK",
     "CONTINUE",
+    "THROW",
+    "RAISERROR",
 ];
 
 /// Words after which `IF` belongs to the statement (`DROP TABLE IF EXISTS`).
@@ -234,6 +258,9 @@ impl StmtParser {
                 let toks = self.take_statement(self.pos + 1);
                 Ok(Stmt::Return((toks.len() > 1).then(|| toks[1..].to_vec())))
             }
+            "CREATE" if self.creates("PROC") || self.creates("PROCEDURE") => {
+                self.create_procedure()
+            }
             "CREATE"
                 if self.peek_word(1).as_deref() == Some("FUNCTION")
                     || (self.peek_word(1).as_deref() == Some("OR")
@@ -252,6 +279,57 @@ impl StmtParser {
                 Ok(Stmt::Plain(toks))
             }
         }
+    }
+
+    /// Whether the statement here is `CREATE [OR ALTER] what`.
+    fn creates(&self, what: &str) -> bool {
+        self.peek_word(1).as_deref() == Some(what)
+            || (self.peek_word(1).as_deref() == Some("OR")
+                && self.peek_word(3).as_deref() == Some(what))
+    }
+
+    /// `CREATE [OR ALTER] PROC[EDURE] name [(]@p [AS] type [= default] [, …][)] [WITH …] AS
+    /// statements`: the body is the rest of the batch.
+    fn create_procedure(&mut self) -> SqlResult<Stmt> {
+        let start = self.pos;
+        let replace = is_word(self.toks.get(start + 1), "OR");
+        let name_at = start + if replace { 4 } else { 2 };
+        let at = name_end(&self.toks, name_at);
+        let name = super::translate::name_of(&self.toks[name_at..at])?;
+        // The AS that begins the body: the first one at depth 0 not after a parameter.
+        let mut depth = 0usize;
+        let as_at = (at..self.toks.len()).find(|&i| {
+            match self.toks[i] {
+                Token::LParen => depth += 1,
+                Token::RParen => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0 && is_word(self.toks.get(i), "AS") && !is_variable(self.toks.get(i - 1))
+        });
+        let as_at = as_at.ok_or_else(|| syntax_near(None))?;
+        let with_at = (at..as_at).find(|&i| is_word(self.toks.get(i), "WITH"));
+        let mut head = &self.toks[at..with_at.unwrap_or(as_at)];
+        if let [Token::LParen, inner @ .., Token::RParen] = head {
+            head = inner;
+        }
+        let mut params = Vec::new();
+        for part in split_top_level(head, |t| matches!(t, Token::Comma)) {
+            if !part.is_empty() {
+                params.push(procedure_param(part)?);
+            }
+        }
+        self.pos = as_at + 1;
+        let mut body = Vec::new();
+        while self.skip_semicolons() {
+            body.push(self.statement()?);
+        }
+        Ok(Stmt::CreateProcedure(Procedure {
+            name,
+            params,
+            body: Box::new(Stmt::Block(body)),
+            replace,
+            source: render(&self.toks[start..self.pos]),
+        }))
     }
 
     /// `CREATE [OR ALTER] FUNCTION name (@p type, …) RETURNS type [WITH …] AS BEGIN … END`.
@@ -448,7 +526,8 @@ impl StmtParser {
                 self.skip_transaction_name();
                 return Ok(Stmt::BeginTran);
             }
-            Some("TRY" | "CATCH" | "DISTRIBUTED" | "ATOMIC" | "DIALOG" | "CONVERSATION") => {
+            Some("TRY") => return self.try_catch(),
+            Some("CATCH" | "DISTRIBUTED" | "ATOMIC" | "DIALOG" | "CONVERSATION") => {
                 return Err(SqlError::unsupported(format!(
                     "BEGIN {} (T-SQL)",
                     self.peek_word(0).unwrap_or_default()
@@ -474,6 +553,91 @@ impl StmtParser {
             body.push(self.statement()?);
         }
     }
+}
+
+impl StmtParser {
+    /// `TRY … END TRY BEGIN CATCH … END CATCH` (after BEGIN).
+    fn try_catch(&mut self) -> SqlResult<Stmt> {
+        self.pos += 1;
+        let body = self.statements_to_end("TRY")?;
+        if !is_word(self.peek(), "BEGIN") || self.peek_word(1).as_deref() != Some("CATCH") {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "END TRY must be followed by BEGIN CATCH (SQL Server error 102)",
+            ));
+        }
+        self.pos += 2;
+        let handler = self.statements_to_end("CATCH")?;
+        Ok(Stmt::TryCatch { body, handler })
+    }
+
+    /// Statements up to `END label` (consumed).
+    fn statements_to_end(&mut self, label: &str) -> SqlResult<Vec<Stmt>> {
+        let mut body = Vec::new();
+        loop {
+            if !self.skip_semicolons() {
+                return Err(SqlError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("BEGIN {label} without its END {label} (SQL Server error 102)"),
+                ));
+            }
+            if is_word(self.peek(), "END") && self.peek_word(1).as_deref() == Some(label) {
+                self.pos += 2;
+                return Ok(body);
+            }
+            if is_word(self.peek(), "END") || is_word(self.peek(), "ELSE") {
+                return Err(syntax_near(self.peek()));
+            }
+            body.push(self.statement()?);
+        }
+    }
+}
+
+/// Where an object's name `part[.part…]` that begins at `start` ends.
+pub(crate) fn name_end(toks: &[Token], start: usize) -> usize {
+    let mut at = start;
+    loop {
+        match toks.get(at) {
+            Some(Token::Word(w))
+                if !w.value.starts_with('@')
+                    && (at == start || matches!(toks[at - 1], Token::Period)) =>
+            {
+                at += 1;
+            }
+            Some(Token::Period) if at > start => at += 1,
+            _ => return at,
+        }
+    }
+}
+
+/// One parameter of CREATE PROCEDURE: `@p [AS] type [= default]`.
+fn procedure_param(part: &[Token]) -> SqlResult<Declared> {
+    let Some((var, rest)) = part.split_first() else {
+        return Err(syntax_near(None));
+    };
+    let name = variable_name(var)?;
+    let rest = match rest.split_first() {
+        Some((first, tail)) if is_word(Some(first), "AS") => tail,
+        _ => rest,
+    };
+    if let Some(mode) = rest.iter().find(|t| {
+        ["OUTPUT", "OUT", "READONLY"]
+            .iter()
+            .any(|m| is_word(Some(t), m))
+    }) {
+        return Err(SqlError::unsupported(format!(
+            "a procedure parameter {mode} (T-SQL: input parameters only)"
+        )));
+    }
+    let eq = rest.iter().position(|t| matches!(t, Token::Eq));
+    let (ty, default) = match eq {
+        Some(at) => (rest[..at].to_vec(), Some(rest[at + 1..].to_vec())),
+        None => (rest.to_vec(), None),
+    };
+    if ty.is_empty() || default.as_ref().is_some_and(Vec::is_empty) {
+        return Err(syntax_near(part.last()));
+    }
+    Ok((name, ty, default))
 }
 
 pub(crate) fn is_variable(token: Option<&Token>) -> bool {

@@ -16,8 +16,6 @@ pub(crate) trait Resolve {
     fn global(&self, name: &str) -> SqlResult<String>;
     /// `OBJECT_ID(name [, type])`: the object's id, or None.
     fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64>;
-    /// The name of the table whose OBJECT_ID is `id`.
-    fn object_name(&self, id: i64) -> Option<String>;
     /// Whether an object of one of `types` (`U`, `SO`, `FN` …) named `name` exists.
     fn object_exists(&self, name: &str, types: &[String]) -> bool;
 }
@@ -234,10 +232,12 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
     match name.as_str() {
         "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
         "dm_exec_requests" => out.push("hotpage_exec_requests"),
+        "objects" => out.push("hotpage_objects"),
+        "fn_dblog" => out.push("hotpage_dblog"),
         "dm_db_index_physical_stats" => return index_physical_stats(toks, at + 1, out),
         other => {
             return Err(SqlError::unsupported(format!(
-                "the system view sys.{other} in this form (hotpage has sys.dm_os_wait_stats, sys.dm_exec_requests, and sys.objects inside IF [NOT] EXISTS)"
+                "the system view sys.{other} in this form (hotpage has sys.objects, sys.dm_os_wait_stats, sys.dm_exec_requests, sys.dm_db_index_physical_stats and sys.fn_dblog, and sys.partition_schemes and sys.partition_functions inside IF [NOT] EXISTS)"
             )));
         }
     }
@@ -287,6 +287,16 @@ fn rewrite_word(
         "NEWSEQUENTIALID" if call => simple("uuidv7", out),
         "ISNULL" if call => simple("coalesce", out),
         "LEN" if call => simple("length", out),
+        "COUNT_BIG" if call => simple("count", out),
+        "FN_DBLOG" if call => simple("hotpage_dblog", out),
+        "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
+        | "ERROR_PROCEDURE" | "XACT_STATE"
+            if call =>
+        {
+            let close = matching_paren(toks, i + 1)?;
+            out.push(&env.global(upper)?);
+            Ok(Some(close + 1))
+        }
         "SCOPE_IDENTITY" if call => {
             let close = matching_paren(toks, i + 1)?;
             out.push(&env.global("@@IDENTITY")?);
@@ -305,13 +315,15 @@ fn rewrite_word(
             Ok(Some(close + 1))
         }
         "OBJECT_NAME" if call => {
+            // OBJECT_NAME(id [, database_id]): run per row, so a column's ids work too.
             let close = matching_paren(toks, i + 1)?;
             let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
-            let id = args.first().map(|a| expr(a, env)).transpose()?;
-            let name = id
-                .and_then(|text| text.trim_matches(|c| c == '(' || c == ')').parse().ok())
-                .and_then(|id| env.object_name(id));
-            out.push(&name.map_or_else(|| "CAST(NULL AS text)".to_string(), |n| quote(&n)));
+            let Some(id) = args.first().filter(|a| !a.is_empty()) else {
+                return Err(syntax_near(toks.get(close)));
+            };
+            out.push("hotpage_object_name(");
+            rewrite(id, env, out)?;
+            out.push(")");
             Ok(Some(close + 1))
         }
         "DB_ID" if call => {
@@ -386,74 +398,42 @@ fn is_sys_objects_query(toks: &[Token], open: usize) -> bool {
         && sys_view(toks, open).is_some()
 }
 
-/// The catalog view an `EXISTS (SELECT … FROM sys.x …)` reads, if it is one answered here:
-/// `OBJECTS`, `PARTITION_SCHEMES` or `PARTITION_FUNCTIONS`.
-fn sys_view(toks: &[Token], open: usize) -> Option<String> {
+/// The catalog view an `EXISTS (SELECT … FROM sys.x …)` reads, if it is one answered here
+/// rather than as a query: `PARTITION_SCHEMES` or `PARTITION_FUNCTIONS` (the session runs
+/// other EXISTS subqueries, `sys.objects` among them, before translation).
+pub(crate) fn sys_view(toks: &[Token], open: usize) -> Option<String> {
     toks.windows(3).skip(open).take(8).find_map(|w| {
         let view = w.get(2).and_then(word)?;
-        let known = ["OBJECTS", "PARTITION_SCHEMES", "PARTITION_FUNCTIONS"];
+        let known = ["PARTITION_SCHEMES", "PARTITION_FUNCTIONS"];
         (is_word(w.first(), "SYS") && known.contains(&view.as_str())).then_some(view)
     })
 }
 
-/// `SELECT * FROM sys.objects WHERE object_id = OBJECT_ID(N'…') AND type IN (N'U', …)`,
-/// the existence test the articles guard their DDL with, and `SELECT * FROM
-/// sys.partition_schemes | sys.partition_functions WHERE name = N'…'` (fixed grammars).
+/// `SELECT * FROM sys.partition_schemes | sys.partition_functions WHERE name = N'…'`, the
+/// existence test the articles guard their partition DDL with (a fixed grammar: these
+/// are not views).
 fn sys_objects_exists(query: &[Token], env: &dyn Resolve) -> SqlResult<bool> {
     let unsupported = || {
         SqlError::unsupported(
-            "a query on sys.objects other than WHERE object_id = OBJECT_ID(N'name') [AND type IN (N'U', …)], or on sys.partition_schemes / sys.partition_functions other than WHERE name = N'name'",
+            "a query on sys.partition_schemes / sys.partition_functions other than WHERE name = N'name'",
         )
     };
     let where_at = query
         .iter()
         .position(|t| is_word(Some(t), "WHERE"))
         .ok_or_else(unsupported)?;
-    let predicate = &query[where_at + 1..];
-    let mut name = None;
-    let mut types = Vec::new();
-    let view = sys_view(query, 0).unwrap_or_default();
-    if view != "OBJECTS" {
-        let name = match predicate {
-            [column, Token::Eq, value] if is_word(Some(column), "NAME") => {
-                string_value(Some(value)).map(|n| object_name(&n))
-            }
-            _ => None,
-        };
-        let kind = if view == "PARTITION_SCHEMES" {
-            "PS"
-        } else {
-            "PF"
-        };
-        return Ok(env.object_exists(&name.ok_or_else(unsupported)?, &[kind.to_string()]));
-    }
-    for part in split_top_level(predicate, |t| is_word(Some(t), "AND")) {
-        match part {
-            [column, Token::Eq, func, Token::LParen, arg, ..]
-                if is_word(Some(column), "OBJECT_ID") && is_word(Some(func), "OBJECT_ID") =>
-            {
-                name = string_value(Some(arg)).map(|n| object_name(&n));
-            }
-            [column, op, Token::LParen, list @ .., Token::RParen]
-                if is_word(Some(column), "TYPE") && is_word(Some(op), "IN") =>
-            {
-                types = list
-                    .iter()
-                    .filter_map(|t| string_value(Some(t)))
-                    .map(|t| t.trim().to_ascii_uppercase())
-                    .collect();
-            }
-            [column, Token::Eq, value] if is_word(Some(column), "TYPE") => {
-                types = string_value(Some(value))
-                    .map(|t| t.trim().to_ascii_uppercase())
-                    .into_iter()
-                    .collect();
-            }
-            _ => return Err(unsupported()),
+    let name = match &query[where_at + 1..] {
+        [column, Token::Eq, value] if is_word(Some(column), "NAME") => {
+            string_value(Some(value)).map(|n| object_name(&n))
         }
-    }
-    let name = name.ok_or_else(unsupported)?;
-    Ok(env.object_exists(&name, &types))
+        _ => None,
+    };
+    let kind = if sys_view(query, 0).as_deref() == Some("PARTITION_SCHEMES") {
+        "PS"
+    } else {
+        "PF"
+    };
+    Ok(env.object_exists(&name.ok_or_else(unsupported)?, &[kind.to_string()]))
 }
 
 /// A statement other than control flow, as PostgreSQL text.

@@ -313,12 +313,10 @@ pub struct LogSummary {
 }
 
 impl Database {
-    /// Reads the retained log segments (the oldest run of them that reaches the log's end)
-    /// and counts records by kind, in all and since the last checkpoint's redo point
-    /// (fn_dblog's view). Empty for a database without a log.
-    pub fn log_summary(&self) -> Result<LogSummary> {
+    /// A reader of the log, the LSN of the oldest retained segment from which every one up
+    /// to the last is there, and the log's end: the range the log reports read.
+    pub(crate) fn retained_log(&self) -> Result<(crate::log::LogReader<'_>, u64, u64)> {
         let inner = &self.inner;
-        let redo_lsn = inner.redo_lsn.load(Ordering::SeqCst);
         let log_end = match &inner.wal {
             Some(wal) => wal.end(),
             None => inner.checkpoint_lock.lock().last_end,
@@ -344,6 +342,15 @@ impl Database {
             }
             None => log_end,
         };
+        Ok((reader, from_lsn, log_end))
+    }
+
+    /// Reads the retained log segments (the oldest run of them that reaches the log's end)
+    /// and counts records by kind, in all and since the last checkpoint's redo point
+    /// (fn_dblog's view). Empty for a database without a log.
+    pub fn log_summary(&self) -> Result<LogSummary> {
+        let redo_lsn = self.inner.redo_lsn.load(Ordering::SeqCst);
+        let (reader, from_lsn, log_end) = self.retained_log()?;
         let mut kinds: Vec<LogKindCount> = Vec::new();
         let mut end_lsn = from_lsn;
         reader.records_between(from_lsn, log_end, |record| {

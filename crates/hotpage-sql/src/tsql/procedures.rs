@@ -1,0 +1,380 @@
+//! Stored procedures (`CREATE PROCEDURE`, `EXEC`, `DROP PROCEDURE`) and error handling
+//! (`BEGIN TRY … END TRY BEGIN CATCH … END CATCH`, `THROW`, `RAISERROR`, `ERROR_NUMBER()`,
+//! `ERROR_MESSAGE()`).
+//!
+//! A procedure is kept in the database's metadata as the text of its CREATE statement, as
+//! user functions are ([`super::objects`]): every session runs it, and it survives a
+//! reopen. Its body runs in the same interpreter as a batch, with its parameters as its own
+//! variables (the caller's are put back after), so its statements are prepared once per
+//! session as a batch's are.
+
+use super::parse::{self, Procedure, Stmt, is_variable, is_word, split_top_level, syntax_near};
+use super::{Flow, TsqlOutput, TsqlSession, literal, single_value, translate};
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::schema::TsqlKind;
+use crate::value::Value;
+use sqlparser::tokenizer::Token;
+use std::sync::Arc;
+
+/// The error number of errors SQL Server would number but hotpage's message does not.
+const USER_ERROR_NUMBER: i64 = 50000;
+
+/// An error's SQL Server number: the one its message names (`(SQL Server error N)`), else
+/// that of SQL Server's error for the same SQLSTATE, else 50000.
+pub(super) fn error_number(error: &SqlError) -> i64 {
+    if let Some(at) = error.message.rfind("(SQL Server error ") {
+        let digits: String = error.message[at + 18..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(n) = digits.parse() {
+            return n;
+        }
+    }
+    match error.sqlstate {
+        "23505" => 2627,
+        "23502" => 515,
+        "22012" => 8134,
+        "22003" => 8115,
+        "22P02" => 245,
+        "42P01" => 208,
+        "42703" => 207,
+        _ => USER_ERROR_NUMBER,
+    }
+}
+
+/// An error's message without the `(SQL Server error N)` hotpage adds.
+fn error_text(error: &SqlError) -> String {
+    match error.message.rfind(" (SQL Server error ") {
+        Some(at) if error.message.ends_with(')') => error.message[..at].to_string(),
+        _ => error.message.clone(),
+    }
+}
+
+/// A user error (THROW, RAISERROR): PostgreSQL's `raise_exception`, numbered.
+fn user_error(number: i64, message: &str) -> SqlError {
+    SqlError::new("P0001", format!("{message} (SQL Server error {number})"))
+}
+
+impl TsqlSession {
+    /// `CREATE [OR ALTER] PROC[EDURE]`: stored, so that every session runs it.
+    pub(super) fn create_procedure(&mut self, procedure: &Procedure) -> SqlResult<()> {
+        let (name, text) = (&procedure.name, &procedure.source);
+        self.store_routine(TsqlKind::Procedure, name, text, procedure.replace)?;
+        self.push_tag("CREATE PROCEDURE");
+        Ok(())
+    }
+
+    /// `DROP PROC[EDURE] [IF EXISTS] name`.
+    pub(super) fn drop_procedure(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let if_exists = is_word(toks.get(2), "IF") && is_word(toks.get(3), "EXISTS");
+        let name = translate::name_of(&toks[if if_exists { 4 } else { 2 }..])?;
+        let removed = self.sql.database().update_tsql_objects(|list| {
+            let before = list.len();
+            list.retain(|o| !(o.kind == TsqlKind::Procedure && o.name == name));
+            Ok(list.len() != before)
+        })?;
+        self.sync_objects()?;
+        if !removed && !if_exists {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "cannot drop the procedure '{name}', because it does not exist (SQL Server error 3701)"
+                ),
+            ));
+        }
+        self.push_tag("DROP PROCEDURE");
+        Ok(())
+    }
+
+    /// `EXEC[UTE] [@ret =] name [arg | @p = arg [, …]]`.
+    pub(super) fn exec(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let mut at = 1;
+        let mut returns_into = None;
+        if is_variable(toks.get(1)) && matches!(toks.get(2), Some(Token::Eq)) {
+            returns_into = Some(toks[1].to_string().to_lowercase());
+            at = 3;
+        }
+        let name_start = at;
+        at = parse::name_end(toks, name_start);
+        if at == name_start {
+            return Err(SqlError::unsupported(
+                "EXEC of anything but a stored procedure's name (no dynamic SQL)",
+            ));
+        }
+        let name = translate::name_of(&toks[name_start..at])?;
+        self.sync_objects()?;
+        let procedure = self.objects.procedures.get(&name).map(Arc::clone);
+        let procedure = procedure.ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("could not find stored procedure '{name}' (SQL Server error 2812)"),
+            )
+        })?;
+        let args = self.procedure_args(&procedure, &toks[at..])?;
+        let value = self.call_procedure(&procedure, args)?;
+        if let Some(var) = returns_into {
+            let ty = self
+                .vars
+                .get(&var)
+                .map(|(_, ty)| ty.clone())
+                .ok_or_else(|| super::undeclared(&var))?;
+            self.vars.insert(var, (value, ty));
+        }
+        Ok(())
+    }
+
+    /// The values of a procedure's parameters: positional arguments first, then `@p =
+    /// value`, then the parameters' defaults.
+    fn procedure_args(&mut self, procedure: &Procedure, toks: &[Token]) -> SqlResult<Vec<Value>> {
+        let mut given: Vec<Option<Value>> = vec![None; procedure.params.len()];
+        let parts = split_top_level(toks, |t| matches!(t, Token::Comma));
+        for (position, part) in parts.into_iter().enumerate() {
+            let (slot, expr) = match part {
+                [] if position == 0 && toks.is_empty() => break,
+                [var, Token::Eq, expr @ ..] if is_variable(Some(var)) => {
+                    let var = var.to_string().to_lowercase();
+                    let slot = procedure.params.iter().position(|(p, _, _)| *p == var);
+                    let slot = slot.ok_or_else(|| {
+                        SqlError::new(
+                            sqlstate::UNDEFINED_FUNCTION,
+                            format!(
+                                "{var} is not a parameter for procedure {} (SQL Server error 8145)",
+                                procedure.name
+                            ),
+                        )
+                    })?;
+                    (slot, expr)
+                }
+                expr => (position, expr),
+            };
+            if slot >= given.len() {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "procedure {} has too many arguments specified (SQL Server error 8144)",
+                        procedure.name
+                    ),
+                ));
+            }
+            if expr.is_empty() || expr.iter().any(|t| is_word(Some(t), "OUTPUT")) {
+                return Err(syntax_near(expr.last()));
+            }
+            if !matches!(expr, [d] if is_word(Some(d), "DEFAULT")) {
+                given[slot] = Some(self.eval(expr)?);
+            }
+        }
+        let mut values = Vec::with_capacity(given.len());
+        for ((param, _, default), value) in procedure.params.iter().zip(given) {
+            let value = match (value, default) {
+                (Some(value), _) => value,
+                (None, Some(default)) => self.eval(default)?,
+                (None, None) => {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!(
+                            "procedure or function '{}' expects parameter '{param}', which was not supplied (SQL Server error 201)",
+                            procedure.name
+                        ),
+                    ));
+                }
+            };
+            values.push(value);
+        }
+        Ok(values)
+    }
+
+    /// Runs a procedure with its own variables; the caller's are put back after. Its value
+    /// is what RETURN gave (0 without one, as SQL Server's).
+    fn call_procedure(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
+        self.nested("stored procedure", |s| s.procedure_body(procedure, args))
+    }
+
+    fn procedure_body(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
+        for ((name, ty, _), value) in procedure.params.iter().zip(args) {
+            let ty = translate::pg_type(ty)?;
+            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+            let value = single_value(self.pg(&cast)?)?;
+            self.vars.insert(name.clone(), (value, ty));
+        }
+        match self.run(&procedure.body)? {
+            Flow::Return(Some(value)) => Ok(value),
+            _ => Ok(Value::Int(0)),
+        }
+    }
+
+    /// `BEGIN TRY … END TRY BEGIN CATCH … END CATCH`: an error in the first part runs the
+    /// second, where ERROR_NUMBER() and ERROR_MESSAGE() describe it. A transaction the
+    /// error failed is rolled back before the handler runs.
+    pub(super) fn try_catch(&mut self, body: &[Stmt], handler: &[Stmt]) -> SqlResult<Flow> {
+        let mut failed = None;
+        for stmt in body {
+            match self.run(stmt) {
+                Ok(Flow::Next) => {}
+                Ok(flow) => return Ok(flow),
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            }
+        }
+        let Some(error) = failed else {
+            return Ok(Flow::Next);
+        };
+        // PostgreSQL's rule leaves a transaction the error failed refusing every statement
+        // (even the handler's PRINT) until ROLLBACK: roll it back now, so that the handler
+        // runs (`IF @@TRANCOUNT > 0 ROLLBACK` then finds none, as after SQL Server's
+        // XACT_ABORT). A transaction the error did not fail (THROW's) stays open.
+        if self.sql.txn_status() == crate::TxnStatus::Failed {
+            self.pg("ROLLBACK")?;
+        }
+        self.caught.push(error);
+        let mut outcome = Ok(Flow::Next);
+        for stmt in handler {
+            match self.run(stmt) {
+                Ok(Flow::Next) => {}
+                other => {
+                    outcome = other;
+                    break;
+                }
+            }
+        }
+        self.caught.pop();
+        outcome
+    }
+
+    /// `ERROR_NUMBER()`, `ERROR_MESSAGE()`, … as literals: the error a CATCH block is
+    /// handling, NULL outside one.
+    pub(super) fn error_function(&self, name: &str) -> SqlResult<String> {
+        let Some(error) = self.caught.last() else {
+            return Ok(match name {
+                "ERROR_MESSAGE" | "ERROR_PROCEDURE" => "CAST(NULL AS text)",
+                _ => "CAST(NULL AS integer)",
+            }
+            .to_string());
+        };
+        Ok(match name {
+            "ERROR_NUMBER" => error_number(error).to_string(),
+            "ERROR_MESSAGE" => format!("'{}'", error_text(error).replace('\'', "''")),
+            "ERROR_SEVERITY" => "16".to_string(),
+            "ERROR_STATE" => "1".to_string(),
+            // Not tracked: a statement's line is known to the batch, not to its error.
+            "ERROR_LINE" => "CAST(NULL AS integer)".to_string(),
+            "ERROR_PROCEDURE" => "CAST(NULL AS text)".to_string(),
+            other => return Err(SqlError::unsupported(format!("{other}() (T-SQL)"))),
+        })
+    }
+
+    /// `THROW [number, message, state]`: without arguments, inside CATCH, the error being
+    /// handled again.
+    pub(super) fn throw(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let args = split_top_level(&toks[1..], |t| matches!(t, Token::Comma));
+        if toks.len() == 1 {
+            return Err(self.caught.last().cloned().unwrap_or_else(|| {
+                SqlError::new(
+                    "0Z002",
+                    "THROW without parameters must be inside a CATCH block (SQL Server error 10704)",
+                )
+            }));
+        }
+        let [number, message, state] = args.as_slice() else {
+            return Err(syntax_near(toks.last()));
+        };
+        let number = match self.eval(number)? {
+            Value::Int(n) if n >= USER_ERROR_NUMBER => n,
+            other => {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "the error number of THROW must be 50000 or more, not {} (SQL Server error 35100)",
+                        other.to_pg_text(None).unwrap_or_default()
+                    ),
+                ));
+            }
+        };
+        let message = self.eval(message)?.to_pg_text(None).unwrap_or_default();
+        self.eval(state)?;
+        Err(user_error(number, &message))
+    }
+
+    /// `RAISERROR (message, severity, state [, arg …])`: severity 11 or more is an error
+    /// (error 50000); 10 or less a message, printed as PRINT's. `%s`, `%d`, `%i` and `%u`
+    /// take the arguments in order.
+    pub(super) fn raiserror(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let inner = match toks.get(1..) {
+            Some([Token::LParen, inner @ .., Token::RParen]) => inner,
+            _ => return Err(syntax_near(toks.get(1))),
+        };
+        let args = split_top_level(inner, |t| matches!(t, Token::Comma));
+        let [message, severity, state, rest @ ..] = args.as_slice() else {
+            return Err(syntax_near(toks.last()));
+        };
+        let format = self.eval(message)?.to_pg_text(None).unwrap_or_default();
+        let severity = match self.eval(severity)? {
+            Value::Int(n) => n,
+            _ => return Err(syntax_near(severity.first())),
+        };
+        self.eval(state)?;
+        let mut values = Vec::new();
+        for arg in rest {
+            values.push(self.eval(arg)?.to_pg_text(None).unwrap_or_default());
+        }
+        let text = printf(&format, &values);
+        if severity <= 10 {
+            self.output.push(TsqlOutput::Print(text));
+            return Ok(());
+        }
+        Err(user_error(USER_ERROR_NUMBER, &text))
+    }
+}
+
+/// RAISERROR's substitution: each `%s`, `%d`, `%i`, `%u` takes the next argument; `%%` is `%`.
+fn printf(format: &str, args: &[String]) -> String {
+    let mut out = String::with_capacity(format.len());
+    let mut args = args.iter();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('%', Some('%')) => {
+                out.push('%');
+                chars.next();
+            }
+            ('%', Some('s' | 'd' | 'i' | 'u')) => {
+                chars.next();
+                out.push_str(args.next().map_or("(null)", String::as_str));
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
+/// Loads a stored procedure's text.
+pub(super) fn parse_procedure(text: &str) -> SqlResult<Procedure> {
+    match parse::parse_batch(text)?.into_iter().next() {
+        Some(Stmt::CreateProcedure(procedure)) => Ok(procedure),
+        _ => Err(syntax_near(None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_substitutes_in_order() {
+        let args = ["a".to_string(), "7".to_string()];
+        assert_eq!(printf("x %s y %d %% z %s", &args), "x a y 7 % z (null)");
+    }
+
+    #[test]
+    fn error_numbers_come_from_the_message_or_the_sqlstate() {
+        assert_eq!(error_number(&user_error(50001, "boom")), 50001);
+        assert_eq!(error_text(&user_error(50001, "boom")), "boom");
+        assert_eq!(
+            error_number(&SqlError::new("22012", "division by zero")),
+            8134
+        );
+        assert_eq!(error_number(&SqlError::new("XX000", "other")), 50000);
+    }
+}
