@@ -16,7 +16,7 @@ use crate::expr::{fold, object_name};
 use crate::key_codec::KeyEncoding;
 use crate::schema::{Column, KeyGen, Metadata, TableSchema};
 use crate::types::{SqlType, serial_type};
-use hotpage::{KeyKind, Layout};
+use hotpage::{KeyKind, Layout, TableSpec};
 use sqlparser::ast::{
     BinaryOperator, ColumnDef, ColumnOption, CreateTable, CreateTableOptions, Expr, GeneratedAs,
     SequenceOptions, SqlOption, TableConstraint, Value as AstValue,
@@ -35,6 +35,21 @@ pub(crate) struct TablePlan {
     pub unlogged: bool,
     /// A sequence that becomes this table's key generator.
     pub adopts_sequence: Option<String>,
+}
+
+impl TablePlan {
+    /// The engine's spec for this plan, with `schema` (this plan's schema, encoded).
+    pub(crate) fn spec<'a>(&'a self, schema: &'a [u8]) -> TableSpec<'a> {
+        TableSpec {
+            name: &self.name,
+            design: &self.design,
+            kind: self.kind,
+            layout: self.layout,
+            user_keys: self.user_keys,
+            schema,
+            unlogged: self.unlogged,
+        }
+    }
 }
 
 /// One column as declared, before the key is known.

@@ -12,7 +12,7 @@ use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
 use crate::views::{self, Activity};
-use hotpage::{Database, Durability, Error as EngineError, TableSpec};
+use hotpage::{Database, Durability, Error as EngineError};
 use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, Set, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -893,15 +893,7 @@ impl SqlSession {
         let schema = plan.schema.encode();
         self.db
             .engine
-            .create_table_spec(&TableSpec {
-                name: &plan.name,
-                design: &plan.design,
-                kind: plan.kind,
-                layout: plan.layout,
-                user_keys: plan.user_keys,
-                schema: &schema,
-                unlogged: plan.unlogged,
-            })
+            .create_table_spec(&plan.spec(&schema))
             .map_err(engine_error)?;
         if let Some(sequence) = plan.adopts_sequence {
             let mut meta = self.db.metadata();

@@ -14,7 +14,7 @@ use crate::expr::object_name;
 use crate::schema::KeyGen;
 use crate::session::StatementResult;
 use crate::{catalog, ddl};
-use hotpage::{Error as EngineError, TableSpec};
+use hotpage::Error as EngineError;
 use sqlparser::ast::{AlterTable, AlterTableOperation, Statement, TableConstraint};
 use std::sync::Arc;
 
@@ -70,16 +70,7 @@ impl SqlSession {
             ));
         }
         let schema = plan.schema.encode();
-        let spec = TableSpec {
-            name: &plan.name,
-            design: &plan.design,
-            kind: plan.kind,
-            layout: plan.layout,
-            user_keys: plan.user_keys,
-            schema: &schema,
-            unlogged: plan.unlogged,
-        };
-        self.db.engine.redefine_empty_table(&spec).map_err(|e| match e {
+        self.db.engine.redefine_empty_table(&plan.spec(&schema)).map_err(|e| match e {
             EngineError::TableNotEmpty(_) => SqlError::unsupported(format!(
                 "ALTER TABLE … ADD PRIMARY KEY on \"{name}\", which has rows (hotpage builds the key only on an empty table)"
             ))
