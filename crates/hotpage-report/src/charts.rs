@@ -300,10 +300,7 @@ fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), Str
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
-        .build_cartesian_2d(
-            linear_axis(0.0, high * 1.35),
-            (0..count.saturating_sub(1)).into_segmented(),
-        )
+        .build_cartesian_2d(linear_axis(0.0, high * 1.35), bar_rows(count))
         .map_err(|e| e.to_string())?;
     configure_bar_mesh(&mut ctx, &chart.y_label, &labels)?;
     for (colour_index, name) in names.iter().enumerate() {
@@ -335,6 +332,15 @@ fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), Str
     draw_legend(&mut ctx)
 }
 
+/// The rows of a bar chart with `count` bars, as a segmented axis. At least two rows: on
+/// one (`0..0`) plotters maps every position to the middle, and a lone bar from the
+/// start of its row to the start of the next was drawn with a negative height (an empty
+/// wait chart for a one-design run). A lone bar takes the bottom row, the top one stays
+/// empty.
+fn bar_rows(count: u32) -> SegmentedCoord<RangedCoordu32> {
+    (0..count.max(2) - 1).into_segmented()
+}
+
 /// The segmented row of the i-th bar: the first bar on top.
 fn row_of(index: usize, count: u32) -> u32 {
     let index = u32::try_from(index).unwrap_or(count);
@@ -354,7 +360,8 @@ fn configure_bar_mesh(
 ) -> Result<(), String> {
     let count = u32::try_from(labels.len()).unwrap_or(u32::MAX);
     let label_of = |v: &SegmentValue<u32>| match v {
-        SegmentValue::CenterOf(row) => {
+        // The empty top row of a one-bar chart has no label.
+        SegmentValue::CenterOf(row) if *row < count => {
             let index = count.saturating_sub(1).saturating_sub(*row);
             usize::try_from(index)
                 .ok()
@@ -392,10 +399,7 @@ fn draw_bars(root: &Area<'_>, chart: &BarChart) -> Result<(), String> {
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
-        .build_cartesian_2d(
-            linear_axis(0.0, high * 1.18),
-            (0..count.saturating_sub(1)).into_segmented(),
-        )
+        .build_cartesian_2d(linear_axis(0.0, high * 1.18), bar_rows(count))
         .map_err(|e| e.to_string())?;
     configure_bar_mesh(&mut ctx, &chart.value_label, &labels)?;
     let fill = colour(0).filled();

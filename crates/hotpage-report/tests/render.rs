@@ -170,6 +170,71 @@ fn a_chart_with_one_point_is_drawn() {
     assert!(html.contains("<rect"));
 }
 
+/// The heights of the `<rect>`s filled with the first palette colour (the bars) in the
+/// chart `kind` of `html`.
+fn bar_heights(html: &str, kind: &str) -> Vec<f64> {
+    let start = html
+        .find(&format!("data-chart=\"{kind}\""))
+        .expect("the chart");
+    let svg = &html[start..start + html[start..].find("</svg>").expect("its end")];
+    svg.split("<rect ")
+        .skip(1)
+        .filter(|rect| rect.contains("fill=\"#1F77B4\""))
+        .filter_map(|rect| {
+            let height = rect.split("height=\"").nth(1)?.split('"').next()?;
+            height.parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn a_lone_bar_has_a_height() {
+    // One bar (a one-design run's waits) once had a negative height: plotters maps every
+    // position of a one-row axis to its middle.
+    for bars in [1, 2, 5] {
+        let bar_chart = Chart::Bars(BarChart {
+            title: "hot pages".into(),
+            value_label: "ms".into(),
+            bars: (0..bars)
+                .map(|i| Bar {
+                    label: format!("0:{i}"),
+                    value: 5.0 + f64::from(i),
+                })
+                .collect(),
+        });
+        let stacked = Chart::StackedBars(StackedBarChart {
+            title: "waits".into(),
+            y_label: "ms".into(),
+            bars: (0..bars)
+                .map(|i| StackedBar {
+                    label: format!("run {i}"),
+                    segments: vec![Segment {
+                        name: "WRITELOG".into(),
+                        value: 565.2,
+                    }],
+                })
+                .collect(),
+        });
+        let html = render_html(&one_section(vec![
+            Block::Chart(bar_chart),
+            Block::Chart(stacked),
+        ]))
+        .expect("renders");
+        for kind in ["bars", "stacked-bars"] {
+            let heights = bar_heights(&html, kind);
+            // The stacked chart's legend swatch has the colour too.
+            assert!(heights.len() >= bars as usize, "{kind}: {heights:?}");
+            assert!(
+                heights.iter().all(|h| *h >= 10.0),
+                "{kind} with {bars} bars: {heights:?}"
+            );
+        }
+        // One label per bar, none for the empty row.
+        assert_eq!(html.matches(">\n0:0\n</text>").count(), 1, "{bars} bars");
+        assert_eq!(html.matches(">\nrun 0\n</text>").count(), 1, "{bars} bars");
+    }
+}
+
 #[test]
 fn huge_values_are_cut_rather_than_hanging_the_axis() {
     // Padding an axis up to 1.7e308 overflows to infinity, where plotters' tick search
