@@ -6,15 +6,18 @@
 #   scripts/with_system_rocksdb.sh cargo test -p hotpage-peers --features rocksdb
 #   scripts/with_system_rocksdb.sh cargo build --release -p hotpage-cli --features rocksdb
 #
-# Needs Debian's librocksdb-dev (RocksDB 7.8, which the pinned `rocksdb` crate 0.20.1 was
-# written against; install it with `--install`, as CI does) and libclang (bindgen reads
-# the system's rocksdb/c.h, so the bindings are those of the library that is linked).
-# Another RocksDB: set ROCKSDB_LIB_DIR and ROCKSDB_INCLUDE_DIR before calling this.
+# Needs Debian's librocksdb-dev (RocksDB 7.8.3 on bookworm) and libclang-dev; `--install`
+# installs them when missing (as .ci/run does). The `rocksdb` crate is pinned to 0.20.1,
+# whose bundled RocksDB (7.9.2) is the release nearest 7.8, and bindgen reads the system's
+# rocksdb/c.h: every C function the crate calls is checked against the linked library at
+# compile time. Another RocksDB: set ROCKSDB_LIB_DIR and ROCKSDB_INCLUDE_DIR first.
+# Without this script, `--features rocksdb` falls back to compiling the bundled C++ sources.
 set -euo pipefail
 
 if [[ ${1:-} == --install ]]; then
     shift
-    if [[ ! -e /usr/include/rocksdb/c.h ]] || ! command -v llvm-config >/dev/null 2>&1 && [[ -z $(ls /usr/lib/llvm-*/lib/libclang*.so* 2>/dev/null) ]]; then
+    # Debian's packages, only when missing (as .ci/run installs PostgreSQL).
+    if ! dpkg -s librocksdb-dev libclang-dev >/dev/null 2>&1; then
         sudo=""
         if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
         $sudo apt-get update
