@@ -48,9 +48,9 @@ Examples:
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
     /// Engines, comma-separated: hotpage, sqlite, rocksdb (needs the `rocksdb` cargo
-    /// feature), fjall (needs the `fjall` cargo feature), postgres (a throwaway local
-    /// server: needs initdb and pg_ctl). One that cannot run here is skipped, and the
-    /// reason printed
+    /// feature), fjall (needs the `fjall` cargo feature; not in the default list), postgres
+    /// (a throwaway local server: needs initdb and pg_ctl). One that cannot run here is
+    /// skipped, and the reason printed
     #[arg(
         long,
         default_value = "hotpage,sqlite,rocksdb,postgres",
