@@ -1,5 +1,5 @@
 //! `hotpage compare`: the same workload against hotpage and the engines a user would pick
-//! instead (SQLite, RocksDB, PostgreSQL), in interleaved rounds, as a table of medians
+//! instead (SQLite, RocksDB, fjall, PostgreSQL), in interleaved rounds, as a table of medians
 //! with their spread and, for each (design, sessions), hotpage ÷ the best peer.
 //!
 //! This module reads the command line, finds which peers can run (an unavailable one is
@@ -33,9 +33,11 @@ const POOL_BYTES: usize = 256 << 20;
 
 pub const AFTER_HELP: &str = "Durability, engine by engine:
   sync: hotpage commits after an fdatasync (group commit); SQLite synchronous=FULL (WAL);
-        RocksDB WriteOptions sync=true; PostgreSQL synchronous_commit=on
+        RocksDB WriteOptions sync=true; fjall PersistMode::SyncData;
+        PostgreSQL synchronous_commit=on
   none: hotpage writes no log at all; SQLite synchronous=OFF (WAL written, never synced);
-        RocksDB sync=false (WAL written, not synced); PostgreSQL synchronous_commit=off
+        RocksDB sync=false (WAL written, not synced); fjall PersistMode::Buffer (journal
+        written, not synced); PostgreSQL synchronous_commit=off
 Keys: identity is an 8-byte key one more than the last, guid 16 random bytes; each row is
 --row-bytes bytes on top. Each round of every engine starts on an empty table.
 
@@ -46,8 +48,9 @@ Examples:
 #[derive(clap::Args, Debug, Clone)]
 pub struct CompareArgs {
     /// Engines, comma-separated: hotpage, sqlite, rocksdb (needs the `rocksdb` cargo
-    /// feature), postgres (a throwaway local server: needs initdb and pg_ctl). One that
-    /// cannot run here is skipped, and the reason printed
+    /// feature), fjall (needs the `fjall` cargo feature; not in the default list), postgres
+    /// (a throwaway local server: needs initdb and pg_ctl). One that cannot run here is
+    /// skipped, and the reason printed
     #[arg(
         long,
         default_value = "hotpage,sqlite,rocksdb,postgres",
@@ -103,14 +106,16 @@ pub enum Engine {
     Hotpage,
     Sqlite,
     Rocksdb,
+    Fjall,
     Postgres,
 }
 
 impl Engine {
-    const ALL: [Engine; 4] = [
+    const ALL: [Engine; 5] = [
         Engine::Hotpage,
         Engine::Sqlite,
         Engine::Rocksdb,
+        Engine::Fjall,
         Engine::Postgres,
     ];
 
@@ -119,6 +124,7 @@ impl Engine {
             Engine::Hotpage => "hotpage",
             Engine::Sqlite => "sqlite",
             Engine::Rocksdb => "rocksdb",
+            Engine::Fjall => "fjall",
             Engine::Postgres => "postgres",
         }
     }
@@ -132,6 +138,8 @@ impl Engine {
             (Engine::Sqlite, Commit::NoSync) => "synchronous=OFF",
             (Engine::Rocksdb, Commit::Sync) => "sync=true",
             (Engine::Rocksdb, Commit::NoSync) => "sync=false",
+            (Engine::Fjall, Commit::Sync) => "PersistMode::SyncData",
+            (Engine::Fjall, Commit::NoSync) => "PersistMode::Buffer",
             (Engine::Postgres, Commit::Sync) => "synchronous_commit=on",
             (Engine::Postgres, Commit::NoSync) => "synchronous_commit=off",
         }
@@ -176,7 +184,7 @@ fn parse_sessions(text: &str) -> Option<u32> {
 
 /// Checks every option before anything starts.
 fn validate(args: &CompareArgs) -> Result<Settings, CliError> {
-    let engine_names = "hotpage, sqlite, rocksdb, postgres";
+    let engine_names = "hotpage, sqlite, rocksdb, fjall, postgres";
     let engines = parse_list("--engines", &args.engines, engine_names, |s| {
         Engine::ALL.into_iter().find(|e| e.name() == s)
     })?;
@@ -289,7 +297,14 @@ fn find_peers(settings: &Settings, args: &CompareArgs) -> Peers {
             Engine::Rocksdb if hotpage_peers::ROCKSDB_BUILT => None,
             Engine::Rocksdb => Some(
                 "this hotpage was built without the `rocksdb` cargo feature \
-                 (cargo build --release -p hotpage-cli --features rocksdb)"
+                 (scripts/with_system_rocksdb.sh cargo build --release -p hotpage-cli \
+                 --features rocksdb)"
+                    .to_string(),
+            ),
+            Engine::Fjall if hotpage_peers::FJALL_BUILT => None,
+            Engine::Fjall => Some(
+                "this hotpage was built without the `fjall` cargo feature \
+                 (cargo build --release -p hotpage-cli --features fjall)"
                     .to_string(),
             ),
             Engine::Postgres => {
@@ -434,6 +449,7 @@ fn run_cell(
             drive(plan, &target)
         }
         Engine::Rocksdb => run_rocksdb(design, plan, commit),
+        Engine::Fjall => run_fjall(design, plan, commit),
         Engine::Postgres => {
             let Some(instance) = &peers.postgres else {
                 return Err(CliError::failure("no local PostgreSQL was started"));
@@ -459,6 +475,22 @@ fn run_rocksdb(_design: KeyShape, _plan: &Plan, _commit: Commit) -> Result<Repor
     // find_peers skips RocksDB in this build, so no cell asks for it.
     Err(CliError::failure(
         "this hotpage was built without the `rocksdb` cargo feature",
+    ))
+}
+
+#[cfg(feature = "fjall")]
+fn run_fjall(design: KeyShape, plan: &Plan, commit: Commit) -> Result<Report, CliError> {
+    let dir = temp_dir()?;
+    let target = hotpage_peers::FjallTarget::create(dir.path(), design, commit)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    drive(plan, &target)
+}
+
+#[cfg(not(feature = "fjall"))]
+fn run_fjall(_design: KeyShape, _plan: &Plan, _commit: Commit) -> Result<Report, CliError> {
+    // find_peers skips fjall in this build, so no cell asks for it.
+    Err(CliError::failure(
+        "this hotpage was built without the `fjall` cargo feature",
     ))
 }
 

@@ -105,7 +105,7 @@ enum Command {
     #[command(long_about = serve::LONG_ABOUT, after_help = serve::AFTER_HELP)]
     Serve(serve::ServeArgs),
     /// The same inserts against hotpage and the engines users pick instead (SQLite,
-    /// RocksDB, PostgreSQL): medians of interleaved rounds, and hotpage ÷ the best peer.
+    /// RocksDB, fjall, PostgreSQL): medians of interleaved rounds, and hotpage ÷ the best peer.
     #[command(after_help = compare::AFTER_HELP)]
     Compare(compare::CompareArgs),
 }

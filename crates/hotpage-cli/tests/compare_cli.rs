@@ -1,5 +1,6 @@
 //! `hotpage compare` end to end, as a user runs it: tiny runs against hotpage and SQLite
-//! (and a throwaway local PostgreSQL: CI installs it, and without it that test fails),
+//! (and a throwaway local PostgreSQL: CI installs it, and without it that test fails; and
+//! RocksDB and fjall when the `rocksdb` and `fjall` features are on, as `.ci/run` runs it),
 //! the JSON's cells, medians and ratios, the text tables, a skipped peer's reason, and
 //! bad flags.
 
@@ -145,6 +146,91 @@ fn a_peer_that_is_not_built_is_skipped_with_the_reason() {
     assert!(stderr.contains("compare: skipping rocksdb: "), "{stderr}");
     // No peer: no ratio.
     assert!(report["ratios"][0]["ratio"].is_null());
+}
+
+#[cfg(not(feature = "fjall"))]
+#[test]
+fn fjall_when_not_built_is_skipped_with_the_reason() {
+    let output = hotpage(&[
+        "compare",
+        "--engines",
+        "fjall,hotpage",
+        "--designs",
+        "guid",
+        "--sessions",
+        "1",
+        "--rows",
+        "10",
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    let report = json(&output);
+    assert_eq!(report["engines"], serde_json::json!(["hotpage"]));
+    assert_eq!(report["skipped"][0]["engine"], "fjall");
+    let reason = report["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("--features fjall"), "{reason}");
+}
+
+/// `compare` against hotpage and one embedded peer built in (a cargo feature), with both
+/// durabilities: every cell ran, the peer's durability reads in its own words, and it
+/// is the best peer of every ratio.
+#[cfg(any(feature = "rocksdb", feature = "fjall"))]
+fn compare_with_a_built_peer(engine: &str, labels: [(&str, &str); 2]) {
+    for (durability, label) in labels {
+        let output = hotpage(&[
+            "compare",
+            "--engines",
+            &format!("hotpage,{engine}"),
+            "--designs",
+            "identity,guid",
+            "--sessions",
+            "1,3",
+            "--rows",
+            "30",
+            "--rounds",
+            "1",
+            "--durability",
+            durability,
+            "--batch",
+            "4",
+            "--json",
+        ]);
+        let report = json(&output);
+        assert_eq!(report["engines"], serde_json::json!(["hotpage", engine]));
+        assert_eq!(report["skipped"], serde_json::json!([]));
+        let peer = cells(&report, engine);
+        assert_eq!(peer.len(), 4, "2 designs x 2 session counts");
+        for cell in peer {
+            assert_eq!(cell["durability"], label, "{cell}");
+            assert!(cell["rows_per_s"][0].as_f64().unwrap() > 0.0, "{cell}");
+            assert!(cell["latency_p99_us"].as_f64().unwrap() > 0.0, "{cell}");
+        }
+        let ratios = report["ratios"].as_array().unwrap();
+        assert_eq!(ratios.len(), 4);
+        assert!(
+            ratios.iter().all(|r| r["best_peer"] == engine),
+            "{ratios:?}"
+        );
+    }
+}
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn compare_hotpage_and_rocksdb_end_to_end() {
+    compare_with_a_built_peer("rocksdb", [("sync", "sync=true"), ("none", "sync=false")]);
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn compare_hotpage_and_fjall_end_to_end() {
+    compare_with_a_built_peer(
+        "fjall",
+        [
+            ("sync", "PersistMode::SyncData"),
+            ("none", "PersistMode::Buffer"),
+        ],
+    );
 }
 
 #[test]

@@ -22,6 +22,16 @@ pub enum PeerError {
         #[source]
         source: rocksdb::Error,
     },
+    /// fjall failed.
+    #[cfg(feature = "fjall")]
+    #[error("fjall: {what}: {source}")]
+    Fjall {
+        /// What the target was doing.
+        what: &'static str,
+        /// fjall's error.
+        #[source]
+        source: fjall::Error,
+    },
     /// A file or directory of the peer could not be made.
     #[error("{what}: {source}")]
     Io {
@@ -41,5 +51,10 @@ impl PeerError {
     #[cfg(feature = "rocksdb")]
     pub(crate) fn rocks(what: &'static str) -> impl FnOnce(rocksdb::Error) -> PeerError {
         move |source| PeerError::Rocks { what, source }
+    }
+
+    #[cfg(feature = "fjall")]
+    pub(crate) fn fjall(what: &'static str) -> impl FnOnce(fjall::Error) -> PeerError {
+        move |source| PeerError::Fjall { what, source }
     }
 }

@@ -256,38 +256,37 @@ impl PgInstance {
                 .map_err(io("handing the temporary directory to PostgreSQL's user"))?;
         }
         let user = run_as.as_ref().map(|(name, _, _)| name.as_str());
-        let data = dir.path().join("data");
-        let output = command(user, &binaries.dir.join("initdb"))
-            .arg("-D")
-            .arg(&data)
-            .args([
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-locale",
-                "-E",
-                "UTF8",
-            ])
-            // Skips flushing the fresh cluster's files once; the server itself fsyncs.
-            .arg("--no-sync")
-            .output()
-            .map_err(io("running initdb"))?;
-        if !output.status.success() {
-            return Err(program_error("initdb", &output));
-        }
         let live = LiveInstance {
             pg_ctl: binaries.dir.join("pg_ctl"),
-            data,
+            data: dir.path().join("data"),
             dir: dir.path().to_path_buf(),
             run_as: user.map(str::to_string),
         };
-        let port = start_server(&live, commit)?;
+        // Listed before initdb runs, not once the server is up: a Ctrl-C while initdb or
+        // pg_ctl start is running (seconds on a loaded machine) must still remove the
+        // directory and stop a server that has started (stop_all_and_exit). A test that
+        // interrupted 2 s after the server's pid file appeared found it left behind.
         live_instances().push(live.clone());
-        Ok(PgInstance {
-            live,
-            url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-            dir: Some(dir),
-        })
+        let started =
+            init_cluster(binaries, user, &live.data).and_then(|()| start_server(&live, commit));
+        match started {
+            Ok(port) => Ok(PgInstance {
+                live,
+                url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+                dir: Some(dir),
+            }),
+            Err(error) => {
+                // Under the lock, as in Drop. pg_ctl start may have given up (30 s) on a
+                // server still starting: stop it (without one, pg_ctl just fails). Then
+                // dropping `dir` removes the directory.
+                let mut instances = live_instances();
+                if instances.contains(&live) {
+                    instances.retain(|listed| *listed != live);
+                    let _ = pg_ctl_stop(&live, "immediate");
+                }
+                Err(error)
+            }
+        }
     }
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres`.
@@ -298,6 +297,37 @@ impl PgInstance {
     /// The temporary directory holding its data and log (removed when dropped).
     pub fn dir(&self) -> &Path {
         &self.live.dir
+    }
+}
+
+/// A new cluster in `data` (initdb), run as `user` when given.
+fn init_cluster(
+    binaries: &PgBinaries,
+    user: Option<&str>,
+    data: &Path,
+) -> Result<(), PgInstanceError> {
+    let output = command(user, &binaries.dir.join("initdb"))
+        .arg("-D")
+        .arg(data)
+        .args([
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-locale",
+            "-E",
+            "UTF8",
+        ])
+        // Skips flushing the fresh cluster's files once; the server itself fsyncs.
+        .arg("--no-sync")
+        .output()
+        .map_err(|source| PgInstanceError::Io {
+            what: "running initdb".to_string(),
+            source,
+        })?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(program_error("initdb", &output))
     }
 }
 

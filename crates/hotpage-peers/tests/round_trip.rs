@@ -111,6 +111,38 @@ fn rocksdb_round_trips_rows_of_both_key_shapes() {
     }
 }
 
+#[cfg(feature = "fjall")]
+#[test]
+fn fjall_round_trips_rows_of_both_key_shapes() {
+    use hotpage_peers::FjallTarget;
+    for (key, commit, batch) in [
+        (KeyShape::Identity, Commit::Sync, 1),
+        (KeyShape::Guid, Commit::NoSync, 1),
+        (KeyShape::Identity, Commit::NoSync, 10),
+        (KeyShape::Guid, Commit::Sync, 10),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = FjallTarget::create(dir.path(), key, commit).unwrap();
+        let report = run(&plan(4, 25, batch), &target);
+        assert_eq!(report.rows_total, 100, "{key} batch {batch}");
+        assert_eq!(target.count_rows().unwrap(), 100, "{key} batch {batch}");
+        assert_eq!(report.target.index.rows_in_table, 100);
+        drop(target);
+        // Reopened from disk (its journal recovered): every key has the shape's length,
+        // identity's are 1..=100, and each value is the driver's row.
+        let reopened = FjallTarget::create(dir.path(), key, commit).unwrap();
+        let rows = reopened.rows().unwrap();
+        assert!(rows.iter().all(|(_, v)| *v == RowShape { bytes: 40 }.row()));
+        let keys: Vec<Vec<u8>> = rows.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys.len(), 100, "{key} batch {batch}");
+        assert!(keys.iter().all(|k| k.len() == key.key_bytes()));
+        if key == KeyShape::Identity {
+            assert_eq!(keys[0], 1u64.to_be_bytes());
+            assert_eq!(keys[99], 100u64.to_be_bytes());
+        }
+    }
+}
+
 fn postgres_binaries() -> PgBinaries {
     PgBinaries::find(None).unwrap_or_else(|e| {
         panic!("this test needs PostgreSQL's initdb and pg_ctl (CI installs them): {e}")

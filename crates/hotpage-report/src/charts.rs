@@ -1,12 +1,16 @@
 //! Each chart kind drawn by plotters' SVG backend into a string.
 //!
 //! The data is cleaned first (non-finite values left out, negative bar lengths as 0, log
-//! axes kept positive), so that no input makes plotters panic or draw outside the frame.
+//! axes kept positive), so that no input makes plotters panic or draw outside the frame,
+//! and every `f64` axis gets its ticks from `ticks` (plotters' own tick search can loop
+//! forever on some ranges; that module says which).
 //! A chart with nothing to draw is still drawn: an empty frame that says "no data", so a
 //! reader sees that the run had none rather than a chart gone missing.
 
+use crate::ticks::{TickedAxis, VALUE_MAX, axis_range, clean_value, linear_ticks, log_ticks};
 use crate::{BarChart, Chart, LatencyChart, LineChart, Percentiles, ReportError, StackedBarChart};
 use plotters::coord::Shift;
+use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::{SegmentedCoord, ValueFormatter};
 use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::prelude::*;
@@ -20,10 +24,6 @@ const BAR_ROW_PX: u32 = 30;
 const BAR_CHART_FRAME_PX: u32 = 110;
 /// The smallest value a logarithmic axis shows (0.01 µs): zero latencies sit at the floor.
 const LOG_FLOOR: f64 = 0.01;
-/// The largest magnitude drawn. Beyond it a value is cut to it (bars, latencies) or left out
-/// (points): an axis up to 1e308 would overflow to infinity when padded, and plotters'
-/// tick search never ends on an infinite range.
-const VALUE_MAX: f64 = 1e15;
 /// Font of labels and legends.
 const FONT: &str = "sans-serif";
 
@@ -141,31 +141,30 @@ pub(crate) fn short_micros(us: f64) -> String {
     }
 }
 
-/// The points of a series that can be drawn, in x order.
+/// The points of a series that can be drawn, in x order: points beyond ±`VALUE_MAX` are
+/// left out (cutting one would move it), magnitudes too small to draw are 0, and on a log
+/// x axis only positive x remain.
 fn clean_points(points: &[(f64, f64)], x_positive: bool) -> Vec<(f64, f64)> {
     let mut clean: Vec<(f64, f64)> = points
         .iter()
-        .copied()
-        .filter(|(x, y)| x.abs() <= VALUE_MAX && y.abs() <= VALUE_MAX && (!x_positive || *x > 0.0))
+        .filter(|(x, y)| x.abs() <= VALUE_MAX && y.abs() <= VALUE_MAX)
+        .filter_map(|(x, y)| Some((clean_value(*x)?, clean_value(*y)?)))
+        .filter(|(x, _)| !x_positive || *x > 0.0)
         .collect();
     clean.sort_by(|a, b| a.0.total_cmp(&b.0));
     clean
 }
 
-/// A range that plotters can draw even when all values are equal or nearly so: a range
-/// narrower than a millionth of its magnitude would give ticks too close to add up
-/// (1e14 + 0.005 == 1e14), and plotters' tick search would never end.
-fn widen(low: f64, high: f64, log: bool) -> (f64, f64) {
-    let magnitude = low.abs().max(high.abs());
-    if high - low > magnitude * 1e-6 {
-        return (low, high);
-    }
-    if log {
-        (low / 2.0, high * 2.0)
-    } else {
-        let pad = (magnitude * 0.1).max(1.0);
-        (low - pad, high + pad)
-    }
+/// A linear `f64` axis over `[low, high]` with its ticks computed in `ticks`.
+fn linear_axis(low: f64, high: f64) -> TickedAxis<RangedCoordf64> {
+    TickedAxis::new((low..high).into(), linear_ticks(low, high))
+}
+
+/// A logarithmic `f64` axis over `[low, high]` (positive) with its ticks computed in
+/// `ticks`.
+fn log_axis(low: f64, high: f64, base: f64) -> TickedAxis<LogCoord<f64>> {
+    let coord: LogCoord<f64> = (low..high).log_scale().base(base).into();
+    TickedAxis::new(coord, log_ticks(low, high, base))
 }
 
 fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
@@ -182,7 +181,7 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
     let x_high = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let y_low = all().map(|p| p.1).fold(0.0, f64::min);
     let y_high = all().map(|p| p.1).fold(0.0, f64::max) * 1.12;
-    let (x_low, x_high) = widen(x_low, x_high, chart.x_log2);
+    let (x_low, x_high) = axis_range(x_low, x_high, chart.x_log2);
     // A margin, so that the first and last points are not cut by the frame.
     let (x_low, x_high) = if chart.x_log2 {
         (x_low / 1.15, x_high * 1.15)
@@ -190,7 +189,7 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
         let pad = (x_high - x_low) * 0.03;
         (x_low - pad, x_high + pad)
     };
-    let (y_low, y_high) = widen(y_low, y_high, false);
+    let (y_low, y_high) = axis_range(y_low, y_high, false);
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(14)
@@ -198,12 +197,12 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
         .y_label_area_size(78);
     if chart.x_log2 {
         let mut ctx = builder
-            .build_cartesian_2d((x_low..x_high).log_scale().base(2.0), y_low..y_high)
+            .build_cartesian_2d(log_axis(x_low, x_high, 2.0), linear_axis(y_low, y_high))
             .map_err(|e| e.to_string())?;
         finish_lines(&mut ctx, chart, &series)
     } else {
         let mut ctx = builder
-            .build_cartesian_2d(x_low..x_high, y_low..y_high)
+            .build_cartesian_2d(linear_axis(x_low, x_high), linear_axis(y_low, y_high))
             .map_err(|e| e.to_string())?;
         finish_lines(&mut ctx, chart, &series)
     }
@@ -211,7 +210,7 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
 
 /// Mesh, lines, points and legend, for either x axis.
 fn finish_lines<'a, X>(
-    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, RangedCoordf64>>,
+    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, TickedAxis<RangedCoordf64>>>,
     chart: &LineChart,
     series: &[(&str, Vec<(f64, f64)>)],
 ) -> Result<(), String>
@@ -256,13 +255,9 @@ fn draw_legend<'a, X: Ranged, Y: Ranged>(
         .map_err(|e| e.to_string())
 }
 
-/// Bar lengths that can be drawn: negative and non-finite values are 0.
+/// Bar lengths that can be drawn: negative and non-finite values are 0, huge ones cut.
 fn bar_value(value: f64) -> f64 {
-    if value.is_finite() && value > 0.0 {
-        value.min(VALUE_MAX)
-    } else {
-        0.0
-    }
+    clean_value(value).map_or(0.0, |v| v.max(0.0))
 }
 
 /// Left margin wide enough for the longest label (about 8 px a character at 14 px).
@@ -305,10 +300,7 @@ fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), Str
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
-        .build_cartesian_2d(
-            0.0..high * 1.35,
-            (0..count.saturating_sub(1)).into_segmented(),
-        )
+        .build_cartesian_2d(linear_axis(0.0, high * 1.35), bar_rows(count))
         .map_err(|e| e.to_string())?;
     configure_bar_mesh(&mut ctx, &chart.y_label, &labels)?;
     for (colour_index, name) in names.iter().enumerate() {
@@ -340,14 +332,26 @@ fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), Str
     draw_legend(&mut ctx)
 }
 
+/// The rows of a bar chart with `count` bars, as a segmented axis. At least two rows: on
+/// one (`0..0`) plotters maps every position to the middle, and a lone bar from the
+/// start of its row to the start of the next was drawn with a negative height (an empty
+/// wait chart for a one-design run). A lone bar takes the bottom row, the top one stays
+/// empty.
+fn bar_rows(count: u32) -> SegmentedCoord<RangedCoordu32> {
+    (0..count.max(2) - 1).into_segmented()
+}
+
 /// The segmented row of the i-th bar: the first bar on top.
 fn row_of(index: usize, count: u32) -> u32 {
     let index = u32::try_from(index).unwrap_or(count);
     count.saturating_sub(1).saturating_sub(index)
 }
 
-type BarContext<'a> =
-    ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordu32>>>;
+type BarContext<'a> = ChartContext<
+    'a,
+    SVGBackend<'a>,
+    Cartesian2d<TickedAxis<RangedCoordf64>, SegmentedCoord<RangedCoordu32>>,
+>;
 
 fn configure_bar_mesh(
     ctx: &mut BarContext<'_>,
@@ -356,7 +360,8 @@ fn configure_bar_mesh(
 ) -> Result<(), String> {
     let count = u32::try_from(labels.len()).unwrap_or(u32::MAX);
     let label_of = |v: &SegmentValue<u32>| match v {
-        SegmentValue::CenterOf(row) => {
+        // The empty top row of a one-bar chart has no label.
+        SegmentValue::CenterOf(row) if *row < count => {
             let index = count.saturating_sub(1).saturating_sub(*row);
             usize::try_from(index)
                 .ok()
@@ -394,10 +399,7 @@ fn draw_bars(root: &Area<'_>, chart: &BarChart) -> Result<(), String> {
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(label_area_px(labels.iter().map(|l| l.chars().count())))
-        .build_cartesian_2d(
-            0.0..high * 1.18,
-            (0..count.saturating_sub(1)).into_segmented(),
-        )
+        .build_cartesian_2d(linear_axis(0.0, high * 1.18), bar_rows(count))
         .map_err(|e| e.to_string())?;
     configure_bar_mesh(&mut ctx, &chart.value_label, &labels)?;
     let fill = colour(0).filled();
@@ -446,12 +448,12 @@ fn draw_latency(root: &Area<'_>, chart: &LatencyChart) -> Result<(), String> {
     }
     let low = values().fold(f64::INFINITY, f64::min);
     let high = values().fold(0.0, f64::max);
-    let (low, high) = widen(low / 1.5, high * 3.0, true);
+    let (low, high) = axis_range(low / 1.5, high * 3.0, true);
     let mut ctx = ChartBuilder::on(root)
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(78)
-        .build_cartesian_2d((0u32..4).into_segmented(), (low..high).log_scale())
+        .build_cartesian_2d((0u32..4).into_segmented(), log_axis(low, high, 10.0))
         .map_err(|e| e.to_string())?;
     ctx.configure_mesh()
         .disable_x_mesh()

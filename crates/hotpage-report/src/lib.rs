@@ -31,6 +31,7 @@
 
 mod charts;
 mod html;
+mod ticks;
 
 pub use html::{escape_html, render_html, write_html};
 

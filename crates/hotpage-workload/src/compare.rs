@@ -50,7 +50,7 @@ pub struct Skipped {
 /// One engine, design and session count over every round.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Cell {
-    /// `hotpage`, `sqlite`, `rocksdb` or `postgres`.
+    /// `hotpage`, `sqlite`, `rocksdb`, `fjall` or `postgres`.
     pub engine: String,
     /// `identity` or `guid`.
     pub design: String,
