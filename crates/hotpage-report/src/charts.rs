@@ -190,6 +190,7 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
         (x_low - pad, x_high + pad)
     };
     let (y_low, y_high) = axis_range(y_low, y_high, false);
+    let corner = legend_corner(&series, (x_low, x_high), chart.x_log2);
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(14)
@@ -199,12 +200,12 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
         let mut ctx = builder
             .build_cartesian_2d(log_axis(x_low, x_high, 2.0), linear_axis(y_low, y_high))
             .map_err(|e| e.to_string())?;
-        finish_lines(&mut ctx, chart, &series)
+        finish_lines(&mut ctx, chart, &series, corner)
     } else {
         let mut ctx = builder
             .build_cartesian_2d(linear_axis(x_low, x_high), linear_axis(y_low, y_high))
             .map_err(|e| e.to_string())?;
-        finish_lines(&mut ctx, chart, &series)
+        finish_lines(&mut ctx, chart, &series, corner)
     }
 }
 
@@ -213,6 +214,7 @@ fn finish_lines<'a, X>(
     ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, TickedAxis<RangedCoordf64>>>,
     chart: &LineChart,
     series: &[(&str, Vec<(f64, f64)>)],
+    corner: SeriesLabelPosition,
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -240,14 +242,42 @@ where
         )
         .map_err(|e| e.to_string())?;
     }
-    draw_legend(ctx)
+    draw_legend(ctx, corner)
+}
+
+/// The upper corner whose side of the chart has the lower points: the legend box covers
+/// about the top quarter of the plot, and a scaling curve that peaks at the right (rows/s
+/// rising with sessions) would otherwise end under it.
+fn legend_corner(
+    series: &[(&str, Vec<(f64, f64)>)],
+    (x_low, x_high): (f64, f64),
+    x_log2: bool,
+) -> SeriesLabelPosition {
+    let at = |x: f64| match x_log2 {
+        true => (x.log2() - x_low.log2()) / (x_high.log2() - x_low.log2()),
+        false => (x - x_low) / (x_high - x_low),
+    };
+    let highest = |side: &dyn Fn(f64) -> bool| {
+        series
+            .iter()
+            .flat_map(|(_, points)| points.iter())
+            .filter(|(x, _)| side(at(*x)))
+            .map(|(_, y)| *y)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    if highest(&|f| f >= 0.6) > highest(&|f| f <= 0.4) {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
 }
 
 fn draw_legend<'a, X: Ranged, Y: Ranged>(
     ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    corner: SeriesLabelPosition,
 ) -> Result<(), String> {
     ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(corner)
         .background_style(WHITE.mix(0.9))
         .border_style(RGBColor(180, 180, 180))
         .label_font((FONT, 14))
@@ -329,7 +359,7 @@ fn draw_stacked_bars(root: &Area<'_>, chart: &StackedBarChart) -> Result<(), Str
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], fill));
     }
-    draw_legend(&mut ctx)
+    draw_legend(&mut ctx, SeriesLabelPosition::UpperRight)
 }
 
 /// The rows of a bar chart with `count` bars, as a segmented axis. At least two rows: on
@@ -520,6 +550,27 @@ mod tests {
         assert_eq!(short_number(-0.0), "0");
         assert_eq!(short_micros(7733.2), "7.73 ms");
         assert_eq!(short_micros(0.4), "0.4 µs");
+    }
+
+    /// The legend goes to the upper corner away from the highest points: a rising scaling
+    /// curve (the 2026-11-24 compare report) ended under an upper-right legend.
+    #[test]
+    fn the_legend_avoids_the_highest_points() {
+        let rising = [(
+            "a",
+            vec![(1.0, 7_629.0), (8.0, 27_818.0), (64.0, 190_159.0)],
+        )];
+        let falling = [("a", vec![(1.0, 2.4e6), (8.0, 2.0e6), (64.0, 1.5e6)])];
+        let on = |series: &[(&str, Vec<(f64, f64)>)], log| {
+            matches!(
+                legend_corner(series, (1.0 / 1.15, 64.0 * 1.15), log),
+                SeriesLabelPosition::UpperLeft
+            )
+        };
+        assert!(on(&rising, true), "rising: the legend goes upper left");
+        assert!(!on(&falling, true), "falling: the legend stays upper right");
+        let linear = [("a", vec![(0.0, 1.0), (10.0, 5.0)])];
+        assert!(legend_corner(&linear, (0.0, 10.0), false) == SeriesLabelPosition::UpperLeft);
     }
 
     #[test]
