@@ -46,6 +46,11 @@
 #  28. a session made `sync` in an async database does not wait for its commit;
 #  29. a reservation refused at shutdown is not marked abandoned (the flusher waits for it
 #      for ever, and so does shutdown).
+# And (TRUNCATE inside a transaction; tests/truncate_crash.rs):
+#  30. a truncation is written to the catalog as settled before its commit record exists
+#      (a crash in between empties the table of a transaction that never committed);
+#  31. a truncating commit is never marked logged (its checkpoint lets the commit record
+#      go while the catalog still says "pending": recovery then undoes a durable commit).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -239,3 +244,11 @@ unit session-sync-not-waited crates/hotpage/src/db/mod.rs \
 unit abandoned-reservation-not-marked crates/hotpage/src/log/mod.rs \
   'self.abandoned.fetch_min(start, Ordering::SeqCst);' 'let _ = start;' \
   --lib shutdown_returns_while
+# Issue 13's TRUNCATE inside a transaction, atomic with its commit across power cuts.
+unit truncate-settled-before-commit crates/hotpage/src/db/truncate.rs \
+  '            if outcome != SwapOutcome::Waiting {' \
+  '            if outcome != SwapOutcome::Waiting || outcome == SwapOutcome::Waiting {' \
+  --test truncate_crash
+unit truncate-commit-never-marked-logged crates/hotpage/src/db/mod.rs \
+  '            truncate::mark_logged(&self.db, txn);' '            let _ = txn;' \
+  --test truncate_crash

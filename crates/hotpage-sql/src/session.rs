@@ -315,6 +315,8 @@ pub(crate) fn engine_error(e: EngineError) -> SqlError {
     let state = match &e {
         EngineError::DuplicateKey { .. } => sqlstate::UNIQUE_VIOLATION,
         EngineError::KeyLockTimeout { .. } => "55P03",
+        // object_in_use
+        EngineError::TableBusy(_) => "55006",
         EngineError::NoSuchTable(_) => sqlstate::UNDEFINED_TABLE,
         EngineError::TableExists(_) => sqlstate::DUPLICATE_TABLE,
         EngineError::RowTooLarge { .. } | EngineError::KeyTooLarge { .. } => {

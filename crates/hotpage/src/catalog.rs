@@ -14,6 +14,8 @@
 //!            format 7 and later, bit 2: unlogged),
 //!            schema_len u32, schema
 //! (format 6 and later) metadata_len u32, metadata
+//! (format 9 only) pending_count u32, per pending truncation: txn u64, old_table u32,
+//!            new_table u32
 //! crc32c u32 of everything before it
 //! ```
 //! All integers little-endian. A format 2 catalog (before layouts) has no layout fields:
@@ -28,10 +30,15 @@
 //! point before this file names it. Format 6 adds, per table, a schema (bytes the engine
 //! stores but never reads: the SQL layer's columns and key) and a dropped flag, and for the
 //! database a metadata blob (the SQL layer's sequences). Format 7 adds the unlogged table
-//! flag. This binary writes format 7 only; older binaries refuse it as too new. Formats 2
-//! to 6 still open (no schemas, nothing
-//! dropped, no metadata); formats 2 to 4 have salt 0, and recovery does not require their
-//! log to reach the redo point.
+//! flag, and format 8 a log without leaf inserts (`LOGICAL_LEAVES_FORMAT_VERSION`). Format 9
+//! lists **pending truncations**: a `TRUNCATE` inside a transaction swaps in a new, empty
+//! table only if that transaction commits, so its checkpoint writes both tables as if it
+//! will not (the old one live, the new one dropped) plus `(txn, old, new)`, and recovery
+//! swaps them when it finds that transaction's commit record (`resolve_pending_truncates`).
+//! This binary writes format 9 only while a truncation is pending and format 8 otherwise;
+//! older binaries refuse each format newer than theirs. Formats 2 to 7 still open (no
+//! schemas, nothing dropped, no metadata before 6); formats 2 to 4 have salt 0, and
+//! recovery does not require their log to reach the redo point.
 //!
 //! A dropped table keeps its entry (and its id, which log records name) and its pages: it
 //! is hidden from lookups, and `check` still walks it, so its pages are never orphans.
@@ -41,8 +48,8 @@ use crate::access::layout::{Layout, PARTITIONS_MAX};
 use crate::error::{Error, Result};
 use crate::format::{
     CATALOG_FILE, CATALOG_FORMAT_VERSION, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION,
-    LOG_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX, SCHEMA_FORMAT_VERSION,
-    UNLOGGED_TABLES_FORMAT_VERSION,
+    LOG_FORMAT_VERSION, LOGICAL_LEAVES_FORMAT_VERSION, PENDING_TRUNCATES_FORMAT_VERSION, PageId,
+    SCHEMA_BYTES_MAX, SCHEMA_FORMAT_VERSION, UNLOGGED_TABLES_FORMAT_VERSION,
 };
 use crate::storage::Storage;
 use std::path::Path;
@@ -96,6 +103,20 @@ pub struct TableEntry {
     pub unlogged: bool,
 }
 
+/// A truncation that takes effect only if transaction `txn` commits (format 9): the
+/// catalog's entries show the table `old_table` live and its empty replacement `new_table`
+/// dropped, as if `txn` never commits; recovery swaps the two when the log holds `txn`'s
+/// commit. Table numbers are positions in the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingTruncate {
+    /// The truncating transaction's id, as its commit record gives it.
+    pub txn: u64,
+    /// The table it empties.
+    pub old_table: u32,
+    /// The empty table with the same name that replaces it at commit.
+    pub new_table: u32,
+}
+
 /// The whole catalog. It is also the control file: it names the last checkpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Catalog {
@@ -125,6 +146,8 @@ pub struct Catalog {
     pub tables: Vec<TableEntry>,
     /// The embedder's database-wide metadata bytes (empty before format 6).
     pub metadata: Vec<u8>,
+    /// Truncations waiting on their transaction's commit record (format 9; empty before).
+    pub pending_truncates: Vec<PendingTruncate>,
 }
 
 fn kind_to_parts(kind: KeyKind) -> (u8, i64, i64) {
@@ -298,6 +321,44 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
     })
 }
 
+/// The pending truncations of a format 9 catalog, each checked against the entries: both
+/// tables exist, share a name, and read as if the truncation never commits (the old one
+/// live, the new one dropped), and no table is in two of them.
+fn decode_pending_truncates(
+    r: &mut Reader<'_>,
+    tables: &[TableEntry],
+    path: &Path,
+) -> Result<Vec<PendingTruncate>> {
+    let bad = |reason: &str| catalog_error(path, reason);
+    let count = r.u32().ok_or_else(|| bad("truncated"))? as usize;
+    if count == 0 || count > tables.len() / 2 {
+        return Err(bad("bad pending truncation count"));
+    }
+    let mut pending = Vec::with_capacity(count);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..count {
+        let entry = PendingTruncate {
+            txn: r.u64().ok_or_else(|| bad("truncated"))?,
+            old_table: r.u32().ok_or_else(|| bad("truncated"))?,
+            new_table: r.u32().ok_or_else(|| bad("truncated"))?,
+        };
+        let (Some(old), Some(new)) = (
+            tables.get(entry.old_table as usize),
+            tables.get(entry.new_table as usize),
+        ) else {
+            return Err(bad("a pending truncation names no table"));
+        };
+        if old.name != new.name || old.dropped || !new.dropped {
+            return Err(bad("a pending truncation does not match its tables"));
+        }
+        if !seen.insert(entry.old_table) || !seen.insert(entry.new_table) {
+            return Err(bad("a table is in two pending truncations"));
+        }
+        pending.push(entry);
+    }
+    Ok(pending)
+}
+
 /// One table entry as format `version` writes it.
 fn encode_table(out: &mut Vec<u8>, t: &TableEntry, version: u32) {
     assert!(t.name.len() <= NAME_BYTES_MAX && t.design.len() <= NAME_BYTES_MAX);
@@ -333,13 +394,19 @@ fn encode_table(out: &mut Vec<u8>, t: &TableEntry, version: u32) {
 }
 
 impl Catalog {
-    /// Serialises the catalog in the current format.
+    /// Serialises the catalog: as format 9 while a truncation is pending, else format 8
+    /// (which binaries from before format 9 still open).
     pub fn encode(&self) -> Vec<u8> {
-        debug_assert_eq!(
-            self.format_version, CATALOG_FORMAT_VERSION,
-            "only the current format is written"
-        );
-        self.encode_format(CATALOG_FORMAT_VERSION)
+        self.encode_format(self.written_format())
+    }
+
+    /// The format [`Catalog::encode`] writes.
+    pub fn written_format(&self) -> u32 {
+        if self.pending_truncates.is_empty() {
+            LOGICAL_LEAVES_FORMAT_VERSION
+        } else {
+            PENDING_TRUNCATES_FORMAT_VERSION
+        }
     }
 
     /// Serialises the catalog as format `version` (2 or later), leaving out the fields that
@@ -367,6 +434,19 @@ impl Catalog {
         }
         if version >= SCHEMA_FORMAT_VERSION {
             put_blob(&mut out, &self.metadata);
+        }
+        if version >= PENDING_TRUNCATES_FORMAT_VERSION {
+            out.extend_from_slice(&(self.pending_truncates.len() as u32).to_le_bytes());
+            for pending in &self.pending_truncates {
+                out.extend_from_slice(&pending.txn.to_le_bytes());
+                out.extend_from_slice(&pending.old_table.to_le_bytes());
+                out.extend_from_slice(&pending.new_table.to_le_bytes());
+            }
+        } else {
+            assert!(
+                self.pending_truncates.is_empty(),
+                "a pending truncation written in a format without them"
+            );
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -433,6 +513,11 @@ impl Catalog {
         } else {
             Vec::new()
         };
+        let pending_truncates = if version >= PENDING_TRUNCATES_FORMAT_VERSION {
+            decode_pending_truncates(&mut r, &tables, path)?
+        } else {
+            Vec::new()
+        };
         if r.at != body.len() {
             return Err(bad("trailing bytes"));
         }
@@ -447,6 +532,7 @@ impl Catalog {
             format_version: version,
             tables,
             metadata,
+            pending_truncates,
         })
     }
 
@@ -514,8 +600,9 @@ mod tests {
             rows_uncounted: true,
             log_salt: 0x0123_4567_89ab_cdef,
             log_segment_bytes: 1 << 20,
-            format_version: CATALOG_FORMAT_VERSION,
+            format_version: LOGICAL_LEAVES_FORMAT_VERSION,
             metadata: b"sequences".to_vec(),
+            pending_truncates: Vec::new(),
             tables: vec![
                 TableEntry {
                     name: "orders".into(),
@@ -666,15 +753,15 @@ mod tests {
     }
 
     #[test]
-    fn every_catalog_is_written_as_format_7_and_formats_3_to_6_still_read() {
+    fn every_catalog_is_written_as_format_8_and_formats_3_to_6_still_read() {
         let version = |c: &Catalog| {
             let bytes = c.encode();
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
         };
-        assert_eq!(version(&sample()), CATALOG_FORMAT_VERSION);
+        assert_eq!(version(&sample()), LOGICAL_LEAVES_FORMAT_VERSION);
         let mut trees_only = sample();
         trees_only.tables.truncate(4);
-        assert_eq!(version(&trees_only), CATALOG_FORMAT_VERSION);
+        assert_eq!(version(&trees_only), LOGICAL_LEAVES_FORMAT_VERSION);
         for old in [
             LAYOUT_FORMAT_VERSION,
             TABLE_DESIGNS_FORMAT_VERSION,
@@ -700,6 +787,65 @@ mod tests {
             Catalog::decode(&bytes, Path::new("db")),
             Err(Error::FormatTooNew { .. })
         ));
+    }
+
+    /// `sample()` with table 1 being truncated by transaction 77 into a new table 6.
+    fn with_pending_truncate() -> Catalog {
+        let mut catalog = sample();
+        let mut new = catalog.tables[1].clone();
+        new.root = id(40);
+        new.rows = 0;
+        new.dropped = true;
+        catalog.tables.push(new);
+        catalog.pending_truncates.push(PendingTruncate {
+            txn: 77,
+            old_table: 1,
+            new_table: 6,
+        });
+        catalog.format_version = PENDING_TRUNCATES_FORMAT_VERSION;
+        catalog
+    }
+
+    #[test]
+    fn a_pending_truncate_is_written_as_format_9_and_read_back() {
+        let pending = with_pending_truncate();
+        let bytes = pending.encode();
+        assert_eq!(
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]),
+            PENDING_TRUNCATES_FORMAT_VERSION
+        );
+        assert_eq!(
+            Catalog::decode(&bytes, Path::new("db")).expect("format 9"),
+            pending
+        );
+    }
+
+    #[test]
+    fn a_pending_truncate_that_does_not_match_its_tables_is_damage() {
+        let damaged: [fn(&mut Catalog); 5] = [
+            // The new table must read as dropped until the commit is found.
+            |c| c.tables[6].dropped = false,
+            // The old table must still be live.
+            |c| c.tables[1].dropped = true,
+            // Both tables have the table's name.
+            |c| c.tables[6].name = "other".into(),
+            // A table number past the end.
+            |c| c.pending_truncates[0].new_table = 99,
+            // A table in two truncations.
+            |c| {
+                let first = c.pending_truncates[0];
+                c.pending_truncates.push(first);
+            },
+        ];
+        for (i, damage) in damaged.iter().enumerate() {
+            let mut catalog = with_pending_truncate();
+            damage(&mut catalog);
+            let bytes = catalog.encode();
+            assert!(
+                Catalog::decode(&bytes, Path::new("db")).is_err(),
+                "damage {i} was read as a catalog"
+            );
+        }
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub enum Error {
     /// ([`crate::Database::redefine_empty_table`]).
     #[error("table {0:?} is not empty")]
     TableNotEmpty(String),
+    /// A transaction that truncates the table is committing (between its truncation's
+    /// checkpoint and its commit record): truncating, dropping or redefining the table must
+    /// wait until it has; try again.
+    #[error("table {0:?} is being truncated by a committing transaction; try again in a moment")]
+    TableBusy(String),
     /// An option or argument is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),

@@ -200,8 +200,16 @@ pub const UNLOGGED_TABLES_FORMAT_VERSION: u32 = 7;
 /// older binary would find a log it cannot read, so it must refuse the database.
 pub const LOGICAL_LEAVES_FORMAT_VERSION: u32 = 8;
 
-/// The catalog format this binary writes.
-pub const CATALOG_FORMAT_VERSION: u32 = LOGICAL_LEAVES_FORMAT_VERSION;
+/// The catalog format that may list truncations waiting on a transaction's commit record
+/// (`TRUNCATE` inside a transaction: see `Session::truncate_at_commit`). It is written only
+/// while one is waiting, between the truncation's checkpoint and the first checkpoint after
+/// its commit; otherwise this binary writes [`LOGICAL_LEAVES_FORMAT_VERSION`], so an older
+/// binary still opens what it wrote. An older binary must refuse it: it would take the
+/// waiting truncation for a rollback whether the transaction committed or not.
+pub const PENDING_TRUNCATES_FORMAT_VERSION: u32 = 9;
+
+/// The newest catalog format this binary reads (and writes while a truncation waits).
+pub const CATALOG_FORMAT_VERSION: u32 = PENDING_TRUNCATES_FORMAT_VERSION;
 
 /// The largest schema a table carries, and the largest database metadata, in bytes.
 pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
@@ -212,6 +220,7 @@ const _: () = assert!(TABLE_DESIGNS_FORMAT_VERSION < LOG_FORMAT_VERSION);
 const _: () = assert!(LOG_FORMAT_VERSION < SCHEMA_FORMAT_VERSION);
 const _: () = assert!(SCHEMA_FORMAT_VERSION < UNLOGGED_TABLES_FORMAT_VERSION);
 const _: () = assert!(UNLOGGED_TABLES_FORMAT_VERSION < LOGICAL_LEAVES_FORMAT_VERSION);
+const _: () = assert!(LOGICAL_LEAVES_FORMAT_VERSION < PENDING_TRUNCATES_FORMAT_VERSION);
 
 // ---- the write-ahead log ----
 

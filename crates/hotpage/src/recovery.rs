@@ -54,6 +54,9 @@ pub struct RedoOutcome {
     pub commits: u64,
     /// The first LSNs of the multi-part transactions whose last part is in the log.
     pub committed_parts: HashSet<Lsn>,
+    /// The transactions of the catalog's pending truncations whose commit is in the log
+    /// (see `catalog::PendingTruncate`).
+    pub truncating_txns_committed: HashSet<u64>,
 }
 
 /// Redoes the page records of `[start, log_end.end)` into `pool` and collects the key
@@ -114,12 +117,18 @@ pub fn redo(
                 outcome.inserts_applied += u64::from(redo_insert(pool, record)?);
             }
             RecordKind::TxnCommit | RecordKind::TxnPart if record.lsn >= catalog.logical_lsn => {
-                let (rows, committed_part) = rows_of(record)?;
+                let (txn, rows, committed_part) = rows_of(record)?;
                 if let Some(first) = committed_part {
                     outcome.committed_parts.insert(first);
                 }
                 if record.kind == RecordKind::TxnCommit || committed_part.is_some() {
                     outcome.commits += 1;
+                    // A truncating transaction commits after the checkpoint that made its
+                    // truncation pending, and a checkpoint's logical point is never past a
+                    // commit still being logged or applied: its record is read here.
+                    if catalog.pending_truncates.iter().any(|p| p.txn == txn) {
+                        outcome.truncating_txns_committed.insert(txn);
+                    }
                 }
                 note_latest_values(catalog, record, &rows, &mut outcome.latest_values)?;
             }
@@ -297,16 +306,16 @@ fn corrupt(page_id: PageId, record: &Record<'_>, what: &str) -> Error {
     }
 }
 
-/// The rows a commit record or transaction part holds, and for a part that ends its
-/// transaction, the transaction's first LSN.
-fn rows_of<'r>(record: &Record<'r>) -> Result<(Vec<CommitRow<'r>>, Option<Lsn>)> {
+/// The transaction id and rows a commit record or transaction part holds, and for a part
+/// that ends its transaction, the transaction's first LSN.
+fn rows_of<'r>(record: &Record<'r>) -> Result<(u64, Vec<CommitRow<'r>>, Option<Lsn>)> {
     if record.kind == RecordKind::TxnPart {
         let part = decode_part(record.payload)?;
         let first = part.first_lsn(record.lsn);
-        return Ok((part.rows, part.last.then_some(first)));
+        return Ok((part.txn, part.rows, part.last.then_some(first)));
     }
-    let (_, rows) = decode_commit(record.payload)?;
-    Ok((rows, None))
+    let (txn, rows) = decode_commit(record.payload)?;
+    Ok((txn, rows, None))
 }
 
 /// The rows of a committed transaction in `record`: a commit record's, or a part's whose

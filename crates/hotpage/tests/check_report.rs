@@ -171,6 +171,37 @@ fn a_flipped_byte_is_a_page_fault_naming_its_page() {
 }
 
 #[test]
+fn a_zeroed_leaf_a_table_reaches_is_a_fault_and_an_unreached_zero_page_only_a_warning() {
+    // A leaf whose image is all zeros (a lost write) still fails its table.
+    let mem = build();
+    let leaf = a_leaf_of_orders(&mem);
+    rewrite_page(&mem, leaf.page, |image| image.fill(0));
+    let report = check(&mem);
+    assert!(!report.ok(), "a zeroed leaf passed: {:?}", report.warnings);
+    let orders = report.tables.iter().find(|t| t.name == "orders");
+    assert!(!orders.expect("orders").ok);
+    // A zero page past every table (the file grew for a table whose creation a crash cut
+    // short) loses no row: a leaked-space warning, not a fault.
+    let mem = build();
+    let pages = open(&mem, true).pool_info().file_pages_each[0];
+    let file = mem.open("data.0", false).expect("data.0");
+    file.write_at(&vec![0u8; PAGE], pages * PAGE as u64)
+        .expect("grow");
+    let report = check(&mem);
+    assert!(report.ok(), "{:?}", report.faults);
+    let leaked = report.warnings.iter().find(|w| w.kind == FaultKind::Leaked);
+    assert_eq!(
+        leaked.and_then(|w| w.page),
+        Some(PageLocation {
+            file: 0,
+            page: pages
+        }),
+        "{:?}",
+        report.warnings
+    );
+}
+
+#[test]
 fn keys_out_of_order_in_a_sealed_leaf_are_a_tree_fault() {
     let mem = build();
     let leaf = a_leaf_of_orders(&mem);

@@ -6,8 +6,8 @@
 //!   exist either.
 //! - TRUNCATE really empties each table: the engine swaps in an empty table with the same
 //!   definition in one catalog write (`Database::truncate_table`). Inside a transaction
-//!   block it is the transaction's (`Session::truncate_at_commit`): done at COMMIT, undone
-//!   by ROLLBACK.
+//!   block it is the transaction's (`Session::truncate_at_commit`): done at COMMIT,
+//!   atomically with the commit record (after a crash too), undone by ROLLBACK.
 
 use super::{SqlSession, TxnStatus, lock, undefined_table};
 use crate::error::{SqlError, SqlResult, sqlstate};
@@ -66,7 +66,7 @@ impl SqlSession {
     }
 
     /// TRUNCATE inside a transaction block (pgbench -i runs it so): the engine empties
-    /// the tables at COMMIT, before it commits the rows inserted after the TRUNCATE;
+    /// the tables at COMMIT, atomically with the rows inserted after the TRUNCATE;
     /// until then this transaction sees them empty, and ROLLBACK leaves them whole.
     fn truncate_in_transaction(&mut self, names: &[String]) -> SqlResult<StatementResult> {
         for name in names {

@@ -15,7 +15,7 @@ use crate::access::memtable::MemoryUsage;
 use crate::error::{Error, Result};
 use crate::format::{self, PageId, UNLOGGED_FILE};
 use crate::page::{self, PageBuf, PageType};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a [`Fault`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -182,7 +182,7 @@ impl Database {
             walked_each.resize(UNLOGGED_FILE as usize, 0);
             walked_each.push(info.unlogged_file_pages);
         }
-        let (types, mut faults) = self.check_pages(&walked_each);
+        let (types, mut faults, never_written) = self.check_pages(&walked_each);
         faults.extend(self.log_tail_faults()?);
         let page_faults = faults.len();
         let mut walk = TableWalk {
@@ -203,7 +203,17 @@ impl Database {
         // Pages no table reaches mean something only when every tree could be walked.
         if walk.all_trees_ok && page_faults == 0 {
             for page_id in unreached_pages(&walked_each, &owners) {
-                if self.is_empty_and_unlinked(page_id) {
+                if never_written.contains(&page_id) {
+                    warnings.push(Fault::new(
+                        FaultKind::Leaked,
+                        Some(page_id),
+                        None,
+                        "an all-zero page no table reaches (allocated, then never written: a \
+                         table's creation or truncation that a crash cut short): leaked \
+                         space, no rows"
+                            .into(),
+                    ));
+                } else if self.is_empty_and_unlinked(page_id) {
                     warnings.push(Fault::new(
                         FaultKind::Leaked,
                         Some(page_id),
@@ -233,9 +243,10 @@ impl Database {
     }
 
     /// Every page of every data file: checksum, page id, slot directory. Returns each
-    /// page's type and the faults.
-    fn check_pages(&self, pages_each: &[u64]) -> (PageTypes, Vec<Fault>) {
+    /// page's type, the faults, and the pages that are all zeros (never written).
+    fn check_pages(&self, pages_each: &[u64]) -> (PageTypes, Vec<Fault>, HashSet<PageId>) {
         let mut faults = Vec::new();
+        let mut never_written = HashSet::new();
         let mut all = Vec::with_capacity(pages_each.len());
         for (file, &pages) in (0u32..).zip(pages_each) {
             let mut types = Vec::with_capacity(usize::try_from(pages).unwrap_or(0));
@@ -244,6 +255,13 @@ impl Database {
                 let page_type = match self.raw_page_image(page_id) {
                     Ok(image) => match page::verify(&image, page_id) {
                         Ok(()) => image_page_type(&image),
+                        // The file grew to hold the page but its first write never reached
+                        // the disk. No table may reach it (the walk reads it and fails
+                        // then); one that none reaches is leaked space.
+                        Err(_) if image.iter().all(|&b| b == 0) => {
+                            never_written.insert(page_id);
+                            None
+                        }
                         Err(reason) => {
                             faults.push(Fault::new(FaultKind::Page, Some(page_id), None, reason));
                             None
@@ -258,7 +276,7 @@ impl Database {
             }
             all.push(types);
         }
-        (PageTypes(all), faults)
+        (PageTypes(all), faults, never_written)
     }
 
     /// Pages that, on disk, hold changes the log no longer reaches: a lost tail of the log

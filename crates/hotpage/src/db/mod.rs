@@ -26,7 +26,7 @@ use crate::buffer::{BufferPool, FrameClaim, FrameOp, POOL_BYTES_DEFAULT, PoolInf
 use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
-use crate::format::{CATALOG_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
+use crate::format::{LOGICAL_LEAVES_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Stats, StatsSnapshot};
@@ -49,6 +49,7 @@ mod open;
 mod page_report;
 mod routing;
 mod salvage;
+mod truncate;
 mod unique;
 pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
 pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
@@ -333,6 +334,9 @@ struct Inner {
     appliers: Mutex<Vec<Weak<AtomicU64>>>,
     // One checkpoint at a time; also serialises catalog rewrites.
     checkpoint_lock: Mutex<CheckpointState>,
+    // Truncations of committing transactions not yet settled in the catalog
+    // (see `truncate`). Taken after `checkpoint_lock` when both are.
+    truncate_swaps: Mutex<Vec<truncate::TruncateSwap>>,
     next_session_id: AtomicU64,
     options: Options,
     recovery: RecoveryReport,
@@ -559,6 +563,7 @@ impl Database {
         self.writable("dropping a table")?;
         let mut checkpoint_state = self.inner.checkpoint_lock.lock();
         let table = self.table(name)?;
+        truncate::check_not_truncating(&self.inner, name)?;
         table.dropped.store(true, Ordering::Release);
         if let Err(error) = checkpoint_locked(&self.inner, &mut checkpoint_state, true) {
             table.dropped.store(false, Ordering::Release);
@@ -616,13 +621,7 @@ impl Database {
 
     /// Looks a table up by name.
     pub fn table(&self, name: &str) -> Result<TableHandle> {
-        self.inner
-            .tables
-            .read()
-            .iter()
-            .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
-            .cloned()
-            .ok_or_else(|| Error::NoSuchTable(name.to_string()))
+        live_table(&self.inner, name)
     }
 
     /// Every live table, in creation order.
@@ -902,6 +901,8 @@ fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
 /// A checkpoint by a caller that holds the checkpoint lock (`state`).
 fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: bool) -> Result<()> {
     inner.stop.check()?;
+    // Before the points (see `truncate`'s module docs).
+    let swaps = truncate::SwapSnapshot::take(inner);
     let (redo, logical) = match &inner.wal {
         Some(wal) => checkpoint_points(inner, wal),
         None => (state.last_end, state.last_end),
@@ -923,7 +924,7 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
     // files before the catalog lets the log before `logical` go.
     let tables: Vec<TableHandle> = inner.tables.read().clone();
     memory::save(&tables, inner.wal.as_deref())?;
-    let catalog = Catalog {
+    let mut catalog = Catalog {
         page_size: inner.pool.page_size() as u32,
         redo_lsn: redo,
         logical_lsn: logical,
@@ -931,8 +932,9 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
         rows_uncounted: staying_open,
         log_salt: inner.log_salt,
         log_segment_bytes: inner.log_segment_bytes,
-        format_version: CATALOG_FORMAT_VERSION,
+        format_version: LOGICAL_LEAVES_FORMAT_VERSION,
         metadata: inner.metadata.lock().clone(),
+        pending_truncates: Vec::new(),
         tables: tables
             .iter()
             .map(|t| {
@@ -955,7 +957,10 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
             })
             .collect(),
     };
+    swaps.write_into(&mut catalog);
+    catalog.format_version = catalog.written_format();
     catalog.store(&*inner.storage)?;
+    swaps.forget_settled(inner);
     inner.log_start.store(logical, Ordering::SeqCst);
     if let Some(wal) = &inner.wal {
         wal.release_before(logical);
@@ -1032,30 +1037,28 @@ pub struct Session {
     frames: FrameClaim,
 }
 
-/// [`Database::truncate_table`] on the shared state, for a commit that truncates too; with
-/// `redefine`, [`Database::redefine_empty_table`].
+/// The live table named `name`.
+fn live_table(inner: &Inner, name: &str) -> Result<TableHandle> {
+    inner
+        .tables
+        .read()
+        .iter()
+        .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
+        .cloned()
+        .ok_or_else(|| Error::NoSuchTable(name.to_string()))
+}
+
+/// [`Database::truncate_table`] on the shared state, for a commit of a database without a
+/// log that truncates too; with `redefine`, [`Database::redefine_empty_table`].
 fn truncate_locked(
     inner: &Arc<Inner>,
     name: &str,
     redefine: Option<&TableSpec<'_>>,
 ) -> Result<TableHandle> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
-    let old = inner
-        .tables
-        .read()
-        .iter()
-        .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
-        .cloned()
-        .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
-    let kept = TableSpec {
-        name: &old.name,
-        design: &old.design,
-        kind: old.key_kind(),
-        layout: old.layout,
-        user_keys: old.user_keys,
-        schema: &old.schema,
-        unlogged: old.unlogged,
-    };
+    let old = live_table(inner, name)?;
+    truncate::check_not_truncating(inner, name)?;
+    let kept = truncate::spec_of(&old);
     let (spec, next_key) = match redefine {
         None => (&kept, Some(old.keys.high_water())),
         Some(spec) => {
@@ -1096,6 +1099,16 @@ struct PendingTxn {
     /// is found without a pass over every row (a COPY of 100,000 rows made that
     /// quadratic).
     supplied: HashSet<(usize, Vec<u8>)>,
+}
+
+impl PendingTxn {
+    /// The rows as a commit takes them.
+    fn row_refs(&self) -> Vec<(&TableHandle, Key, &[u8])> {
+        self.rows
+            .iter()
+            .map(|(t, k, r)| (t, *k, r.as_slice()))
+            .collect()
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -1270,7 +1283,7 @@ impl Session {
                 txn.rows.push((Arc::clone(table), key, row.to_vec()));
                 Ok(())
             }
-            None => self.commit_rows(&[(table, key, row)]),
+            None => self.commit_rows(&[(table, key, row)], None),
         }
     }
 
@@ -1288,18 +1301,11 @@ impl Session {
         let Some(mut txn) = self.txn.take() else {
             return Err(Error::InvalidOption("commit without begin".into()));
         };
-        if !txn.truncated.is_empty()
-            && let Err(error) = self.truncate_for_commit(&mut txn)
-        {
-            self.release_keys();
-            return Err(error);
-        }
-        let rows: Vec<(&TableHandle, Key, &[u8])> = txn
-            .rows
-            .iter()
-            .map(|(t, k, r)| (t, *k, r.as_slice()))
-            .collect();
-        let result = self.commit_rows(&rows);
+        let result = if txn.truncated.is_empty() {
+            self.commit_rows(&txn.row_refs(), None)
+        } else {
+            self.commit_truncating(&mut txn)
+        };
         self.release_keys();
         result
     }
@@ -1326,8 +1332,15 @@ impl Session {
         (self.id << 32) | (self.txn_seq & 0xffff_ffff)
     }
 
-    fn commit_rows(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
-        if rows.is_empty() {
+    /// Logs, waits for and applies a commit. `truncating`: the id of a transaction that
+    /// truncates tables (see `truncate`): its commit record is logged under that id even
+    /// with no rows, and its truncations are marked logged once it is appended.
+    fn commit_rows(
+        &mut self,
+        rows: &[(&TableHandle, Key, &[u8])],
+        truncating: Option<u64>,
+    ) -> Result<()> {
+        if rows.is_empty() && truncating.is_none() {
             return Ok(());
         }
         // A table dropped since these rows were inserted: the transaction fails whole, and
@@ -1341,13 +1354,18 @@ impl Session {
             return self.apply(rows);
         };
         if rows.iter().any(|(t, _, _)| t.unlogged) {
-            return self.commit_with_unlogged(rows);
+            return self.commit_with_unlogged(rows, truncating);
         }
         // Before reserving: a checkpoint that misses this marker sees our record's LSN
         // at or after its redo point (see Database::checkpoint).
         self.applying.store(wal.end(), Ordering::SeqCst);
-        let txn = self.next_txn_id();
-        let result = self.log_commit(&wal, txn, rows).and_then(|end| {
+        let txn = truncating.unwrap_or_else(|| self.next_txn_id());
+        let logged = self.log_commit(&wal, txn, rows);
+        if logged.is_ok() && truncating.is_some() {
+            // Before the marker is cleared (see `truncate`'s module docs).
+            truncate::mark_logged(&self.db, txn);
+        }
+        let result = logged.and_then(|end| {
             if self.durability == Durability::Sync {
                 wal.wait_durable(end)?;
             }
@@ -1375,12 +1393,16 @@ impl Session {
     /// commit record (none at all if every row is unlogged: then nothing is logged and
     /// nothing waited for). The unlogged rows are applied after the logged ones, so a
     /// crash can lose them (their table is emptied anyway) but never the logged ones.
-    fn commit_with_unlogged(&mut self, rows: &[(&TableHandle, Key, &[u8])]) -> Result<()> {
+    fn commit_with_unlogged(
+        &mut self,
+        rows: &[(&TableHandle, Key, &[u8])],
+        truncating: Option<u64>,
+    ) -> Result<()> {
         let (unlogged, logged): (Vec<_>, Vec<_>) =
             rows.iter().copied().partition(|(t, _, _)| t.unlogged);
         debug_assert!(!unlogged.is_empty());
-        if !logged.is_empty() {
-            self.commit_rows(&logged)?;
+        if !logged.is_empty() || truncating.is_some() {
+            self.commit_rows(&logged, truncating)?;
         }
         // A failure here loses only unlogged rows, which no recovery promises: the
         // logged ones are committed and applied; the database goes on.
@@ -1465,14 +1487,14 @@ impl Session {
     /// Truncates `table` as part of the open transaction (SQL's TRUNCATE inside a
     /// transaction block): the rows this transaction inserted into it so far are gone, and
     /// for this transaction's reads and inserts the table is empty from now on. Commit
-    /// empties it for everyone ([`Database::truncate_table`]) and then commits the rows
-    /// inserted after this call into the new, empty table; rollback forgets it all.
+    /// swaps in a new, empty table for everyone and commits the rows inserted after this
+    /// call into it; rollback forgets it all.
     ///
-    /// Not crash-atomic: the truncation is durable at its own checkpoint, just before the
-    /// commit record is logged. A crash between the two leaves the table empty and the
-    /// transaction's rows lost; other sessions may also see the table empty in that
-    /// window, and rows they commit to it between this call and the commit are emptied
-    /// with it.
+    /// Atomic with the commit, across crashes too: after a crash the table is emptied if
+    /// and only if the transaction's commit is in the log (see the `truncate` module). It
+    /// takes no lock: rows other sessions commit to the table before this transaction
+    /// commits are emptied with it. While the commit is being made durable, truncating,
+    /// dropping or redefining the table elsewhere gets [`Error::TableBusy`].
     pub fn truncate_at_commit(&mut self, table: &TableHandle) -> Result<()> {
         if self.db.read_only {
             return Err(Error::ReadOnly("truncating a table".into()));
@@ -1499,20 +1521,6 @@ impl Session {
         self.txn
             .as_ref()
             .is_some_and(|txn| txn.truncated.iter().any(|t| t.id == table.id))
-    }
-
-    /// At commit: empties each truncated table for everyone, and moves the transaction's
-    /// rows for it onto the new table (same keys: the new table's generator goes on from
-    /// the old one's).
-    fn truncate_for_commit(&mut self, txn: &mut PendingTxn) -> Result<()> {
-        for old in std::mem::take(&mut txn.truncated) {
-            let new = truncate_locked(&self.db, &old.name, None)?;
-            self.check_insert(&new, &[])?;
-            for row in txn.rows.iter_mut().filter(|(t, _, _)| t.id == old.id) {
-                row.0 = Arc::clone(&new);
-            }
-        }
-        Ok(())
     }
 
     /// The rows this session's open transaction has inserted into `table` and not yet

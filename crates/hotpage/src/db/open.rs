@@ -31,7 +31,7 @@ use crate::buffer::{self, BufferPool, Placement};
 use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
 use crate::format::{
-    CATALOG_FORMAT_VERSION, CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, PageId,
+    CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, LOGICAL_LEAVES_FORMAT_VERSION, PageId,
 };
 use crate::log::{LogReader, Lsn, Wal, WalStart};
 use crate::page;
@@ -144,6 +144,8 @@ pub(super) fn open_steps(
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
     report.pages_redone = redo.images + redo.inserts_applied;
     report.torn_log_bytes = redo.torn_bytes;
+    // A settled truncation is a recovery: the catalog on disk must stop naming it.
+    let truncates_settled = resolve_pending_truncates(&mut catalog, &redo);
     let append_from = append_point(policy, &redo);
     let wal = open_log(&storage, &catalog, &options, &pool, &stats, append_from)?;
     let redo_lsn = Arc::new(AtomicU64::new(append_from));
@@ -168,7 +170,7 @@ pub(super) fn open_steps(
     }
     reapply_and_recount(&*storage, &catalog, &redo, &tables, creating, &mut report)?;
     report.elapsed = started.elapsed();
-    let recovered = !creating && (redo.records > 0 || catalog.unlogged_open);
+    let recovered = !creating && (redo.records > 0 || catalog.unlogged_open || truncates_settled);
     let db = Database {
         inner: Arc::new(Inner {
             path: path.to_path_buf(),
@@ -191,6 +193,7 @@ pub(super) fn open_steps(
                 last_at: Instant::now(),
                 checkpoints: 0,
             }),
+            truncate_swaps: Mutex::new(Vec::new()),
             next_session_id: AtomicU64::new(1),
             read_only: options.read_only,
             options,
@@ -208,13 +211,36 @@ pub(super) fn open_steps(
     Ok(db)
 }
 
+/// Settles the truncations the catalog lists as pending (format 9; see
+/// `catalog::PendingTruncate`): each whose transaction's commit the log holds takes effect
+/// (the old table dropped, the new, empty one live); each other never happened, as the
+/// entries already read. Returns true if there were any: the open then checkpoints before
+/// any session starts, so that no new transaction reuses a settled one's id (ids restart
+/// with each open) while a catalog that names it is the last one on disk.
+fn resolve_pending_truncates(catalog: &mut Catalog, redo: &RedoOutcome) -> bool {
+    let pending = std::mem::take(&mut catalog.pending_truncates);
+    for truncate in &pending {
+        if redo.truncating_txns_committed.contains(&truncate.txn) {
+            let (old, new) = (truncate.old_table as usize, truncate.new_table as usize);
+            assert!(
+                !catalog.tables[old].dropped && catalog.tables[new].dropped,
+                "a pending truncation's tables were checked when the catalog was read"
+            );
+            catalog.tables[old].dropped = true;
+            catalog.tables[new].dropped = false;
+        }
+    }
+    !pending.is_empty()
+}
+
 /// True if an open must write a new catalog at once, recovery or not:
 /// - an unlogged table's pages may reach its file from now on, so the catalog must say
 ///   "open" (which a crash then finds) before any can;
 /// - an older format's catalog: this binary's log records (no leaf inserts, tree splits)
 ///   must never sit behind a catalog that an older binary would accept.
 fn must_rewrite(catalog: &Catalog) -> bool {
-    catalog.tables.iter().any(|t| t.unlogged) || catalog.format_version < CATALOG_FORMAT_VERSION
+    catalog.tables.iter().any(|t| t.unlogged)
+        || catalog.format_version < LOGICAL_LEAVES_FORMAT_VERSION
 }
 
 /// True if the unlogged tables' pages cannot be trusted: the catalog was not written by a
@@ -351,7 +377,8 @@ fn new_catalog(options: &Options) -> Catalog {
             .map_or_else(rand::random::<u64>, |seed| seed.rotate_left(29) ^ 0x5a17)
             | 1,
         log_segment_bytes: options.wal.segment_bytes,
-        format_version: CATALOG_FORMAT_VERSION,
+        format_version: LOGICAL_LEAVES_FORMAT_VERSION,
+        pending_truncates: Vec::new(),
         tables: Vec::new(),
         metadata: Vec::new(),
     }

@@ -1,0 +1,239 @@
+//! `TRUNCATE` inside a transaction, atomic with the transaction's commit.
+//!
+//! [`Session::truncate_at_commit`] makes a table read as empty for the rest of the open
+//! transaction; the table is emptied for everyone only if the transaction commits. The
+//! engine empties a table by swapping in a new, empty table with the same name and spec,
+//! and a table exists durably only once a catalog names it. So the catalog must name the new
+//! table before the commit record puts rows into it, and must not let it replace the old
+//! one unless that commit record is durable. Hence a **pending truncation**:
+//!
+//! 1. At commit, [`begin_truncates`] creates each new table and registers a
+//!    [`TruncateSwap`] that waits on the transaction's id. One checkpoint writes the catalog
+//!    as if the transaction will not commit (old table live, new one dropped) plus
+//!    `(txn, old, new)` (catalog format 9). Then, in memory, the new table replaces the old.
+//! 2. The commit record is logged under that id, even with no rows. Once it is appended the
+//!    swap is `Logged`.
+//! 3. The next checkpoint writes the swap as done, and forgets it. That checkpoint makes
+//!    the log durable to its redo point, which is past the record.
+//!
+//! After a crash in between, recovery swaps exactly when the log holds the commit record
+//! (`open::resolve_pending_truncates`). A commit that fails before its record is appended
+//! abandons the swap: the old table comes back, and the next checkpoint writes it so.
+//!
+//! The earlier design made the swap durable at its own checkpoint before the commit record:
+//! a crash between the two emptied the table of a transaction that never committed.
+//!
+//! A checkpoint reads the swaps before it takes its points. A swap it sees `Logged` was
+//! appended before the redo point, so it is durable once the catalog is written. A swap it
+//! sees `Waiting` has a commit record, if any, at or after the logical point: the commit's
+//! "applying" marker is set before its record is reserved and cleared only after the swap
+//! is marked `Logged`. So recovery, which reads commit records from the logical point,
+//! finds it.
+
+use super::{
+    Inner, PendingTxn, Session, TableHandle, TableSpec, checkpoint_locked, forget_failed_table,
+    new_table,
+};
+use crate::catalog::{Catalog, PendingTruncate};
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// Where a truncating transaction's commit stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SwapOutcome {
+    /// Its commit record is not appended (yet): catalogs write the swap as pending.
+    Waiting,
+    /// Its commit record is appended: the next checkpoint writes the swap as done.
+    Logged,
+    /// Its commit failed before its record was appended: the old table is back.
+    Abandoned,
+}
+
+/// One table a committing transaction truncates.
+pub(super) struct TruncateSwap {
+    txn: u64,
+    old: TableHandle,
+    new: TableHandle,
+    outcome: SwapOutcome,
+}
+
+/// The swaps as one checkpoint saw them, taken before its points.
+pub(super) struct SwapSnapshot(Vec<(u64, usize, usize, SwapOutcome)>);
+
+impl SwapSnapshot {
+    pub(super) fn take(inner: &Inner) -> SwapSnapshot {
+        SwapSnapshot(
+            inner
+                .truncate_swaps
+                .lock()
+                .iter()
+                .map(|s| (s.txn, s.old.id, s.new.id, s.outcome))
+                .collect(),
+        )
+    }
+
+    /// Writes each waiting swap into `catalog` as pending: the old table live and the new
+    /// one dropped, whatever memory says now. Settled swaps need nothing: memory already
+    /// shows their outcome.
+    pub(super) fn write_into(&self, catalog: &mut Catalog) {
+        for &(txn, old, new, outcome) in &self.0 {
+            if outcome != SwapOutcome::Waiting {
+                continue;
+            }
+            catalog.tables[old].dropped = false;
+            catalog.tables[new].dropped = true;
+            catalog.pending_truncates.push(PendingTruncate {
+                txn,
+                old_table: old as u32,
+                new_table: new as u32,
+            });
+        }
+    }
+
+    /// After the catalog is stored: forgets the swaps it wrote as settled.
+    pub(super) fn forget_settled(&self, inner: &Inner) {
+        inner.truncate_swaps.lock().retain(|swap| {
+            !self.0.iter().any(|&(txn, old, _, outcome)| {
+                outcome != SwapOutcome::Waiting && txn == swap.txn && old == swap.old.id
+            })
+        });
+    }
+}
+
+/// Refuses with [`Error::TableBusy`] while a committing transaction's truncation of the
+/// table named `name` waits for its commit record.
+pub(super) fn check_not_truncating(inner: &Inner, name: &str) -> Result<()> {
+    let swaps = inner.truncate_swaps.lock();
+    if swaps
+        .iter()
+        .any(|s| s.outcome == SwapOutcome::Waiting && s.old.name == name)
+    {
+        return Err(Error::TableBusy(name.to_string()));
+    }
+    Ok(())
+}
+
+/// The spec of a table, for a new, empty table that replaces it.
+pub(super) fn spec_of(table: &TableHandle) -> TableSpec<'_> {
+    TableSpec {
+        name: &table.name,
+        design: &table.design,
+        kind: table.key_kind(),
+        layout: table.layout,
+        user_keys: table.user_keys,
+        schema: &table.schema,
+        unlogged: table.unlogged,
+    }
+}
+
+/// Step 1 (see the module docs): for each table named in `truncated`, a new, empty table
+/// that replaces it if transaction `txn` commits, made durable as pending, then put in its
+/// place in memory. Returns `(old, new)` pairs. Nothing is left registered on error.
+fn begin_truncates(
+    inner: &Arc<Inner>,
+    txn: u64,
+    truncated: &[TableHandle],
+) -> Result<Vec<(TableHandle, TableHandle)>> {
+    let mut checkpoint_state = inner.checkpoint_lock.lock();
+    let mut pairs = Vec::with_capacity(truncated.len());
+    for table in truncated {
+        // The table now under that name (a TRUNCATE outside the transaction may have
+        // replaced the one it saw): PostgreSQL would have locked it instead.
+        let old = super::live_table(inner, &table.name)?;
+        check_not_truncating(inner, &old.name)?;
+        let new = {
+            let mut tables = inner.tables.write();
+            let new = Arc::new(new_table(
+                inner,
+                tables.len(),
+                &spec_of(&old),
+                Some(old.keys.high_water()),
+            )?);
+            tables.push(Arc::clone(&new));
+            new
+        };
+        pairs.push((old, new));
+    }
+    inner
+        .truncate_swaps
+        .lock()
+        .extend(pairs.iter().map(|(old, new)| TruncateSwap {
+            txn,
+            old: Arc::clone(old),
+            new: Arc::clone(new),
+            outcome: SwapOutcome::Waiting,
+        }));
+    if let Err(error) = checkpoint_locked(inner, &mut checkpoint_state, true) {
+        inner.truncate_swaps.lock().retain(|s| s.txn != txn);
+        for (_, new) in pairs.iter().rev() {
+            forget_failed_table(inner, new);
+        }
+        return Err(error);
+    }
+    for (old, new) in &pairs {
+        old.dropped.store(true, Ordering::Release);
+        new.published.store(true, Ordering::Release);
+    }
+    Ok(pairs)
+}
+
+/// Step 2: transaction `txn`'s commit record is appended.
+pub(super) fn mark_logged(inner: &Inner, txn: u64) {
+    for swap in inner.truncate_swaps.lock().iter_mut() {
+        if swap.txn == txn {
+            assert_eq!(swap.outcome, SwapOutcome::Waiting, "a swap logged twice");
+            swap.outcome = SwapOutcome::Logged;
+        }
+    }
+}
+
+/// Transaction `txn`'s commit failed: each of its swaps still waiting (no record appended)
+/// is abandoned, and the old table is back in memory.
+fn abandon_waiting(inner: &Inner, txn: u64) {
+    for swap in inner.truncate_swaps.lock().iter_mut() {
+        if swap.txn == txn && swap.outcome == SwapOutcome::Waiting {
+            swap.outcome = SwapOutcome::Abandoned;
+            swap.new.dropped.store(true, Ordering::Release);
+            swap.old.dropped.store(false, Ordering::Release);
+        }
+    }
+}
+
+impl Session {
+    /// The commit of a transaction that truncates tables (see the module docs).
+    pub(super) fn commit_truncating(&mut self, txn: &mut PendingTxn) -> Result<()> {
+        let truncated = std::mem::take(&mut txn.truncated);
+        if self.db.wal.is_none() {
+            // No log: a crash empties every table anyway, so the swap is durable at once.
+            for old in truncated {
+                let new = super::truncate_locked(&self.db, &old.name, None)?;
+                self.move_rows(txn, &old, &new)?;
+            }
+            return self.commit_rows(&txn.row_refs(), None);
+        }
+        let txn_id = self.next_txn_id();
+        let pairs = begin_truncates(&self.db, txn_id, &truncated)?;
+        let result = pairs
+            .iter()
+            .try_for_each(|(old, new)| self.move_rows(txn, old, new))
+            .and_then(|()| self.commit_rows(&txn.row_refs(), Some(txn_id)));
+        abandon_waiting(&self.db, txn_id);
+        result
+    }
+
+    /// Moves the transaction's rows for `old` onto `new` (same keys: the new table's
+    /// generator goes on from the old one's).
+    fn move_rows(
+        &mut self,
+        txn: &mut PendingTxn,
+        old: &TableHandle,
+        new: &TableHandle,
+    ) -> Result<()> {
+        self.check_insert(new, &[])?;
+        for row in txn.rows.iter_mut().filter(|(t, _, _)| t.name == old.name) {
+            row.0 = Arc::clone(new);
+        }
+        Ok(())
+    }
+}
