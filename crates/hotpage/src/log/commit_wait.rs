@@ -2,8 +2,10 @@
 //! thread that wakes them.
 //!
 //! A session that must wait registers `(lsn, its thread)` and parks. After each flush the
-//! flusher takes out exactly the waiters that flush covers (`lsn <= durable`) and wakes
-//! them: no waiter is woken for a flush that does not cover it, and none is woken twice.
+//! flusher (the log's thread, or a committer that found no flush under way and made its
+//! own: `Wal::wait_durable`) takes out exactly the waiters that flush covers
+//! (`lsn <= durable`) and wakes them: no waiter is woken for a flush that does not cover
+//! it, and none is woken twice.
 //! No mutex is handed from one woken waiter to the next (the old condvar did that: every
 //! woken waiter re-took the flusher's mutex in turn).
 //!

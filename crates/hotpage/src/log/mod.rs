@@ -191,6 +191,9 @@ struct Shared {
     progress: Condvar,
     // Committers waiting for durability, each for its own LSN, and who wakes them.
     waiters: Waiters,
+    // One flush at a time, by the flusher thread or by a committer that finds no flush
+    // under way and does its own (see `Wal::wait_durable`).
+    flush: Mutex<FlushState>,
     waker: Waker,
     segments: Mutex<Segments>,
     stats: Arc<Stats>,
@@ -202,6 +205,18 @@ struct Shared {
     // wait for buffer space ended in a shutdown or stop. Nothing past it can ever be a
     // complete prefix, so a shutting-down flusher stops there instead of waiting for ever.
     abandoned: AtomicU64,
+}
+
+/// What a flush needs between flushes; whoever flushes holds it.
+struct FlushState {
+    // The bytes of the flush, taken out of the ring (reused).
+    image: Vec<u8>,
+    // The waiters a flush covers (reused).
+    woken: Vec<std::thread::Thread>,
+    // The end of the last flush mark: a new one is due once anyone appended after it.
+    // (Where the log was opened, not where it is when the flusher first runs: that would
+    // race the first appends, and a crash test's seed would not replay.)
+    marked_to: Lsn,
 }
 
 /// The write-ahead log of one database.
@@ -241,7 +256,7 @@ impl Wal {
         let flusher_shared = Arc::clone(&shared);
         let flusher = std::thread::Builder::new()
             .name("hotpage-wal-flusher".into())
-            .spawn(move || flusher_shared.flush_loop(start.end))
+            .spawn(move || flusher_shared.flush_loop())
             .map_err(|e| Error::io("starting the log flusher", e))?;
         Ok(Wal {
             shared,
@@ -256,6 +271,11 @@ impl Wal {
     }
 
     /// Waits until everything before `lsn` is durable (WRITELOG), or the log has failed.
+    ///
+    /// A committer that finds no flush under way makes the flush itself (as a PostgreSQL
+    /// backend does in XLogFlush): with few sessions that saves two thread hand-offs per
+    /// commit, to the flusher and back, each a wake-up of an idle core. Otherwise it asks
+    /// the flusher and parks until a flush covers it.
     pub fn wait_durable(&self, lsn: Lsn) -> Result<()> {
         let s = &self.shared;
         if s.durable.load(Ordering::Acquire) >= lsn {
@@ -263,11 +283,14 @@ impl Wal {
         }
         let start = Instant::now();
         let _waiting = crate::stats::mark_waiting(WaitType::WriteLog, None);
-        s.request_flush(lsn);
-        // After a stop or shutdown nothing drains the list any more: never register then.
-        if !s.stop.is_stopped() && !s.shutdown.load(Ordering::Acquire) {
-            // Registered before the last look at `durable` (see `commit_wait`).
-            s.waiters.register(lsn);
+        s.flush_inline(lsn);
+        if s.durable.load(Ordering::Acquire) < lsn {
+            s.request_flush(lsn);
+            // After a stop or shutdown nothing drains the list any more: never register.
+            if !s.stop.is_stopped() && !s.shutdown.load(Ordering::Acquire) {
+                // Registered before the last look at `durable` (see `commit_wait`).
+                s.waiters.register(lsn);
+            }
         }
         while s.durable.load(Ordering::Acquire) < lsn
             && !s.stop.is_stopped()
@@ -496,6 +519,11 @@ impl Shared {
             flusher_idle: AtomicBool::new(false),
             progress: Condvar::new(),
             waiters: Waiters::default(),
+            flush: Mutex::new(FlushState {
+                image: Vec::new(),
+                woken: Vec::new(),
+                marked_to: start.end,
+            }),
             waker: Waker::start().map_err(|e| Error::io("starting the log waker", e))?,
             segments: Mutex::new(Segments {
                 open: Vec::new(),
@@ -645,14 +673,8 @@ impl Shared {
         Ok(())
     }
 
-    /// The flusher thread: mark, write out the complete prefix, fdatasync, publish, repeat.
-    fn flush_loop(self: Arc<Self>, opened_at: Lsn) {
-        let mut image: Vec<u8> = Vec::new();
-        let mut woken: Vec<std::thread::Thread> = Vec::new();
-        // The end of the last flush mark: a new one is due once anyone appended after it.
-        // (Where the log was opened, not where it is when this thread first runs: that
-        // would race the first appends, and a crash test's seed would not replay.)
-        let mut marked_to = opened_at;
+    /// The flusher thread: flush whenever a committer asks or the async interval passes.
+    fn flush_loop(self: Arc<Self>) {
         loop {
             if self.wait_for_work() {
                 return;
@@ -668,41 +690,67 @@ impl Shared {
                 std::thread::sleep(Duration::from_millis(1));
                 continue;
             }
-            if self.reserved.load(Ordering::SeqCst) > marked_to {
-                let durable = self.durable.load(Ordering::Acquire).to_le_bytes();
-                if let Some((_, end)) = self.try_append(RecordKind::FlushMark, &[&durable]) {
-                    marked_to = end;
-                }
-            }
-            let from = self.freed.load(Ordering::Acquire);
-            let to = self.complete_prefix(from);
-            if to == from {
-                if self.requested.load(Ordering::SeqCst) > self.durable.load(Ordering::Acquire)
-                    || self.reserved.load(Ordering::SeqCst) > from
-                {
-                    // A record is still being copied in: give its session the core.
-                    std::thread::yield_now();
-                }
-                continue;
-            }
-            self.take_from_ring(from, to, &mut image);
-            match self.write_and_sync(from, &image) {
-                Ok(()) => {
-                    let before = self.durable.swap(to, Ordering::AcqRel);
-                    assert!(before <= to, "the durable end only grows");
-                    self.flushes.fetch_add(1, Ordering::Relaxed);
-                    // Exactly the commits this flush covers; handed off when many, so the
-                    // next write starts while they are woken.
-                    self.waiters.take_covered(to, &mut woken);
-                    self.waker.wake(&mut woken);
-                }
-                // Fail-stop: never retry a failed fdatasync and carry on.
-                Err((context, error)) => {
-                    self.stop.stop_io(context, &error);
-                    self.wake_all_waiters();
-                }
+            let flushed = self.flush_once(&mut self.flush.lock());
+            if !flushed
+                && (self.requested.load(Ordering::SeqCst) > self.durable.load(Ordering::Acquire)
+                    || self.reserved.load(Ordering::SeqCst) > self.freed.load(Ordering::Acquire))
+            {
+                // A record is still being copied in: give its session the core.
+                std::thread::yield_now();
             }
         }
+    }
+
+    /// A committer's own flushes, while no one else flushes and its commit is not yet
+    /// durable. It stops at the first flush that finds nothing complete to write (a record
+    /// before its own is still being copied in): the flusher then takes over.
+    fn flush_inline(&self, lsn: Lsn) {
+        while self.durable.load(Ordering::Acquire) < lsn
+            && !self.stop.is_stopped()
+            && !self.shutdown.load(Ordering::Acquire)
+        {
+            let Some(mut state) = self.flush.try_lock() else {
+                return;
+            };
+            if !self.flush_once(&mut state) {
+                return;
+            }
+        }
+    }
+
+    /// One flush: a flush mark if anyone appended since the last, then the complete prefix
+    /// of records written out, fdatasynced, published as durable, and the commits it covers
+    /// woken. False if there was nothing complete to write.
+    fn flush_once(&self, state: &mut FlushState) -> bool {
+        if self.reserved.load(Ordering::SeqCst) > state.marked_to {
+            let durable = self.durable.load(Ordering::Acquire).to_le_bytes();
+            if let Some((_, end)) = self.try_append(RecordKind::FlushMark, &[&durable]) {
+                state.marked_to = end;
+            }
+        }
+        let from = self.freed.load(Ordering::Acquire);
+        let to = self.complete_prefix(from);
+        if to == from {
+            return false;
+        }
+        self.take_from_ring(from, to, &mut state.image);
+        match self.write_and_sync(from, &state.image) {
+            Ok(()) => {
+                let before = self.durable.swap(to, Ordering::AcqRel);
+                assert!(before <= to, "the durable end only grows");
+                self.flushes.fetch_add(1, Ordering::Relaxed);
+                // Exactly the commits this flush covers; handed off when many, so the
+                // next write starts while they are woken.
+                self.waiters.take_covered(to, &mut state.woken);
+                self.waker.wake(&mut state.woken);
+            }
+            // Fail-stop: never retry a failed fdatasync and carry on.
+            Err((context, error)) => {
+                self.stop.stop_io(context, &error);
+                self.wake_all_waiters();
+            }
+        }
+        true
     }
 
     /// Waits for a reason to flush. True when the flusher should exit: at shutdown once
@@ -745,7 +793,7 @@ impl Shared {
         }
         // Ring space is free again (the words are zero); the data is in `image`.
         let before = self.freed.swap(to, Ordering::AcqRel);
-        assert_eq!(before, from, "only the flusher frees ring space");
+        assert_eq!(before, from, "one flush at a time frees ring space");
         assert!(
             to <= self.reserved.load(Ordering::SeqCst),
             "freed <= reserved"
