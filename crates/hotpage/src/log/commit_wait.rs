@@ -61,7 +61,7 @@ impl Waiters {
         out.extend(self.parked.lock().drain(..).map(|(_, thread)| thread));
     }
 
-    #[cfg(test)]
+    /// How many committers are parked now.
     pub(super) fn len(&self) -> usize {
         self.parked.lock().len()
     }
