@@ -10,7 +10,9 @@
 # then `pgbench -n -M prepared -f insert.sql -c CLIENTS -j 2 -T SECONDS`. Prints one line
 # per run (system, table, durability, tps, latency average and p99 from pgbench's
 # per-transaction log) and then the medians and the hotpage ÷ PostgreSQL ratios.
-# B= the hotpage binary (default target/release/hotpage). PostgreSQL is started once
+# B= the hotpage binary (default target/release/hotpage). A= an older hotpage binary,
+# optional: each round then runs it too, just before B, and a second table gives B ÷ A
+# (an A/B comparison interleaved with the same PostgreSQL runs). PostgreSQL is started once
 # with scripts/pg_start.sh (installed from Debian's packages if missing) and stopped at
 # the end.
 set -euo pipefail
@@ -51,9 +53,9 @@ print(f"{tps:.0f} {avg:.2f} {p99:.2f}")
 PY
 }
 
-hotpage_run() { # table durability
+hotpage_run() { # table durability [binary]
   local db="$WORK/db-$RANDOM$RANDOM" log="$WORK/serve.log" port=""
-  "$B" serve --db "$db" --listen 127.0.0.1:0 --durability "$2" --max-connections 200 2> "$log" &
+  "${3:-$B}" serve --db "$db" --listen 127.0.0.1:0 --durability "$2" --max-connections 200 2> "$log" &
   local pid=$!
   for _ in $(seq 1 100); do
     port=$(grep -o 'listening on [0-9.]*:[0-9]*' "$log" | sed 's/.*://' || true)
@@ -78,6 +80,11 @@ for round in $(seq 1 "$ROUNDS"); do
   for table in identity uuid; do
     for pair in "sync on" "async off"; do
       set -- $pair
+      if [ -n "${A:-}" ]; then
+        line=$(hotpage_run "$table" "$1" "$A")
+        echo "round $round hotpage-A  $table $1: tps avg_ms p99_ms = $line"
+        echo "hotpage-A $table $1 $line" >> "$results"
+      fi
       line=$(hotpage_run "$table" "$1")
       echo "round $round hotpage    $table $1: tps avg_ms p99_ms = $line"
       echo "hotpage $table $1 $line" >> "$results"
@@ -104,4 +111,14 @@ for table in ("identity", "uuid"):
         m = lambda runs, i: statistics.median(r[i] for r in runs)
         print(f"| {table} | {dur} | {m(h,0):,.0f} | {m(p,0):,.0f} | {m(h,0)/m(p,0):.2f} | "
               f"{m(h,1):.2f} / {m(h,2):.2f} | {m(p,1):.2f} / {m(p,2):.2f} |")
+if any(system == "hotpage-A" for system, *_ in rows):
+    print()
+    print("| table | durability | A tps | B tps | B ÷ A | A ÷ PostgreSQL |")
+    print("|---|---|---|---|---|---|")
+    for table in ("identity", "uuid"):
+        for dur in ("sync", "async"):
+            a = statistics.median(r[0] for r in med[("hotpage-A", table, dur)])
+            b = statistics.median(r[0] for r in med[("hotpage", table, dur)])
+            p = statistics.median(r[0] for r in med[("postgresql", table, dur)])
+            print(f"| {table} | {dur} | {a:,.0f} | {b:,.0f} | {b/a:.2f} | {a/p:.2f} |")
 PY

@@ -105,7 +105,8 @@ pub struct ServeArgs {
     /// (its first line), and exit; nothing else is done
     #[arg(long, value_name = "USER", conflicts_with = "db")]
     pub hash_password: Option<String>,
-    /// Sessions at once (1 to 10000); cancel requests do not count
+    /// Sessions at once (1 to 10000); cancel requests do not count. Each connection has
+    /// its own thread, at most twice this many (the rest are refused at once, 53300)
     #[arg(long, default_value_t = 100)]
     pub max_connections: usize,
     /// Close a connection that sends nothing for this many milliseconds (default: never)

@@ -1,18 +1,21 @@
-//! One connection: TLS negotiation (when the server has a certificate), the startup
-//! message or a cancel request, authentication (trust, or SCRAM-SHA-256), then the
-//! message loop. Messages go to the session
-//! thread in batches (all that a client pipelined, up to a Sync, Query or Flush); the
-//! answers come back and are written. Limits: the connection slots (FATAL 53300), the
-//! message size (FATAL 54000), the idle timeout (FATAL 57P05 / 25P03); a shutdown ends the
-//! connection after its batch (FATAL 57P01).
+//! One connection, on its own thread: TLS negotiation (when the server has a
+//! certificate), the startup message or a cancel request, authentication (trust, or
+//! SCRAM-SHA-256), then the session's message loop. The socket's I/O is async (tokio, on
+//! a runtime of this thread's own, so that timeouts and a shutdown can end a wait for the
+//! client); the session's statements run between those waits, on the same thread, with
+//! no hand-off to another. Messages are read in batches (all that a client pipelined, up
+//! to a Sync, Query or Flush) and each batch's answers are written with one flush. Limits:
+//! the connection slots (FATAL 53300), the message size (FATAL 54000), the idle timeout
+//! (FATAL 57P05 / 25P03); a shutdown ends the connection after its batch (FATAL 57P01).
 
 use crate::auth::{self, Outcome};
 use crate::client::Client;
 use crate::encode::{self, code};
 use crate::frame::{FrameCodec, FrameError};
-use crate::server::Shared;
-use crate::session::{Reply, SessionThread, StatementLimits};
+use crate::server::{CancelRegistration, Shared};
+use crate::session::{self, Output, SessionState, StatementLimits, Transport};
 use futures::{FutureExt, SinkExt, StreamExt};
+use hotpage_sql::SqlSession;
 use pgwire::api::auth::{
     ServerParameterProvider, finish_authentication, protocol_negotiation,
     save_startup_parameters_to_metadata,
@@ -26,24 +29,73 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::runtime::Runtime;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::codec::{Framed, FramedParts};
 
-/// The most messages handed to the session thread at once.
+/// The most messages handed to the session at once.
 const BATCH_MESSAGES_MAX: usize = 256;
 
-/// Serves one accepted socket until it closes. Errors end the connection quietly: the
-/// client has gone or broke the protocol, and was told so where it could be.
-pub async fn serve(socket: TcpStream, shared: Arc<Shared>) {
-    let _ = run(socket, &shared).await;
+/// Serves one accepted socket until it closes; runs on the connection's own thread.
+/// Errors end the connection quietly: the client has gone or broke the protocol, and was
+/// told so where it could be.
+pub fn serve(socket: std::net::TcpStream, shared: &Arc<Shared>) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let started = runtime.block_on(async {
+        let socket = TcpStream::from_std(socket).ok()?;
+        start(socket, shared).await.ok().flatten()
+    });
+    let Some(Started {
+        client,
+        session,
+        cancel,
+        _slot,
+        _registration,
+    }) = started
+    else {
+        return;
+    };
+    let limits = StatementLimits {
+        timeout: shared.config.statement_timeout,
+        max_statement_bytes: shared.config.max_statement_bytes,
+    };
+    let mut state = SessionState::new(session, limits, cancel);
+    let mut out = Output::new(Box::new(Socket {
+        runtime,
+        client,
+        shared: Arc::clone(shared),
+        status: TransactionStatus::Idle,
+        end: BatchEnd::Open,
+        closed: false,
+    }));
+    session::run(&mut state, &mut out);
+    // The session (and its engine session) is dropped before the slot is given back, and
+    // before the caller's tracker token lets a shutdown close the database.
+    drop(state);
 }
 
-async fn run(socket: TcpStream, shared: &Arc<Shared>) -> std::io::Result<()> {
+/// A session that has started: its socket, its SQL session, and what it holds.
+struct Started {
+    client: Client,
+    session: SqlSession,
+    cancel: Arc<AtomicBool>,
+    _slot: OwnedSemaphorePermit,
+    _registration: CancelRegistration,
+}
+
+/// TLS, then the first message: a cancel request (done here) or a startup message (a
+/// session, if it is let in).
+async fn start(socket: TcpStream, shared: &Arc<Shared>) -> std::io::Result<Option<Started>> {
     let timeout = shared.config.startup_timeout;
     let Ok(Ok(Some(framed))) =
         tokio::time::timeout(timeout, negotiate_tls::<()>(socket, shared.tls.clone())).await
     else {
-        return Ok(());
+        return Ok(None);
     };
     let parts = framed.into_parts();
     let mut limited = FramedParts::new(
@@ -56,14 +108,17 @@ async fn run(socket: TcpStream, shared: &Arc<Shared>) -> std::io::Result<()> {
     match tokio::time::timeout(timeout, client.next()).await {
         Ok(Some(Ok(PgWireFrontendMessage::CancelRequest(cancel)))) => {
             shared.cancel(cancel.pid, &cancel.secret_key);
-            Ok(())
+            Ok(None)
         }
         Ok(Some(Ok(PgWireFrontendMessage::Startup(startup)))) => {
             start_session(client, &startup, shared).await
         }
-        Ok(Some(Err(error))) => send_fatal(&mut client, frame_error(&error)).await,
+        Ok(Some(Err(error))) => {
+            send_fatal(&mut client, frame_error(&error)).await?;
+            Ok(None)
+        }
         // A timeout, a closed socket, or a message that cannot come first.
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
@@ -118,27 +173,30 @@ impl ServerParameterProvider for ServerParameters {
     }
 }
 
-/// After a startup message: a slot, the password exchange (SCRAM), the session and its
-/// thread, the end of startup, then the message loop.
+/// After a startup message: a slot, the password exchange (SCRAM), the session, the end
+/// of startup.
 async fn start_session(
     mut client: Client,
     startup: &Startup,
     shared: &Arc<Shared>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<Started>> {
     if shared.shutdown.is_cancelled() {
         let fatal = encode::fatal("57P03", "the database system is shutting down");
-        return send_fatal(&mut client, fatal).await;
+        send_fatal(&mut client, fatal).await?;
+        return Ok(None);
     }
-    let Ok(_slot) = Arc::clone(&shared.slots).try_acquire_owned() else {
+    let Ok(slot) = Arc::clone(&shared.slots).try_acquire_owned() else {
         let fatal = encode::fatal(
             code::TOO_MANY_CONNECTIONS,
             "sorry, too many clients already",
         );
-        return send_fatal(&mut client, fatal).await;
+        send_fatal(&mut client, fatal).await?;
+        return Ok(None);
     };
     if let Err(error) = protocol_negotiation(&mut client, startup).await {
         let fatal = encode::fatal(code::PROTOCOL_VIOLATION, error.to_string());
-        return send_fatal(&mut client, fatal).await;
+        send_fatal(&mut client, fatal).await?;
+        return Ok(None);
     }
     save_startup_parameters_to_metadata(&mut client, startup);
     if let Some(pair) = &shared.scram {
@@ -146,8 +204,11 @@ async fn start_session(
         let timeout = shared.config.startup_timeout;
         match auth::scram_exchange(&mut client, scram, timeout).await? {
             Outcome::Authenticated => {}
-            Outcome::Refused(fatal) => return send_fatal(&mut client, fatal).await,
-            Outcome::Gone => return Ok(()),
+            Outcome::Refused(fatal) => {
+                send_fatal(&mut client, fatal).await?;
+                return Ok(None);
+            }
+            Outcome::Gone => return Ok(None),
         }
     }
     let session = shared.sql.session();
@@ -155,28 +216,22 @@ async fn start_session(
     let pid = i32::try_from(session.pid()).unwrap_or(i32::MAX);
     let secret: i32 = rand::random();
     let cancel = Arc::new(AtomicBool::new(false));
-    let limits = StatementLimits {
-        timeout: shared.config.statement_timeout,
-        max_statement_bytes: shared.config.max_statement_bytes,
-    };
-    let Ok((thread, replies)) = SessionThread::spawn(session, limits, Arc::clone(&cancel)) else {
-        let fatal = encode::fatal(
-            code::INSUFFICIENT_RESOURCES,
-            "could not start a thread for the session",
-        );
-        return send_fatal(&mut client, fatal).await;
-    };
-    let _registration = shared.register_cancel(pid, secret, cancel);
+    let registration = shared.register_cancel(pid, secret, Arc::clone(&cancel));
     client.set_pid_and_secret_key(pid, SecretKey::I32(secret));
     shared.connections.fetch_add(1, Ordering::Relaxed);
-    let outcome = match finish_authentication(&mut client, &ServerParameters).await {
-        Ok(()) => message_loop(&mut client, &thread, replies, shared).await,
-        Err(_) => Ok(()),
-    };
-    // The session is dropped before the slot is given back and before a shutdown
-    // closes the database.
-    thread.finish().await;
-    outcome
+    if finish_authentication(&mut client, &ServerParameters)
+        .await
+        .is_err()
+    {
+        return Ok(None);
+    }
+    Ok(Some(Started {
+        client,
+        session,
+        cancel,
+        _slot: slot,
+        _registration: registration,
+    }))
 }
 
 /// What ended the wait for the next message.
@@ -249,69 +304,87 @@ fn collect_batch(
     (batch, BatchEnd::Open)
 }
 
-/// Writes a batch's answers as they come, flushing each chunk; returns the status of the
-/// last ReadyForQuery (or `status` if none), or None if the session thread is gone.
-async fn write_replies(
-    client: &mut Client,
-    replies: &mut UnboundedReceiver<Reply>,
-    mut status: TransactionStatus,
-) -> std::io::Result<Option<TransactionStatus>> {
-    loop {
-        match replies.recv().await {
-            Some(Reply::Messages(messages)) => {
-                for message in messages {
-                    if let PgWireBackendMessage::ReadyForQuery(ready) = &message {
-                        status = ready.status;
-                    }
-                    client.feed(message).await?;
-                }
-                client.flush().await?;
-            }
-            Some(Reply::Done) => return Ok(Some(status)),
-            None => return Ok(None),
-        }
+/// The connection's socket as the session's [`Transport`]: each wait for the client, and
+/// each write, runs on the connection's own runtime.
+struct Socket {
+    runtime: Runtime,
+    client: Client,
+    shared: Arc<Shared>,
+    /// The status of the last ReadyForQuery written (which idle timeout applies).
+    status: TransactionStatus,
+    /// How the last batch read ended.
+    end: BatchEnd,
+    /// The connection has ended: nothing more is read or written.
+    closed: bool,
+}
+
+impl Socket {
+    /// Ends the connection with a FATAL.
+    fn fatal(&mut self, message: PgWireBackendMessage) {
+        self.closed = true;
+        let _ = self.runtime.block_on(send_fatal(&mut self.client, message));
     }
 }
 
-/// Reads, hands over and answers batches until the connection ends.
-async fn message_loop(
-    client: &mut Client,
-    thread: &SessionThread,
-    mut replies: UnboundedReceiver<Reply>,
-    shared: &Shared,
-) -> std::io::Result<()> {
-    let mut status = TransactionStatus::Idle;
-    loop {
-        let first = match next_message(client, shared).await {
-            Next::Message(message) => message,
-            Next::Closed => return Ok(()),
-            Next::Failed(error) => return send_fatal(client, frame_error(&error)).await,
-            Next::IdleTimeout => return send_fatal(client, idle_timeout(status)).await,
-            Next::Shutdown => {
-                let fatal = encode::fatal(
-                    code::ADMIN_SHUTDOWN,
-                    "terminating connection due to administrator command",
-                );
-                return send_fatal(client, fatal).await;
-            }
-        };
-        let (batch, end) = collect_batch(client, first);
-        if !batch.is_empty() {
-            let answered = if thread.send(batch) {
-                write_replies(client, &mut replies, status).await?
-            } else {
-                None
-            };
-            let Some(now) = answered else {
-                let fatal = encode::fatal("XX000", "the session's thread ended unexpectedly");
-                return send_fatal(client, fatal).await;
-            };
-            status = now;
+impl Transport for Socket {
+    fn read_batch(&mut self) -> Option<Vec<PgWireFrontendMessage>> {
+        if self.closed {
+            return None;
         }
-        match end {
+        match std::mem::replace(&mut self.end, BatchEnd::Open) {
             BatchEnd::Open => {}
-            BatchEnd::Terminate => return Ok(()),
-            BatchEnd::Failed(error) => return send_fatal(client, frame_error(&error)).await,
+            BatchEnd::Terminate => {
+                self.closed = true;
+                return None;
+            }
+            BatchEnd::Failed(error) => {
+                self.fatal(frame_error(&error));
+                return None;
+            }
+        }
+        let (client, shared) = (&mut self.client, &*self.shared);
+        let next = self.runtime.block_on(async {
+            match next_message(client, shared).await {
+                Next::Message(first) => Ok(collect_batch(client, first)),
+                other => Err(other),
+            }
+        });
+        match next {
+            Ok((batch, end)) if !batch.is_empty() => {
+                self.end = end;
+                return Some(batch);
+            }
+            // Only a Terminate comes with no message before it; Message is not an error.
+            Ok(_) | Err(Next::Closed | Next::Message(_)) => self.closed = true,
+            Err(Next::Failed(error)) => self.fatal(frame_error(&error)),
+            Err(Next::IdleTimeout) => self.fatal(idle_timeout(self.status)),
+            Err(Next::Shutdown) => self.fatal(encode::fatal(
+                code::ADMIN_SHUTDOWN,
+                "terminating connection due to administrator command",
+            )),
+        }
+        None
+    }
+
+    fn write(&mut self, messages: Vec<PgWireBackendMessage>) {
+        if self.closed {
+            return;
+        }
+        let client = &mut self.client;
+        let mut status = self.status;
+        let written = self.runtime.block_on(async {
+            for message in messages {
+                if let PgWireBackendMessage::ReadyForQuery(ready) = &message {
+                    status = ready.status;
+                }
+                client.feed(message).await?;
+            }
+            client.flush().await
+        });
+        self.status = status;
+        // A client that is gone: its session ends at the next read.
+        if written.is_err() {
+            self.closed = true;
         }
     }
 }

@@ -26,8 +26,6 @@ pub mod code {
     pub const IDLE_SESSION_TIMEOUT: &str = "57P05";
     /// idle_in_transaction_session_timeout
     pub const IDLE_IN_TRANSACTION_TIMEOUT: &str = "25P03";
-    /// insufficient_resources
-    pub const INSUFFICIENT_RESOURCES: &str = "53000";
     /// invalid_sql_statement_name
     pub const INVALID_STATEMENT_NAME: &str = "26000";
     /// duplicate_prepared_statement

@@ -7,8 +7,8 @@ use crate::encode::{self, code};
 use crate::session::{Interrupt, Output, SessionState, check_statement_size};
 use bytes::Bytes;
 use hotpage_sql::{
-    ColumnInfo, NUMERIC_OID, Prepared, SqlError, SqlType, StatementResult, Value, WireFormat,
-    is_read_result,
+    ColumnInfo, NUMERIC_OID, Prepared, SqlError, SqlSession, SqlType, StatementResult, Value,
+    WireFormat, is_read_result,
 };
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::data::{NoData, ParameterDescription};
@@ -16,6 +16,7 @@ use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
     PortalSuspended,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// PostgreSQL's OID of the `unknown` pseudo-type, which a client may declare for a
@@ -260,6 +261,15 @@ impl SessionState {
                 format!("portal \"{name}\" does not exist"),
             )
         })?;
+        if portal
+            .statement
+            .prepared
+            .as_ref()
+            .is_some_and(Prepared::is_stale)
+            && matches!(portal.state, PortalState::Ready)
+        {
+            replan(&mut self.session, &mut self.statements, portal)?;
+        }
         let Some(prepared) = &portal.statement.prepared else {
             out.push(encode::empty_query());
             return Ok(());
@@ -288,6 +298,33 @@ impl SessionState {
         out.push(PgWireBackendMessage::CloseComplete(CloseComplete::new()));
         Ok(())
     }
+}
+
+/// Plans a portal's statement again after DDL dropped or replaced a table it uses, and
+/// keeps the fresh plan for every name that holds the statement, so that it is planned
+/// once, not at each Execute.
+fn replan(
+    session: &mut SqlSession,
+    statements: &mut HashMap<String, Arc<Statement>>,
+    portal: &mut Portal,
+) -> Result<(), SqlError> {
+    let Some(stale) = &portal.statement.prepared else {
+        return Ok(());
+    };
+    let fresh = session.replan(stale)?;
+    let statement = Arc::new(Statement {
+        prepared: Some(fresh),
+        params: portal.statement.params.clone(),
+        param_oids: portal.statement.param_oids.clone(),
+        columns: portal.statement.columns.clone(),
+    });
+    for held in statements.values_mut() {
+        if Arc::ptr_eq(held, &portal.statement) {
+            *held = Arc::clone(&statement);
+        }
+    }
+    portal.statement = statement;
+    Ok(())
 }
 
 /// The parameter values of a Bind, read by the statement's parameter types.

@@ -2,20 +2,22 @@
 //! that psql, pgbench and PostgreSQL's drivers reach a hotpage database.
 //!
 //! ```text
-//! server      bind, accept, the connection slots, cancel keys, shutdown on a signal
-//! connection  one connection's async loop: startup, reading messages, limits, timeouts
+//! server      bind, accept (a thread per connection), the slots, cancel keys, signals
+//! connection  one connection on its own thread: startup, reading batches, limits, timeouts
 //! frame       the message framing: exact frames, a size limit, a structural check first
 //! client      the connection as pgwire's startup handlers see it (ClientInfo + Sink)
 //! auth        SCRAM-SHA-256: the password file of verifiers, pgwire's exchange driven
 //! tls         rustls: the certificate and key files, the acceptor
-//! session     the thread that owns a connection's SqlSession and answers its messages
+//! session     a connection's SqlSession and protocol state: answers its messages in order
 //! extended    Parse, Bind, Describe, Execute, Close, Sync: statements and portals
 //! encode      results and errors as backend messages, text and binary formats
 //! ```
 //!
-//! Threading: tokio runs the sockets; each connection's SQL session lives on its own OS
-//! thread, because the engine is synchronous and a commit waits for an fsync (group
-//! commit). The async side never calls the engine, so no wait blocks the runtime.
+//! Threading: each connection has its own OS thread, as a PostgreSQL backend has its own
+//! process. The thread's socket I/O runs on a tokio runtime of its own (so timeouts and a
+//! shutdown can end a wait for the client), and its SQL session runs on the same thread
+//! between those waits: the engine is synchronous and a commit waits for an fsync (group
+//! commit), which blocks only that connection. A shared runtime only accepts.
 
 mod auth;
 mod client;

@@ -4,8 +4,10 @@
 use crate::auth::{Authentication, scram_auth};
 use crate::config::ServerConfig;
 use crate::connection;
+use crate::encode::{self, code};
 use crate::error::ServerError;
 use crate::tls::TlsConfig;
+use bytes::BytesMut;
 use hotpage_sql::SqlDatabase;
 use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::messages::startup::SecretKey;
@@ -15,15 +17,21 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Threads of the async runtime: they only move bytes (sessions run on their own threads).
-const NETWORK_THREADS: usize = 2;
+/// Threads of the shared async runtime: it only accepts connections and waits for signals
+/// (each connection runs on its own thread, with its own runtime for its socket).
+const NETWORK_THREADS: usize = 1;
+
+/// Connection threads at once, per connection slot: room for the connections still in
+/// startup or sending a cancel request while every slot is taken (PostgreSQL's
+/// postmaster allows twice `max_connections` backends the same way).
+const THREADS_PER_SLOT: usize = 2;
 
 /// What every connection shares.
 pub struct Shared {
@@ -31,6 +39,8 @@ pub struct Shared {
     pub config: ServerConfig,
     /// One permit per session; cancel requests take none.
     pub slots: Arc<Semaphore>,
+    /// One permit per connection thread (`THREADS_PER_SLOT` per slot).
+    threads: Arc<Semaphore>,
     cancel_keys: Mutex<HashMap<i32, CancelKey>>,
     pub shutdown: CancellationToken,
     pub connections: AtomicU64,
@@ -173,6 +183,9 @@ impl Server {
         let shared = Arc::new(Shared {
             sql,
             slots: Arc::new(Semaphore::new(config.max_connections)),
+            threads: Arc::new(Semaphore::new(
+                config.max_connections.saturating_mul(THREADS_PER_SLOT),
+            )),
             config,
             cancel_keys: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
@@ -254,12 +267,51 @@ async fn accept_until_shutdown(
                 return;
             }
             accepted = listener.accept() => match accepted {
-                Ok((socket, _)) => {
-                    tracker.spawn(connection::serve(socket, Arc::clone(shared)));
-                }
+                Ok((socket, _)) => start_connection(socket, shared, tracker),
                 // Out of file descriptors and the like: the condition may pass; do not spin.
                 Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
             }
         }
+    }
+}
+
+/// Gives an accepted socket its own thread (`connection::serve`), which the tracker
+/// counts until the connection's session is dropped. Past the thread limit the socket is
+/// refused at once (FATAL 53300), as PostgreSQL's postmaster refuses a connection when it
+/// has too many children.
+fn start_connection(socket: TcpStream, shared: &Arc<Shared>, tracker: &TaskTracker) {
+    let Ok(permit) = Arc::clone(&shared.threads).try_acquire_owned() else {
+        tracker.spawn(refuse(socket));
+        return;
+    };
+    let Ok(socket) = socket.into_std() else {
+        return;
+    };
+    let shared = Arc::clone(shared);
+    let token = tracker.token();
+    // A thread that cannot start drops its closure: the socket closes, the client sees
+    // the connection end.
+    let _ = std::thread::Builder::new()
+        .name("hotpage-conn".into())
+        .spawn(move || {
+            connection::serve(socket, &shared);
+            // Every handle on the database goes before the tracker hears of the end: the
+            // caller closes the database once the tracker is empty.
+            drop(shared);
+            drop(permit);
+            drop(token);
+        });
+}
+
+/// Refuses a connection without reading from it: one ErrorResponse, then close.
+async fn refuse(socket: TcpStream) {
+    let fatal = encode::fatal(
+        code::TOO_MANY_CONNECTIONS,
+        "sorry, too many clients already",
+    );
+    let mut bytes = BytesMut::new();
+    if fatal.encode(&mut bytes).is_ok() {
+        // A new socket's send buffer takes these few bytes at once; if not, it closes.
+        let _ = socket.try_write(&bytes);
     }
 }

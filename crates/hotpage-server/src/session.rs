@@ -1,8 +1,9 @@
-//! The thread that owns one connection's [`SqlSession`]: it receives the connection's
-//! frontend messages in batches (a pipeline up to a Sync, a Query or a Flush), answers
-//! them in order, and sends the answers back in chunks (one per statement of a simple
-//! Query, so a client sees each result as it ends). The engine is synchronous and a commit
-//! waits for its fsync: on this thread that wait blocks no one else.
+//! One connection's [`SqlSession`] and its protocol state, answering the connection's
+//! frontend messages in order. Messages come in batches (a pipeline up to a Sync, a Query
+//! or a Flush) from a [`Transport`]; answers go back in chunks (one per statement of a
+//! simple Query, so a client sees each result as it ends; one per batch otherwise). The
+//! engine is synchronous and a commit waits for its fsync: the connection's own thread
+//! runs all of it (`connection`), so that wait blocks no one else.
 
 use crate::encode::{self, code};
 use crate::extended::{Portal, Statement};
@@ -11,17 +12,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc as async_mpsc, oneshot};
-
-/// What the session thread sends back for a batch.
-pub enum Reply {
-    /// Messages to write, in order.
-    Messages(Vec<PgWireBackendMessage>),
-    /// The batch is answered: flush.
-    Done,
-}
 
 /// The limits a session applies to each statement.
 #[derive(Clone, Copy, Debug)]
@@ -30,70 +21,31 @@ pub struct StatementLimits {
     pub max_statement_bytes: usize,
 }
 
-/// The async side's handle on a session thread.
-pub struct SessionThread {
-    jobs: mpsc::Sender<Vec<PgWireFrontendMessage>>,
-    exited: oneshot::Receiver<()>,
+/// Where a session's messages come from and where its answers go: the connection's socket,
+/// or a test's queues.
+pub trait Transport {
+    /// The next batch of messages; None once the connection has ended (the transport has
+    /// told the client why, where there was something to tell).
+    fn read_batch(&mut self) -> Option<Vec<PgWireFrontendMessage>>;
+    /// Writes answers and flushes them. A client that is gone is not an error here: its
+    /// next read ends the session.
+    fn write(&mut self, messages: Vec<PgWireBackendMessage>);
 }
 
-impl SessionThread {
-    /// Starts the thread for `session`; `cancel` is set by a cancel request for it.
-    pub fn spawn(
-        session: SqlSession,
-        limits: StatementLimits,
-        cancel: Arc<AtomicBool>,
-    ) -> std::io::Result<(SessionThread, async_mpsc::UnboundedReceiver<Reply>)> {
-        let (jobs, job_rx) = mpsc::channel();
-        let (reply_tx, replies) = async_mpsc::unbounded_channel();
-        let (exited_tx, exited) = oneshot::channel();
-        let state = SessionState::new(session, limits, cancel);
-        std::thread::Builder::new()
-            .name(format!("hotpage-session-{}", state.session.pid()))
-            .spawn(move || {
-                let mut state = state;
-                let mut out = Output::new(reply_tx);
-                let mut inbox = Inbox::new(job_rx);
-                while let Some(message) = inbox.next(&mut out) {
-                    state.handle(message, &mut out, &mut inbox);
-                }
-                // The session (and its engine session) is gone before the async side hears
-                // that the thread ended: shutdown closes the database only after that.
-                drop(state);
-                let _ = exited_tx.send(());
-            })?;
-        Ok((SessionThread { jobs, exited }, replies))
-    }
-
-    /// Hands a batch to the thread; false if the thread has ended.
-    pub fn send(&self, batch: Vec<PgWireFrontendMessage>) -> bool {
-        self.jobs.send(batch).is_ok()
-    }
-
-    /// Ends the thread after what it is doing, and waits until its session is dropped.
-    pub async fn finish(self) {
-        drop(self.jobs);
-        let _ = self.exited.await;
-    }
-}
-
-/// The messages handed to the session thread, one at a time. The thread answers a batch
-/// (Done) when it has taken the batch's last message and wants the next: so a COPY FROM
-/// STDIN in the middle of a Query can answer CopyInResponse and read the CopyData that the
-/// client sends only then.
+/// The messages of the batches, one at a time. A batch is answered (its pending answers
+/// written) when its last message has been taken and the session wants the next: so a
+/// COPY FROM STDIN in the middle of a Query can answer CopyInResponse and read the
+/// CopyData that the client sends only then.
+#[derive(Default)]
 pub struct Inbox {
-    jobs: mpsc::Receiver<Vec<PgWireFrontendMessage>>,
     queue: VecDeque<PgWireFrontendMessage>,
     /// A batch was taken and is not answered yet.
     open: bool,
 }
 
 impl Inbox {
-    pub fn new(jobs: mpsc::Receiver<Vec<PgWireFrontendMessage>>) -> Inbox {
-        Inbox {
-            jobs,
-            queue: VecDeque::new(),
-            open: false,
-        }
+    pub fn new() -> Inbox {
+        Inbox::default()
     }
 
     /// The next message: the rest of this batch, else (once the batch is answered) the
@@ -104,33 +56,27 @@ impl Inbox {
                 return Some(message);
             }
             if self.open {
-                out.finish_batch();
+                out.send_pending();
                 self.open = false;
             }
-            self.queue = self.jobs.recv().ok()?.into();
+            self.queue = out.transport.read_batch()?.into();
             self.open = true;
         }
     }
 }
 
-/// Answers waiting to be sent, handed over in chunks.
+/// Answers waiting to be written, written in chunks.
 pub struct Output {
     pending: Vec<PgWireBackendMessage>,
-    replies: async_mpsc::UnboundedSender<Reply>,
+    transport: Box<dyn Transport>,
 }
 
 impl Output {
-    pub fn new(replies: async_mpsc::UnboundedSender<Reply>) -> Output {
+    pub fn new(transport: Box<dyn Transport>) -> Output {
         Output {
             pending: Vec::new(),
-            replies,
+            transport,
         }
-    }
-
-    /// Ends a batch: what is pending, then Done.
-    pub fn finish_batch(&mut self) {
-        self.send_pending();
-        let _ = self.replies.send(Reply::Done);
     }
 
     pub fn push(&mut self, message: PgWireBackendMessage) {
@@ -141,13 +87,20 @@ impl Output {
         self.pending.append(messages);
     }
 
-    /// Sends what is pending now (the connection writes it while the session goes on).
+    /// Writes what is pending now.
     pub fn send_pending(&mut self) {
         if !self.pending.is_empty() {
             let chunk = std::mem::take(&mut self.pending);
-            // A closed connection: the answers have nowhere to go; the batch still ends.
-            let _ = self.replies.send(Reply::Messages(chunk));
+            self.transport.write(chunk);
         }
+    }
+}
+
+/// Answers a connection's messages until it ends.
+pub fn run(state: &mut SessionState, out: &mut Output) {
+    let mut inbox = Inbox::new();
+    while let Some(message) = inbox.next(out) {
+        state.handle(message, out, &mut inbox);
     }
 }
 

@@ -163,6 +163,11 @@ fn refuse_generated_always(table: &SqlTable, column: usize) -> SqlResult<()> {
 }
 
 impl InsertPlan {
+    /// True if the table was dropped or replaced after the plan was made.
+    pub fn is_stale(&self) -> bool {
+        self.table.handle.is_dropped()
+    }
+
     pub fn table_name(&self) -> &str {
         &self.table.name
     }

@@ -166,6 +166,13 @@ pub(crate) struct SelectPlan {
     params: usize,
 }
 
+impl SelectPlan {
+    /// True if the table the plan reads was dropped or replaced after it was planned.
+    pub fn is_stale(&self) -> bool {
+        matches!(&self.source, Source::Table(table) if table.handle.is_dropped())
+    }
+}
+
 pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
     if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
         return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));

@@ -602,6 +602,15 @@ impl SqlSession {
         prepared: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
+        // A plan whose table was dropped or replaced would reach the old table: plan it
+        // again (a caller that keeps statements stores the fresh plan: `replan`).
+        let fresh;
+        let prepared = if prepared.is_stale() {
+            fresh = self.replan(prepared).map_err(|e| self.fail(e))?;
+            &fresh
+        } else {
+            prepared
+        };
         self.activity.begin(&prepared.text);
         // COMMIT and ROLLBACK end a failed block, prepared or not.
         let outcome = if prepared.ends_transaction() {

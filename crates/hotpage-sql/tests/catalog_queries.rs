@@ -643,3 +643,80 @@ fn many_tables_are_described_correctly_and_fast() {
         assert!(timed(&mut s, query).rows.is_empty());
     }
 }
+
+/// psql 15's `\dt+` (from `psql -E`), verbatim.
+const PSQL_DT_PLUS: &str = "SELECT n.nspname as \"Schema\",
+  c.relname as \"Name\",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 't' THEN 'TOAST table' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'I' THEN 'partitioned index' END as \"Type\",
+  pg_catalog.pg_get_userbyid(c.relowner) as \"Owner\",
+  CASE c.relpersistence WHEN 'p' THEN 'permanent' WHEN 't' THEN 'temporary' WHEN 'u' THEN 'unlogged' END as \"Persistence\",
+  am.amname as \"Access method\",
+  pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid)) as \"Size\",
+  pg_catalog.obj_description(c.oid, 'pg_class') as \"Description\"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1,2;";
+
+#[test]
+fn table_sizes_are_their_pages_for_psql_dt_plus() {
+    let mut s = session();
+    s.execute("CREATE TABLE empty (id bigint PRIMARY KEY)")
+        .expect("create");
+    let size = |s: &mut SqlSession, sql: &str| match one(s, sql).rows[0][0] {
+        Value::Int(bytes) => bytes,
+        ref other => panic!("{sql}: {other:?}"),
+    };
+    let before = size(&mut s, "SELECT pg_table_size('orders')");
+    assert!(before >= 8192 && before % 8192 == 0, "{before}");
+    // 2,000 rows of ~300 bytes fill many 8 KiB pages: the size grows with them.
+    let note = "x".repeat(300);
+    for _ in 0..20 {
+        let values: Vec<String> = (0..100).map(|_| format!("('c', 1.5, '{note}')")).collect();
+        s.execute(&format!(
+            "INSERT INTO orders (customer, amount, note) VALUES {}",
+            values.join(", ")
+        ))
+        .expect("insert");
+    }
+    let after = size(&mut s, "SELECT pg_table_size('orders')");
+    assert!(after >= before + 60 * 8192, "{before} -> {after}");
+    assert_eq!(
+        size(&mut s, "SELECT pg_total_relation_size('orders')"),
+        after
+    );
+    assert_eq!(size(&mut s, "SELECT pg_relation_size('orders')"), after);
+    // The primary key is the table's own clustered tree: no pages of its own.
+    assert_eq!(size(&mut s, "SELECT pg_indexes_size('orders')"), 0);
+    assert_eq!(size(&mut s, "SELECT pg_relation_size('orders_pkey')"), 0);
+    // An OID that names nothing: NULL, as in PostgreSQL.
+    assert_eq!(
+        one(&mut s, "SELECT pg_table_size(4000000000)").rows[0][0],
+        Value::Null
+    );
+    let pretty = |bytes: i64| {
+        let text = texts(&one(
+            &mut session(),
+            &format!("SELECT pg_size_pretty({bytes})"),
+        ));
+        text[0][0].clone()
+    };
+    let listed = texts(&one(&mut s, PSQL_DT_PLUS));
+    let by_name = |name: &str| {
+        listed
+            .iter()
+            .find(|r| r[1].as_deref() == Some(name))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in {listed:?}"))
+    };
+    let orders = by_name("orders");
+    assert_eq!(orders[2].as_deref(), Some("table"));
+    assert_eq!(orders[6], pretty(after));
+    let empty = by_name("empty");
+    assert_eq!(empty[6], pretty(8192));
+}

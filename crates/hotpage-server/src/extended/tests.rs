@@ -2,20 +2,42 @@
 //! statements and portals, Describe, row limits, and skipping to Sync after an error.
 
 use super::*;
-use crate::session::{Inbox, Reply, SessionState, StatementLimits};
+use crate::session::{Output, SessionState, StatementLimits, Transport};
 use hotpage::{Database, MemStorage, Options, Storage};
 use hotpage_sql::SqlDatabase;
 use pgwire::messages::PgWireFrontendMessage as M;
 use pgwire::messages::extendedquery::Sync as SyncMessage;
 use pgwire::messages::simplequery::Query;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
-use tokio::sync::mpsc::unbounded_channel;
+
+/// Batches to hand over and the answers written, shared with the harness.
+#[derive(Default)]
+struct Queues {
+    batches: VecDeque<Vec<M>>,
+    answers: Vec<PgWireBackendMessage>,
+}
+
+/// A transport over [`Queues`]: the connection "ends" when no batch is left.
+struct QueueTransport(Rc<RefCell<Queues>>);
+
+impl Transport for QueueTransport {
+    fn read_batch(&mut self) -> Option<Vec<M>> {
+        self.0.borrow_mut().batches.pop_front()
+    }
+
+    fn write(&mut self, mut messages: Vec<PgWireBackendMessage>) {
+        self.0.borrow_mut().answers.append(&mut messages);
+    }
+}
 
 struct Harness {
     state: SessionState,
     out: Output,
-    replies: tokio::sync::mpsc::UnboundedReceiver<Reply>,
+    queues: Rc<RefCell<Queues>>,
 }
 
 impl Harness {
@@ -28,32 +50,19 @@ impl Harness {
             timeout: None,
             max_statement_bytes: 1000,
         };
-        let (tx, replies) = unbounded_channel();
+        let queues = Rc::new(RefCell::new(Queues::default()));
         Harness {
             state: SessionState::new(sql.session(), limits, Arc::new(AtomicBool::new(false))),
-            out: Output::new(tx),
-            replies,
+            out: Output::new(Box::new(QueueTransport(Rc::clone(&queues)))),
+            queues,
         }
     }
 
     /// Sends `messages` as one batch and returns the answers, by kind.
     fn send(&mut self, messages: Vec<M>) -> Vec<PgWireBackendMessage> {
-        // A channel per batch: once its one batch is taken (and answered), the inbox ends.
-        let (jobs, job_rx) = std::sync::mpsc::channel();
-        let _ = jobs.send(messages);
-        drop(jobs);
-        let mut inbox = Inbox::new(job_rx);
-        while let Some(message) = inbox.next(&mut self.out) {
-            self.state.handle(message, &mut self.out, &mut inbox);
-        }
-        let mut answers = Vec::new();
-        while let Ok(reply) = self.replies.try_recv() {
-            match reply {
-                Reply::Messages(mut m) => answers.append(&mut m),
-                Reply::Done => break,
-            }
-        }
-        answers
+        self.queues.borrow_mut().batches.push_back(messages);
+        crate::session::run(&mut self.state, &mut self.out);
+        std::mem::take(&mut self.queues.borrow_mut().answers)
     }
 
     fn query(&mut self, sql: &str) -> Vec<PgWireBackendMessage> {
@@ -303,5 +312,77 @@ fn a_cancel_that_came_before_a_query_does_not_stop_it() {
     assert_eq!(
         kinds(&h.query("INSERT INTO t VALUES (1)")),
         ["Complete INSERT 0 1", "Ready Idle"]
+    );
+}
+
+/// The text of a one-column DataRow in text format.
+fn text_of(answer: &PgWireBackendMessage) -> String {
+    let PgWireBackendMessage::DataRow(row) = answer else {
+        panic!("not a DataRow: {answer:?}")
+    };
+    String::from_utf8(row.data[4..].to_vec()).unwrap()
+}
+
+#[test]
+fn a_prepared_statement_is_planned_again_after_ddl() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v text)");
+    h.send(vec![
+        parse("ins", "INSERT INTO t (id, v) VALUES ($1, $2)", vec![]),
+        parse("sel", "SELECT v FROM t ORDER BY id", vec![]),
+        bind("", "ins", vec![Some(b"1"), Some(b"old")], vec![]),
+        execute("", 0),
+        sync(),
+    ]);
+    // A new table of the same name with other columns: the old plans would write to and
+    // read the dropped one (its row "old" would come back).
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, extra int, v text)");
+    let run = |h: &mut Harness, statement: &str, params: Vec<Option<&[u8]>>| {
+        h.send(vec![
+            bind("", statement, params, vec![]),
+            execute("", 0),
+            sync(),
+        ])
+    };
+    let inserted = run(&mut h, "ins", vec![Some(b"2"), Some(b"new")]);
+    assert_eq!(
+        kinds(&inserted),
+        ["BindComplete", "Complete INSERT 0 1", "Ready Idle"]
+    );
+    let selected = run(&mut h, "sel", vec![]);
+    assert_eq!(
+        kinds(&selected),
+        ["BindComplete", "DataRow", "Complete SELECT 1", "Ready Idle"]
+    );
+    assert_eq!(text_of(&selected[1]), "new");
+    // TRUNCATE replaces the table as well.
+    h.query("TRUNCATE t");
+    assert_eq!(
+        kinds(&run(&mut h, "sel", vec![])),
+        ["BindComplete", "Complete SELECT 0", "Ready Idle"]
+    );
+    // Columns of other types: the client holds the old result and parameter types.
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v int)");
+    for statement in ["sel", "ins"] {
+        let params: Vec<Option<&[u8]>> = if statement == "ins" {
+            vec![Some(b"3"), Some(b"x")]
+        } else {
+            vec![]
+        };
+        let answers = run(&mut h, statement, params);
+        assert_eq!(
+            kinds(&answers),
+            ["BindComplete", "Error 0A000", "Ready Idle"],
+            "{statement}"
+        );
+    }
+    // No table at all.
+    h.query("DROP TABLE t");
+    let answers = run(&mut h, "ins", vec![Some(b"4"), Some(b"y")]);
+    assert_eq!(
+        kinds(&answers),
+        ["BindComplete", "Error 42P01", "Ready Idle"]
     );
 }

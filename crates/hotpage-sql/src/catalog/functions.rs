@@ -42,6 +42,10 @@ pub(crate) enum ScalarFunc {
     IsInRecovery,
     GetSerialSequence,
     SizePretty,
+    /// `pg_relation_size`, `pg_table_size`, `pg_total_relation_size`: a table's pages.
+    RelationSize,
+    /// `pg_indexes_size`: 0, the primary key being the table's own tree.
+    IndexesSize,
     Coalesce,
     NullIf,
     Lower,
@@ -126,6 +130,10 @@ fn signature(name: &str) -> Option<Signature> {
         "pg_is_in_recovery" => sig(F::IsInRecovery, &[], 0, BOOL),
         "pg_get_serial_sequence" => sig(F::GetSerialSequence, &[TEXT_, TEXT_], 0, TEXT),
         "pg_size_pretty" => sig(F::SizePretty, &[Some(INT8)], 0, TEXT),
+        "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" => {
+            sig(F::RelationSize, &[Some(CType::RegClass), TEXT_], 1, INT8)
+        }
+        "pg_indexes_size" => sig(F::IndexesSize, &[Some(CType::RegClass)], 0, INT8),
         "coalesce" => Signature {
             variadic: true,
             ..sig(F::Coalesce, &[None], 0, CType::Unknown)
@@ -328,7 +336,7 @@ pub(crate) fn call(
         F::HasPrivilege => Datum::Bool(true),
         F::IsInRecovery => Datum::Bool(false),
         F::GetSerialSequence => serial_sequence(catalog, &text(0), &text(1))?,
-        F::SizePretty => Datum::Text(size_pretty(args[0].as_int().unwrap_or(0))),
+        F::SizePretty | F::RelationSize | F::IndexesSize => sizes(exec, func, &args)?,
         F::Coalesce => args
             .into_iter()
             .find(|a| !a.is_null())
@@ -536,6 +544,36 @@ fn serial_sequence(catalog: &super::Catalog, table: &str, column: &str) -> SqlRe
             s.name
         ))
     }))
+}
+
+/// `pg_size_pretty` and the size functions psql's `\dt+` and `\di+` call. A table's
+/// size is its pages (every page of its trees and heap) times the page size, for all
+/// three of PostgreSQL's table sizes: a keyed table is one clustered B+tree, so its
+/// primary key has no pages of its own (the index's size and `pg_indexes_size` are 0),
+/// and there is no TOAST. A sequence or view has no pages either; an OID that names no
+/// relation is NULL, as in PostgreSQL.
+fn sizes(exec: &Exec<'_>, func: ScalarFunc, args: &[Datum]) -> SqlResult<Datum> {
+    let number = args.first().and_then(Datum::as_int).unwrap_or(0);
+    if func == ScalarFunc::SizePretty {
+        return Ok(Datum::Text(size_pretty(number)));
+    }
+    let Some(class) = u32::try_from(number)
+        .ok()
+        .and_then(|oid| exec.catalog.model.class(oid))
+    else {
+        return Ok(Datum::Null);
+    };
+    let engine = exec.db.engine();
+    let handle = match engine.table(&class.name) {
+        Ok(handle) if class.kind == b'r' && func == ScalarFunc::RelationSize => handle,
+        _ => return Ok(Datum::Int(0)),
+    };
+    let pages = engine
+        .table_pages(&handle)
+        .map_err(crate::session::engine_error)?
+        .len();
+    let bytes = pages.saturating_mul(engine.page_size());
+    Ok(Datum::Int(i64::try_from(bytes).unwrap_or(i64::MAX)))
 }
 
 /// `pg_size_pretty(bytes)`: bytes, kB, MB, … rounded as PostgreSQL rounds them (one

@@ -194,6 +194,27 @@ impl SqlSession {
         self.fail(error)
     }
 
+    /// Plans a statement again from its text, as PostgreSQL re-plans a cached plan after
+    /// DDL changed what it uses. The statement must keep its shape: 0A000 if its result
+    /// columns or its parameters' types changed (a client holds the old ones).
+    pub fn replan(&mut self, prepared: &Prepared) -> SqlResult<Prepared> {
+        let fresh = self.prepare(&prepared.text)?;
+        if fresh.result_columns() != prepared.result_columns() {
+            return Err(SqlError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "cached plan must not change result type",
+            ));
+        }
+        if fresh.param_types != prepared.param_types {
+            return Err(SqlError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "cached plan must not change its parameters' types",
+            )
+            .with_hint("Prepare the statement again."));
+        }
+        Ok(fresh)
+    }
+
     /// An error raised outside the session for this session's statement (a parameter
     /// that does not decode, a cancel): inside a transaction block the block is now
     /// failed, as after any error in PostgreSQL.
@@ -219,6 +240,17 @@ impl Prepared {
                 _ => Vec::new(),
             },
             _ => self.columns.clone(),
+        }
+    }
+
+    /// True if a table the plan reads or writes was dropped or replaced after it was
+    /// planned (DROP and CREATE again, TRUNCATE, ADD PRIMARY KEY): running the plan would
+    /// reach the old table. [`SqlSession::replan`] makes a fresh one.
+    pub fn is_stale(&self) -> bool {
+        match &self.plan {
+            Plan::Insert(plan) => plan.is_stale(),
+            Plan::Select(plan) => plan.is_stale(),
+            Plan::Catalog(_) | Plan::Other(_) => false,
         }
     }
 
