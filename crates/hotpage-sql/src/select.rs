@@ -21,6 +21,8 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+mod window;
+
 /// Compiled output expressions and their columns.
 #[derive(Clone, Debug)]
 pub(crate) struct Projection {
@@ -162,6 +164,8 @@ pub(crate) struct SelectPlan {
     limit: Option<Scalar>,
     offset: Option<Scalar>,
     distinct: bool,
+    /// `row_number() OVER (…)` calls: hidden columns after the source's.
+    windows: Vec<window::Window>,
     pub columns: Vec<ColumnInfo>,
     params: usize,
 }
@@ -197,7 +201,7 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         (Source::Table(t), Some(e)) if t.scans_in_key_order() => key_range(t, e, &scope)?,
         _ => KeyRange::default(),
     };
-    let (grouping, projection, order) = plan_output(select, query, &scope)?;
+    let (grouping, projection, order, windows) = plan_output(select, query, &scope)?;
     let distinct = matches!(select.distinct, Some(Distinct::Distinct));
     if distinct && order.iter().any(|k| matches!(k.by, OrderBy::Expr(_))) {
         return Err(SqlError::new(
@@ -217,6 +221,7 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         limit,
         offset,
         distinct,
+        windows,
         columns,
         params: 0,
     };
@@ -411,7 +416,12 @@ fn contains_aggregate(e: &Expr) -> bool {
     found
 }
 
-type OutputPlan = (Option<Grouping>, Projection, Vec<OrderKey>);
+type OutputPlan = (
+    Option<Grouping>,
+    Projection,
+    Vec<OrderKey>,
+    Vec<window::Window>,
+);
 
 fn plan_output(
     select: &Select,
@@ -447,7 +457,11 @@ fn plan_output(
     }
     let grouped = !group_exprs.is_empty() || !rewriter.aggs.is_empty();
     if !grouped {
-        let projection = project(&select.projection, scope)?;
+        let mut items = select.projection.clone();
+        let windows = window::extract(&mut items, scope)?;
+        let mut scope = scope.to_vec();
+        scope.extend(window::columns(&windows, scope.len()));
+        let projection = project_named(&items, &select.projection, &scope)?;
         let order = plan_order(
             &order_exprs,
             &order_exprs
@@ -455,9 +469,9 @@ fn plan_output(
                 .map(|o| o.expr.clone())
                 .collect::<Vec<_>>(),
             &projection,
-            scope,
+            &scope,
         )?;
-        return Ok((None, projection, order));
+        return Ok((None, projection, order, windows));
     }
     let keys: Vec<Scalar> = group_exprs
         .iter()
@@ -507,7 +521,12 @@ fn plan_output(
     };
     let order = plan_order(&order_exprs, &order_rewritten, &projection, &grouped_scope)
         .map_err(grouping_error)?;
-    Ok((Some(Grouping { keys, aggs, having }), projection, order))
+    Ok((
+        Some(Grouping { keys, aggs, having }),
+        projection,
+        order,
+        Vec::new(),
+    ))
 }
 
 /// `GROUP BY 2`: the second select item's expression.
@@ -672,7 +691,7 @@ impl SelectPlan {
             }
             None => {
                 // Without ORDER BY or DISTINCT, stop once the page of rows is complete.
-                let enough = (self.order.is_empty() && !self.distinct)
+                let enough = (self.order.is_empty() && !self.distinct && self.windows.is_empty())
                     .then_some(limit.map(|l| l.saturating_add(offset)))
                     .flatten();
                 let mut collected = Vec::new();
@@ -680,6 +699,7 @@ impl SelectPlan {
                     collected.push(row);
                     Ok(enough.is_none_or(|n| collected.len() < n))
                 })?;
+                window::number(&self.windows, &mut collected, ctx)?;
                 for row in collected {
                     self.emit(&row, ctx, &mut out)?;
                 }

@@ -1565,8 +1565,7 @@ GO
     assert!(commits[0][0] > commits[1][0], "{commits:?}");
     assert!(commits[0][1].starts_with("0000:"), "{commits:?}");
     assert_eq!(commits[0][2], "NULL");
-    // The seed's own query runs as written (its transaction-name filter finds nothing:
-    // hotpage keeps no transaction names, and page records carry no transaction).
+    // The seed's own query runs as written (tsql_seed_queries.rs checks what it counts).
     run(
         &mut s,
         "SELECT  Context,

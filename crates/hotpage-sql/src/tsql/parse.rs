@@ -34,7 +34,7 @@ pub(crate) enum Stmt {
         otherwise: Option<Box<Stmt>>,
     },
     Block(Vec<Stmt>),
-    BeginTran,
+    BeginTran(Option<String>),
     Commit,
     Rollback,
     Print(Vec<Token>),
@@ -523,8 +523,13 @@ impl StmtParser {
         match self.peek_word(0).as_deref() {
             Some("TRAN" | "TRANSACTION") => {
                 self.pos += 1;
+                let at = self.pos;
                 self.skip_transaction_name();
-                return Ok(Stmt::BeginTran);
+                let name = match (self.pos > at, self.toks.get(at)) {
+                    (true, Some(Token::Word(w))) => Some(w.value.clone()),
+                    _ => None,
+                };
+                return Ok(Stmt::BeginTran(name));
             }
             Some("TRY") => return self.try_catch(),
             Some("CATCH" | "DISTRIBUTED" | "ATOMIC" | "DIALOG" | "CONVERSATION") => {
