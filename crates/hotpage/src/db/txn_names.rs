@@ -49,11 +49,12 @@ impl TxnNames {
     /// `log_end` or later (so that no reader sees the record without its name).
     pub(crate) fn record(&mut self, txn: u64, name: Arc<str>, log_end: Lsn) {
         if self.order.len() >= NAMES_MAX
-            && let Some((oldest, its_end)) = self.order.pop_front()
+            && let Some((oldest, _)) = self.order.pop_front()
         {
             self.names.remove(&oldest);
-            // Its commit starts at `its_end` or later: from past it on, the log is known.
-            self.known_from = self.known_from.max(its_end + 1);
+            // Its commit was appended after its own `log_end`, somewhere before this one's
+            // (NAMES_MAX named commits ago): the log before this one's is no longer known.
+            self.known_from = self.known_from.max(log_end);
         }
         self.names.insert(txn, name);
         self.order.push_back((txn, log_end));
@@ -89,8 +90,14 @@ mod tests {
             names.record(1000 + txn, Arc::from("t"), 300 + txn);
         }
         // 7 was forgotten: its commit (at 208) and everything before is unknown now.
+        let last = NAMES_MAX as u64 - 1;
         assert_eq!(names.name(7, 208), TxnName::Unknown);
         assert_eq!(names.name(5, 150), TxnName::Unknown);
-        assert_eq!(names.name(1000, 300), TxnName::Named(Arc::from("t")));
+        assert_eq!(names.name(1001, 301), TxnName::Unknown);
+        assert_eq!(
+            names.name(1000 + last, 300 + last),
+            TxnName::Named(Arc::from("t"))
+        );
+        assert_eq!(names.name(1, 300 + last + 8), TxnName::Unnamed);
     }
 }
