@@ -457,21 +457,7 @@ fn plan_output(
     }
     let grouped = !group_exprs.is_empty() || !rewriter.aggs.is_empty();
     if !grouped {
-        let mut items = select.projection.clone();
-        let windows = window::extract(&mut items, scope)?;
-        let mut scope = scope.to_vec();
-        scope.extend(window::columns(&windows, scope.len()));
-        let projection = project_named(&items, &select.projection, &scope)?;
-        let order = plan_order(
-            &order_exprs,
-            &order_exprs
-                .iter()
-                .map(|o| o.expr.clone())
-                .collect::<Vec<_>>(),
-            &projection,
-            &scope,
-        )?;
-        return Ok((None, projection, order, windows));
+        return plan_ungrouped(select, &order_exprs, scope);
     }
     let keys: Vec<Scalar> = group_exprs
         .iter()
@@ -527,6 +513,23 @@ fn plan_output(
         order,
         Vec::new(),
     ))
+}
+
+/// The output of a SELECT without GROUP BY or aggregates: its `row_number() OVER (…)`
+/// calls become hidden columns after the source's.
+fn plan_ungrouped(
+    select: &Select,
+    order_exprs: &[sqlparser::ast::OrderByExpr],
+    scope: &[(String, SqlType)],
+) -> SqlResult<OutputPlan> {
+    let mut items = select.projection.clone();
+    let windows = window::extract(&mut items, scope)?;
+    let mut scope = scope.to_vec();
+    scope.extend(window::columns(&windows, scope.len()));
+    let projection = project_named(&items, &select.projection, &scope)?;
+    let exprs: Vec<Expr> = order_exprs.iter().map(|o| o.expr.clone()).collect();
+    let order = plan_order(order_exprs, &exprs, &projection, &scope)?;
+    Ok((None, projection, order, windows))
 }
 
 /// `GROUP BY 2`: the second select item's expression.
