@@ -104,6 +104,8 @@ pub(crate) fn plan_table(
         key.push(index);
     }
     let mut plan = choose_design(&name, &declared, &key, meta, data_files)?;
+    // A stored generated column this layer cannot compute is refused here, by name.
+    crate::table::generated_columns(&plan.schema)?;
     plan.unlogged = ct.unlogged;
     apply_options(&mut plan, &ct.table_options, data_files)?;
     if let Some(partitions) = modulus {

@@ -253,6 +253,11 @@ impl InsertPlan {
             };
             values.push(assign(table, column, value)?);
         }
+        let generated = table.generated.as_ref().map_err(Clone::clone)?;
+        for (column, expression) in generated {
+            let value = expression.eval(&values, ctx)?;
+            values[*column] = assign(table, *column, value)?;
+        }
         if !key_missing {
             fill_hash_bucket(table, &mut values)?;
             table.fill_key_buckets(&mut values);

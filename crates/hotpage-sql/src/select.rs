@@ -21,6 +21,8 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+mod window;
+
 /// Compiled output expressions and their columns.
 #[derive(Clone, Debug)]
 pub(crate) struct Projection {
@@ -162,6 +164,8 @@ pub(crate) struct SelectPlan {
     limit: Option<Scalar>,
     offset: Option<Scalar>,
     distinct: bool,
+    /// `row_number() OVER (…)` calls: hidden columns after the source's.
+    windows: Vec<window::Window>,
     pub columns: Vec<ColumnInfo>,
     params: usize,
 }
@@ -204,7 +208,7 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         (Source::Table(t), Some(e)) if t.scans_in_key_order() => key_range(t, e, &scope)?,
         _ => KeyRange::default(),
     };
-    let (grouping, projection, order) = plan_output(select, query, &scope)?;
+    let (grouping, projection, order, windows) = plan_output(select, query, &scope)?;
     let distinct = matches!(select.distinct, Some(Distinct::Distinct));
     if distinct && order.iter().any(|k| matches!(k.by, OrderBy::Expr(_))) {
         return Err(SqlError::new(
@@ -224,6 +228,7 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
         limit,
         offset,
         distinct,
+        windows,
         columns,
         params: 0,
     };
@@ -418,7 +423,12 @@ fn contains_aggregate(e: &Expr) -> bool {
     found
 }
 
-type OutputPlan = (Option<Grouping>, Projection, Vec<OrderKey>);
+type OutputPlan = (
+    Option<Grouping>,
+    Projection,
+    Vec<OrderKey>,
+    Vec<window::Window>,
+);
 
 fn plan_output(
     select: &Select,
@@ -454,17 +464,7 @@ fn plan_output(
     }
     let grouped = !group_exprs.is_empty() || !rewriter.aggs.is_empty();
     if !grouped {
-        let projection = project(&select.projection, scope)?;
-        let order = plan_order(
-            &order_exprs,
-            &order_exprs
-                .iter()
-                .map(|o| o.expr.clone())
-                .collect::<Vec<_>>(),
-            &projection,
-            scope,
-        )?;
-        return Ok((None, projection, order));
+        return plan_ungrouped(select, &order_exprs, scope);
     }
     let keys: Vec<Scalar> = group_exprs
         .iter()
@@ -514,7 +514,29 @@ fn plan_output(
     };
     let order = plan_order(&order_exprs, &order_rewritten, &projection, &grouped_scope)
         .map_err(grouping_error)?;
-    Ok((Some(Grouping { keys, aggs, having }), projection, order))
+    Ok((
+        Some(Grouping { keys, aggs, having }),
+        projection,
+        order,
+        Vec::new(),
+    ))
+}
+
+/// The output of a SELECT without GROUP BY or aggregates: its `row_number() OVER (…)`
+/// calls become hidden columns after the source's.
+fn plan_ungrouped(
+    select: &Select,
+    order_exprs: &[sqlparser::ast::OrderByExpr],
+    scope: &[(String, SqlType)],
+) -> SqlResult<OutputPlan> {
+    let mut items = select.projection.clone();
+    let windows = window::extract(&mut items, scope)?;
+    let mut scope = scope.to_vec();
+    scope.extend(window::columns(&windows, scope.len()));
+    let projection = project_named(&items, &select.projection, &scope)?;
+    let exprs: Vec<Expr> = order_exprs.iter().map(|o| o.expr.clone()).collect();
+    let order = plan_order(order_exprs, &exprs, &projection, &scope)?;
+    Ok((None, projection, order, windows))
 }
 
 /// `GROUP BY 2`: the second select item's expression.
@@ -679,7 +701,7 @@ impl SelectPlan {
             }
             None => {
                 // Without ORDER BY or DISTINCT, stop once the page of rows is complete.
-                let enough = (self.order.is_empty() && !self.distinct)
+                let enough = (self.order.is_empty() && !self.distinct && self.windows.is_empty())
                     .then_some(limit.map(|l| l.saturating_add(offset)))
                     .flatten();
                 let mut collected = Vec::new();
@@ -687,6 +709,7 @@ impl SelectPlan {
                     collected.push(row);
                     Ok(enough.is_none_or(|n| collected.len() < n))
                 })?;
+                window::number(&self.windows, &mut collected, ctx)?;
                 for row in collected {
                     self.emit(&row, ctx, &mut out)?;
                 }

@@ -736,7 +736,15 @@ impl SqlSession {
                 names,
                 ..
             } => self.drop(*object_type, *if_exists, names),
-            Statement::StartTransaction { .. } => self.begin(),
+            Statement::StartTransaction { .. } => {
+                let outermost = self.txn == TxnStatus::Idle;
+                let begun = self.begin()?;
+                if outermost {
+                    // SQL Server's name for a transaction BEGIN opens (fn_dblog).
+                    self.name_transaction("user_transaction")?;
+                }
+                Ok(begun)
+            }
             Statement::Commit { .. } => self.commit(),
             Statement::Rollback { .. } => self.rollback(),
             Statement::Set(set) => self.set(set),
@@ -813,6 +821,15 @@ impl SqlSession {
             values.push(scalar.eval(&[], &mut ctx)?);
         }
         self.run_plan(&prepared.plan, &values)
+    }
+
+    /// Names the open transaction for the log's readers (`[Transaction Name]` in
+    /// `hotpage_dblog`); a no-op outside one.
+    pub(crate) fn name_transaction(&mut self, name: &str) -> SqlResult<()> {
+        if self.engine.in_transaction() {
+            self.engine.name_transaction(name).map_err(engine_error)?;
+        }
+        Ok(())
     }
 
     fn begin(&mut self) -> SqlResult<StatementResult> {

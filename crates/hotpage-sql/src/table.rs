@@ -35,6 +35,10 @@ pub(crate) struct SqlTable {
     /// after the row bytes are built, so the value is computed from the key when a row is
     /// read (and filled in after an insert), not taken from the row bytes.
     pub key_buckets: Vec<(usize, usize, i64)>,
+    /// The other stored generated columns outside the key, computed from the row's
+    /// values on insert ([`generated_columns`]); an error for a table whose expression
+    /// this layer cannot compute (made before it refused those), reported on insert.
+    pub generated: SqlResult<Vec<(usize, Scalar)>>,
 }
 
 impl SqlTable {
@@ -58,8 +62,10 @@ impl SqlTable {
             .map(|c| compile_default(c, &scope))
             .collect::<SqlResult<_>>()?;
         let key_buckets = key_buckets(&schema);
+        let generated = generated_columns(&schema);
         Ok(SqlTable {
             key_buckets,
+            generated,
             name: handle.name().to_string(),
             key_columns: schema.key_columns(),
             handle,
@@ -207,6 +213,69 @@ fn key_buckets(schema: &TableSchema) -> Vec<(usize, usize, i64)> {
         }
     }
     out
+}
+
+/// The stored generated columns outside the key other than the `k % n` key buckets,
+/// compiled against the table's columns: the insert computes each from the row's other
+/// values. An expression that reads a key column the engine generates (its value is made
+/// after the row is built), or another generated column, is 0A000 naming the column.
+pub(crate) fn generated_columns(schema: &TableSchema) -> SqlResult<Vec<(usize, Scalar)>> {
+    let scope: Vec<(String, SqlType)> = schema
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty))
+        .collect();
+    let buckets: Vec<usize> = key_buckets(schema).iter().map(|b| b.0).collect();
+    let in_key = |column: usize| schema.key.iter().any(|&(k, _)| k == column);
+    let engine_made =
+        |column: usize| in_key(column) && schema.keygen != crate::schema::KeyGen::Supplied;
+    let mut out = Vec::new();
+    for (column, c) in schema.columns.iter().enumerate() {
+        let Some(text) = c.generated.as_deref() else {
+            continue;
+        };
+        if in_key(column) || buckets.contains(&column) {
+            continue;
+        }
+        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| {
+                SqlError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("the generated column \"{}\": {e}", c.name),
+                )
+            })?;
+        let mut read = None;
+        let _ = sqlparser::ast::visit_expressions(&parsed, |e| {
+            let name = match e {
+                sqlparser::ast::Expr::Identifier(i) => Some(expr::fold(i)),
+                sqlparser::ast::Expr::CompoundIdentifier(parts) => parts.last().map(expr::fold),
+                _ => None,
+            };
+            let at = name.and_then(|n| scope.iter().position(|(s, _)| *s == n));
+            if let Some(at) =
+                at.filter(|&at| engine_made(at) || schema.columns[at].generated.is_some())
+            {
+                read = Some(at);
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        if let Some(at) = read {
+            let what = if engine_made(at) {
+                "a key the engine generates after the row is built"
+            } else {
+                "another generated column"
+            };
+            return Err(SqlError::unsupported(format!(
+                "the generated column \"{}\": its expression reads \"{}\", {what} (hotpage computes a stored generated column from the row's given and default values, or key % n of the key)",
+                c.name, schema.columns[at].name
+            )));
+        }
+        out.push((column, expr::compile(&parsed, &scope)?));
+    }
+    Ok(out)
 }
 
 /// A DEFAULT compiled against the table's columns (a default may not read columns).

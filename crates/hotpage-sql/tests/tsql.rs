@@ -1363,9 +1363,17 @@ SELECT @rc",
         ("EXEC dbo.InsertCustomerData @Nope = 1", "42883", "8145"),
         ("EXEC dbo.InsertCustomerData 1, 2", "42883", "8144"),
         ("CREATE PROC dbo.add_some AS SELECT 1", "42710", "2714"),
-        ("CREATE PROC q @x int OUTPUT AS SELECT 1", "0A000", "OUTPUT"),
+        (
+            "CREATE PROC q @x int READONLY AS SELECT 1",
+            "0A000",
+            "READONLY",
+        ),
         ("DROP PROCEDURE nothing", "42883", "3701"),
-        ("EXEC ('SELECT 1')", "0A000", "dynamic SQL"),
+        (
+            "EXEC sp_executesql N'SELECT @p', N'@p int', @p = 1",
+            "0A000",
+            "parameters",
+        ),
         ("CREATE PROC r AS EXEC r\nGO\nEXEC r", "54001", "217"),
         // A procedure's body runs to the end of its batch (SQL Server: CREATE PROCEDURE
         // must begin a batch), so a CREATE PROC inside one takes its END.
@@ -1565,8 +1573,7 @@ GO
     assert!(commits[0][0] > commits[1][0], "{commits:?}");
     assert!(commits[0][1].starts_with("0000:"), "{commits:?}");
     assert_eq!(commits[0][2], "NULL");
-    // The seed's own query runs as written (its transaction-name filter finds nothing:
-    // hotpage keeps no transaction names, and page records carry no transaction).
+    // The seed's own query runs as written (tsql_seed_queries.rs checks what it counts).
     run(
         &mut s,
         "SELECT  Context,

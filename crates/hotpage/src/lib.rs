@@ -54,7 +54,7 @@ pub use db::{
     CheckReport, Fault, FaultKind, FsmCategories, HeapIndexShape, HeapShape, IndexReport,
     IndexShape, LogKindCount, LogRecordInfo, LogReport, LogSummary, LoggedPage, PageChange,
     PageHeader, PageLocation, PageOwner, PageReport, SlotContent, SlotReport, TableCheck,
-    TableFigures, TableSummary,
+    TableFigures, TableSummary, TxnName,
 };
 pub use error::{Error, Result, StopCause};
 // Page ids: reports, statistics and errors name pages by them.

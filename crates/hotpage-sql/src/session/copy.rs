@@ -556,6 +556,7 @@ impl SqlSession {
         let own_transaction = self.txn == TxnStatus::Idle;
         if own_transaction {
             self.engine.begin().map_err(super::engine_error)?;
+            self.name_transaction("COPY")?;
         }
         let mut load = CopyLoad {
             table: &table.name,

@@ -305,7 +305,7 @@ fn computed_column(
     let bucket = bucket_of(&toks[..end]);
     let (pg_type, computed) = match &bucket {
         Some((column, buckets)) => ("smallint".to_string(), format!("({column} % {buckets})")),
-        None => ("bigint".to_string(), text),
+        None => (computed_type(&toks[..end])?, text),
     };
     def.columns.push(ColumnDef {
         name,
@@ -317,6 +317,34 @@ fn computed_column(
         bucket,
     });
     Ok(())
+}
+
+/// A computed column's type: CONVERT's or CAST's when the expression is one (inside
+/// parentheses), else bigint (SQL Server infers it from the expression; hotpage does not).
+fn computed_type(toks: &[Token]) -> SqlResult<String> {
+    let mut toks = toks;
+    while matches!(toks.first(), Some(Token::LParen))
+        && translate::matching_paren(toks, 0).ok() == Some(toks.len() - 1)
+    {
+        toks = &toks[1..toks.len() - 1];
+    }
+    let whole = matches!(toks.get(1), Some(Token::LParen))
+        && translate::matching_paren(toks, 1).ok() == Some(toks.len() - 1);
+    if whole && is_word(toks.first(), "CONVERT") {
+        let parts =
+            super::parse::split_top_level(&toks[2..toks.len() - 1], |t| matches!(t, Token::Comma));
+        if let [ty, _, ..] = parts.as_slice() {
+            return translate::pg_type(ty);
+        }
+    }
+    if whole && is_word(toks.first(), "CAST") {
+        let inner = &toks[2..toks.len() - 1];
+        let at = inner.iter().rposition(|t| is_word(Some(t), "AS"));
+        if let Some(at) = at {
+            return translate::pg_type(&inner[at + 1..]);
+        }
+    }
+    Ok("bigint".to_string())
 }
 
 /// `col % N` inside CONVERT(…), CAST(…), ABS(…) and parentheses: (col, N).

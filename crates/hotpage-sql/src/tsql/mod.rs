@@ -336,7 +336,15 @@ impl TsqlSession {
                 Ok(())
             }
             Stmt::SetOption(toks) => self.set_option(toks),
-            Stmt::BeginTran => self.pg("BEGIN").map(drop),
+            Stmt::BeginTran(name) => {
+                let outermost = self.sql.txn_status() == crate::TxnStatus::Idle;
+                self.pg("BEGIN")?;
+                match name {
+                    // A nested BEGIN TRAN's name is not the transaction's (SQL Server).
+                    Some(name) if outermost => self.sql.name_transaction(name),
+                    _ => Ok(()),
+                }
+            }
             Stmt::Commit => self.pg("COMMIT").map(drop),
             Stmt::Rollback => self.pg("ROLLBACK").map(drop),
             Stmt::Print(expr) => {
@@ -605,6 +613,8 @@ impl TsqlSession {
         let own = self.sql.txn_status() == crate::TxnStatus::Idle;
         if own {
             self.pg("BEGIN")?;
+            // The statement's own transaction: SQL Server names it after the statement.
+            self.sql.name_transaction("INSERT")?;
         }
         let outcome = self.insert_rows(&text, rows.rows);
         match (&outcome, own) {

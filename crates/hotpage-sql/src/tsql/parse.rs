@@ -34,7 +34,7 @@ pub(crate) enum Stmt {
         otherwise: Option<Box<Stmt>>,
     },
     Block(Vec<Stmt>),
-    BeginTran,
+    BeginTran(Option<String>),
     Commit,
     Rollback,
     Print(Vec<Token>),
@@ -75,6 +75,9 @@ pub(crate) struct Procedure {
     pub name: String,
     /// Parameters: name (lower case, with `@`), type tokens, default expression.
     pub params: Vec<Declared>,
+    /// Per parameter: declared `OUTPUT` (its last value goes back to the caller's
+    /// variable when the call passes one `OUTPUT`).
+    pub outputs: Vec<bool>,
     /// The statements after AS, to the end of the batch (as SQL Server takes them).
     pub body: Box<Stmt>,
     /// `CREATE OR ALTER`: replaces a procedure of the same name.
@@ -313,9 +316,12 @@ impl StmtParser {
             head = inner;
         }
         let mut params = Vec::new();
+        let mut outputs = Vec::new();
         for part in split_top_level(head, |t| matches!(t, Token::Comma)) {
             if !part.is_empty() {
-                params.push(procedure_param(part)?);
+                let (param, output) = procedure_param(part)?;
+                params.push(param);
+                outputs.push(output);
             }
         }
         self.pos = as_at + 1;
@@ -326,6 +332,7 @@ impl StmtParser {
         Ok(Stmt::CreateProcedure(Procedure {
             name,
             params,
+            outputs,
             body: Box::new(Stmt::Block(body)),
             replace,
             source: render(&self.toks[start..self.pos]),
@@ -523,8 +530,13 @@ impl StmtParser {
         match self.peek_word(0).as_deref() {
             Some("TRAN" | "TRANSACTION") => {
                 self.pos += 1;
+                let at = self.pos;
                 self.skip_transaction_name();
-                return Ok(Stmt::BeginTran);
+                let name = match (self.pos > at, self.toks.get(at)) {
+                    (true, Some(Token::Word(w))) => Some(w.value.clone()),
+                    _ => None,
+                };
+                return Ok(Stmt::BeginTran(name));
             }
             Some("TRY") => return self.try_catch(),
             Some("CATCH" | "DISTRIBUTED" | "ATOMIC" | "DIALOG" | "CONVERSATION") => {
@@ -610,8 +622,9 @@ pub(crate) fn name_end(toks: &[Token], start: usize) -> usize {
     }
 }
 
-/// One parameter of CREATE PROCEDURE: `@p [AS] type [= default]`.
-fn procedure_param(part: &[Token]) -> SqlResult<Declared> {
+/// One parameter of CREATE PROCEDURE: `@p [AS] type [= default] [OUT | OUTPUT]`, and
+/// whether it is an OUTPUT parameter.
+fn procedure_param(part: &[Token]) -> SqlResult<(Declared, bool)> {
     let Some((var, rest)) = part.split_first() else {
         return Err(syntax_near(None));
     };
@@ -620,13 +633,19 @@ fn procedure_param(part: &[Token]) -> SqlResult<Declared> {
         Some((first, tail)) if is_word(Some(first), "AS") => tail,
         _ => rest,
     };
+    let (rest, output) = match rest.split_last() {
+        Some((last, head)) if is_word(Some(last), "OUTPUT") || is_word(Some(last), "OUT") => {
+            (head, true)
+        }
+        _ => (rest, false),
+    };
     if let Some(mode) = rest.iter().find(|t| {
         ["OUTPUT", "OUT", "READONLY"]
             .iter()
             .any(|m| is_word(Some(t), m))
     }) {
         return Err(SqlError::unsupported(format!(
-            "a procedure parameter {mode} (T-SQL: input parameters only)"
+            "a procedure parameter {mode} here (T-SQL: OUTPUT ends a parameter; READONLY table parameters are not supported)"
         )));
     }
     let eq = rest.iter().position(|t| matches!(t, Token::Eq));
@@ -637,7 +656,7 @@ fn procedure_param(part: &[Token]) -> SqlResult<Declared> {
     if ty.is_empty() || default.as_ref().is_some_and(Vec::is_empty) {
         return Err(syntax_near(part.last()));
     }
-    Ok((name, ty, default))
+    Ok(((name, ty, default), output))
 }
 
 pub(crate) fn is_variable(token: Option<&Token>) -> bool {

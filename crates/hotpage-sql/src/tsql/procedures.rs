@@ -86,8 +86,13 @@ impl TsqlSession {
         self.push_tag("DROP PROCEDURE");
         Ok(())
     }
+}
 
-    /// `EXEC[UTE] [@ret =] name [arg | @p = arg [, …]]`.
+/// A procedure call's parameter values, and the caller's variables OUTPUT arguments bind.
+type ProcedureArgs = (Vec<Value>, Vec<Option<String>>);
+
+impl TsqlSession {
+    /// `EXEC[UTE] [@ret =] name [arg | @p = arg [, …] [OUTPUT]]`.
     pub(super) fn exec(&mut self, toks: &[Token]) -> SqlResult<()> {
         let mut at = 1;
         let mut returns_into = None;
@@ -95,14 +100,29 @@ impl TsqlSession {
             returns_into = Some(toks[1].to_string().to_lowercase());
             at = 3;
         }
+        if returns_into.is_none()
+            && matches!(toks.get(1), Some(Token::LParen))
+            && translate::matching_paren(toks, 1).ok() == Some(toks.len() - 1)
+        {
+            return self.exec_dynamic(&toks[2..toks.len() - 1]);
+        }
         let name_start = at;
         at = parse::name_end(toks, name_start);
         if at == name_start {
             return Err(SqlError::unsupported(
-                "EXEC of anything but a stored procedure's name (no dynamic SQL)",
+                "EXEC of anything but a stored procedure's name or ('string')",
             ));
         }
         let name = translate::name_of(&toks[name_start..at])?;
+        if name == "sp_executesql" && returns_into.is_none() {
+            let args = split_top_level(&toks[at..], |t| matches!(t, Token::Comma));
+            return match args.as_slice() {
+                [statement] if !statement.is_empty() => self.exec_dynamic(statement),
+                _ => Err(SqlError::unsupported(
+                    "sp_executesql with parameters (hotpage takes sp_executesql N'…' or @sql alone)",
+                )),
+            };
+        }
         self.sync_objects()?;
         let procedure = self.objects.procedures.get(&name).map(Arc::clone);
         let procedure = procedure.ok_or_else(|| {
@@ -111,8 +131,14 @@ impl TsqlSession {
                 format!("could not find stored procedure '{name}' (SQL Server error 2812)"),
             )
         })?;
-        let args = self.procedure_args(&procedure, &toks[at..])?;
-        let value = self.call_procedure(&procedure, args)?;
+        let (args, bound) = self.procedure_args(&procedure, &toks[at..])?;
+        let (value, outputs) = self.call_procedure(&procedure, args)?;
+        // OUTPUT arguments: each parameter's last value into the caller's variable.
+        for (var, value) in bound.into_iter().zip(outputs) {
+            if let Some(var) = var {
+                self.assign_output(&var, value)?;
+            }
+        }
         if let Some(var) = returns_into {
             let ty = self
                 .vars
@@ -124,10 +150,55 @@ impl TsqlSession {
         Ok(())
     }
 
+    /// `EXEC ('…' [+ …])`, `EXEC (@sql)`, `sp_executesql N'…'`: the string's batch, in a
+    /// scope of its own (it sees none of the caller's variables, as in SQL Server); its
+    /// results and messages are the caller's. A NULL string runs nothing.
+    fn exec_dynamic(&mut self, expr: &[Token]) -> SqlResult<()> {
+        let text = match self.eval(expr)? {
+            Value::Text(text) => text,
+            Value::Null => return Ok(()),
+            other => {
+                return Err(SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!("EXEC takes a string of T-SQL, not a {}", other.type_name()),
+                ));
+            }
+        };
+        let batch = parse::parse_batch(&text)?;
+        self.nested("dynamic SQL", |s| {
+            for stmt in &batch {
+                if let Flow::Return(_) = s.run(stmt)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// A caller's variable passed `OUTPUT` gets the parameter's last value, in the
+    /// variable's own type.
+    fn assign_output(&mut self, var: &str, value: Value) -> SqlResult<()> {
+        let ty = self
+            .vars
+            .get(var)
+            .map(|(_, ty)| ty.clone())
+            .ok_or_else(|| super::undeclared(var))?;
+        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
+        let value = single_value(self.pg(&cast)?)?;
+        self.vars.insert(var.to_string(), (value, ty));
+        Ok(())
+    }
+
     /// The values of a procedure's parameters: positional arguments first, then `@p =
-    /// value`, then the parameters' defaults.
-    fn procedure_args(&mut self, procedure: &Procedure, toks: &[Token]) -> SqlResult<Vec<Value>> {
+    /// value`, then the parameters' defaults; and per parameter, the caller's variable an
+    /// `OUTPUT` argument binds to it.
+    fn procedure_args(
+        &mut self,
+        procedure: &Procedure,
+        toks: &[Token],
+    ) -> SqlResult<ProcedureArgs> {
         let mut given: Vec<Option<Value>> = vec![None; procedure.params.len()];
+        let mut bound: Vec<Option<String>> = vec![None; procedure.params.len()];
         let parts = split_top_level(toks, |t| matches!(t, Token::Comma));
         for (position, part) in parts.into_iter().enumerate() {
             let (slot, expr) = match part {
@@ -157,6 +228,25 @@ impl TsqlSession {
                     ),
                 ));
             }
+            let expr = match expr {
+                [var, mode] if is_word(Some(mode), "OUTPUT") || is_word(Some(mode), "OUT") => {
+                    if !is_variable(Some(var)) {
+                        return Err(syntax_near(Some(mode)));
+                    }
+                    if !procedure.outputs[slot] {
+                        return Err(SqlError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!(
+                                "the formal parameter \"{}\" was not declared as an OUTPUT parameter, but the actual parameter passed in requested output (SQL Server error 8162)",
+                                procedure.params[slot].0
+                            ),
+                        ));
+                    }
+                    bound[slot] = Some(var.to_string().to_lowercase());
+                    std::slice::from_ref(var)
+                }
+                expr => expr,
+            };
             if expr.is_empty() || expr.iter().any(|t| is_word(Some(t), "OUTPUT")) {
                 return Err(syntax_near(expr.last()));
             }
@@ -181,13 +271,26 @@ impl TsqlSession {
             };
             values.push(value);
         }
-        Ok(values)
+        Ok((values, bound))
     }
 
     /// Runs a procedure with its own variables; the caller's are put back after. Its value
-    /// is what RETURN gave (0 without one, as SQL Server's).
-    fn call_procedure(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
-        self.nested("stored procedure", |s| s.procedure_body(procedure, args))
+    /// is what RETURN gave (0 without one, as SQL Server's), with its parameters' last
+    /// values (for OUTPUT arguments).
+    fn call_procedure(
+        &mut self,
+        procedure: &Procedure,
+        args: Vec<Value>,
+    ) -> SqlResult<(Value, Vec<Value>)> {
+        self.nested("stored procedure", |s| {
+            let value = s.procedure_body(procedure, args)?;
+            let params = procedure
+                .params
+                .iter()
+                .map(|(name, _, _)| s.vars.get(name).map_or(Value::Null, |(v, _)| v.clone()))
+                .collect();
+            Ok((value, params))
+        })
     }
 
     fn procedure_body(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {

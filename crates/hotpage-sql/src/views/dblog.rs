@@ -5,7 +5,8 @@
 //!
 //! | hotpage record | rows: Operation, Context, Page ID |
 //! |---|---|
-//! | txn-commit, txn-part | LOP_COMMIT_XACT, LCX_NULL |
+//! | txn-commit | LOP_BEGIN_XACT (with `[Transaction Name]`), LOP_COMMIT_XACT, LCX_NULL |
+//! | txn-part | LOP_BEGIN_XACT for the first part, LOP_COMMIT_XACT for the last |
 //! | txn-abort | LOP_ABORT_XACT, LCX_NULL |
 //! | page-insert | LOP_INSERT_ROWS, the page's context, the page |
 //! | heap-link | LOP_MODIFY_HEADER, LCX_HEAP, the chain's tail; LOP_FORMAT_PAGE, LCX_HEAP, the new page |
@@ -18,14 +19,15 @@
 //! page's row, when the change moves the page to another free-space category (SQL
 //! Server's PFS update; hotpage's map is never logged, the scan derives the change from
 //! the page's fill), a row LOP_MODIFY_ROW, LCX_PFS for that page follows; a new heap page
-//! gets one too (its entry in the map).
+//! gets one too (its entry in the map). A heap row's rows carry the transaction whose
+//! commit record holds the row (the engine matches them), and its `[Slot ID]`.
 
 use super::bigint;
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::{SqlDatabase, engine_error};
 use crate::types::SqlType;
 use crate::value::Value;
-use hotpage::{LogRecordInfo, LoggedPage, PageChange, PageId, PageType};
+use hotpage::{LogRecordInfo, LoggedPage, PageChange, PageId, PageType, TxnName};
 use std::collections::HashMap;
 
 /// The most rows one call makes: a view's rows are held in memory while the query runs.
@@ -41,6 +43,7 @@ pub(super) fn columns() -> Vec<(&'static str, SqlType)> {
         ("allocunitname", SqlType::Text),
         ("log record length", SqlType::BigInt),
         ("transaction name", SqlType::Text),
+        ("slot id", SqlType::Int),
     ]
 }
 
@@ -56,22 +59,25 @@ pub(super) fn rows(db: &SqlDatabase, args: &[Value]) -> SqlResult<Vec<Vec<Value>
     let mut too_many = false;
     engine
         .visit_log_records(true, |record| {
-            for (n, (operation, context, page)) in operations(record).into_iter().enumerate() {
-                let owner = page.and_then(|p| owners.get(&p).cloned());
+            for (n, op) in operations(record).into_iter().enumerate() {
+                let owner = op.page.and_then(|p| owners.get(&p).cloned());
                 out.push(vec![
                     Value::Text(lsn_text(record.lsn, n + 1)),
-                    Value::Text(operation.to_string()),
-                    Value::Text(context.to_string()),
+                    Value::Text(op.operation.to_string()),
+                    Value::Text(op.context.to_string()),
                     record
                         .txn
                         .map_or(Value::Null, |t| Value::Text(format!("0000:{t:08x}"))),
-                    page.map_or(Value::Null, |p| {
+                    op.page.map_or(Value::Null, |p| {
                         Value::Text(format!("{:04x}:{:08x}", p.file(), p.number()))
                     }),
                     owner.map_or(Value::Null, |t| Value::Text(format!("dbo.{t}"))),
                     bigint(record.bytes),
-                    // hotpage keeps no transaction names.
-                    Value::Null,
+                    match op.operation {
+                        "LOP_BEGIN_XACT" => transaction_name(&record.txn_name),
+                        _ => Value::Null,
+                    },
+                    op.slot.map_or(Value::Null, |s| Value::Int(s as i64)),
                 ]);
             }
             too_many = out.len() > ROWS_MAX;
@@ -110,14 +116,50 @@ fn page_tables(db: &SqlDatabase) -> SqlResult<HashMap<PageId, String>> {
     Ok(owners)
 }
 
-type Operation = (&'static str, &'static str, Option<PageId>);
+/// SQL Server's `[Transaction Name]` for a transaction's LOP_BEGIN_XACT: the name the
+/// SQL layer gave it (`BEGIN TRAN name`, `user_transaction` for a BEGIN without one,
+/// `COPY`); a transaction committed since the open without a name is one INSERT
+/// statement's (autocommit), `INSERT` as SQL Server names it: every row a hotpage
+/// transaction logs is an inserted row. NULL when the database does not know (the log
+/// before it was opened).
+fn transaction_name(name: &TxnName) -> Value {
+    match name {
+        TxnName::Named(name) => Value::Text(name.to_string()),
+        TxnName::Unnamed => Value::Text("INSERT".to_string()),
+        TxnName::Unknown => Value::Null,
+    }
+}
 
-/// A record's rows: operation, context, page.
+/// One row of a record: operation, context, page, and the slot of an inserted row.
+struct Operation {
+    operation: &'static str,
+    context: &'static str,
+    page: Option<PageId>,
+    slot: Option<usize>,
+}
+
+/// A record's rows. A commit record (or a large transaction's parts) makes
+/// LOP_BEGIN_XACT (its first record) and LOP_COMMIT_XACT (its commit point): hotpage logs
+/// a transaction's rows in its commit record, so both rows stand for that one record, and
+/// a heap row's page record follows them (it is applied after the commit).
 fn operations(record: &LogRecordInfo) -> Vec<Operation> {
     let mut rows = Vec::new();
+    let xact = |operation| Operation {
+        operation,
+        context: "LCX_NULL",
+        page: None,
+        slot: None,
+    };
     match record.kind {
-        "txn-commit" | "txn-part" => rows.push(("LOP_COMMIT_XACT", "LCX_NULL", None)),
-        "txn-abort" => rows.push(("LOP_ABORT_XACT", "LCX_NULL", None)),
+        "txn-commit" | "txn-part" => {
+            if record.txn_first {
+                rows.push(xact("LOP_BEGIN_XACT"));
+            }
+            if record.txn_commit {
+                rows.push(xact("LOP_COMMIT_XACT"));
+            }
+        }
+        "txn-abort" => rows.push(xact("LOP_ABORT_XACT")),
         _ => {}
     }
     for page in &record.pages {
@@ -128,9 +170,19 @@ fn operations(record: &LogRecordInfo) -> Vec<Operation> {
             (PageChange::Header, _) => "LOP_MODIFY_HEADER",
             (PageChange::Image | PageChange::Format, _) => "LOP_FORMAT_PAGE",
         };
-        rows.push((operation, context(page.page_type), Some(page.page_id)));
+        rows.push(Operation {
+            operation,
+            context: context(page.page_type),
+            page: Some(page.page_id),
+            slot: page.slot,
+        });
         if moves_category(page) {
-            rows.push(("LOP_MODIFY_ROW", "LCX_PFS", Some(page.page_id)));
+            rows.push(Operation {
+                operation: "LOP_MODIFY_ROW",
+                context: "LCX_PFS",
+                page: Some(page.page_id),
+                slot: None,
+            });
         }
     }
     rows

@@ -7,7 +7,9 @@
 //! is never logged here, see `access::fsm`), at most [`TRACKED_PAGES_MAX`] pages.
 
 use super::Database;
+use super::txn_names::TxnName;
 use crate::access::fsm;
+use crate::access::layout::Layout;
 use crate::error::Result;
 use crate::format::PageId;
 use crate::log::RecordKind;
@@ -15,7 +17,9 @@ use crate::log::page_records::{
     TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,
 };
 use crate::page::{PageBuf, PageType, SLOT_BYTES};
-use std::collections::HashMap;
+use crate::txn::{CommitRow, FIRST_PART, decode_commit, decode_part};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::Ordering;
 
 /// Heap pages whose fill the scan follows; past this many, new pages' categories are
@@ -31,8 +35,17 @@ pub struct LogRecordInfo {
     pub bytes: u64,
     /// Its kind's name, as `inspect log` shows it (`page-insert`, `txn-commit`, …).
     pub kind: &'static str,
-    /// The transaction of a commit, abort or part record.
+    /// The transaction of a commit, abort or part record; for a heap row's `page-insert`,
+    /// the transaction whose commit record (earlier in the scan) holds that row (matched
+    /// by key and row bytes, see [`CommittedRows`]), when the scan saw that commit.
     pub txn: Option<u64>,
+    /// A commit's or a first part's transaction name, as far as the database knows it.
+    pub txn_name: TxnName,
+    /// The record starts its transaction in the log: a commit, or a transaction's first
+    /// part.
+    pub txn_first: bool,
+    /// The record is its transaction's commit point: a commit, or a last part.
+    pub txn_commit: bool,
     /// The pages it changes, in the record's order.
     pub pages: Vec<LoggedPage>,
 }
@@ -49,6 +62,9 @@ pub struct LoggedPage {
     /// For a heap page: its free-space category (`access::fsm`, 0 empty … 4 full) before
     /// and after the record, when the scan knows them; `None` before for a page first seen.
     pub fill_category: Option<(Option<u8>, u8)>,
+    /// For an inserted heap row: its slot on the page, when the scan knows the page's
+    /// slots (from an image, or from its formatting, earlier in the scan).
+    pub slot: Option<usize>,
 }
 
 /// What a record does to a page.
@@ -94,6 +110,7 @@ impl Database {
         let mut fills = PageFills {
             page_size: self.page_size(),
             used: HashMap::new(),
+            committed: CommittedRows::new(&self.table_infos(true)),
         };
         let mut stopped = false;
         reader.records_between(from_lsn, log_end, |record| {
@@ -101,16 +118,23 @@ impl Database {
                 return Ok(());
             }
             // Records before `first_lsn` still tell the scan the pages' fill.
-            let (txn, pages) = fills.describe(record.kind, record.payload)?;
+            let described = fills.describe(record.kind, record.payload)?;
             if record.lsn < first_lsn {
                 return Ok(());
             }
+            let txn_name = match described.txn {
+                Some(txn) if described.first => self.inner.txn_names.lock().name(txn, record.lsn),
+                _ => TxnName::Unknown,
+            };
             let info = LogRecordInfo {
                 lsn: record.lsn,
                 bytes: record.end - record.lsn,
                 kind: record.kind.name(),
-                txn,
-                pages,
+                txn: described.txn,
+                txn_name,
+                txn_first: described.first,
+                txn_commit: described.commit,
+                pages: described.pages,
             };
             stopped = !visit(&info)?;
             Ok(())
@@ -119,42 +143,130 @@ impl Database {
     }
 }
 
-/// The heap pages' fill as the scan has seen it: bytes used (header, slots, records).
+/// What the scan makes of one record.
+struct Described {
+    txn: Option<u64>,
+    first: bool,
+    commit: bool,
+    pages: Vec<LoggedPage>,
+}
+
+impl Described {
+    fn pages(pages: Vec<LoggedPage>) -> Described {
+        Described {
+            txn: None,
+            first: false,
+            commit: false,
+            pages,
+        }
+    }
+}
+
+/// The rows of heap tables that commit records hold and no `page-insert` has applied yet
+/// in the scan: a hash of (key, row) -> the transaction. A commit is logged before its
+/// rows are applied, so a heap row's `page-insert` finds its transaction here. Rows of
+/// B+trees are never logged again (their leaves are not logged), so only heaps' rows are
+/// kept; a row applied in a page image is never matched, and a later identical (key,
+/// row) overwrites it. At most [`ROWS_TRACKED_MAX`] rows.
+pub(super) struct CommittedRows {
+    heaps: HashSet<u32>,
+    rows: HashMap<u64, u64>,
+}
+
+/// Committed heap rows the scan follows at once; past this many, new rows' transactions
+/// are unknown.
+pub const ROWS_TRACKED_MAX: usize = 1 << 20;
+
+impl CommittedRows {
+    fn new(tables: &[super::TableInfo]) -> CommittedRows {
+        let heaps = tables
+            .iter()
+            .filter(|t| matches!(t.layout, Layout::Heap { .. } | Layout::HeapIndexed { .. }))
+            .map(|t| t.id as u32)
+            .collect();
+        CommittedRows {
+            heaps,
+            rows: HashMap::new(),
+        }
+    }
+
+    fn hash(key: &[u8], row: &[u8]) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        key.hash(&mut hasher);
+        row.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn committed(&mut self, txn: u64, rows: &[CommitRow<'_>]) {
+        for row in rows.iter().filter(|r| self.heaps.contains(&r.table)) {
+            if self.rows.len() >= ROWS_TRACKED_MAX {
+                return;
+            }
+            self.rows.insert(Self::hash(row.key, row.row), txn);
+        }
+    }
+
+    fn applied(&mut self, key: &[u8], row: &[u8]) -> Option<u64> {
+        self.rows.remove(&Self::hash(key, row))
+    }
+}
+
+/// The heap pages' fill as the scan has seen it: bytes used (header, slots, records) and
+/// slots.
 struct PageFills {
     page_size: usize,
-    used: HashMap<PageId, (PageType, usize)>,
+    used: HashMap<PageId, (PageType, usize, Option<usize>)>,
+    committed: CommittedRows,
 }
 
 impl PageFills {
     /// A record's transaction and pages.
-    fn describe(
-        &mut self,
-        kind: RecordKind,
-        payload: &[u8],
-    ) -> Result<(Option<u64>, Vec<LoggedPage>)> {
-        let txn = || {
-            payload
-                .get(..8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
+    fn describe(&mut self, kind: RecordKind, payload: &[u8]) -> Result<Described> {
         Ok(match kind {
-            RecordKind::TxnCommit | RecordKind::TxnAbort => (txn(), Vec::new()),
-            // A part names its transaction by its first part's LSN.
-            RecordKind::TxnPart => (txn(), Vec::new()),
-            RecordKind::FlushMark => (None, Vec::new()),
+            RecordKind::TxnCommit => {
+                let (txn, rows) = decode_commit(payload)?;
+                self.committed.committed(txn, &rows);
+                Described {
+                    txn: Some(txn),
+                    first: true,
+                    commit: true,
+                    pages: Vec::new(),
+                }
+            }
+            RecordKind::TxnPart => {
+                let part = decode_part(payload)?;
+                self.committed.committed(part.txn, &part.rows);
+                Described {
+                    txn: Some(part.txn),
+                    first: part.first == FIRST_PART,
+                    commit: part.last,
+                    pages: Vec::new(),
+                }
+            }
+            RecordKind::TxnAbort => Described {
+                txn: payload
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_le_bytes),
+                ..Described::pages(Vec::new())
+            },
+            RecordKind::FlushMark => Described::pages(Vec::new()),
             RecordKind::PageInsert => {
                 let (page_id, key, row) = decode_page_insert(payload)?;
                 let added = 1 + key.len() + row.len() + SLOT_BYTES;
-                (None, vec![self.grow(page_id, PageChange::Insert, added)])
+                let txn = self.committed.applied(key, row);
+                Described {
+                    txn,
+                    ..Described::pages(vec![self.grow(page_id, PageChange::Insert, added)])
+                }
             }
             RecordKind::HeapLink => {
                 let (tail, new) = decode_heap_link(payload)?;
                 let header = crate::page::HEADER_BYTES;
                 let tail = self.grow(tail, PageChange::Header, 0);
                 self.forget(new);
-                let new = self.set(new, PageChange::Format, PageType::Heap, header);
-                (None, vec![tail, new])
+                let new = self.set(new, PageChange::Format, PageType::Heap, header, Some(0));
+                Described::pages(vec![tail, new])
             }
             RecordKind::PageImages => {
                 let images = decode_page_images(payload, self.page_size)?;
@@ -162,7 +274,7 @@ impl PageFills {
                 for (page_id, image) in images {
                     pages.push(self.image(page_id, image));
                 }
-                (None, pages)
+                Described::pages(pages)
             }
             RecordKind::TreeSplit => {
                 let split = TreeSplit::decode(payload)?;
@@ -172,13 +284,13 @@ impl PageFills {
                     change,
                     page_type,
                     fill_category: None,
+                    slot: None,
                 };
-                let pages = vec![
+                Described::pages(vec![
                     page(split.left, PageChange::Header, half),
                     page(split.right, PageChange::Format, half),
                     page(split.parent, PageChange::Separator, Some(PageType::Inner)),
-                ];
-                (None, pages)
+                ])
             }
         })
     }
@@ -193,6 +305,7 @@ impl PageFills {
                 PageChange::Image,
                 PageType::Heap,
                 page.used_bytes(),
+                Some(page.slot_count()),
             ),
             page_type => {
                 self.forget(page_id);
@@ -201,6 +314,7 @@ impl PageFills {
                     change: PageChange::Image,
                     page_type,
                     fill_category: None,
+                    slot: None,
                 }
             }
         }
@@ -210,35 +324,45 @@ impl PageFills {
         fsm::category_of_page(used, self.page_size)
     }
 
-    /// A heap page now holding `used` bytes.
+    /// A heap page now holding `used` bytes and `slots` records (if known).
     fn set(
         &mut self,
         page_id: PageId,
         change: PageChange,
         ty: PageType,
         used: usize,
+        slots: Option<usize>,
     ) -> LoggedPage {
-        let before = self.used.get(&page_id).map(|&(_, u)| self.category(u));
+        let before = self.used.get(&page_id).map(|&(_, u, _)| self.category(u));
         if self.used.len() < TRACKED_PAGES_MAX || self.used.contains_key(&page_id) {
-            self.used.insert(page_id, (ty, used));
+            self.used.insert(page_id, (ty, used, slots));
         }
         LoggedPage {
             page_id,
             change,
             page_type: Some(ty),
             fill_category: Some((before, self.category(used))),
+            slot: None,
         }
     }
 
-    /// A page `added` bytes fuller; its category only if the scan knows its fill.
+    /// A page `added` bytes fuller (one record more if `change` is an insert); its
+    /// category and the record's slot only if the scan knows the page.
     fn grow(&mut self, page_id: PageId, change: PageChange, added: usize) -> LoggedPage {
         match self.used.get(&page_id).copied() {
-            Some((ty, used)) => self.set(page_id, change, ty, used + added),
+            Some((ty, used, slots)) => {
+                let inserted = change == PageChange::Insert;
+                let after = slots.map(|n| n + usize::from(inserted));
+                let mut page = self.set(page_id, change, ty, used + added, after);
+                page.slot = slots.filter(|_| inserted);
+                page
+            }
             None => LoggedPage {
                 page_id,
                 change,
                 page_type: None,
                 fill_category: None,
+                slot: None,
             },
         }
     }

@@ -50,6 +50,7 @@ mod page_report;
 mod routing;
 mod salvage;
 mod truncate;
+mod txn_names;
 mod unique;
 pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
 pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
@@ -58,6 +59,7 @@ pub use log_records::{LogRecordInfo, LoggedPage, PageChange};
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
+pub use txn_names::TxnName;
 use unique::KeyLocks;
 
 /// Rows a session counts locally before adding them to the table's shared count (so the
@@ -338,6 +340,8 @@ struct Inner {
     // (see `truncate`). Taken after `checkpoint_lock` when both are.
     truncate_swaps: Mutex<Vec<truncate::TruncateSwap>>,
     next_session_id: AtomicU64,
+    // The names of the transactions committed since the open (`Session::name_transaction`).
+    txn_names: Mutex<txn_names::TxnNames>,
     options: Options,
     recovery: RecoveryReport,
     // Stops the checkpointer thread (which holds only a weak reference to `Inner`).
@@ -678,6 +682,7 @@ impl Database {
             heap_targets: Vec::new(),
             pending_rows: Vec::new(),
             txn: None,
+            txn_name: None,
             held_keys: Vec::new(),
             applying,
             record: Vec::new(),
@@ -1027,6 +1032,8 @@ pub struct Session {
     heap_targets: Vec<HeapTarget>,
     pending_rows: Vec<u64>,
     txn: Option<PendingTxn>,
+    // The open transaction's name (`name_transaction`), recorded at its commit.
+    txn_name: Option<Arc<str>>,
     // The key locks the open transaction holds (see `insert_unique`).
     held_keys: Vec<(TableHandle, Key)>,
     // The log position before this session's commit being applied (NOT_APPLYING if none).
@@ -1142,12 +1149,24 @@ impl Session {
                 "a transaction is already open in this session".into(),
             ));
         }
+        self.txn_name = None;
         self.txn = Some(PendingTxn {
             rows: Vec::new(),
             bytes: 0,
             truncated: Vec::new(),
             supplied: HashSet::new(),
         });
+        Ok(())
+    }
+
+    /// Names the open transaction (SQL Server's `BEGIN TRAN name`, or `user_transaction`).
+    /// The name is the log readers' (`Database::visit_log_records`), kept in memory for
+    /// the transactions committed since the open, not logged (see `txn_names`).
+    pub fn name_transaction(&mut self, name: &str) -> Result<()> {
+        if self.txn.is_none() {
+            return Err(Error::InvalidOption("no open transaction to name".into()));
+        }
+        self.txn_name = Some(Arc::from(name));
         Ok(())
     }
 
@@ -1307,6 +1326,7 @@ impl Session {
             self.commit_truncating(&mut txn)
         };
         self.release_keys();
+        self.txn_name = None;
         result
     }
 
@@ -1317,6 +1337,7 @@ impl Session {
             return Err(Error::InvalidOption("rollback without begin".into()));
         };
         self.release_keys();
+        self.txn_name = None;
         if let Some(wal) = self.db.wal.clone() {
             // For `inspect log` only; recovery ignores it.
             let mut body = [0u8; 12];
@@ -1360,6 +1381,9 @@ impl Session {
         // at or after its redo point (see Database::checkpoint).
         self.applying.store(wal.end(), Ordering::SeqCst);
         let txn = truncating.unwrap_or_else(|| self.next_txn_id());
+        if let Some(name) = self.txn_name.take() {
+            self.db.txn_names.lock().record(txn, name, wal.end());
+        }
         let logged = self.log_commit(&wal, txn, rows);
         if logged.is_ok() && truncating.is_some() {
             // Before the marker is cleared (see `truncate`'s module docs).

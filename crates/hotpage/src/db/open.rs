@@ -195,6 +195,7 @@ pub(super) fn open_steps(
             }),
             truncate_swaps: Mutex::new(Vec::new()),
             next_session_id: AtomicU64::new(1),
+            txn_names: Mutex::new(super::txn_names::TxnNames::new(append_from)),
             read_only: options.read_only,
             options,
             recovery: report,
