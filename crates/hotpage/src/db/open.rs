@@ -144,7 +144,6 @@ pub(super) fn open_steps(
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
     report.pages_redone = redo.images + redo.inserts_applied;
     report.torn_log_bytes = redo.torn_bytes;
-    // A settled truncation is a recovery: the catalog on disk must stop naming it.
     let truncates_settled = resolve_pending_truncates(&mut catalog, &redo);
     let append_from = append_point(policy, &redo);
     let wal = open_log(&storage, &catalog, &options, &pool, &stats, append_from)?;
