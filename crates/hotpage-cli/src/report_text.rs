@@ -6,7 +6,7 @@
 use crate::CliError;
 use crate::output::right_align;
 use comfy_table::Table;
-use hotpage_workload::report::{HotPage, Wait};
+use hotpage_workload::report::{HotPage, LATENCY_ROWS_ALL, LATENCY_SAMPLE_EVERY, Wait};
 use hotpage_workload::{DesignName, Report};
 
 /// Hottest pages the tables list.
@@ -78,8 +78,18 @@ pub fn print_rate_and_latency(r: &Report) -> Result<(), CliError> {
         r.elapsed_s,
         r.rows_per_s
     )?;
+    // Say what the percentiles are of: past each session's first rows, a sample (a report
+    // saved before the driver sampled timed every row, and has no count).
+    let timed = match lat.rows_timed {
+        n if n == 0 || n >= r.rows_total => String::new(),
+        n => format!(
+            "; {n} of {} rows timed, past each session's first {LATENCY_ROWS_ALL} \
+             about 1 in {LATENCY_SAMPLE_EVERY}",
+            r.rows_total
+        ),
+    };
     outln!(
-        "latency (us): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        "latency (us{timed}): p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
         lat.p50,
         lat.p99,
         lat.p999,

@@ -24,6 +24,8 @@ struct Fake {
     fail_after: Option<u64>,
     /// Time each insert takes.
     insert_sleep: Option<Duration>,
+    /// Every Nth row of a session (N, how long) is slow.
+    slow_every: Option<(u64, Duration)>,
 }
 
 struct FakeSession<'a> {
@@ -71,6 +73,11 @@ impl TargetSession for FakeSession<'_> {
 
     fn insert(&mut self, row: &[u8]) -> Result<(), FakeError> {
         if let Some(pause) = self.target.insert_sleep {
+            std::thread::sleep(pause);
+        }
+        if let Some((every, pause)) = self.target.slow_every
+            && self.next % every == every - 1
+        {
             std::thread::sleep(pause);
         }
         if self.target.fail_after.is_some_and(|n| self.next >= n) {
@@ -224,4 +231,45 @@ fn a_short_run_is_timed_by_its_sessions_not_the_coordinators_tick() {
         "elapsed {} s against five inserts of at most {slowest_ms} ms",
         report.elapsed_s
     );
+}
+
+/// Past each session's first `LATENCY_ROWS_ALL` rows the driver times a random sample of
+/// about one row in `LATENCY_SAMPLE_EVERY`, each counted for that many: the percentiles
+/// still estimate every row's. With one row in ten slow, p50 is a fast row's and p99 a
+/// slow one's, and the count of timed rows is what the sampling rate says.
+#[test]
+fn sampled_latency_still_sees_the_slow_tenth() {
+    use hotpage_workload::report::{LATENCY_ROWS_ALL, LATENCY_SAMPLE_EVERY};
+    let fake = Fake {
+        slow_every: Some((10, Duration::from_micros(300))),
+        ..Fake::default()
+    };
+    let report = run(&plan(2, 4000, 1), &fake).expect("the run succeeds");
+    let latency = report.latency_us;
+    assert!(
+        latency.p50 < 250.0,
+        "p50 {} us is not a fast row",
+        latency.p50
+    );
+    assert!(
+        latency.p99 >= 300.0,
+        "p99 {} us is not a slow row",
+        latency.p99
+    );
+    assert!(latency.max >= 300.0, "max {} us", latency.max);
+    let sampled = (4000 - LATENCY_ROWS_ALL) as f64 / LATENCY_SAMPLE_EVERY as f64;
+    let expected = 2.0 * (LATENCY_ROWS_ALL as f64 + sampled);
+    let timed = latency.rows_timed as f64;
+    assert!(
+        (0.8 * expected..1.2 * expected).contains(&timed),
+        "{timed} rows timed, about {expected} expected"
+    );
+}
+
+/// A run shorter than the rows every session times whole is timed row by row.
+#[test]
+fn a_short_run_times_every_row() {
+    let fake = Fake::default();
+    let report = run(&plan(3, 200, 1), &fake).expect("the run succeeds");
+    assert_eq!(report.latency_us.rows_timed, 600);
 }

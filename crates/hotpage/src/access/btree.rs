@@ -211,6 +211,7 @@ impl BTree {
                 "an insert reached a page that is not a leaf",
             ));
         }
+        page.prefetch_record_area();
         match page.search(key) {
             Ok(_) => Ok(Attempt::Done(Inserted::Duplicate)),
             Err(pos) => {
@@ -511,7 +512,7 @@ impl BTree {
                 (Ok(_), Some(_)) => return Ok(Some(Inserted::Duplicate)),
                 (Ok(pos) | Err(pos), _) => pos,
             };
-            let mut records = copy_records(&page);
+            let mut records = Records::scratch();
             match row {
                 Some(row) => {
                     node.mark_dirty();
@@ -520,14 +521,14 @@ impl BTree {
                         self.log_insert(&node, key, row)?;
                         return Ok(Some(Inserted::Yes));
                     }
-                    records.insert(pos, make_record(key, row));
+                    records.copy_page(&page, Some((pos, key, row)));
                 }
                 None if page.fits(INNER_RECORD_BYTES_MAX) => return Ok(None), // split already
-                None => {}
+                None => records.copy_page(&page, None),
             }
             let Some(parent) = parent else {
                 debug_assert_eq!(node.page_id(), self.root);
-                self.split_root(&node, records, pos)?;
+                self.split_root(&node, &records, pos)?;
                 return Ok(row.map(|_| Inserted::Yes));
             };
             if !parent.page().fits(INNER_RECORD_BYTES_MAX) {
@@ -536,17 +537,17 @@ impl BTree {
                 continue;
             }
             parent.mark_dirty();
-            let (separator, right) = self.split(&node, records, pos)?;
+            let (separator, right) = self.split(&node, &records, pos)?;
             let parent_page = parent.page();
-            let Err(at) = parent_page.search(&separator) else {
+            let Err(at) = parent_page.search(separator) else {
                 return Err(self.corrupt(parent.page_id(), "separator already present"));
             };
-            if !parent_page.insert_record(at, &separator, &child_payload(right.page_id())) {
+            if !parent_page.insert_record(at, separator, &child_payload(right.page_id())) {
                 return Err(self.corrupt(parent.page_id(), "parent lost the room it had"));
             }
             // The three pages in one record: redo never sees half a split.
             if let Some(log) = &self.log {
-                log.split(&node, &right, &parent, &separator)?;
+                log.split(&node, &right, &parent, separator)?;
             }
             return Ok(row.map(|_| Inserted::Yes));
         }
@@ -594,12 +595,12 @@ impl BTree {
 
     /// Splits a non-root page whose records (with the new one at `new_pos`) no longer fit.
     /// Returns the separator and the new right page (still latched) for the parent.
-    fn split(
+    fn split<'r>(
         &self,
         left: &ExclusivePage<'_>,
-        records: Vec<Vec<u8>>,
+        records: &'r Records,
         new_pos: usize,
-    ) -> Result<(Vec<u8>, ExclusivePage<'_>)> {
+    ) -> Result<(&'r [u8], ExclusivePage<'_>)> {
         left.mark_dirty();
         let page = left.page();
         let page_type = self.tree_page_type(left.page_id(), &page)?;
@@ -610,7 +611,7 @@ impl BTree {
             _ => RIGHTMOST_SPLIT_FILL_PCT,
         };
         let (at, kind) = choose_split(
-            &records,
+            records,
             new_pos,
             page.last_insert(),
             rightmost,
@@ -633,12 +634,12 @@ impl BTree {
         if let Some(aux) = right_aux {
             right_page.set_aux(aux);
         }
-        fill(&right_page, &right_records, right.page_id())?;
+        fill(&right_page, records, right_records, right.page_id())?;
         let aux = page.aux();
         page.init(left.page_id(), page_type, level);
         page.set_aux(aux);
         page.set_next(right.page_id());
-        fill(&page, &left_records, left.page_id())?;
+        fill(&page, records, left_records, left.page_id())?;
         mark_new_record(&page, &right_page, page_type, new_pos, at);
         self.pool.stats().count(Counter::PageSplits, 1);
         Ok((separator, right))
@@ -649,7 +650,7 @@ impl BTree {
     fn split_root(
         &self,
         root: &ExclusivePage<'_>,
-        records: Vec<Vec<u8>>,
+        records: &Records,
         new_pos: usize,
     ) -> Result<()> {
         root.mark_dirty();
@@ -660,7 +661,7 @@ impl BTree {
             return Err(self.corrupt(root.page_id(), "tree too tall"));
         }
         let (at, _) = choose_split(
-            &records,
+            records,
             new_pos,
             page.last_insert(),
             true,
@@ -680,15 +681,15 @@ impl BTree {
         } = divide(page_type, records, at);
         left.page().set_aux(page.aux());
         left.page().set_next(right.page_id());
-        fill(&left.page(), &left_records, left.page_id())?;
+        fill(&left.page(), records, left_records, left.page_id())?;
         if let Some(aux) = right_aux {
             right.page().set_aux(aux);
         }
-        fill(&right.page(), &right_records, right.page_id())?;
+        fill(&right.page(), records, right_records, right.page_id())?;
         mark_new_record(&left.page(), &right.page(), page_type, new_pos, at);
         page.init(root.page_id(), PageType::Inner, level + 1);
         page.set_aux(left.page_id());
-        if !page.insert_record(0, &separator, &child_payload(right.page_id())) {
+        if !page.insert_record(0, separator, &child_payload(right.page_id())) {
             return Err(self.corrupt(root.page_id(), "new root cannot hold one separator"));
         }
         self.log_images(&[root, &left, &right])?;
@@ -1051,22 +1052,99 @@ fn has_room(node: &OptimisticPage<'_>, key: &[u8], row: Option<&[u8]>) -> bool {
     node.page().fits(needed) && node.validate()
 }
 
-fn make_record(key: &[u8], payload: &[u8]) -> Vec<u8> {
-    let mut record = Vec::with_capacity(1 + key.len() + payload.len());
-    record.push(key.len() as u8);
-    record.extend_from_slice(key);
-    record.extend_from_slice(payload);
-    record
+/// A page's records copied out for a split, with the new record in its place: one flat
+/// buffer and each record's end. A thread's splits reuse one (`Records::scratch`), so a
+/// split allocates nothing once the buffers have grown to a page (it used to allocate a
+/// vector per record: about one allocation per insert at the tail of an ascending index).
+#[derive(Default)]
+struct Records {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
 }
 
-fn copy_records(page: &Page<'_>) -> Vec<Vec<u8>> {
-    (0..page.slot_count())
-        .map(|i| {
-            let mut record = Vec::new();
-            page.copy_record(i, &mut record);
-            record
-        })
-        .collect()
+thread_local! {
+    static SPLIT_RECORDS: std::cell::Cell<Records> = std::cell::Cell::new(Records::default());
+}
+
+/// This thread's split buffers, given back when dropped. A split of the parent while a
+/// child's split holds them (`split_on_path` climbing) finds the slot empty and uses new
+/// buffers for that once.
+struct ScratchRecords(Records);
+
+impl std::ops::Deref for ScratchRecords {
+    type Target = Records;
+    fn deref(&self) -> &Records {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ScratchRecords {
+    fn deref_mut(&mut self) -> &mut Records {
+        &mut self.0
+    }
+}
+
+impl Drop for ScratchRecords {
+    fn drop(&mut self) {
+        let records = std::mem::take(&mut self.0);
+        // During thread teardown the slot may be gone: the buffers are then just freed.
+        let _ = SPLIT_RECORDS.try_with(|slot| slot.set(records));
+    }
+}
+
+impl Records {
+    /// This thread's buffers, empty.
+    fn scratch() -> ScratchRecords {
+        let mut records = SPLIT_RECORDS
+            .try_with(|slot| slot.take())
+            .unwrap_or_default();
+        records.bytes.clear();
+        records.ends.clear();
+        ScratchRecords(records)
+    }
+
+    /// Copies every record of `page`, with `new` = (position, key, payload) inserted.
+    fn copy_page(&mut self, page: &Page<'_>, new: Option<(usize, &[u8], &[u8])>) {
+        let count = page.slot_count();
+        self.ends.reserve(count + 1);
+        for i in 0..count {
+            if let Some((pos, key, payload)) = new
+                && pos == i
+            {
+                self.push(key, payload);
+            }
+            page.copy_record(i, &mut self.bytes);
+            self.ends.push(self.bytes.len());
+        }
+        if let Some((pos, key, payload)) = new
+            && pos >= count
+        {
+            self.push(key, payload);
+        }
+    }
+
+    /// Appends a record `[key_len][key][payload]`.
+    fn push(&mut self, key: &[u8], payload: &[u8]) {
+        self.bytes.push(key.len() as u8);
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(payload);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Record `i`'s bytes.
+    fn get(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// Bytes the records in `range` take on a page, slots included.
+    fn page_bytes(&self, range: std::ops::Range<usize>) -> usize {
+        range.map(|i| self.get(i).len() + SLOT_BYTES).sum()
+    }
 }
 
 fn record_key(record: &[u8]) -> &[u8] {
@@ -1091,7 +1169,7 @@ pub(crate) fn child_payload(child: PageId) -> [u8; 8] {
 /// right (for inner pages: the separator that moves up). `last_insert` is the page's hint:
 /// the slot its previous insert went to.
 fn choose_split(
-    records: &[Vec<u8>],
+    records: &Records,
     new_pos: usize,
     last_insert: Option<usize>,
     rightmost: bool,
@@ -1100,7 +1178,6 @@ fn choose_split(
     let n = records.len();
     debug_assert!(n >= 2, "a split needs at least two records");
     let usable = page_size - HEADER_BYTES;
-    let bytes = |range: &[Vec<u8>]| range.iter().map(|r| r.len() + SLOT_BYTES).sum::<usize>();
     // Did this insert land right after the previous one? Runs of ascending keys do (one
     // bucket of a hash-prefix key, one session's id range); stragglers of concurrent
     // sessions landing near the end of a page mostly do not.
@@ -1118,7 +1195,8 @@ fn choose_split(
     // after the new record so the other run moves right and the left page stays full; a
     // 50/50 split would drag the other run along with every split and leave every page half
     // empty.
-    if !appending && consecutive && new_pos + 1 < n && bytes(&records[..=new_pos]) <= usable {
+    if !appending && consecutive && new_pos + 1 < n && records.page_bytes(0..new_pos + 1) <= usable
+    {
         return (new_pos + 1, SplitKind::AfterNewRecord);
     }
     let (target, kind) = if appending && rightmost {
@@ -1128,12 +1206,12 @@ fn choose_split(
         // few, and the slack, which random splits elsewhere in the tree raise, is not for it.
         (usable * RIGHTMOST_SPLIT_FILL_PCT / 100, SplitKind::Tail)
     } else {
-        (bytes(records) / 2, SplitKind::Half)
+        (records.page_bytes(0..n) / 2, SplitKind::Half)
     };
     let mut used = 0;
     let mut at = 0;
-    while at < n && used + records[at].len() + SLOT_BYTES <= target {
-        used += records[at].len() + SLOT_BYTES;
+    while at < n && used + records.get(at).len() + SLOT_BYTES <= target {
+        used += records.get(at).len() + SLOT_BYTES;
         at += 1;
     }
     (at.clamp(1, n - 1), kind)
@@ -1150,32 +1228,31 @@ enum SplitKind {
     Half,
 }
 
-/// The two halves of a split page.
-struct Halves {
+/// The two halves of a split page, as ranges of its `Records`.
+struct Halves<'r> {
     /// The first key of the right half (leaves), or the key that moves up (inner pages).
-    separator: Vec<u8>,
-    left: Vec<Vec<u8>>,
-    right: Vec<Vec<u8>>,
+    separator: &'r [u8],
+    left: std::ops::Range<usize>,
+    right: std::ops::Range<usize>,
     /// Inner pages: the right page's leftmost child (the moved-up separator's child).
     right_aux: Option<PageId>,
 }
 
 /// Splits records at `at`.
-fn divide(page_type: PageType, mut left: Vec<Vec<u8>>, at: usize) -> Halves {
-    let mut right = left.split_off(at);
+fn divide(page_type: PageType, records: &Records, at: usize) -> Halves<'_> {
+    let middle = records.get(at);
     if page_type == PageType::Inner {
-        let middle = right.remove(0);
         Halves {
-            separator: record_key(&middle).to_vec(),
-            left,
-            right,
-            right_aux: Some(record_child(&middle)),
+            separator: record_key(middle),
+            left: 0..at,
+            right: at + 1..records.len(),
+            right_aux: Some(record_child(middle)),
         }
     } else {
         Halves {
-            separator: record_key(&right[0]).to_vec(),
-            left,
-            right,
+            separator: record_key(middle),
+            left: 0..at,
+            right: at..records.len(),
             right_aux: None,
         }
     }
@@ -1202,9 +1279,14 @@ fn mark_new_record(
     right.set_last_insert(on_right);
 }
 
-fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: PageId) -> Result<()> {
-    for record in records {
-        if !page.push_record(record) {
+fn fill(
+    page: &Page<'_>,
+    records: &Records,
+    range: std::ops::Range<usize>,
+    page_id: PageId,
+) -> Result<()> {
+    for i in range.clone() {
+        if !page.push_record(records.get(i)) {
             return Err(Error::CorruptPage {
                 file: data_file_name(page_id.file()),
                 page_id,
@@ -1212,11 +1294,9 @@ fn fill(page: &Page<'_>, records: &[Vec<u8>], page_id: PageId) -> Result<()> {
             });
         }
     }
-    debug_assert!(
-        records
-            .windows(2)
-            .all(|w| { record_key(&w[0]).cmp(record_key(&w[1])) == Ordering::Less })
-    );
+    debug_assert!(range.clone().skip(1).all(|i| {
+        record_key(records.get(i - 1)).cmp(record_key(records.get(i))) == Ordering::Less
+    }));
     Ok(())
 }
 
