@@ -237,15 +237,7 @@ pub(crate) fn generated_columns(schema: &TableSchema) -> SqlResult<Vec<(usize, S
         if in_key(column) || buckets.contains(&column) {
             continue;
         }
-        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-            .try_with_sql(text)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| {
-                SqlError::new(
-                    sqlstate::SYNTAX_ERROR,
-                    format!("the generated column \"{}\": {e}", c.name),
-                )
-            })?;
+        let parsed = parse_stored_expr(text, &format!("the generated column \"{}\"", c.name))?;
         let mut read = None;
         let _ = sqlparser::ast::visit_expressions(&parsed, |e| {
             let name = match e {
@@ -278,20 +270,21 @@ pub(crate) fn generated_columns(schema: &TableSchema) -> SqlResult<Vec<(usize, S
     Ok(out)
 }
 
+/// An expression stored in a table's schema (a DEFAULT or a generated column's), parsed
+/// again; `what` names it in the syntax error.
+fn parse_stored_expr(text: &str, what: &str) -> SqlResult<sqlparser::ast::Expr> {
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::new(sqlstate::SYNTAX_ERROR, format!("{what}: {e}")))
+}
+
 /// A DEFAULT compiled against the table's columns (a default may not read columns).
 fn compile_default(column: &Column, scope: &[(String, SqlType)]) -> SqlResult<Option<Scalar>> {
     let Some(text) = &column.default else {
         return Ok(None);
     };
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| {
-            SqlError::new(
-                sqlstate::SYNTAX_ERROR,
-                format!("default of \"{}\": {e}", column.name),
-            )
-        })?;
+    let parsed = parse_stored_expr(text, &format!("default of \"{}\"", column.name))?;
     let empty: &[(String, SqlType)] = &[];
     let compiled = expr::compile(&parsed, empty).or_else(|_| expr::compile(&parsed, scope))?;
     if !compiled.is_row_independent() && !matches!(compiled, Scalar::Call(..)) {
