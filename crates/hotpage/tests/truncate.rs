@@ -110,3 +110,27 @@ fn power_lost_during_a_truncate_leaves_the_table_whole_or_empty() {
     }
     assert!(whole > 0 && empty > 0, "whole {whole}, empty {empty}");
 }
+
+#[test]
+fn a_truncating_commit_that_fails_leaves_no_second_table_of_a_name() {
+    let (mem, db) = setup(3);
+    let u = db
+        .create_table("u", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("create u");
+    let t = db.table("t").expect("t");
+    let mut s = db.session();
+    s.begin().expect("begin");
+    s.truncate_at_commit(&t).expect("truncate t");
+    s.truncate_at_commit(&u).expect("truncate u");
+    // u is gone before the commit: the commit fails after t's empty twin was made.
+    db.drop_table("u").expect("drop u");
+    assert!(matches!(s.commit(), Err(hotpage::Error::NoSuchTable(_))));
+    drop((s, t, u));
+    db.checkpoint().expect("checkpoint");
+    assert_eq!(keys(&db).len() as i64, ROWS, "t keeps its rows");
+    db.close().expect("close");
+    let db = open(&mem, false).expect("reopen");
+    let names: Vec<String> = db.tables().into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["t"], "one live table t, and u dropped");
+    assert_eq!(keys(&db).len() as i64, ROWS);
+}

@@ -138,22 +138,17 @@ fn begin_truncates(
     let mut checkpoint_state = inner.checkpoint_lock.lock();
     let mut pairs = Vec::with_capacity(truncated.len());
     for table in truncated {
-        // The table now under that name (a TRUNCATE outside the transaction may have
-        // replaced the one it saw): PostgreSQL would have locked it instead.
-        let old = super::live_table(inner, &table.name)?;
-        check_not_truncating(inner, &old.name)?;
-        let new = {
-            let mut tables = inner.tables.write();
-            let new = Arc::new(new_table(
-                inner,
-                tables.len(),
-                &spec_of(&old),
-                Some(old.keys.high_water()),
-            )?);
-            tables.push(Arc::clone(&new));
-            new
-        };
-        pairs.push((old, new));
+        match new_empty_twin(inner, table) {
+            Ok(pair) => pairs.push(pair),
+            Err(error) => {
+                // No checkpoint may write the twins made so far: each would be a second
+                // live table of its name.
+                for (_, new) in pairs.iter().rev() {
+                    forget_failed_table(inner, new);
+                }
+                return Err(error);
+            }
+        }
     }
     inner
         .truncate_swaps
@@ -176,6 +171,24 @@ fn begin_truncates(
         new.published.store(true, Ordering::Release);
     }
     Ok(pairs)
+}
+
+/// The live table named as `table` is (a TRUNCATE outside the transaction may have
+/// replaced the one it saw: PostgreSQL would have locked it instead), and a new, empty,
+/// unpublished table with its spec, last in the table list. The caller holds the
+/// checkpoint lock.
+fn new_empty_twin(inner: &Arc<Inner>, table: &TableHandle) -> Result<(TableHandle, TableHandle)> {
+    let old = super::live_table(inner, &table.name)?;
+    check_not_truncating(inner, &old.name)?;
+    let mut tables = inner.tables.write();
+    let new = Arc::new(new_table(
+        inner,
+        tables.len(),
+        &spec_of(&old),
+        Some(old.keys.high_water()),
+    )?);
+    tables.push(Arc::clone(&new));
+    Ok((old, new))
 }
 
 /// Step 2: transaction `txn`'s commit record is appended.
