@@ -98,6 +98,7 @@ fn insert_table_of(
         }),
         Stmt::Block(body) => find(body),
         Stmt::TryCatch { body, handler } => find(body).or_else(|| find(handler)),
+        Stmt::At { stmt, .. } => insert_table_of(stmt, procedure, depth),
         _ => None,
     }
 }
@@ -160,6 +161,20 @@ fn outer_reference(query: &[Token]) -> Option<String> {
         .find(|q| !named.contains(q) && q != "dbo" && q != "sys")
 }
 
+/// Where an error happened: the line of the statement that failed, in its batch or in its
+/// routine's text, and that routine.
+#[derive(Clone, Debug, PartialEq)]
+struct ErrorPlace {
+    line: u32,
+    routine: Option<String>,
+}
+
+/// An error a CATCH block handles, and where it happened.
+struct Caught {
+    error: SqlError,
+    place: Option<ErrorPlace>,
+}
+
 /// SQL Server's limit on nested function calls (error 217).
 const MAX_NESTING: u32 = 32;
 
@@ -188,7 +203,12 @@ pub struct TsqlSession {
     objects: objects::Objects,
     depth: u32,
     /// The errors the CATCH blocks running now handle, innermost last.
-    caught: Vec<SqlError>,
+    caught: Vec<Caught>,
+    /// Where the error being raised now happened (the innermost statement that failed),
+    /// until a CATCH block or the batch takes it.
+    failed_at: Option<ErrorPlace>,
+    /// The user function or procedure running now (lower case), for ERROR_PROCEDURE().
+    routine: Option<String>,
     output: Vec<TsqlOutput>,
     /// Translated statements prepared once (see [`cache`]).
     cache: cache::StatementCache,
@@ -205,6 +225,8 @@ impl TsqlSession {
             objects: objects::Objects::default(),
             depth: 0,
             caught: Vec::new(),
+            failed_at: None,
+            routine: None,
             output: Vec::new(),
             cache: cache::StatementCache::default(),
         }
@@ -228,7 +250,7 @@ impl TsqlSession {
                 let (outputs, error) = self.execute_batch(&batch.text);
                 all.extend(outputs);
                 if let Some(mut error) = error {
-                    let at = format!("in the batch at line {}", batch.line);
+                    let at = format!("the batch begins at line {} of the script", batch.line);
                     let detail = match error.detail.take() {
                         Some(detail) => format!("{detail}; {at}"),
                         None => at,
@@ -257,6 +279,7 @@ impl TsqlSession {
     ) -> (Vec<TsqlOutput>, Option<SqlError>) {
         self.vars.clear();
         self.output.clear();
+        self.failed_at = None;
         let mut outcome = Ok(());
         for stmt in batch.stmts.iter() {
             match self.run(stmt) {
@@ -270,7 +293,11 @@ impl TsqlSession {
             }
         }
         self.vars.clear();
-        (std::mem::take(&mut self.output), outcome.err())
+        let error = outcome.err().map(|error| match self.failed_at.take() {
+            Some(place) => with_place(error, &place),
+            None => error,
+        });
+        (std::mem::take(&mut self.output), error)
     }
 
     fn run(&mut self, stmt: &Stmt) -> SqlResult<Flow> {
@@ -313,6 +340,17 @@ impl TsqlSession {
                 Ok(Flow::Next)
             }
             Stmt::TryCatch { body, handler } => self.try_catch(body, handler),
+            Stmt::At { line, stmt } => {
+                let outcome = self.run(stmt);
+                // The innermost statement's place: the one that failed (ERROR_LINE()).
+                if outcome.is_err() && self.failed_at.is_none() {
+                    self.failed_at = Some(ErrorPlace {
+                        line: *line,
+                        routine: self.routine.clone(),
+                    });
+                }
+                outcome
+            }
             Stmt::Return(expr) => {
                 let value = match expr {
                     Some(expr) => Some(self.eval(expr)?),
@@ -329,12 +367,16 @@ impl TsqlSession {
         match stmt {
             Stmt::Declare(vars) => self.declare(vars),
             Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
-            Stmt::SelectAssign(items) => {
+            Stmt::SelectAssign { items, from: None } => {
                 for (var, expr) in items {
                     self.set_var(var, None, expr)?;
                 }
                 Ok(())
             }
+            Stmt::SelectAssign {
+                items,
+                from: Some(from),
+            } => self.select_assign_from(items, from),
             Stmt::SetOption(toks) => self.set_option(toks),
             Stmt::BeginTran(name) => {
                 let outermost = self.sql.txn_status() == crate::TxnStatus::Idle;
@@ -360,7 +402,8 @@ impl TsqlSession {
             | Stmt::If { .. }
             | Stmt::Block(_)
             | Stmt::Return(_)
-            | Stmt::TryCatch { .. } => self.run(stmt).map(drop),
+            | Stmt::TryCatch { .. }
+            | Stmt::At { .. } => self.run(stmt).map(drop),
         }
     }
 
@@ -526,6 +569,35 @@ impl TsqlSession {
         Ok(())
     }
 
+    /// `SELECT @a = e, … FROM …`: the query's last row gives each variable its value (in
+    /// the variable's type); no row leaves them as they were, as in SQL Server.
+    fn select_assign_from(
+        &mut self,
+        items: &[(String, Vec<Token>)],
+        from: &[Token],
+    ) -> SqlResult<()> {
+        if let Some((var, _)) = items.iter().find(|(var, _)| !self.vars.contains_key(var)) {
+            return Err(undeclared(var));
+        }
+        let mut query = vec![Token::make_keyword("SELECT")];
+        for (i, (_, expr)) in items.iter().enumerate() {
+            if i > 0 {
+                query.push(Token::Comma);
+            }
+            query.extend(expr.iter().cloned());
+        }
+        query.extend(from.iter().cloned());
+        let kind = cache::Kind::Statement;
+        let result = self.run_translated(kind, "", &query, &translate::statement)?;
+        self.rowcount = result.rows.len() as i64;
+        if let Some(last) = result.rows.into_iter().last() {
+            for ((var, _), value) in items.iter().zip(last) {
+                self.assign_output(var, value)?;
+            }
+        }
+        Ok(())
+    }
+
     fn variable_literal(&self, var: &str) -> SqlResult<String> {
         let (value, ty) = self.vars.get(var).ok_or_else(|| undeclared(var))?;
         Ok(literal(value, ty))
@@ -666,6 +738,20 @@ impl TsqlSession {
             0
         };
     }
+}
+
+/// `error` with where it happened in its DETAIL (`at line 3 of the batch`, or of a
+/// routine's text).
+fn with_place(mut error: SqlError, place: &ErrorPlace) -> SqlError {
+    let at = match &place.routine {
+        Some(routine) => format!("at line {} of {routine}", place.line),
+        None => format!("at line {} of the batch", place.line),
+    };
+    let detail = match error.detail.take() {
+        Some(detail) => format!("{detail}; {at}"),
+        None => at,
+    };
+    error.with_detail(detail)
 }
 
 /// An error of a translated statement: its position is in the translated text, not in the
@@ -1234,7 +1320,10 @@ impl TsqlSession {
                 ),
             ));
         }
-        self.nested("function", |s| s.call_body(function, args))
+        self.nested("function", |s| {
+            s.routine = Some(function.name.clone());
+            s.call_body(function, args)
+        })
     }
 
     /// Runs `body` one nesting level down, with variables of its own (the caller's are put
@@ -1253,10 +1342,12 @@ impl TsqlSession {
             ));
         }
         let saved = std::mem::take(&mut self.vars);
+        let routine = self.routine.take();
         self.depth += 1;
         let outcome = body(self);
         self.depth -= 1;
         self.vars = saved;
+        self.routine = routine;
         outcome
     }
 
