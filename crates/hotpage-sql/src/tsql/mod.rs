@@ -107,10 +107,31 @@ fn insert_table_of(
 /// them: literals, or parameters when it is prepared).
 type Translation<'a> = dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String> + 'a;
 
-/// How a statement ended: on to the next, or a RETURN (with a function's value).
+/// How a statement ended: on to the next, a RETURN (with a function's value), or a BREAK
+/// or CONTINUE for the WHILE around it.
 enum Flow {
     Next,
     Return(Option<Value>),
+    Break,
+    Continue,
+}
+
+impl Flow {
+    /// The flow where a batch, routine or dynamic string ends: BREAK and CONTINUE must be
+    /// inside a WHILE (SQL Server errors 135, 136).
+    fn outside_loop(self) -> SqlResult<Flow> {
+        let (what, number) = match self {
+            Flow::Break => ("BREAK", 135),
+            Flow::Continue => ("CONTINUE", 136),
+            other => return Ok(other),
+        };
+        Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            format!(
+                "cannot use a {what} statement outside the scope of a WHILE statement (SQL Server error {number})"
+            ),
+        ))
+    }
 }
 
 /// The most values an `IN (SELECT …)` takes (it is run first, its values held in memory).
@@ -282,10 +303,10 @@ impl TsqlSession {
         self.failed_at = None;
         let mut outcome = Ok(());
         for stmt in batch.stmts.iter() {
-            match self.run(stmt) {
+            match self.run(stmt).and_then(Flow::outside_loop) {
                 // RETURN in a batch ends the batch.
                 Ok(Flow::Return(_)) => break,
-                Ok(Flow::Next) => {}
+                Ok(_) => {}
                 Err(error) => {
                     outcome = Err(error);
                     break;
@@ -305,8 +326,10 @@ impl TsqlSession {
             Stmt::While { cond, body } => {
                 let mut iterations = 0u64;
                 while self.condition(cond)? {
-                    if let flow @ Flow::Return(_) = self.run(body)? {
-                        return Ok(flow);
+                    match self.run(body)? {
+                        flow @ Flow::Return(_) => return Ok(flow),
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
                     }
                     iterations += 1;
                     if iterations >= MAX_LOOP_ITERATIONS {
@@ -333,8 +356,9 @@ impl TsqlSession {
             }
             Stmt::Block(body) => {
                 for stmt in body {
-                    if let flow @ Flow::Return(_) = self.run(stmt)? {
-                        return Ok(flow);
+                    match self.run(stmt)? {
+                        Flow::Next => {}
+                        flow => return Ok(flow),
                     }
                 }
                 Ok(Flow::Next)
@@ -357,6 +381,12 @@ impl TsqlSession {
                     None => None,
                 };
                 Ok(Flow::Return(value))
+            }
+            Stmt::Plain(toks) if toks.len() == 1 && is_word(toks.first(), "BREAK") => {
+                Ok(Flow::Break)
+            }
+            Stmt::Plain(toks) if toks.len() == 1 && is_word(toks.first(), "CONTINUE") => {
+                Ok(Flow::Continue)
             }
             other => self.run_simple(other).map(|()| Flow::Next),
         }
@@ -517,18 +547,15 @@ impl TsqlSession {
 
     fn declare(&mut self, vars: &[parse::Declared]) -> SqlResult<()> {
         for (name, ty, init) in vars {
-            if self.vars.contains_key(name) {
-                return Err(SqlError::new(
-                    "42710",
-                    format!(
-                        "the variable name '{name}' has already been declared (SQL Server error 134)"
-                    ),
-                ));
-            }
+            // A name declared twice is refused when the batch is parsed (error 134); here
+            // the same DECLARE runs again (in a loop): as in SQL Server, its `= expr` is
+            // assigned again, and without one the variable keeps its value.
+            let again = self.vars.get(name).map(|(value, _)| value.clone());
             let ty = translate::pg_type(ty)?;
-            let value = match init {
-                Some(expr) => self.typed_value(expr, &ty)?,
-                None => Value::Null,
+            let value = match (init, again) {
+                (Some(expr), _) => self.typed_value(expr, &ty)?,
+                (None, Some(value)) => value,
+                (None, None) => Value::Null,
             };
             self.vars.insert(name.clone(), (value, ty));
         }
@@ -649,7 +676,9 @@ impl TsqlSession {
             "EXEC" | "EXECUTE" => return self.exec(toks),
             "THROW" => return self.throw(toks),
             "RAISERROR" => return self.raiserror(toks),
-            "RETURN" | "BREAK" | "CONTINUE" | "UPDATE" | "DELETE" | "TRUNCATE" => {
+            // BREAK and CONTINUE alone are flow (`run`); with more they are not T-SQL.
+            "BREAK" | "CONTINUE" => return Err(parse::syntax_near(toks.get(1))),
+            "RETURN" | "UPDATE" | "DELETE" | "TRUNCATE" => {
                 return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
             }
             _ => {}
@@ -1358,7 +1387,7 @@ impl TsqlSession {
             let value = single_value(self.pg(&cast)?)?;
             self.vars.insert(name.clone(), (value, ty));
         }
-        let Flow::Return(Some(value)) = self.run(&function.body)? else {
+        let Flow::Return(Some(value)) = self.run(&function.body)?.outside_loop()? else {
             return Err(SqlError::new(
                 sqlstate::SYNTAX_ERROR,
                 format!(

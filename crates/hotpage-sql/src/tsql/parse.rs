@@ -8,6 +8,7 @@
 use crate::error::{SqlError, SqlResult, sqlstate};
 use sqlparser::dialect::MsSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
+use std::collections::HashSet;
 
 /// One statement of a batch.
 #[derive(Clone, Debug, PartialEq)]
@@ -208,7 +209,53 @@ pub(crate) fn parse_batch(text: &str) -> SqlResult<Vec<Stmt>> {
         }
         out.push(parser.statement()?);
     }
+    check_declarations(&out, &mut HashSet::new())?;
     Ok(out)
+}
+
+/// A variable is its batch's (or routine's), whatever block declares it: a name declared
+/// twice is SQL Server's error 134, found before anything runs (as its compile finds it).
+/// A DECLARE run again (in a loop) is not a second declaration. Routines' bodies are
+/// checked when they are parsed, against their parameters.
+pub(crate) fn check_declarations(stmts: &[Stmt], declared: &mut HashSet<String>) -> SqlResult<()> {
+    stmts
+        .iter()
+        .try_for_each(|s| check_declaration(s, declared))
+}
+
+fn check_declaration(stmt: &Stmt, declared: &mut HashSet<String>) -> SqlResult<()> {
+    match stmt {
+        Stmt::Declare(vars) => {
+            for (name, _, _) in vars {
+                if !declared.insert(name.clone()) {
+                    return Err(SqlError::new(
+                        "42710",
+                        format!(
+                            "the variable name '{name}' has already been declared (SQL Server error 134)"
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Stmt::While { body, .. } => check_declaration(body, declared),
+        Stmt::If {
+            then, otherwise, ..
+        } => {
+            check_declaration(then, declared)?;
+            match otherwise {
+                Some(otherwise) => check_declaration(otherwise, declared),
+                None => Ok(()),
+            }
+        }
+        Stmt::Block(body) => check_declarations(body, declared),
+        Stmt::TryCatch { body, handler } => {
+            check_declarations(body, declared)?;
+            check_declarations(handler, declared)
+        }
+        Stmt::At { stmt, .. } => check_declaration(stmt, declared),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn syntax_near(token: Option<&Token>) -> SqlError {
@@ -403,6 +450,8 @@ impl StmtParser {
         while self.skip_semicolons() {
             body.push(self.statement()?);
         }
+        let mut declared = params.iter().map(|(name, _, _)| name.clone()).collect();
+        check_declarations(&body, &mut declared)?;
         Ok(Stmt::CreateProcedure(Procedure {
             name,
             params,
@@ -467,6 +516,8 @@ impl StmtParser {
             ));
         }
         let body = Box::new(self.statement()?);
+        let mut declared = params.iter().map(|(name, _)| name.clone()).collect();
+        check_declaration(&body, &mut declared)?;
         Ok(Stmt::CreateFunction(Function {
             name,
             params,

@@ -217,11 +217,14 @@ impl TsqlSession {
         let Some(text) = text else {
             return Ok(());
         };
+        let body = parse::parse_batch(&text)?;
+        let mut declared = params.iter().map(|(name, _, _)| name.clone()).collect();
+        parse::check_declarations(&body, &mut declared)?;
         let procedure = Procedure {
             name: "sp_executesql".to_string(),
             params,
             outputs,
-            body: Box::new(Stmt::Block(parse::parse_batch(&text)?)),
+            body: Box::new(Stmt::Block(body)),
             replace: false,
             source: String::new(),
         };
@@ -253,7 +256,7 @@ impl TsqlSession {
         let batch = parse::parse_batch(&text)?;
         self.nested("dynamic SQL", |s| {
             for stmt in &batch {
-                if let Flow::Return(_) = s.run(stmt)? {
+                if let Flow::Return(_) = s.run(stmt)?.outside_loop()? {
                     break;
                 }
             }
@@ -386,7 +389,7 @@ impl TsqlSession {
             let value = single_value(self.pg(&cast)?)?;
             self.vars.insert(name.clone(), (value, ty));
         }
-        match self.run(&procedure.body)? {
+        match self.run(&procedure.body)?.outside_loop()? {
             Flow::Return(Some(value)) => Ok(value),
             _ => Ok(Value::Int(0)),
         }
