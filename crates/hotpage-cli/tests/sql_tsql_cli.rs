@@ -67,7 +67,11 @@ fn a_failed_batch_stops_the_script_with_exit_code_3() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains("ERROR 42704"), "{stderr}");
     assert!(stderr.contains("SQL Server error 137"), "{stderr}");
-    assert!(stderr.contains("line 3"), "{stderr}");
+    // The failing statement's line in its batch, and the batch's in the script.
+    assert!(
+        stderr.contains("at line 1 of the batch; the batch begins at line 3 of the script"),
+        "{stderr}"
+    );
 }
 
 const SEED000_HASH: &str = concat!(

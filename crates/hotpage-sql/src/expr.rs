@@ -32,6 +32,9 @@ pub(crate) enum Func {
     ResetWaitStats,
     /// T-SQL's OBJECT_NAME: the name of the object whose `sys.objects` id is the argument.
     ObjectName,
+    /// `hotpage_datediff(unit_us, a, b)`: how many `unit_us`-microsecond boundaries lie
+    /// between timestamps `a` and `b` (T-SQL's DATEDIFF for units of fixed length).
+    DateDiff,
 }
 
 impl Func {
@@ -58,6 +61,7 @@ impl Func {
             "current_database" => Func::CurrentDatabase,
             "hotpage_reset_wait_stats" => Func::ResetWaitStats,
             "hotpage_object_name" => Func::ObjectName,
+            "hotpage_datediff" => Func::DateDiff,
             _ => return None,
         })
     }
@@ -75,7 +79,7 @@ impl Func {
             | Func::ObjectName => SqlType::Text,
             Func::Abs => return args.first().and_then(Scalar::ty),
             Func::Coalesce => return args.iter().find_map(Scalar::ty),
-            Func::ResetWaitStats => SqlType::BigInt,
+            Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
         })
     }
 }
@@ -364,6 +368,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
         Func::CurrVal | Func::NextVal | Func::ObjectName => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
+        Func::DateDiff => args.len() == 3,
         _ => args.is_empty(),
     };
     if !arity_ok {
@@ -777,13 +782,55 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
             .into_iter()
             .find(|v| *v != Value::Null)
             .unwrap_or(Value::Null),
+        Func::DateDiff => date_diff(&args)?,
         _ => ctx.call(func, &args)?,
     })
+}
+
+/// `hotpage_datediff(unit_us, a, b)`: boundaries crossed, as SQL Server counts them
+/// (`DATEDIFF(second, '…:00.9', '…:01.1')` is 1): the difference of the two timestamps
+/// each floored to the unit. Day boundaries fall at midnight, since the timestamps'
+/// epoch is a midnight.
+fn date_diff(args: &[Value]) -> SqlResult<Value> {
+    match args {
+        [Value::Null, _, _] | [_, Value::Null, _] | [_, _, Value::Null] => Ok(Value::Null),
+        [Value::Int(unit), Value::Timestamp(a), Value::Timestamp(b)] if *unit > 0 => b
+            .div_euclid(*unit)
+            .checked_sub(a.div_euclid(*unit))
+            .map(Value::Int)
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "the datediff function resulted in an overflow (SQL Server error 535)",
+                )
+            }),
+        _ => Err(mismatch(
+            "hotpage_datediff takes a unit in microseconds (above 0) and two timestamps",
+        )),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn date_diff_counts_unit_boundaries() {
+        let second = Value::Int(1_000_000);
+        let at = |us: i64| Value::Timestamp(us);
+        let diff = |a: i64, b: i64| date_diff(&[second.clone(), at(a), at(b)]).unwrap();
+        assert_eq!(diff(900_000, 1_100_000), Value::Int(1));
+        assert_eq!(diff(1_100_000, 900_000), Value::Int(-1));
+        assert_eq!(diff(0, 999_999), Value::Int(0));
+        assert_eq!(diff(-1, 0), Value::Int(1));
+        assert_eq!(
+            date_diff(&[second.clone(), Value::Null, at(1)]).unwrap(),
+            Value::Null
+        );
+        assert!(date_diff(&[Value::Int(0), at(0), at(1)]).is_err());
+        let overflow = date_diff(&[Value::Int(1), at(i64::MIN), at(i64::MAX)]);
+        assert_eq!(overflow.unwrap_err().sqlstate, "22003");
+    }
 
     #[test]
     fn like_matches_percent_and_underscore() {

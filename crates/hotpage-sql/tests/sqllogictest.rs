@@ -8,9 +8,14 @@
 //!
 //! Every record runs even after one fails: the test fails at the end, listing each failed
 //! record with its file and line.
+//!
+//! `tests/slt_tsql/*.slt` run the same way in T-SQL: each record is one batch of a
+//! [`TsqlSession`] (no `GO` lines), whose last result is what it answers.
 
 use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlError, SqlSession, SqlType, StatementResult};
+use hotpage_sql::{
+    SqlDatabase, SqlError, SqlSession, SqlType, StatementResult, TsqlOutput, TsqlSession,
+};
 use sqllogictest::{DB, DBOutput, DefaultColumnType, Record, RecordOutput, Runner};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -101,8 +106,43 @@ impl DB for Hotpage {
     }
 }
 
+/// One T-SQL connection: a T-SQL session of the file's database.
+struct Tsql {
+    session: TsqlSession,
+}
+
+impl DB for Tsql {
+    type Error = SqlError;
+    type ColumnType = DefaultColumnType;
+
+    fn run(&mut self, batch: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
+        let (outputs, error) = self.session.execute_batch(batch);
+        if let Some(error) = error {
+            return Err(error);
+        }
+        // A record is one batch; its last result is what it answers (PRINTs are not).
+        let last = outputs.into_iter().rev().find_map(|o| match o {
+            TsqlOutput::Result(result) => Some(result),
+            TsqlOutput::Print(_) => None,
+        });
+        Ok(last.map_or(DBOutput::StatementComplete(0), output))
+    }
+
+    fn engine_name(&self) -> &str {
+        "hotpage"
+    }
+
+    fn error_sql_state(err: &SqlError) -> Option<String> {
+        Some(err.sqlstate.to_string())
+    }
+}
+
 fn slt_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    slt_files_in("tests/slt")
+}
+
+fn slt_files_in(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
@@ -124,14 +164,32 @@ struct FileRun {
 
 /// Runs one file record by record, on after a failure.
 fn run_file(path: &Path) -> FileRun {
-    let records = sqllogictest::parse_file::<DefaultColumnType>(path)
-        .unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
     // Each `connection NAME` of the file is another session of the same database.
     let sql = open_database();
-    let mut runner = Runner::new(move || {
+    let runner = Runner::new(move || {
         let session = sql.session();
         async move { Ok(Hotpage { session }) }
     });
+    run_records(path, runner)
+}
+
+/// [`run_file`] in T-SQL.
+fn run_tsql_file(path: &Path) -> FileRun {
+    let sql = open_database();
+    let runner = Runner::new(move || {
+        let session = TsqlSession::new(sql.session());
+        async move { Ok(Tsql { session }) }
+    });
+    run_records(path, runner)
+}
+
+fn run_records<D, M>(path: &Path, mut runner: Runner<D, M>) -> FileRun
+where
+    D: sqllogictest::AsyncDB<ColumnType = DefaultColumnType>,
+    M: sqllogictest::MakeConnection<Conn = D>,
+{
+    let records = sqllogictest::parse_file::<DefaultColumnType>(path)
+        .unwrap_or_else(|e| panic!("parse {}: {e}", path.display()));
     runner.with_column_validator(sqllogictest::strict_column_validator);
     let mut run = FileRun {
         records: 0,
@@ -155,10 +213,18 @@ fn run_file(path: &Path) -> FileRun {
 
 #[test]
 fn slt_files_pass() {
-    let files = slt_files();
-    assert!(!files.is_empty(), "no .slt files in tests/slt");
+    check_files(&slt_files(), run_file);
+}
+
+#[test]
+fn tsql_slt_files_pass() {
+    check_files(&slt_files_in("tests/slt_tsql"), run_tsql_file);
+}
+
+fn check_files(files: &[PathBuf], run_file: fn(&Path) -> FileRun) {
+    assert!(!files.is_empty(), "no .slt files");
     let mut failures = Vec::new();
-    for file in &files {
+    for file in files {
         let run = run_file(file);
         let name = file.file_name().unwrap_or_default().to_string_lossy();
         println!(

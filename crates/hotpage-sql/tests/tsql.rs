@@ -1370,9 +1370,9 @@ SELECT @rc",
         ),
         ("DROP PROCEDURE nothing", "42883", "3701"),
         (
-            "EXEC sp_executesql N'SELECT @p', N'@p int', @p = 1",
-            "0A000",
-            "parameters",
+            "EXEC sp_executesql N'SELECT @q', N'@p int', @p = 1",
+            "42704",
+            "137",
         ),
         ("CREATE PROC r AS EXEC r\nGO\nEXEC r", "54001", "217"),
         // A procedure's body runs to the end of its batch (SQL Server: CREATE PROCEDURE
@@ -1620,4 +1620,58 @@ CREATE TABLE t (id bigint IDENTITY(1,1) NOT NULL, h AS CONVERT(tinyint, ABS(id %
     assert_eq!(fail(&mut s, "DROP PARTITION SCHEME ps").sqlstate, "2BP01");
     run(&mut s, "INSERT INTO t DEFAULT VALUES");
     assert_eq!(scalar(&run(&mut s, "SELECT v FROM t")), Value::Int(7));
+}
+
+/// ERROR_LINE() and ERROR_PROCEDURE() of an error in a procedure, read in another session
+/// after a reopen: the stored text keeps the procedure's lines. And a script's uncaught
+/// error names its statement's line and its batch's in DETAIL.
+#[test]
+fn error_lines_survive_a_reopen_and_show_in_detail() {
+    let mem = MemStorage::new(3);
+    let procedure = "-- line 1 of the script
+GO
+CREATE PROCEDURE dbo.divide @by int
+AS
+BEGIN
+    DECLARE @x int = 10
+
+    -- a comment
+    SELECT @x / @by
+END
+GO";
+    let catch = "BEGIN TRY
+    EXEC dbo.divide 0
+END TRY
+BEGIN CATCH
+    SELECT ERROR_LINE(), ERROR_PROCEDURE(), ERROR_NUMBER()
+END CATCH";
+    let expected = vec![vec![
+        "7".to_string(),
+        "divide".to_string(),
+        "8134".to_string(),
+    ]];
+    {
+        let (engine, sql) = open_mem(&mem);
+        let mut s = TsqlSession::new(sql.session());
+        run(&mut s, procedure);
+        assert_eq!(rows(&run(&mut s, catch)), expected);
+        drop(s);
+        close(engine, sql);
+    }
+    let (_engine, sql) = open_mem(&mem);
+    let mut s = TsqlSession::new(sql.session());
+    assert_eq!(rows(&run(&mut s, catch)), expected);
+    let error = fail(&mut s, "SELECT 1\nGO\nPRINT 'a'\n\nEXEC dbo.divide 0");
+    assert_eq!(error.sqlstate, "22012");
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("at line 7 of divide; the batch begins at line 3 of the script"),
+        "{error:?}"
+    );
+    let error = fail(&mut s, "SELECT 1\nGO\nPRINT 'a'\n\nSELECT 1 / 0");
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("at line 3 of the batch; the batch begins at line 3 of the script"),
+        "{error:?}"
+    );
 }

@@ -98,6 +98,7 @@ fn insert_table_of(
         }),
         Stmt::Block(body) => find(body),
         Stmt::TryCatch { body, handler } => find(body).or_else(|| find(handler)),
+        Stmt::At { stmt, .. } => insert_table_of(stmt, procedure, depth),
         _ => None,
     }
 }
@@ -106,10 +107,31 @@ fn insert_table_of(
 /// them: literals, or parameters when it is prepared).
 type Translation<'a> = dyn Fn(&[Token], &dyn translate::Resolve) -> SqlResult<String> + 'a;
 
-/// How a statement ended: on to the next, or a RETURN (with a function's value).
+/// How a statement ended: on to the next, a RETURN (with a function's value), or a BREAK
+/// or CONTINUE for the WHILE around it.
 enum Flow {
     Next,
     Return(Option<Value>),
+    Break,
+    Continue,
+}
+
+impl Flow {
+    /// The flow where a batch, routine or dynamic string ends: BREAK and CONTINUE must be
+    /// inside a WHILE (SQL Server errors 135, 136).
+    fn outside_loop(self) -> SqlResult<Flow> {
+        let (what, number) = match self {
+            Flow::Break => ("BREAK", 135),
+            Flow::Continue => ("CONTINUE", 136),
+            other => return Ok(other),
+        };
+        Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            format!(
+                "cannot use a {what} statement outside the scope of a WHILE statement (SQL Server error {number})"
+            ),
+        ))
+    }
 }
 
 /// The most values an `IN (SELECT …)` takes (it is run first, its values held in memory).
@@ -160,6 +182,20 @@ fn outer_reference(query: &[Token]) -> Option<String> {
         .find(|q| !named.contains(q) && q != "dbo" && q != "sys")
 }
 
+/// Where an error happened: the line of the statement that failed, in its batch or in its
+/// routine's text, and that routine.
+#[derive(Clone, Debug, PartialEq)]
+struct ErrorPlace {
+    line: u32,
+    routine: Option<String>,
+}
+
+/// An error a CATCH block handles, and where it happened.
+struct Caught {
+    error: SqlError,
+    place: Option<ErrorPlace>,
+}
+
 /// SQL Server's limit on nested function calls (error 217).
 const MAX_NESTING: u32 = 32;
 
@@ -188,7 +224,12 @@ pub struct TsqlSession {
     objects: objects::Objects,
     depth: u32,
     /// The errors the CATCH blocks running now handle, innermost last.
-    caught: Vec<SqlError>,
+    caught: Vec<Caught>,
+    /// Where the error being raised now happened (the innermost statement that failed),
+    /// until a CATCH block or the batch takes it.
+    failed_at: Option<ErrorPlace>,
+    /// The user function or procedure running now (lower case), for ERROR_PROCEDURE().
+    routine: Option<String>,
     output: Vec<TsqlOutput>,
     /// Translated statements prepared once (see [`cache`]).
     cache: cache::StatementCache,
@@ -205,6 +246,8 @@ impl TsqlSession {
             objects: objects::Objects::default(),
             depth: 0,
             caught: Vec::new(),
+            failed_at: None,
+            routine: None,
             output: Vec::new(),
             cache: cache::StatementCache::default(),
         }
@@ -228,7 +271,7 @@ impl TsqlSession {
                 let (outputs, error) = self.execute_batch(&batch.text);
                 all.extend(outputs);
                 if let Some(mut error) = error {
-                    let at = format!("in the batch at line {}", batch.line);
+                    let at = format!("the batch begins at line {} of the script", batch.line);
                     let detail = match error.detail.take() {
                         Some(detail) => format!("{detail}; {at}"),
                         None => at,
@@ -257,12 +300,13 @@ impl TsqlSession {
     ) -> (Vec<TsqlOutput>, Option<SqlError>) {
         self.vars.clear();
         self.output.clear();
+        self.failed_at = None;
         let mut outcome = Ok(());
         for stmt in batch.stmts.iter() {
-            match self.run(stmt) {
+            match self.run(stmt).and_then(Flow::outside_loop) {
                 // RETURN in a batch ends the batch.
                 Ok(Flow::Return(_)) => break,
-                Ok(Flow::Next) => {}
+                Ok(_) => {}
                 Err(error) => {
                     outcome = Err(error);
                     break;
@@ -270,7 +314,11 @@ impl TsqlSession {
             }
         }
         self.vars.clear();
-        (std::mem::take(&mut self.output), outcome.err())
+        let error = outcome.err().map(|error| match self.failed_at.take() {
+            Some(place) => with_place(error, &place),
+            None => error,
+        });
+        (std::mem::take(&mut self.output), error)
     }
 
     fn run(&mut self, stmt: &Stmt) -> SqlResult<Flow> {
@@ -278,8 +326,10 @@ impl TsqlSession {
             Stmt::While { cond, body } => {
                 let mut iterations = 0u64;
                 while self.condition(cond)? {
-                    if let flow @ Flow::Return(_) = self.run(body)? {
-                        return Ok(flow);
+                    match self.run(body)? {
+                        flow @ Flow::Return(_) => return Ok(flow),
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
                     }
                     iterations += 1;
                     if iterations >= MAX_LOOP_ITERATIONS {
@@ -306,19 +356,37 @@ impl TsqlSession {
             }
             Stmt::Block(body) => {
                 for stmt in body {
-                    if let flow @ Flow::Return(_) = self.run(stmt)? {
-                        return Ok(flow);
+                    match self.run(stmt)? {
+                        Flow::Next => {}
+                        flow => return Ok(flow),
                     }
                 }
                 Ok(Flow::Next)
             }
             Stmt::TryCatch { body, handler } => self.try_catch(body, handler),
+            Stmt::At { line, stmt } => {
+                let outcome = self.run(stmt);
+                // The innermost statement's place: the one that failed (ERROR_LINE()).
+                if outcome.is_err() && self.failed_at.is_none() {
+                    self.failed_at = Some(ErrorPlace {
+                        line: *line,
+                        routine: self.routine.clone(),
+                    });
+                }
+                outcome
+            }
             Stmt::Return(expr) => {
                 let value = match expr {
                     Some(expr) => Some(self.eval(expr)?),
                     None => None,
                 };
                 Ok(Flow::Return(value))
+            }
+            Stmt::Plain(toks) if toks.len() == 1 && is_word(toks.first(), "BREAK") => {
+                Ok(Flow::Break)
+            }
+            Stmt::Plain(toks) if toks.len() == 1 && is_word(toks.first(), "CONTINUE") => {
+                Ok(Flow::Continue)
             }
             other => self.run_simple(other).map(|()| Flow::Next),
         }
@@ -329,12 +397,16 @@ impl TsqlSession {
         match stmt {
             Stmt::Declare(vars) => self.declare(vars),
             Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
-            Stmt::SelectAssign(items) => {
+            Stmt::SelectAssign { items, from: None } => {
                 for (var, expr) in items {
                     self.set_var(var, None, expr)?;
                 }
                 Ok(())
             }
+            Stmt::SelectAssign {
+                items,
+                from: Some(from),
+            } => self.select_assign_from(items, from),
             Stmt::SetOption(toks) => self.set_option(toks),
             Stmt::BeginTran(name) => {
                 let outermost = self.sql.txn_status() == crate::TxnStatus::Idle;
@@ -360,7 +432,8 @@ impl TsqlSession {
             | Stmt::If { .. }
             | Stmt::Block(_)
             | Stmt::Return(_)
-            | Stmt::TryCatch { .. } => self.run(stmt).map(drop),
+            | Stmt::TryCatch { .. }
+            | Stmt::At { .. } => self.run(stmt).map(drop),
         }
     }
 
@@ -474,18 +547,15 @@ impl TsqlSession {
 
     fn declare(&mut self, vars: &[parse::Declared]) -> SqlResult<()> {
         for (name, ty, init) in vars {
-            if self.vars.contains_key(name) {
-                return Err(SqlError::new(
-                    "42710",
-                    format!(
-                        "the variable name '{name}' has already been declared (SQL Server error 134)"
-                    ),
-                ));
-            }
+            // A name declared twice is refused when the batch is parsed (error 134); here
+            // the same DECLARE runs again (in a loop): as in SQL Server, its `= expr` is
+            // assigned again, and without one the variable keeps its value.
+            let again = self.vars.get(name).map(|(value, _)| value.clone());
             let ty = translate::pg_type(ty)?;
-            let value = match init {
-                Some(expr) => self.typed_value(expr, &ty)?,
-                None => Value::Null,
+            let value = match (init, again) {
+                (Some(expr), _) => self.typed_value(expr, &ty)?,
+                (None, Some(value)) => value,
+                (None, None) => Value::Null,
             };
             self.vars.insert(name.clone(), (value, ty));
         }
@@ -523,6 +593,35 @@ impl TsqlSession {
             }
         };
         self.vars.insert(var.to_string(), (value, ty));
+        Ok(())
+    }
+
+    /// `SELECT @a = e, … FROM …`: the query's last row gives each variable its value (in
+    /// the variable's type); no row leaves them as they were, as in SQL Server.
+    fn select_assign_from(
+        &mut self,
+        items: &[(String, Vec<Token>)],
+        from: &[Token],
+    ) -> SqlResult<()> {
+        if let Some((var, _)) = items.iter().find(|(var, _)| !self.vars.contains_key(var)) {
+            return Err(undeclared(var));
+        }
+        let mut query = vec![Token::make_keyword("SELECT")];
+        for (i, (_, expr)) in items.iter().enumerate() {
+            if i > 0 {
+                query.push(Token::Comma);
+            }
+            query.extend(expr.iter().cloned());
+        }
+        query.extend(from.iter().cloned());
+        let kind = cache::Kind::Statement;
+        let result = self.run_translated(kind, "", &query, &translate::statement)?;
+        self.rowcount = result.rows.len() as i64;
+        if let Some(last) = result.rows.into_iter().last() {
+            for ((var, _), value) in items.iter().zip(last) {
+                self.assign_output(var, value)?;
+            }
+        }
         Ok(())
     }
 
@@ -577,7 +676,9 @@ impl TsqlSession {
             "EXEC" | "EXECUTE" => return self.exec(toks),
             "THROW" => return self.throw(toks),
             "RAISERROR" => return self.raiserror(toks),
-            "RETURN" | "BREAK" | "CONTINUE" | "UPDATE" | "DELETE" | "TRUNCATE" => {
+            // BREAK and CONTINUE alone are flow (`run`); with more they are not T-SQL.
+            "BREAK" | "CONTINUE" => return Err(parse::syntax_near(toks.get(1))),
+            "RETURN" | "UPDATE" | "DELETE" | "TRUNCATE" => {
                 return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
             }
             _ => {}
@@ -666,6 +767,20 @@ impl TsqlSession {
             0
         };
     }
+}
+
+/// `error` with where it happened in its DETAIL (`at line 3 of the batch`, or of a
+/// routine's text).
+fn with_place(mut error: SqlError, place: &ErrorPlace) -> SqlError {
+    let at = match &place.routine {
+        Some(routine) => format!("at line {} of {routine}", place.line),
+        None => format!("at line {} of the batch", place.line),
+    };
+    let detail = match error.detail.take() {
+        Some(detail) => format!("{detail}; {at}"),
+        None => at,
+    };
+    error.with_detail(detail)
 }
 
 /// An error of a translated statement: its position is in the translated text, not in the
@@ -1234,7 +1349,10 @@ impl TsqlSession {
                 ),
             ));
         }
-        self.nested("function", |s| s.call_body(function, args))
+        self.nested("function", |s| {
+            s.routine = Some(function.name.clone());
+            s.call_body(function, args)
+        })
     }
 
     /// Runs `body` one nesting level down, with variables of its own (the caller's are put
@@ -1253,10 +1371,12 @@ impl TsqlSession {
             ));
         }
         let saved = std::mem::take(&mut self.vars);
+        let routine = self.routine.take();
         self.depth += 1;
         let outcome = body(self);
         self.depth -= 1;
         self.vars = saved;
+        self.routine = routine;
         outcome
     }
 
@@ -1267,7 +1387,7 @@ impl TsqlSession {
             let value = single_value(self.pg(&cast)?)?;
             self.vars.insert(name.clone(), (value, ty));
         }
-        let Flow::Return(Some(value)) = self.run(&function.body)? else {
+        let Flow::Return(Some(value)) = self.run(&function.body)?.outside_loop()? else {
             return Err(SqlError::new(
                 sqlstate::SYNTAX_ERROR,
                 format!(

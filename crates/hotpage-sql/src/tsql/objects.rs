@@ -486,7 +486,9 @@ fn load(objects: &mut Objects, object: &TsqlObject) -> SqlResult<()> {
     match object.kind {
         TsqlKind::Function => {
             let stmts = parse::parse_batch(&object.text)?;
-            let Some(Stmt::CreateFunction(function)) = stmts.into_iter().next() else {
+            let Some(Stmt::CreateFunction(function)) =
+                stmts.into_iter().next().map(Stmt::into_unlocated)
+            else {
                 return Err(syntax_near(None));
             };
             objects

@@ -8,6 +8,7 @@
 use crate::error::{SqlError, SqlResult, sqlstate};
 use sqlparser::dialect::MsSqlDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
+use std::collections::HashSet;
 
 /// One statement of a batch.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +21,12 @@ pub(crate) enum Stmt {
         op: Option<char>,
         expr: Vec<Token>,
     },
-    /// `SELECT @a = e, @b = e` without FROM.
-    SelectAssign(Vec<(String, Vec<Token>)>),
+    /// `SELECT @a = e, @b = e [FROM …]`: the variables and their expressions, and the
+    /// tokens from FROM on (with FROM, each variable gets its value from the last row).
+    SelectAssign {
+        items: Vec<(String, Vec<Token>)>,
+        from: Option<Vec<Token>>,
+    },
     /// `SET NOCOUNT ON` and other session options.
     SetOption(Vec<Token>),
     While {
@@ -51,6 +56,31 @@ pub(crate) enum Stmt {
     },
     /// Anything else: translated to the PostgreSQL dialect and run.
     Plain(Vec<Token>),
+    /// A statement and the line of its text it begins on (1-based: the batch's, or a
+    /// routine's with its CREATE on line 1), for ERROR_LINE().
+    At {
+        line: u32,
+        stmt: Box<Stmt>,
+    },
+}
+
+impl Stmt {
+    /// The statement without its line.
+    #[cfg(test)]
+    pub(crate) fn unlocated(&self) -> &Stmt {
+        match self {
+            Stmt::At { stmt, .. } => stmt.unlocated(),
+            other => other,
+        }
+    }
+
+    /// [`unlocated`](Self::unlocated), by value.
+    pub(crate) fn into_unlocated(self) -> Stmt {
+        match self {
+            Stmt::At { stmt, .. } => stmt.into_unlocated(),
+            other => other,
+        }
+    }
 }
 
 /// A user scalar function: run by the same interpreter as batches.
@@ -91,14 +121,46 @@ pub(crate) type Declared = (String, Vec<Token>, Option<Vec<Token>>);
 
 /// The tokens of `text` without blanks and comments.
 pub(crate) fn tokens(text: &str) -> SqlResult<Vec<Token>> {
+    Ok(located_tokens(text)?.0)
+}
+
+/// [`tokens`], with the (1-based) line of `text` each token begins on.
+fn located_tokens(text: &str) -> SqlResult<(Vec<Token>, Vec<u32>)> {
     let all = Tokenizer::new(&MsSqlDialect {}, text)
-        .tokenize()
+        .tokenize_with_location()
         .map_err(|e| SqlError::new(sqlstate::SYNTAX_ERROR, e.to_string()))?;
     Ok(all
         .into_iter()
         // Comments are whitespace tokens too.
-        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF))
-        .collect())
+        .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .map(|t| {
+            (
+                t.token,
+                u32::try_from(t.span.start.line).unwrap_or(u32::MAX),
+            )
+        })
+        .unzip())
+}
+
+/// [`render`], keeping the tokens' lines (`lines[i]` is `toks[i]`'s): the first token's
+/// line is line 1 of the text, and each later token is on its own line relative to it, so
+/// that a routine's text parses back with its statements' lines (ERROR_LINE()).
+fn render_lines(toks: &[Token], lines: &[u32]) -> String {
+    let first = lines.first().copied().unwrap_or(1);
+    let mut line = first;
+    let mut out = String::new();
+    for (token, &at) in toks.iter().zip(lines) {
+        if at > line {
+            for _ in line..at {
+                out.push('\n');
+            }
+            line = at;
+        } else if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&render(std::slice::from_ref(token)));
+    }
+    out
 }
 
 /// Tokens as T-SQL text that tokenizes back to them: strings and bracketed names are
@@ -134,8 +196,12 @@ pub(crate) fn is_word(token: Option<&Token>, expected: &str) -> bool {
 
 /// Parses a batch into its statements.
 pub(crate) fn parse_batch(text: &str) -> SqlResult<Vec<Stmt>> {
-    let toks = tokens(text)?;
-    let mut parser = StmtParser { toks, pos: 0 };
+    let (toks, lines) = located_tokens(text)?;
+    let mut parser = StmtParser {
+        toks,
+        lines,
+        pos: 0,
+    };
     let mut out = Vec::new();
     while parser.skip_semicolons() {
         if is_word(parser.peek(), "END") || is_word(parser.peek(), "ELSE") {
@@ -143,7 +209,53 @@ pub(crate) fn parse_batch(text: &str) -> SqlResult<Vec<Stmt>> {
         }
         out.push(parser.statement()?);
     }
+    check_declarations(&out, &mut HashSet::new())?;
     Ok(out)
+}
+
+/// A variable is its batch's (or routine's), whatever block declares it: a name declared
+/// twice is SQL Server's error 134, found before anything runs (as its compile finds it).
+/// A DECLARE run again (in a loop) is not a second declaration. Routines' bodies are
+/// checked when they are parsed, against their parameters.
+pub(crate) fn check_declarations(stmts: &[Stmt], declared: &mut HashSet<String>) -> SqlResult<()> {
+    stmts
+        .iter()
+        .try_for_each(|s| check_declaration(s, declared))
+}
+
+fn check_declaration(stmt: &Stmt, declared: &mut HashSet<String>) -> SqlResult<()> {
+    match stmt {
+        Stmt::Declare(vars) => {
+            for (name, _, _) in vars {
+                if !declared.insert(name.clone()) {
+                    return Err(SqlError::new(
+                        "42710",
+                        format!(
+                            "the variable name '{name}' has already been declared (SQL Server error 134)"
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Stmt::While { body, .. } => check_declaration(body, declared),
+        Stmt::If {
+            then, otherwise, ..
+        } => {
+            check_declaration(then, declared)?;
+            match otherwise {
+                Some(otherwise) => check_declaration(otherwise, declared),
+                None => Ok(()),
+            }
+        }
+        Stmt::Block(body) => check_declarations(body, declared),
+        Stmt::TryCatch { body, handler } => {
+            check_declarations(body, declared)?;
+            check_declarations(handler, declared)
+        }
+        Stmt::At { stmt, .. } => check_declaration(stmt, declared),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn syntax_near(token: Option<&Token>) -> SqlError {
@@ -201,6 +313,8 @@ const OBJECT_WORDS: &[&str] = &[
 
 struct StmtParser {
     toks: Vec<Token>,
+    /// The line each token begins on.
+    lines: Vec<u32>,
     pos: usize,
 }
 
@@ -221,7 +335,14 @@ impl StmtParser {
         self.pos < self.toks.len()
     }
 
+    /// The statement here, with its line.
     fn statement(&mut self) -> SqlResult<Stmt> {
+        let line = self.lines.get(self.pos).copied().unwrap_or(1);
+        let stmt = Box::new(self.unlocated_statement()?);
+        Ok(Stmt::At { line, stmt })
+    }
+
+    fn unlocated_statement(&mut self) -> SqlResult<Stmt> {
         let first = self.peek_word(0).unwrap_or_default();
         match first.as_str() {
             "DECLARE" => self.declare(),
@@ -329,13 +450,15 @@ impl StmtParser {
         while self.skip_semicolons() {
             body.push(self.statement()?);
         }
+        let mut declared = params.iter().map(|(name, _, _)| name.clone()).collect();
+        check_declarations(&body, &mut declared)?;
         Ok(Stmt::CreateProcedure(Procedure {
             name,
             params,
             outputs,
             body: Box::new(Stmt::Block(body)),
             replace,
-            source: render(&self.toks[start..self.pos]),
+            source: render_lines(&self.toks[start..self.pos], &self.lines[start..self.pos]),
         }))
     }
 
@@ -393,13 +516,15 @@ impl StmtParser {
             ));
         }
         let body = Box::new(self.statement()?);
+        let mut declared = params.iter().map(|(name, _)| name.clone()).collect();
+        check_declaration(&body, &mut declared)?;
         Ok(Stmt::CreateFunction(Function {
             name,
             params,
             returns,
             body,
             replace: is_word(self.toks.get(start + 1), "OR"),
-            source: render(&self.toks[start..self.pos]),
+            source: render_lines(&self.toks[start..self.pos], &self.lines[start..self.pos]),
         }))
     }
 
@@ -468,12 +593,22 @@ impl StmtParser {
 
     fn select_assign(&mut self) -> SqlResult<Stmt> {
         self.pos += 1;
-        let toks = self.take_statement(self.pos);
-        if toks.iter().any(|t| is_word(Some(t), "FROM")) {
-            return Err(SqlError::unsupported("SELECT @variable = … FROM a table"));
-        }
+        let all = self.take_statement(self.pos);
+        let mut depth = 0usize;
+        let from_at = all.iter().position(|t| {
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0 && is_word(Some(t), "FROM")
+        });
+        let (toks, from) = match from_at {
+            Some(at) => (&all[..at], Some(all[at..].to_vec())),
+            None => (&all[..], None),
+        };
         let mut out = Vec::new();
-        for part in split_top_level(&toks, |t| matches!(t, Token::Comma)) {
+        for part in split_top_level(toks, |t| matches!(t, Token::Comma)) {
             match part {
                 [var, Token::Eq, expr @ ..] if !expr.is_empty() => {
                     out.push((variable_name(var)?, expr.to_vec()));
@@ -481,7 +616,7 @@ impl StmtParser {
                 _ => return Err(syntax_near(part.first())),
             }
         }
-        Ok(Stmt::SelectAssign(out))
+        Ok(Stmt::SelectAssign { items: out, from })
     }
 
     /// An IF or WHILE condition: up to the statement that is its body.
@@ -624,7 +759,7 @@ pub(crate) fn name_end(toks: &[Token], start: usize) -> usize {
 
 /// One parameter of CREATE PROCEDURE: `@p [AS] type [= default] [OUT | OUTPUT]`, and
 /// whether it is an OUTPUT parameter.
-fn procedure_param(part: &[Token]) -> SqlResult<(Declared, bool)> {
+pub(crate) fn procedure_param(part: &[Token]) -> SqlResult<(Declared, bool)> {
     let Some((var, rest)) = part.split_first() else {
         return Err(syntax_near(None));
     };

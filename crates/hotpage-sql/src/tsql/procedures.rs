@@ -114,12 +114,23 @@ impl TsqlSession {
             ));
         }
         let name = translate::name_of(&toks[name_start..at])?;
+        let args = split_top_level(&toks[at..], |t| matches!(t, Token::Comma));
+        let args = if matches!(args.as_slice(), [[]]) {
+            Vec::new()
+        } else {
+            args
+        };
         if name == "sp_executesql" && returns_into.is_none() {
-            let args = split_top_level(&toks[at..], |t| matches!(t, Token::Comma));
             return match args.as_slice() {
-                [statement] if !statement.is_empty() => self.exec_dynamic(statement),
-                _ => Err(SqlError::unsupported(
-                    "sp_executesql with parameters (hotpage takes sp_executesql N'…' or @sql alone)",
+                [statement] => self.exec_dynamic(named_arg(statement, "@stmt")),
+                [statement, definitions, values @ ..] => self.exec_with_parameters(
+                    named_arg(statement, "@stmt"),
+                    named_arg(definitions, "@params"),
+                    values,
+                ),
+                [] => Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    "procedure or function 'sp_executesql' expects parameter '@stmt', which was not supplied (SQL Server error 201)",
                 )),
             };
         }
@@ -131,14 +142,10 @@ impl TsqlSession {
                 format!("could not find stored procedure '{name}' (SQL Server error 2812)"),
             )
         })?;
-        let (args, bound) = self.procedure_args(&procedure, &toks[at..])?;
-        let (value, outputs) = self.call_procedure(&procedure, args)?;
-        // OUTPUT arguments: each parameter's last value into the caller's variable.
-        for (var, value) in bound.into_iter().zip(outputs) {
-            if let Some(var) = var {
-                self.assign_output(&var, value)?;
-            }
-        }
+        let (args, bound) = self.procedure_args(&procedure, &args)?;
+        let routine = Some(procedure.name.as_str());
+        let (value, outputs) = self.call_procedure(&procedure, routine, args)?;
+        self.assign_outputs(bound, outputs)?;
         if let Some(var) = returns_into {
             let ty = self
                 .vars
@@ -150,24 +157,106 @@ impl TsqlSession {
         Ok(())
     }
 
+    /// OUTPUT arguments: each parameter's last value into the caller's variable.
+    fn assign_outputs(&mut self, bound: Vec<Option<String>>, outputs: Vec<Value>) -> SqlResult<()> {
+        for (var, value) in bound.into_iter().zip(outputs) {
+            if let Some(var) = var {
+                self.assign_output(&var, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `EXEC sp_executesql N'…', N'@p type [OUTPUT], …', value | @p = value [OUTPUT], …`:
+    /// the string runs as a procedure would whose parameters the definitions declare (in
+    /// a scope of its own: it sees only them), with the same argument rules and errors as
+    /// a procedure's.
+    fn exec_with_parameters(
+        &mut self,
+        statement: &[Token],
+        definitions: &[Token],
+        values: &[&[Token]],
+    ) -> SqlResult<()> {
+        let text = self.dynamic_text(statement)?;
+        let definitions = match self.eval(definitions)? {
+            Value::Text(text) => text,
+            Value::Null => String::new(),
+            other => {
+                return Err(SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "sp_executesql takes its parameter definitions as a string, not a {} (SQL Server error 214)",
+                        other.type_name()
+                    ),
+                ));
+            }
+        };
+        let mut params = Vec::new();
+        let mut outputs = Vec::new();
+        let toks = parse::tokens(&definitions)?;
+        for part in split_top_level(&toks, |t| matches!(t, Token::Comma)) {
+            if part.is_empty() && toks.is_empty() {
+                break;
+            }
+            let (param, output) = parse::procedure_param(part)?;
+            if params
+                .iter()
+                .any(|(name, _, _): &parse::Declared| *name == param.0)
+            {
+                return Err(SqlError::new(
+                    "42710",
+                    format!(
+                        "the variable name '{}' has already been declared (SQL Server error 134)",
+                        param.0
+                    ),
+                ));
+            }
+            params.push(param);
+            outputs.push(output);
+        }
+        let Some(text) = text else {
+            return Ok(());
+        };
+        let body = parse::parse_batch(&text)?;
+        let mut declared = params.iter().map(|(name, _, _)| name.clone()).collect();
+        parse::check_declarations(&body, &mut declared)?;
+        let procedure = Procedure {
+            name: "sp_executesql".to_string(),
+            params,
+            outputs,
+            body: Box::new(Stmt::Block(body)),
+            replace: false,
+            source: String::new(),
+        };
+        let (args, bound) = self.procedure_args(&procedure, values)?;
+        // Dynamic SQL is no routine: ERROR_PROCEDURE() is NULL in it, as in SQL Server.
+        let (_, outputs) = self.call_procedure(&procedure, None, args)?;
+        self.assign_outputs(bound, outputs)
+    }
+
+    /// The T-SQL text a dynamic EXEC runs (None: a NULL string, which runs nothing).
+    fn dynamic_text(&mut self, expr: &[Token]) -> SqlResult<Option<String>> {
+        match self.eval(expr)? {
+            Value::Text(text) => Ok(Some(text)),
+            Value::Null => Ok(None),
+            other => Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("EXEC takes a string of T-SQL, not a {}", other.type_name()),
+            )),
+        }
+    }
+
     /// `EXEC ('…' [+ …])`, `EXEC (@sql)`, `sp_executesql N'…'`: the string's batch, in a
     /// scope of its own (it sees none of the caller's variables, as in SQL Server); its
     /// results and messages are the caller's. A NULL string runs nothing.
     fn exec_dynamic(&mut self, expr: &[Token]) -> SqlResult<()> {
-        let text = match self.eval(expr)? {
-            Value::Text(text) => text,
-            Value::Null => return Ok(()),
-            other => {
-                return Err(SqlError::new(
-                    sqlstate::DATATYPE_MISMATCH,
-                    format!("EXEC takes a string of T-SQL, not a {}", other.type_name()),
-                ));
-            }
+        let Some(text) = self.dynamic_text(expr)? else {
+            return Ok(());
         };
         let batch = parse::parse_batch(&text)?;
         self.nested("dynamic SQL", |s| {
             for stmt in &batch {
-                if let Flow::Return(_) = s.run(stmt)? {
+                if let Flow::Return(_) = s.run(stmt)?.outside_loop()? {
                     break;
                 }
             }
@@ -177,7 +266,7 @@ impl TsqlSession {
 
     /// A caller's variable passed `OUTPUT` gets the parameter's last value, in the
     /// variable's own type.
-    fn assign_output(&mut self, var: &str, value: Value) -> SqlResult<()> {
+    pub(super) fn assign_output(&mut self, var: &str, value: Value) -> SqlResult<()> {
         let ty = self
             .vars
             .get(var)
@@ -195,14 +284,12 @@ impl TsqlSession {
     fn procedure_args(
         &mut self,
         procedure: &Procedure,
-        toks: &[Token],
+        parts: &[&[Token]],
     ) -> SqlResult<ProcedureArgs> {
         let mut given: Vec<Option<Value>> = vec![None; procedure.params.len()];
         let mut bound: Vec<Option<String>> = vec![None; procedure.params.len()];
-        let parts = split_top_level(toks, |t| matches!(t, Token::Comma));
-        for (position, part) in parts.into_iter().enumerate() {
+        for (position, &part) in parts.iter().enumerate() {
             let (slot, expr) = match part {
-                [] if position == 0 && toks.is_empty() => break,
                 [var, Token::Eq, expr @ ..] if is_variable(Some(var)) => {
                     let var = var.to_string().to_lowercase();
                     let slot = procedure.params.iter().position(|(p, _, _)| *p == var);
@@ -280,9 +367,11 @@ impl TsqlSession {
     fn call_procedure(
         &mut self,
         procedure: &Procedure,
+        routine: Option<&str>,
         args: Vec<Value>,
     ) -> SqlResult<(Value, Vec<Value>)> {
         self.nested("stored procedure", |s| {
+            s.routine = routine.map(str::to_string);
             let value = s.procedure_body(procedure, args)?;
             let params = procedure
                 .params
@@ -300,7 +389,7 @@ impl TsqlSession {
             let value = single_value(self.pg(&cast)?)?;
             self.vars.insert(name.clone(), (value, ty));
         }
-        match self.run(&procedure.body)? {
+        match self.run(&procedure.body)?.outside_loop()? {
             Flow::Return(Some(value)) => Ok(value),
             _ => Ok(Value::Int(0)),
         }
@@ -331,7 +420,8 @@ impl TsqlSession {
         if self.sql.txn_status() == crate::TxnStatus::Failed {
             self.pg("ROLLBACK")?;
         }
-        self.caught.push(error);
+        let place = self.failed_at.take();
+        self.caught.push(super::Caught { error, place });
         let mut outcome = Ok(Flow::Next);
         for stmt in handler {
             match self.run(stmt) {
@@ -349,7 +439,7 @@ impl TsqlSession {
     /// `ERROR_NUMBER()`, `ERROR_MESSAGE()`, … as literals: the error a CATCH block is
     /// handling, NULL outside one.
     pub(super) fn error_function(&self, name: &str) -> SqlResult<String> {
-        let Some(error) = self.caught.last() else {
+        let Some(super::Caught { error, place }) = self.caught.last() else {
             return Ok(match name {
                 "ERROR_MESSAGE" | "ERROR_PROCEDURE" => "CAST(NULL AS text)",
                 _ => "CAST(NULL AS integer)",
@@ -361,9 +451,14 @@ impl TsqlSession {
             "ERROR_MESSAGE" => format!("'{}'", error_text(error).replace('\'', "''")),
             "ERROR_SEVERITY" => "16".to_string(),
             "ERROR_STATE" => "1".to_string(),
-            // Not tracked: a statement's line is known to the batch, not to its error.
-            "ERROR_LINE" => "CAST(NULL AS integer)".to_string(),
-            "ERROR_PROCEDURE" => "CAST(NULL AS text)".to_string(),
+            "ERROR_LINE" => place.as_ref().map_or_else(
+                || "CAST(NULL AS integer)".to_string(),
+                |p| p.line.to_string(),
+            ),
+            "ERROR_PROCEDURE" => match place.as_ref().and_then(|p| p.routine.as_deref()) {
+                Some(routine) => format!("'{}'", routine.replace('\'', "''")),
+                None => "CAST(NULL AS text)".to_string(),
+            },
             other => return Err(SqlError::unsupported(format!("{other}() (T-SQL)"))),
         })
     }
@@ -373,12 +468,15 @@ impl TsqlSession {
     pub(super) fn throw(&mut self, toks: &[Token]) -> SqlResult<()> {
         let args = split_top_level(&toks[1..], |t| matches!(t, Token::Comma));
         if toks.len() == 1 {
-            return Err(self.caught.last().cloned().unwrap_or_else(|| {
-                SqlError::new(
+            let Some(caught) = self.caught.last() else {
+                return Err(SqlError::new(
                     "0Z002",
                     "THROW without parameters must be inside a CATCH block (SQL Server error 10704)",
-                )
-            }));
+                ));
+            };
+            // Re-raised where it first happened (as SQL Server's ERROR_LINE() then says).
+            self.failed_at = caught.place.clone();
+            return Err(caught.error.clone());
         }
         let [number, message, state] = args.as_slice() else {
             return Err(syntax_near(toks.last()));
@@ -452,9 +550,22 @@ fn printf(format: &str, args: &[String]) -> String {
     out
 }
 
+/// An argument given by position or as `@name = value` (sp_executesql's `@stmt` and
+/// `@params`): its value's tokens.
+fn named_arg<'a>(arg: &'a [Token], name: &str) -> &'a [Token] {
+    match arg {
+        [var, Token::Eq, value @ ..] if var.to_string().eq_ignore_ascii_case(name) => value,
+        other => other,
+    }
+}
+
 /// Loads a stored procedure's text.
 pub(super) fn parse_procedure(text: &str) -> SqlResult<Procedure> {
-    match parse::parse_batch(text)?.into_iter().next() {
+    match parse::parse_batch(text)?
+        .into_iter()
+        .next()
+        .map(Stmt::into_unlocated)
+    {
         Some(Stmt::CreateProcedure(procedure)) => Ok(procedure),
         _ => Err(syntax_near(None)),
     }

@@ -1,4 +1,36 @@
-use super::parse::{Stmt, parse_batch};
+use super::parse::{self, Stmt};
+
+/// A batch's statements without their lines.
+fn parse_batch(text: &str) -> crate::error::SqlResult<Vec<Stmt>> {
+    Ok(parse::parse_batch(text)?
+        .into_iter()
+        .map(Stmt::into_unlocated)
+        .collect())
+}
+
+#[test]
+fn statements_keep_the_line_they_begin_on() {
+    let stmts = parse::parse_batch(
+        "DECLARE @i int = 1\n\nWHILE @i < 10\nBEGIN\n  SET @i += 1\n  PRINT @i END",
+    )
+    .unwrap();
+    let lines: Vec<u32> = stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::At { line, .. } => *line,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(lines, [1, 3]);
+    let Stmt::While { body, .. } = stmts[1].unlocated() else {
+        panic!("{stmts:?}")
+    };
+    let Stmt::Block(inner) = body.unlocated() else {
+        panic!("{body:?}")
+    };
+    assert!(matches!(&inner[0], Stmt::At { line: 5, .. }));
+    assert!(matches!(&inner[1], Stmt::At { line: 6, .. }));
+}
 
 #[test]
 fn a_while_body_without_semicolons_is_three_statements() {
@@ -10,11 +42,14 @@ fn a_while_body_without_semicolons_is_three_statements() {
     let Stmt::While { body, .. } = &stmts[1] else {
         panic!("{stmts:?}")
     };
-    let Stmt::Block(inner) = body.as_ref() else {
+    let Stmt::Block(inner) = body.unlocated() else {
         panic!("{body:?}")
     };
-    assert!(matches!(inner[0], Stmt::Plain(_)));
-    assert!(matches!(inner[1], Stmt::SetVar { op: Some('+'), .. }));
+    assert!(matches!(inner[0].unlocated(), Stmt::Plain(_)));
+    assert!(matches!(
+        inner[1].unlocated(),
+        Stmt::SetVar { op: Some('+'), .. }
+    ));
 }
 
 #[test]

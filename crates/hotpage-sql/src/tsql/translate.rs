@@ -332,6 +332,7 @@ fn rewrite_word(
             Ok(Some(close + 1))
         }
         "CONVERT" | "TRY_CONVERT" if call => convert(toks, i, env, out).map(Some),
+        "DATEDIFF" | "DATEDIFF_BIG" if call => date_diff(toks, i, env, out).map(Some),
         "EXISTS" if is_sys_objects_query(toks, i + 1) => {
             let close = matching_paren(toks, i + 1)?;
             let found = sys_objects_exists(&toks[i + 2..close], env)?;
@@ -362,6 +363,43 @@ fn convert(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlRes
     out.push("CAST(");
     rewrite(value, env, out)?;
     out.push(&format!("AS {})", pg_type(ty)?));
+    Ok(close + 1)
+}
+
+/// `DATEDIFF(part, start, end)`: `hotpage_datediff` with the part's length in
+/// microseconds. Parts of varying length (week, month, quarter, year) are 0A000.
+fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let close = matching_paren(toks, i + 1)?;
+    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let [[part], start, end] = args.as_slice() else {
+        return Err(syntax_near(toks.get(close)));
+    };
+    let part_name = word(part).ok_or_else(|| syntax_near(Some(part)))?;
+    let unit_us: i64 = match part_name.as_str() {
+        "MICROSECOND" | "MCS" => 1,
+        "MILLISECOND" | "MS" => 1_000,
+        "SECOND" | "SS" | "S" => 1_000_000,
+        "MINUTE" | "MI" | "N" => 60_000_000,
+        "HOUR" | "HH" => 3_600_000_000,
+        "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" => 86_400_000_000,
+        "WEEK" | "WK" | "WW" | "MONTH" | "MM" | "M" | "QUARTER" | "QQ" | "Q" | "YEAR" | "YY"
+        | "YYYY" | "NANOSECOND" | "NS" => {
+            return Err(SqlError::unsupported(format!(
+                "DATEDIFF({part_name}, …) (hotpage takes microsecond to day)"
+            )));
+        }
+        _ => {
+            return Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("'{part_name}' is not a recognized datediff option (SQL Server error 155)"),
+            ));
+        }
+    };
+    out.push(&format!("hotpage_datediff({unit_us}, CAST(("));
+    rewrite(start, env, out)?;
+    out.push(") AS timestamp), CAST((");
+    rewrite(end, env, out)?;
+    out.push(") AS timestamp))");
     Ok(close + 1)
 }
 
