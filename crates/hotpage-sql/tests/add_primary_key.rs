@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 fn open(storage: &Arc<MemStorage>) -> Arc<SqlDatabase> {
     let storage: Arc<dyn Storage> = Arc::clone(storage) as Arc<dyn Storage>;
-    let engine = Database::open_with_storage(storage, Path::new("m"), Options::default())
-        .expect("open");
+    let engine =
+        Database::open_with_storage(storage, Path::new("m"), Options::default()).expect("open");
     SqlDatabase::new(Arc::new(engine)).expect("sql")
 }
 
@@ -66,7 +66,10 @@ fn the_rows_are_kept_under_the_new_key_and_the_key_holds_afterwards() {
         text_rows(&mut s, "SELECT aid FROM acc"),
         vec!["1", "2", "3", "5"]
     );
-    assert_eq!(text_rows(&mut s, "SELECT bid FROM acc WHERE aid = 3"), vec!["30"]);
+    assert_eq!(
+        text_rows(&mut s, "SELECT bid FROM acc WHERE aid = 3"),
+        vec!["30"]
+    );
     let dup = s
         .execute("INSERT INTO acc (aid, bid) VALUES (2, 0)")
         .expect_err("the key is enforced");
@@ -80,7 +83,10 @@ fn the_rows_are_kept_under_the_new_key_and_the_key_holds_afterwards() {
     drop(s);
     let engine = Arc::clone(db.engine());
     drop(db);
-    Arc::into_inner(engine).expect("last handle").close().expect("close");
+    Arc::into_inner(engine)
+        .expect("last handle")
+        .close()
+        .expect("close");
     let db = open(&storage);
     let mut s = db.session();
     assert_eq!(
@@ -103,7 +109,10 @@ fn a_duplicate_key_is_23505_and_changes_nothing() {
         .expect_err("duplicates");
     assert_eq!(error.sqlstate, "23505", "{error:?}");
     assert_eq!(error.message, "could not create unique index \"acc_pkey\"");
-    assert_eq!(error.detail.as_deref(), Some("Key (aid)=(3) is duplicated."));
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("Key (aid)=(3) is duplicated.")
+    );
     assert_eq!(text_rows(&mut s, ALL), before);
     assert!(is_heap(&db, "acc"), "still the old heap");
     // Still no key: another duplicate goes in, and the table is usable.

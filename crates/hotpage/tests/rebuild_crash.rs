@@ -13,8 +13,8 @@
 //! that does not fit is refused before anything changes.
 
 use hotpage::{
-    CrashMode, Database, Durability, Key, KeyKind, Layout, MemStorage, Options, Storage,
-    TableSpec, WalOptions,
+    CrashMode, Database, Durability, Key, KeyKind, Layout, MemStorage, Options, Storage, TableSpec,
+    WalOptions,
 };
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -82,7 +82,10 @@ fn rebuilt(row: &[u8]) -> (Key, Vec<u8>) {
         .trim_start_matches("old-")
         .parse()
         .expect("an old row's number");
-    (Key::from_i64(1_000 + 7 * n), format!("new-{n}").into_bytes())
+    (
+        Key::from_i64(1_000 + 7 * n),
+        format!("new-{n}").into_bytes(),
+    )
 }
 
 fn old_rows() -> BTreeSet<Vec<u8>> {
@@ -169,14 +172,20 @@ fn check_atomic(storage: &Arc<MemStorage>, durability: Durability, what: &str) -
             .insert_keyed(&t, &Key::from_i64(5), b"after")
             .expect("a new key");
     } else {
-        session.insert(&t, b"after").expect("insert after the reopen");
+        session
+            .insert(&t, b"after")
+            .expect("insert after the reopen");
     }
     drop((session, t));
     db.close().expect("clean close");
     // A clean reopen keeps the same state.
     let db = open(storage, durability);
     let t = db.table("t").expect("t after a clean reopen");
-    assert_eq!(t.schema() == b"new", rebuilt, "{what}: a clean reopen changed sides");
+    assert_eq!(
+        t.schema() == b"new",
+        rebuilt,
+        "{what}: a clean reopen changed sides"
+    );
     rebuilt
 }
 
@@ -249,13 +258,19 @@ fn a_refused_rebuild_changes_nothing() {
     let error = session
         .rebuild_table(&t, &new_spec(), &duplicated)
         .expect_err("a duplicate key");
-    assert!(matches!(error, hotpage::Error::DuplicateKey { .. }), "{error}");
+    assert!(
+        matches!(error, hotpage::Error::DuplicateKey { .. }),
+        "{error}"
+    );
     let mut too_large = rows.clone();
     too_large[0].1 = vec![b'x'; 64 * 1024];
     let error = session
         .rebuild_table(&t, &new_spec(), &too_large)
         .expect_err("a row too large");
-    assert!(matches!(error, hotpage::Error::RowTooLarge { .. }), "{error}");
+    assert!(
+        matches!(error, hotpage::Error::RowTooLarge { .. }),
+        "{error}"
+    );
     // Another row committed after the read: the rebuild would lose it.
     db.session().insert(&t, b"old-999").expect("a late row");
     let error = session

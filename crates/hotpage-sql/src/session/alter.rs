@@ -107,7 +107,8 @@ impl SqlSession {
         let mut failure = None;
         let mut convert = |key: &[u8], row: &[u8]| -> SqlResult<()> {
             let values = table.decode(key, row)?;
-            let key_values: Vec<Value> = keyed.key.iter().map(|&(c, _)| values[c].clone()).collect();
+            let key_values: Vec<Value> =
+                keyed.key.iter().map(|&(c, _)| values[c].clone()).collect();
             if let Some(&(column, _)) = keyed.key.iter().find(|&&(c, _)| values[c] == Value::Null) {
                 return Err(SqlError::new(
                     sqlstate::NOT_NULL_VIOLATION,
@@ -125,7 +126,10 @@ impl SqlSession {
             let row_values: Vec<Value> = row_columns.iter().map(|&c| values[c].clone()).collect();
             let mut row_bytes = Vec::with_capacity(row.len());
             row_codec::encode_row(&row_types, &row_values, &mut row_bytes)?;
-            rows.push((Key::from_bytes(&key_bytes).map_err(engine_error)?, row_bytes));
+            rows.push((
+                Key::from_bytes(&key_bytes).map_err(engine_error)?,
+                row_bytes,
+            ));
             Ok(())
         };
         self.engine
@@ -143,7 +147,11 @@ impl SqlSession {
 
 /// PostgreSQL's error for a key two rows share when a unique index is built.
 fn duplicated(table: &SqlTable, keyed: &TableSchema, key_values: &[Value]) -> SqlError {
-    let names: Vec<&str> = keyed.key.iter().map(|&(c, _)| keyed.columns[c].name.as_str()).collect();
+    let names: Vec<&str> = keyed
+        .key
+        .iter()
+        .map(|&(c, _)| keyed.columns[c].name.as_str())
+        .collect();
     let shown: Vec<String> = keyed
         .key
         .iter()

@@ -54,7 +54,9 @@ impl Session {
         let mut lock_keys = |new: &TableHandle| {
             for (key, _) in rows {
                 new.unique
-                    .lock(key, session, true, &new.name, &stats, |k| new.keys.kind().decode(k))?;
+                    .lock(key, session, true, &new.name, &stats, |k| {
+                        new.keys.kind().decode(k)
+                    })?;
             }
             Ok(())
         };
