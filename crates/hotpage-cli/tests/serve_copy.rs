@@ -103,7 +103,9 @@ fn pgbench_initializes_scale_1_and_runs_the_built_in_select_only_script() {
     for mode in ["simple", "prepared"] {
         let out = pgbench(
             &serve,
-            &["-n", "-M", mode, "-f", &script, "-c", "4", "-j", "2", "-T", "2"],
+            &[
+                "-n", "-M", mode, "-f", &script, "-c", "4", "-j", "2", "-T", "2",
+            ],
         );
         assert!(processed(&out) > 0, "-f by_aid.sql -M {mode}");
     }
