@@ -51,6 +51,10 @@
 #      (a crash in between empties the table of a transaction that never committed);
 #  31. a truncating commit is never marked logged (its checkpoint lets the commit record
 #      go while the catalog still says "pending": recovery then undoes a durable commit).
+# And (ALTER TABLE … ADD PRIMARY KEY on a table with rows; tests/rebuild_crash.rs):
+#  32. a rebuild's rows are committed under another transaction id than its swap's (the
+#      swap and the rows are no longer one commit: recovery keeps the old table after an
+#      acknowledged rebuild).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -252,3 +256,8 @@ unit truncate-settled-before-commit crates/hotpage/src/db/truncate.rs \
 unit truncate-commit-never-marked-logged crates/hotpage/src/db/mod.rs \
   '            truncate::mark_logged(&self.db, txn);' '            let _ = txn;' \
   --test truncate_crash
+# Issue 13's ADD PRIMARY KEY on a table with rows: the swap and the rows are one commit.
+unit rebuild-rows-not-under-swap-txn crates/hotpage/src/db/rebuild.rs \
+  '.and_then(|()| self.commit_rebuilt(&new, rows, Some(txn)));' \
+  '.and_then(|()| self.commit_rebuilt(&new, rows, None));' \
+  --test rebuild_crash

@@ -42,6 +42,8 @@ pub mod code {
     pub const INVALID_AUTHORIZATION: &str = "28000";
     /// connection_failure (the client went away in the middle of a COPY)
     pub const CONNECTION_FAILURE: &str = "08006";
+    /// internal_error: a bug in hotpage (a panic while answering).
+    pub const INTERNAL_ERROR: &str = "XX000";
 }
 
 /// The column count of a COPY response (an i16 on the wire).

@@ -212,6 +212,9 @@ impl SessionState {
         Ok(())
     }
 
+    /// Describe re-plans a statement that DDL made stale, as Execute does: what it reports
+    /// is what Execute will return (or the error Execute would give: the table is gone, or
+    /// its columns changed under a statement the client holds).
     pub(crate) fn describe(
         &mut self,
         describe: &Describe,
@@ -219,19 +222,31 @@ impl SessionState {
     ) -> Result<(), SqlError> {
         let name = describe.name.clone().unwrap_or_default();
         let (columns, formats) = if describe.target_type == b'S' {
-            let statement = self.statements.get(&name).ok_or_else(|| {
+            let mut statement = self.statements.get(&name).cloned().ok_or_else(|| {
                 SqlError::new(
                     code::INVALID_STATEMENT_NAME,
                     format!("{} does not exist", statement_label(&name)),
                 )
             })?;
+            if is_stale(&statement) {
+                statement = replan(&mut self.session, &mut self.statements, &statement)?;
+            }
             out.push(PgWireBackendMessage::ParameterDescription(
                 ParameterDescription::new(statement.param_oids.clone()),
             ));
             // A statement's result formats are not known yet: text, as PostgreSQL says.
             (statement.columns.clone(), Vec::new())
         } else {
-            let portal = self.portal(&name)?;
+            let portal = self.portals.get_mut(&name).ok_or_else(|| {
+                SqlError::new(
+                    code::INVALID_CURSOR_NAME,
+                    format!("portal \"{name}\" does not exist"),
+                )
+            })?;
+            if is_stale(&portal.statement) && matches!(portal.state, PortalState::Ready) {
+                portal.statement =
+                    replan(&mut self.session, &mut self.statements, &portal.statement)?;
+            }
             (portal.statement.columns.clone(), portal.formats.clone())
         };
         out.push(if columns.is_empty() {
@@ -240,15 +255,6 @@ impl SessionState {
             encode::row_description(&columns, &formats)
         });
         Ok(())
-    }
-
-    fn portal(&mut self, name: &str) -> Result<&mut Portal, SqlError> {
-        self.portals.get_mut(name).ok_or_else(|| {
-            SqlError::new(
-                code::INVALID_CURSOR_NAME,
-                format!("portal \"{name}\" does not exist"),
-            )
-        })
     }
 
     pub(crate) fn execute(&mut self, execute: &Execute, out: &mut Output) -> Result<(), SqlError> {
@@ -261,14 +267,8 @@ impl SessionState {
                 format!("portal \"{name}\" does not exist"),
             )
         })?;
-        if portal
-            .statement
-            .prepared
-            .as_ref()
-            .is_some_and(Prepared::is_stale)
-            && matches!(portal.state, PortalState::Ready)
-        {
-            replan(&mut self.session, &mut self.statements, portal)?;
+        if is_stale(&portal.statement) && matches!(portal.state, PortalState::Ready) {
+            portal.statement = replan(&mut self.session, &mut self.statements, &portal.statement)?;
         }
         let Some(prepared) = &portal.statement.prepared else {
             out.push(encode::empty_query());
@@ -300,31 +300,35 @@ impl SessionState {
     }
 }
 
-/// Plans a portal's statement again after DDL dropped or replaced a table it uses, and
-/// keeps the fresh plan for every name that holds the statement, so that it is planned
-/// once, not at each Execute.
+/// True if DDL dropped or replaced a table the statement uses since it was planned.
+fn is_stale(statement: &Statement) -> bool {
+    statement.prepared.as_ref().is_some_and(Prepared::is_stale)
+}
+
+/// Plans a statement again after DDL dropped or replaced a table it uses, and keeps the
+/// fresh plan for every name that holds the statement, so that it is planned once, not at
+/// each Describe or Execute. Returns the fresh statement.
 fn replan(
     session: &mut SqlSession,
     statements: &mut HashMap<String, Arc<Statement>>,
-    portal: &mut Portal,
-) -> Result<(), SqlError> {
-    let Some(stale) = &portal.statement.prepared else {
-        return Ok(());
+    stale: &Arc<Statement>,
+) -> Result<Arc<Statement>, SqlError> {
+    let Some(prepared) = &stale.prepared else {
+        return Ok(Arc::clone(stale));
     };
-    let fresh = session.replan(stale)?;
+    let fresh = session.replan(prepared)?;
     let statement = Arc::new(Statement {
+        columns: fresh.result_columns(),
         prepared: Some(fresh),
-        params: portal.statement.params.clone(),
-        param_oids: portal.statement.param_oids.clone(),
-        columns: portal.statement.columns.clone(),
+        params: stale.params.clone(),
+        param_oids: stale.param_oids.clone(),
     });
     for held in statements.values_mut() {
-        if Arc::ptr_eq(held, &portal.statement) {
+        if Arc::ptr_eq(held, stale) {
             *held = Arc::clone(&statement);
         }
     }
-    portal.statement = statement;
-    Ok(())
+    Ok(statement)
 }
 
 /// The parameter values of a Bind, read by the statement's parameter types.

@@ -31,6 +31,9 @@ mod server;
 mod session;
 mod tls;
 
+#[cfg(test)]
+mod panic_tests;
+
 pub use auth::{Authentication, PasswordFile, scram_verifier};
 pub use config::ServerConfig;
 pub use error::ServerError;

@@ -97,12 +97,46 @@ impl Output {
 }
 
 /// Answers a connection's messages until it ends.
+/// A panic while answering (a bug) ends only this connection: the client gets a FATAL
+/// XX000 that says so, the panic is logged on stderr, and the other sessions go on. The
+/// session is not used again (its state may be half-changed); dropping it rolls back its
+/// open transaction, as a closed connection's.
 pub fn run(state: &mut SessionState, out: &mut Output) {
     let mut inbox = Inbox::new();
     while let Some(message) = inbox.next(out) {
-        state.handle(message, out, &mut inbox);
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            state.handle(message, out, &mut inbox);
+        }));
+        if let Err(panic) = handled {
+            let what = panic_text(panic.as_ref());
+            eprintln!(
+                "hotpage serve: internal error, this connection is closed (the others go on): {what}"
+            );
+            out.push(encode::fatal(
+                code::INTERNAL_ERROR,
+                format!("internal error: {what}; please report this to the hotpage developers"),
+            ));
+            out.send_pending();
+            return;
+        }
     }
 }
+
+/// The message a panic was raised with.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with no message".to_string()
+    }
+}
+
+/// The query that panics, in this crate's own test build only (no release build, and no
+/// other crate's test, has it): how the tests reach the path above.
+#[cfg(test)]
+pub(crate) const TEST_PANIC_QUERY: &str = "SELECT hotpage_test_panic()";
 
 /// One connection's SQL session and protocol state.
 pub struct SessionState {
@@ -189,6 +223,10 @@ impl SessionState {
         use PgWireFrontendMessage as M;
         if self.skip_until_sync && !matches!(message, M::Sync(_)) {
             return;
+        }
+        #[cfg(test)]
+        if matches!(&message, M::Query(q) if q.query == TEST_PANIC_QUERY) {
+            panic!("the test query asked for a panic");
         }
         let outcome = match message {
             M::Query(query) => {

@@ -386,3 +386,67 @@ fn a_prepared_statement_is_planned_again_after_ddl() {
         ["BindComplete", "Error 42P01", "Ready Idle"]
     );
 }
+
+/// Describe (statement and portal) plans a stale statement again, as Execute does: after
+/// DDL it reports the columns Execute will return, or the error Execute would give, never
+/// the old table's columns.
+#[test]
+fn describe_plans_a_statement_again_after_ddl() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v text)");
+    let answers = h.send(vec![parse("sel", "SELECT * FROM t", vec![]), sync()]);
+    assert_eq!(kinds(&answers), ["ParseComplete", "Ready Idle"]);
+    let describe_both = |h: &mut Harness| {
+        h.send(vec![
+            describe(b'S', "sel"),
+            bind("p", "sel", vec![], vec![]),
+            describe(b'P', "p"),
+            M::Close(Close::new(b'P', Some("p".to_string()))),
+            sync(),
+        ])
+    };
+    // The same columns again: planned afresh, described, and it runs.
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'one')");
+    assert_eq!(
+        kinds(&describe_both(&mut h)),
+        [
+            "Params[]",
+            "Row2",
+            "BindComplete",
+            "Row2",
+            "CloseComplete",
+            "Ready Idle"
+        ]
+    );
+    // Other columns: PostgreSQL's error for a statement whose result changed, at Describe
+    // already (before, Describe still said two columns).
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, extra int, v text)");
+    assert_eq!(
+        kinds(&h.send(vec![describe(b'S', "sel"), sync()])),
+        ["Error 0A000", "Ready Idle"]
+    );
+    // A portal of a statement planned before the DDL is planned again at its Describe.
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v text)");
+    let answers = h.send(vec![parse("sel2", "SELECT v FROM t", vec![]), sync()]);
+    assert_eq!(kinds(&answers), ["ParseComplete", "Ready Idle"]);
+    h.query("DROP TABLE t");
+    h.query("CREATE TABLE t (id bigint PRIMARY KEY, v int)");
+    let answers = h.send(vec![
+        bind("r", "sel2", vec![], vec![]),
+        describe(b'P', "r"),
+        sync(),
+    ]);
+    assert_eq!(
+        kinds(&answers),
+        ["BindComplete", "Error 0A000", "Ready Idle"]
+    );
+    // No table at all: the statement's Describe says so.
+    h.query("DROP TABLE t");
+    assert_eq!(
+        kinds(&h.send(vec![describe(b'S', "sel2"), sync()])),
+        ["Error 42P01", "Ready Idle"]
+    );
+}

@@ -1,21 +1,25 @@
-//! `ALTER TABLE t ADD [CONSTRAINT c] PRIMARY KEY (columns)` on a table with no rows, what
-//! `pgbench -i -I dtpgv` sends (primary keys before the data).
+//! `ALTER TABLE t ADD [CONSTRAINT c] PRIMARY KEY (columns)`, what plain `pgbench -i` sends
+//! after loading its tables (and `pgbench -i -I dtpgv` before).
 //!
 //! A primary key is the engine's key, and the engine's table layout follows it (a heap
-//! has none; a keyed table is a clustered B+tree). So adding one builds a new, empty table
-//! from the old definition plus the key, planned as `CREATE TABLE` would plan it, and
-//! swaps it in with one checkpoint (`Database::redefine_empty_table`). Rebuilding a table
-//! that holds rows (copying them into the new layout, crash-safely) is not done yet: such
-//! a table gets 0A000, and nothing changes.
+//! has none; a keyed table is a clustered B+tree). So adding one builds a new table from
+//! the old definition plus the key, planned as `CREATE TABLE` would plan it, holding the
+//! old table's rows re-encoded under the key, and swaps it in atomically, crashes
+//! included (`Session::rebuild_table`: a pending truncation whose transaction carries the
+//! rows). A NULL in a key column is 23502 and a duplicate key 23505, as in PostgreSQL, and
+//! either leaves the table as it was.
 
 use super::{SqlSession, engine_error, lock, parse};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::object_name;
-use crate::schema::KeyGen;
+use crate::schema::{KeyGen, TableSchema};
 use crate::session::StatementResult;
-use crate::{catalog, ddl};
-use hotpage::Error as EngineError;
+use crate::table::SqlTable;
+use crate::value::Value;
+use crate::{catalog, ddl, key_codec, row_codec};
+use hotpage::Key;
 use sqlparser::ast::{AlterTable, AlterTableOperation, Statement, TableConstraint};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 impl SqlSession {
@@ -69,14 +73,16 @@ impl SqlSession {
                 "ADD PRIMARY KEY on a column whose default is a sequence",
             ));
         }
+        if !plan.user_keys {
+            return Err(SqlError::unsupported(format!(
+                "ADD PRIMARY KEY to table \"{name}\" with a key hotpage would generate"
+            )));
+        }
+        let rows = self.rows_under_key(&table, &plan.schema)?;
         let schema = plan.schema.encode();
-        self.db.engine.redefine_empty_table(&plan.spec(&schema)).map_err(|e| match e {
-            EngineError::TableNotEmpty(_) => SqlError::unsupported(format!(
-                "ALTER TABLE … ADD PRIMARY KEY on \"{name}\", which has rows (hotpage builds the key only on an empty table)"
-            ))
-            .with_hint("Add the primary key before loading the rows: pgbench -i -I dtpgv."),
-            other => engine_error(other),
-        })?;
+        self.engine
+            .rebuild_table(&table.handle, &plan.spec(&schema), &rows)
+            .map_err(engine_error)?;
         self.db
             .tables
             .write()
@@ -84,6 +90,83 @@ impl SqlSession {
             .remove(&name);
         Ok(StatementResult::command("ALTER TABLE"))
     }
+
+    /// Every committed row of `table`, as the engine's (key, row) pair under `keyed` (the
+    /// same columns plus a primary key). 23502 for a NULL in a key column, 23505 for a
+    /// key two rows share: PostgreSQL's errors, before anything changes.
+    fn rows_under_key(
+        &self,
+        table: &SqlTable,
+        keyed: &TableSchema,
+    ) -> SqlResult<Vec<(Key, Vec<u8>)>> {
+        let key_columns = keyed.key_columns();
+        let row_columns = keyed.row_columns();
+        let row_types: Vec<_> = row_columns.iter().map(|&c| keyed.columns[c].ty).collect();
+        let mut rows = Vec::new();
+        let mut seen = HashSet::new();
+        let mut failure = None;
+        let mut convert = |key: &[u8], row: &[u8]| -> SqlResult<()> {
+            let values = table.decode(key, row)?;
+            let key_values: Vec<Value> =
+                keyed.key.iter().map(|&(c, _)| values[c].clone()).collect();
+            if let Some(&(column, _)) = keyed.key.iter().find(|&&(c, _)| values[c] == Value::Null) {
+                return Err(SqlError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!(
+                        "column \"{}\" of relation \"{}\" contains null values",
+                        keyed.columns[column].name, table.name
+                    ),
+                ));
+            }
+            let mut key_bytes = Vec::with_capacity(16);
+            key_codec::encode_key(&key_columns, &key_values, &mut key_bytes)?;
+            if !seen.insert(key_bytes.clone()) {
+                return Err(duplicated(table, keyed, &key_values));
+            }
+            let row_values: Vec<Value> = row_columns.iter().map(|&c| values[c].clone()).collect();
+            let mut row_bytes = Vec::with_capacity(row.len());
+            row_codec::encode_row(&row_types, &row_values, &mut row_bytes)?;
+            rows.push((
+                Key::from_bytes(&key_bytes).map_err(engine_error)?,
+                row_bytes,
+            ));
+            Ok(())
+        };
+        self.engine
+            .scan(&table.handle, None, |key, row| match convert(key, row) {
+                Ok(()) => true,
+                Err(error) => {
+                    failure = Some(error);
+                    false
+                }
+            })
+            .map_err(engine_error)?;
+        failure.map_or(Ok(rows), Err)
+    }
+}
+
+/// PostgreSQL's error for a key two rows share when a unique index is built.
+fn duplicated(table: &SqlTable, keyed: &TableSchema, key_values: &[Value]) -> SqlError {
+    let names: Vec<&str> = keyed
+        .key
+        .iter()
+        .map(|&(c, _)| keyed.columns[c].name.as_str())
+        .collect();
+    let shown: Vec<String> = keyed
+        .key
+        .iter()
+        .zip(key_values)
+        .map(|(&(c, _), v)| v.to_pg_text(Some(&keyed.columns[c].ty)).unwrap_or_default())
+        .collect();
+    SqlError::new(
+        sqlstate::UNIQUE_VIOLATION,
+        format!("could not create unique index \"{}_pkey\"", table.name),
+    )
+    .with_detail(format!(
+        "Key ({})=({}) is duplicated.",
+        names.join(", "),
+        shown.join(", ")
+    ))
 }
 
 /// The table's CREATE TABLE with `constraint` added.

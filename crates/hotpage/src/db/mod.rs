@@ -47,6 +47,7 @@ mod log_records;
 mod memory;
 mod open;
 mod page_report;
+mod rebuild;
 mod routing;
 mod salvage;
 mod truncate;
@@ -584,7 +585,7 @@ impl Database {
     /// pages stay allocated, as a drop's do. Returns the new table.
     pub fn truncate_table(&self, name: &str) -> Result<TableHandle> {
         self.writable("truncating a table")?;
-        truncate_locked(&self.inner, name, None)
+        truncate_locked(&self.inner, name, None, false)
     }
 
     /// Gives an empty table a new definition (SQL's `ALTER TABLE … ADD PRIMARY KEY` on a
@@ -596,7 +597,7 @@ impl Database {
     pub fn redefine_empty_table(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
         validate_spec(spec)?;
         self.writable("redefining a table")?;
-        truncate_locked(&self.inner, spec.name, Some(spec))
+        truncate_locked(&self.inner, spec.name, Some(spec), true)
     }
 
     /// The embedder's database-wide metadata bytes (empty until set).
@@ -1056,11 +1057,13 @@ fn live_table(inner: &Inner, name: &str) -> Result<TableHandle> {
 }
 
 /// [`Database::truncate_table`] on the shared state, for a commit of a database without a
-/// log that truncates too; with `redefine`, [`Database::redefine_empty_table`].
+/// log that truncates too; with `redefine`, [`Database::redefine_empty_table`] (which
+/// `must_be_empty`) or a rebuild without a log (`Session::rebuild_table`).
 fn truncate_locked(
     inner: &Arc<Inner>,
     name: &str,
     redefine: Option<&TableSpec<'_>>,
+    must_be_empty: bool,
 ) -> Result<TableHandle> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
     let old = live_table(inner, name)?;
@@ -1068,6 +1071,7 @@ fn truncate_locked(
     let kept = truncate::spec_of(&old);
     let (spec, next_key) = match redefine {
         None => (&kept, Some(old.keys.high_water())),
+        Some(spec) if !must_be_empty => (spec, None),
         Some(spec) => {
             let mut holds_a_row = false;
             old.scan(None, |_, _| {

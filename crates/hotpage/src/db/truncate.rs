@@ -129,25 +129,32 @@ pub(super) fn spec_of(table: &TableHandle) -> TableSpec<'_> {
 
 /// Step 1 (see the module docs): for each table named in `truncated`, a new, empty table
 /// that replaces it if transaction `txn` commits, made durable as pending, then put in its
-/// place in memory. Returns `(old, new)` pairs. Nothing is left registered on error.
-fn begin_truncates(
+/// place in memory. With `redefine`, the new table is made from that spec instead of the
+/// old one's (a rebuild: `truncated` is the one table it replaces), and `prepare` sees each
+/// new table before anyone can find it. Returns `(old, new)` pairs. Nothing is left
+/// registered on error.
+pub(super) fn begin_truncates(
     inner: &Arc<Inner>,
     txn: u64,
     truncated: &[TableHandle],
+    redefine: Option<&TableSpec<'_>>,
+    prepare: &mut dyn FnMut(&TableHandle) -> Result<()>,
 ) -> Result<Vec<(TableHandle, TableHandle)>> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
     let mut pairs = Vec::with_capacity(truncated.len());
     for table in truncated {
-        match new_empty_twin(inner, table) {
-            Ok(pair) => pairs.push(pair),
-            Err(error) => {
-                // No checkpoint may write the twins made so far: each would be a second
-                // live table of its name.
-                for (_, new) in pairs.iter().rev() {
-                    forget_failed_table(inner, new);
-                }
-                return Err(error);
+        let made = new_empty_twin(inner, table, redefine).and_then(|(old, new)| {
+            let prepared = prepare(&new);
+            pairs.push((old, new));
+            prepared
+        });
+        if let Err(error) = made {
+            // No checkpoint may write the twins made so far: each would be a second
+            // live table of its name.
+            for (_, new) in pairs.iter().rev() {
+                forget_failed_table(inner, new);
             }
+            return Err(error);
         }
     }
     inner
@@ -175,18 +182,29 @@ fn begin_truncates(
 
 /// The live table named as `table` is (a TRUNCATE outside the transaction may have
 /// replaced the one it saw: PostgreSQL would have locked it instead), and a new, empty,
-/// unpublished table with its spec, last in the table list. The caller holds the
-/// checkpoint lock.
-fn new_empty_twin(inner: &Arc<Inner>, table: &TableHandle) -> Result<(TableHandle, TableHandle)> {
+/// unpublished table with its spec (or `redefine`), last in the table list. A rebuild
+/// (`redefine`) read its rows from `table` itself: a table replaced since is
+/// [`Error::TableBusy`]. The caller holds the checkpoint lock.
+fn new_empty_twin(
+    inner: &Arc<Inner>,
+    table: &TableHandle,
+    redefine: Option<&TableSpec<'_>>,
+) -> Result<(TableHandle, TableHandle)> {
     let old = super::live_table(inner, &table.name)?;
     check_not_truncating(inner, &old.name)?;
+    if redefine.is_some() && old.id != table.id {
+        return Err(Error::TableBusy(old.name.clone()));
+    }
     let mut tables = inner.tables.write();
-    let new = Arc::new(new_table(
-        inner,
-        tables.len(),
-        &spec_of(&old),
-        Some(old.keys.high_water()),
-    )?);
+    let new = Arc::new(match redefine {
+        Some(spec) => new_table(inner, tables.len(), spec, None)?,
+        None => new_table(
+            inner,
+            tables.len(),
+            &spec_of(&old),
+            Some(old.keys.high_water()),
+        )?,
+    });
     tables.push(Arc::clone(&new));
     Ok((old, new))
 }
@@ -203,7 +221,7 @@ pub(super) fn mark_logged(inner: &Inner, txn: u64) {
 
 /// Transaction `txn`'s commit failed: each of its swaps still waiting (no record appended)
 /// is abandoned, and the old table is back in memory.
-fn abandon_waiting(inner: &Inner, txn: u64) {
+pub(super) fn abandon_waiting(inner: &Inner, txn: u64) {
     for swap in inner.truncate_swaps.lock().iter_mut() {
         if swap.txn == txn && swap.outcome == SwapOutcome::Waiting {
             swap.outcome = SwapOutcome::Abandoned;
@@ -220,13 +238,13 @@ impl Session {
         if self.db.wal.is_none() {
             // No log: a crash empties every table anyway, so the swap is durable at once.
             for old in truncated {
-                let new = super::truncate_locked(&self.db, &old.name, None)?;
+                let new = super::truncate_locked(&self.db, &old.name, None, false)?;
                 self.move_rows(txn, &old, &new)?;
             }
             return self.commit_rows(&txn.row_refs(), None);
         }
         let txn_id = self.next_txn_id();
-        let pairs = begin_truncates(&self.db, txn_id, &truncated)?;
+        let pairs = begin_truncates(&self.db, txn_id, &truncated, None, &mut |_| Ok(()))?;
         let result = pairs
             .iter()
             .try_for_each(|(old, new)| self.move_rows(txn, old, new))

@@ -1,0 +1,157 @@
+//! Rebuilding a table under a new definition with its rows (SQL's `ALTER TABLE … ADD
+//! PRIMARY KEY` on a table that holds rows: a keyed table is a different layout, so the
+//! rows move into a new table).
+//!
+//! It is a pending truncation (see `truncate`) whose new table has another spec and whose
+//! transaction carries the rows: one checkpoint writes the new table as pending on the
+//! transaction (the old one live), memory swaps them, and the rows are committed under that
+//! transaction's id. After a crash, recovery keeps the new table (with all its rows, redone
+//! from the commit record) exactly when the log holds that commit, and the old table whole
+//! otherwise. No second mechanism, and no catalog change: a pending truncation's two
+//! tables already carried their own specs.
+//!
+//! The caller read the rows from the old table, and nothing locks a table against other
+//! sessions' inserts. So once the old table is out of memory (no new insert can reach it),
+//! its rows are counted again: a count that differs from the rows given means another
+//! session committed in between, and the rebuild is abandoned ([`Error::TableBusy`]). A
+//! commit that passed its own dropped-table check just before the swap can still land
+//! in the old table after the count: the window DROP TABLE has too (docs/design.md, "Known
+//! limits").
+
+use super::{Session, TableHandle, TableSpec, truncate, validate_spec};
+use crate::access::keys::Key;
+use crate::error::{Error, Result};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+impl Session {
+    /// Replaces the table `old` with a new one made from `spec` (same name; it must take
+    /// supplied keys) holding exactly `rows`, atomically, crashes included: afterwards, and
+    /// after any crash, the database holds either the old table with all its rows or the
+    /// new one with all of `rows`. `rows` must be every row of `old`, read from it: if the
+    /// table gained or lost rows meanwhile the rebuild is refused ([`Error::TableBusy`]).
+    /// A duplicate key is [`Error::DuplicateKey`], a row too large [`Error::RowTooLarge`];
+    /// on any error nothing has changed. Outside a transaction only. Returns the new table.
+    pub fn rebuild_table(
+        &mut self,
+        old: &TableHandle,
+        spec: &TableSpec<'_>,
+        rows: &[(Key, Vec<u8>)],
+    ) -> Result<TableHandle> {
+        self.check_rebuild(old, spec, rows)?;
+        if self.db.wal.is_none() {
+            // No log: a crash empties every table anyway, so the swap is durable at once
+            // (and the count comes first, since the swap cannot be taken back).
+            self.check_rows_unchanged(old, rows.len())?;
+            let new = super::truncate_locked(&self.db, spec.name, Some(spec), false)?;
+            return self.commit_rebuilt(&new, rows, None).map(|()| new);
+        }
+        let txn = self.next_txn_id();
+        let session = self.id;
+        let stats = Arc::clone(&self.db.stats);
+        // Every key is locked in the new table before anyone can find it: a session
+        // inserting into it must not prove a key unique that this commit is about to apply.
+        let mut lock_keys = |new: &TableHandle| {
+            for (key, _) in rows {
+                new.unique
+                    .lock(key, session, true, &new.name, &stats, |k| {
+                        new.keys.kind().decode(k)
+                    })?;
+            }
+            Ok(())
+        };
+        let pairs = truncate::begin_truncates(
+            &self.db,
+            txn,
+            std::slice::from_ref(old),
+            Some(spec),
+            &mut lock_keys,
+        )?;
+        let new = Arc::clone(&pairs[0].1);
+        let result = self
+            .check_rows_unchanged(old, rows.len())
+            .and_then(|()| self.commit_rebuilt(&new, rows, Some(txn)));
+        truncate::abandon_waiting(&self.db, txn);
+        for (key, _) in rows {
+            new.unique.unlock(key, session);
+        }
+        result.map(|()| new)
+    }
+
+    /// Refuses a rebuild that could not commit whole: checked before anything is made.
+    fn check_rebuild(
+        &self,
+        old: &TableHandle,
+        spec: &TableSpec<'_>,
+        rows: &[(Key, Vec<u8>)],
+    ) -> Result<()> {
+        validate_spec(spec)?;
+        if self.db.read_only {
+            return Err(Error::ReadOnly("rebuilding a table".into()));
+        }
+        if self.txn.is_some() {
+            return Err(Error::InvalidOption(
+                "rebuild_table inside a transaction".into(),
+            ));
+        }
+        if spec.name != old.name || !spec.user_keys {
+            return Err(Error::InvalidOption(format!(
+                "a rebuild of table {} needs a spec of the same name that takes supplied keys",
+                old.name
+            )));
+        }
+        let max = spec.layout.row_bytes_max(self.db.pool.page_size());
+        let mut bytes = 0usize;
+        let mut keys = HashSet::with_capacity(rows.len());
+        for (key, row) in rows {
+            if row.len() > max {
+                return Err(Error::RowTooLarge {
+                    len: row.len(),
+                    max,
+                });
+            }
+            if !keys.insert(*key) {
+                return Err(Error::DuplicateKey {
+                    table: old.name.clone(),
+                    key: spec.kind.decode(key),
+                });
+            }
+            bytes += key.as_bytes().len() + row.len();
+        }
+        if bytes > self.db.options.txn_bytes_max {
+            return Err(Error::InvalidOption(format!(
+                "rebuilding table {} takes one transaction over txn_bytes_max ({} bytes)",
+                old.name, self.db.options.txn_bytes_max
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Error::TableBusy`] unless `old` (out of memory now) holds exactly `expected` rows.
+    fn check_rows_unchanged(&self, old: &TableHandle, expected: usize) -> Result<()> {
+        let mut count = 0usize;
+        self.scan(old, None, |_, _| {
+            count += 1;
+            true
+        })?;
+        if count != expected {
+            return Err(Error::TableBusy(old.name.clone()));
+        }
+        Ok(())
+    }
+
+    /// Commits `rows` into the new table (under the swap's transaction id, if logged).
+    fn commit_rebuilt(
+        &mut self,
+        new: &TableHandle,
+        rows: &[(Key, Vec<u8>)],
+        txn: Option<u64>,
+    ) -> Result<()> {
+        self.check_insert(new, &[])?;
+        let refs: Vec<(&TableHandle, Key, &[u8])> = rows
+            .iter()
+            .map(|(key, row)| (new, *key, row.as_slice()))
+            .collect();
+        self.commit_rows(&refs, txn)
+    }
+}
