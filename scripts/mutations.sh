@@ -261,3 +261,12 @@ unit rebuild-rows-not-under-swap-txn crates/hotpage/src/db/rebuild.rs \
   '.and_then(|()| self.commit_rebuilt(&new, rows, Some(txn)));' \
   '.and_then(|()| self.commit_rebuilt(&new, rows, None));' \
   --test rebuild_crash
+# A rebuild that counts the old table's rows without waiting for a commit applying to it.
+unit rebuild-skips-appliers crates/hotpage/src/db/rebuild.rs \
+  '        super::wait_for_appliers(&self.db, &self.applying);' '        let _ = &self.applying;' \
+  --lib a_commit_into_the_old_table_racing_the_swap
+# A truncating commit whose keys are not locked in the new table before it is published.
+unit truncate-keys-unlocked crates/hotpage/src/db/truncate.rs \
+  'let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;' \
+  'let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut |_| Ok(()))?;' \
+  --lib a_key_of_a_truncating_commit_is_taken

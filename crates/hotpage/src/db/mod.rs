@@ -35,7 +35,7 @@ use crate::txn::{self, Durability, encode_commit, encode_part};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -352,6 +352,12 @@ struct Inner {
     /// Test only: runs once, inside the next checkpoint, between its two points.
     #[cfg(test)]
     between_checkpoint_points: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Test only: runs once, in the next commit, after its dropped-table check.
+    #[cfg(test)]
+    after_dropped_check: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Test only: runs once, in the next truncating commit, after its swap.
+    #[cfg(test)]
+    after_truncate_swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 #[derive(Default)]
@@ -585,7 +591,7 @@ impl Database {
     /// pages stay allocated, as a drop's do. Returns the new table.
     pub fn truncate_table(&self, name: &str) -> Result<TableHandle> {
         self.writable("truncating a table")?;
-        truncate_locked(&self.inner, name, None, false)
+        truncate_locked(&self.inner, name, None, false, &mut |_| Ok(()))
     }
 
     /// Gives an empty table a new definition (SQL's `ALTER TABLE … ADD PRIMARY KEY` on a
@@ -597,7 +603,7 @@ impl Database {
     pub fn redefine_empty_table(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
         validate_spec(spec)?;
         self.writable("redefining a table")?;
-        truncate_locked(&self.inner, spec.name, Some(spec), true)
+        truncate_locked(&self.inner, spec.name, Some(spec), true, &mut |_| Ok(()))
     }
 
     /// The embedder's database-wide metadata bytes (empty until set).
@@ -873,6 +879,33 @@ fn checkpoint(inner: &Inner, staying_open: bool) -> Result<()> {
     checkpoint_locked(inner, &mut state, staying_open)
 }
 
+/// Waits until every commit that was applying when this was called (other than `own`'s)
+/// has finished. The caller marked a table dropped first: a commit whose marker was not
+/// set yet will see that flag after setting it (both sides order the two with SeqCst), and
+/// fail; one whose marker was set has passed or will pass its check, and its rows are on
+/// the table once this returns.
+fn wait_for_appliers(inner: &Inner, own: &Arc<AtomicU64>) {
+    fence(Ordering::SeqCst);
+    let busy: Vec<(Arc<AtomicU64>, u64)> = inner
+        .appliers
+        .lock()
+        .iter()
+        .filter_map(Weak::upgrade)
+        .filter(|marker| !Arc::ptr_eq(marker, own))
+        .map(|marker| {
+            let since = marker.load(Ordering::SeqCst);
+            (marker, since)
+        })
+        .filter(|(_, since)| *since != NOT_APPLYING)
+        .collect();
+    for (marker, since) in busy {
+        // A commit waits at most for its flush and its apply; it never waits for us.
+        while marker.load(Ordering::SeqCst) == since {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
 /// A checkpoint's two points, `(redo, logical)`, with the redo point published.
 ///
 /// The logical point is taken first, the redo point after it. Leaf inserts of the B+trees
@@ -1064,6 +1097,7 @@ fn truncate_locked(
     name: &str,
     redefine: Option<&TableSpec<'_>>,
     must_be_empty: bool,
+    prepare: &mut dyn FnMut(&TableHandle) -> Result<()>,
 ) -> Result<TableHandle> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
     let old = live_table(inner, name)?;
@@ -1090,6 +1124,11 @@ fn truncate_locked(
         tables.push(Arc::clone(&table));
         table
     };
+    // Before anyone can find the new table (see `truncate::begin_truncates`).
+    if let Err(error) = prepare(&table) {
+        forget_failed_table(inner, &table);
+        return Err(error);
+    }
     old.dropped.store(true, Ordering::Release);
     if let Err(error) = checkpoint_locked(inner, &mut checkpoint_state, true) {
         old.dropped.store(false, Ordering::Release);
@@ -1368,11 +1407,34 @@ impl Session {
         if rows.is_empty() && truncating.is_none() {
             return Ok(());
         }
+        // Before reserving: a checkpoint that misses this marker sees our record's LSN
+        // at or after its redo point (see Database::checkpoint). Before the dropped-table
+        // check: a rebuild that marks the table dropped after this check waits for the
+        // marker to clear (`wait_for_appliers`), so it counts these rows.
+        let since = self.db.wal.as_ref().map_or(0, |wal| wal.end());
+        self.applying.store(since, Ordering::SeqCst);
+        let result = self.commit_rows_marked(rows, truncating);
+        self.applying.store(NOT_APPLYING, Ordering::SeqCst);
+        result
+    }
+
+    /// [`Session::commit_rows`] with this session's applying marker set.
+    fn commit_rows_marked(
+        &mut self,
+        rows: &[(&TableHandle, Key, &[u8])],
+        truncating: Option<u64>,
+    ) -> Result<()> {
+        // Orders the marker's store before the dropped flags' loads (`wait_for_appliers`
+        // stores a flag, then reads the markers).
+        fence(Ordering::SeqCst);
         // A table dropped since these rows were inserted: the transaction fails whole, and
-        // nothing of it is logged (a drop racing this check can still win; see
-        // docs/design.md, "Known limits").
+        // nothing of it is logged.
         if let Some((dropped, _, _)) = rows.iter().find(|(t, _, _)| t.is_dropped()) {
             return Err(Error::NoSuchTable(dropped.name.clone()));
+        }
+        #[cfg(test)]
+        if let Some(step) = self.db.after_dropped_check.lock().take() {
+            step();
         }
         self.db.stop.check()?;
         let Some(wal) = self.db.wal.clone() else {
@@ -1381,9 +1443,6 @@ impl Session {
         if rows.iter().any(|(t, _, _)| t.unlogged) {
             return self.commit_with_unlogged(rows, truncating);
         }
-        // Before reserving: a checkpoint that misses this marker sees our record's LSN
-        // at or after its redo point (see Database::checkpoint).
-        self.applying.store(wal.end(), Ordering::SeqCst);
         let txn = truncating.unwrap_or_else(|| self.next_txn_id());
         if let Some(name) = self.txn_name.take() {
             self.db.txn_names.lock().record(txn, name, wal.end());
@@ -1413,7 +1472,6 @@ impl Session {
                 self.db.stop.error()
             })
         });
-        self.applying.store(NOT_APPLYING, Ordering::SeqCst);
         result
     }
 

@@ -203,6 +203,10 @@ pub(super) fn open_steps(
             closed: AtomicBool::new(false),
             #[cfg(test)]
             between_checkpoint_points: Mutex::new(None),
+            #[cfg(test)]
+            after_dropped_check: Mutex::new(None),
+            #[cfg(test)]
+            after_truncate_swap: Mutex::new(None),
         }),
     };
     let checkpoint_needed =

@@ -39,18 +39,11 @@ impl Session {
         rows: &[(Key, Vec<u8>)],
     ) -> Result<TableHandle> {
         self.check_rebuild(old, spec, rows)?;
-        if self.db.wal.is_none() {
-            // No log: a crash empties every table anyway, so the swap is durable at once
-            // (and the count comes first, since the swap cannot be taken back).
-            self.check_rows_unchanged(old, rows.len())?;
-            let new = super::truncate_locked(&self.db, spec.name, Some(spec), false)?;
-            return self.commit_rebuilt(&new, rows, None).map(|()| new);
-        }
-        let txn = self.next_txn_id();
         let session = self.id;
         let stats = Arc::clone(&self.db.stats);
         // Every key is locked in the new table before anyone can find it: a session
         // inserting into it must not prove a key unique that this commit is about to apply.
+        let mut locked: Option<TableHandle> = None;
         let mut lock_keys = |new: &TableHandle| {
             for (key, _) in rows {
                 new.unique
@@ -58,23 +51,54 @@ impl Session {
                         new.keys.kind().decode(k)
                     })?;
             }
+            locked = Some(Arc::clone(new));
             Ok(())
         };
+        let result = if self.db.wal.is_none() {
+            // No log: a crash empties every table anyway, so the swap is durable at once
+            // (and the count comes first, since the swap cannot be taken back).
+            self.check_rows_unchanged(old, rows.len()).and_then(|()| {
+                let new =
+                    super::truncate_locked(&self.db, spec.name, Some(spec), false, &mut lock_keys)?;
+                self.commit_rebuilt(&new, rows, None).map(|()| new)
+            })
+        } else {
+            self.rebuild_logged(old, spec, rows, &mut lock_keys)
+        };
+        // Set once every key was locked (a failed lock gives the new table up unseen).
+        if let Some(new) = locked {
+            for (key, _) in rows {
+                new.unique.unlock(key, session);
+            }
+        }
+        result
+    }
+
+    /// [`Session::rebuild_table`] in a logged database: a pending truncation whose
+    /// transaction carries the rows.
+    fn rebuild_logged(
+        &mut self,
+        old: &TableHandle,
+        spec: &TableSpec<'_>,
+        rows: &[(Key, Vec<u8>)],
+        lock_keys: &mut dyn FnMut(&TableHandle) -> Result<()>,
+    ) -> Result<TableHandle> {
+        let txn = self.next_txn_id();
         let pairs = truncate::begin_truncates(
             &self.db,
             txn,
             std::slice::from_ref(old),
             Some(spec),
-            &mut lock_keys,
+            lock_keys,
         )?;
         let new = Arc::clone(&pairs[0].1);
+        // A commit that saw the old table live may still be applying its rows to it:
+        // wait for it, so that the count below sees them (or refuses the rebuild).
+        super::wait_for_appliers(&self.db, &self.applying);
         let result = self
             .check_rows_unchanged(old, rows.len())
             .and_then(|()| self.commit_rebuilt(&new, rows, Some(txn)));
         truncate::abandon_waiting(&self.db, txn);
-        for (key, _) in rows {
-            new.unique.unlock(key, session);
-        }
         result.map(|()| new)
     }
 
@@ -153,5 +177,86 @@ impl Session {
             .map(|(key, row)| (new, *key, row.as_slice()))
             .collect();
         self.commit_rows(&refs, txn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::KeyKind;
+    use crate::access::keys::Key;
+    use crate::db::{Database, Durability, Layout, Options, TableSpec};
+    use crate::error::Error;
+    use crate::storage::{MemStorage, Storage};
+    use std::path::Path;
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    /// A commit that checked the old table live just before the rebuild's swap and applies
+    /// its row after it: the rebuild must wait for that apply and then refuse (its rows no
+    /// longer are every row), never swap in a table without the committed row.
+    #[test]
+    fn a_commit_into_the_old_table_racing_the_swap_is_never_lost() {
+        let options = Options {
+            page_size: 4096,
+            durability: Durability::Sync,
+            ..Options::default()
+        };
+        let storage = MemStorage::new(4) as Arc<dyn Storage>;
+        let db = Database::open_with_storage(storage, Path::new("m"), options).expect("open");
+        let identity = KeyKind::Identity { start: 1, step: 1 };
+        let old = db.create_table("t", "identity", identity).expect("create");
+        let mut session = db.session();
+        let rows: Vec<(Key, Vec<u8>)> = (1..=3)
+            .map(|i| {
+                session.insert(&old, b"row").expect("insert");
+                (Key::from_i64(i), b"row".to_vec())
+            })
+            .collect();
+        let (checked, at_check) = mpsc::channel();
+        let (go, wait_go) = mpsc::channel::<()>();
+        *db.inner.after_dropped_check.lock() = Some(Box::new(move || {
+            checked.send(()).expect("signal");
+            wait_go.recv().expect("go");
+        }));
+        let (late_db, late_table) = (db.clone(), Arc::clone(&old));
+        let late = std::thread::spawn(move || late_db.session().insert(&late_table, b"late"));
+        at_check.recv().expect("the late commit passed its check");
+        let (rebuilt, rebuild_result) = mpsc::channel();
+        let (rebuild_db, rebuild_old) = (db.clone(), Arc::clone(&old));
+        let spec = TableSpec {
+            name: "t",
+            design: "identity",
+            kind: identity,
+            layout: Layout::Clustered,
+            user_keys: true,
+            schema: b"",
+            unlogged: false,
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let result = rebuild_db
+                    .session()
+                    .rebuild_table(&rebuild_old, &spec, &rows);
+                let _ = rebuilt.send(result.map(|_| ()));
+            });
+            assert!(
+                rebuild_result
+                    .recv_timeout(Duration::from_millis(300))
+                    .is_err(),
+                "the rebuild must wait for the commit that is applying to the old table"
+            );
+            go.send(()).expect("go");
+            late.join().expect("thread").expect("the late commit");
+            let result = rebuild_result
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the rebuild ends");
+            assert!(
+                matches!(result, Err(Error::TableBusy(_))),
+                "the rebuild: {result:?}"
+            );
+        });
+        let live = db.table("t").expect("table");
+        assert!(Arc::ptr_eq(&live, &old), "the old table stays");
+        assert_eq!(db.verify_table(&live).expect("verify").rows, 4);
     }
 }

@@ -233,18 +233,57 @@ pub(super) fn abandon_waiting(inner: &Inner, txn: u64) {
 
 impl Session {
     /// The commit of a transaction that truncates tables (see the module docs).
+    ///
+    /// The transaction's keys for a truncated table are locked in its new table before the
+    /// new table can be found: otherwise another session could insert one of them there
+    /// after the swap and before this commit's rows are applied, and the apply would then
+    /// meet a duplicate it cannot take back.
     pub(super) fn commit_truncating(&mut self, txn: &mut PendingTxn) -> Result<()> {
         let truncated = std::mem::take(&mut txn.truncated);
+        let mut locked: Vec<(TableHandle, crate::access::keys::Key)> = Vec::new();
+        let result = self.commit_truncating_locked(txn, &truncated, &mut locked);
+        for (table, key) in locked {
+            table.unique.unlock(&key, self.id);
+        }
+        result
+    }
+
+    fn commit_truncating_locked(
+        &mut self,
+        txn: &mut PendingTxn,
+        truncated: &[TableHandle],
+        locked: &mut Vec<(TableHandle, crate::access::keys::Key)>,
+    ) -> Result<()> {
+        let (session, stats) = (self.id, Arc::clone(&self.db.stats));
+        let rows = &txn.rows;
+        let mut lock_keys = |new: &TableHandle| -> Result<()> {
+            for (_, key, _) in rows.iter().filter(|(t, _, _)| t.name == new.name) {
+                new.unique
+                    .lock(key, session, true, &new.name, &stats, |k| {
+                        new.keys.kind().decode(k)
+                    })?;
+                locked.push((Arc::clone(new), *key));
+            }
+            Ok(())
+        };
         if self.db.wal.is_none() {
             // No log: a crash empties every table anyway, so the swap is durable at once.
+            let mut pairs = Vec::with_capacity(truncated.len());
             for old in truncated {
-                let new = super::truncate_locked(&self.db, &old.name, None, false)?;
-                self.move_rows(txn, &old, &new)?;
+                let new = super::truncate_locked(&self.db, &old.name, None, false, &mut lock_keys)?;
+                pairs.push((Arc::clone(old), new));
+            }
+            for (old, new) in &pairs {
+                self.move_rows(txn, old, new)?;
             }
             return self.commit_rows(&txn.row_refs(), None);
         }
         let txn_id = self.next_txn_id();
-        let pairs = begin_truncates(&self.db, txn_id, &truncated, None, &mut |_| Ok(()))?;
+        let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;
+        #[cfg(test)]
+        if let Some(step) = self.db.after_truncate_swap.lock().take() {
+            step();
+        }
         let result = pairs
             .iter()
             .try_for_each(|(old, new)| self.move_rows(txn, old, new))
@@ -266,5 +305,84 @@ impl Session {
             row.0 = Arc::clone(new);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::KeyKind;
+    use crate::access::keys::Key;
+    use crate::db::{Database, Durability, Layout, Options, TableSpec};
+    use crate::error::Error;
+    use crate::storage::{MemStorage, Storage};
+    use std::path::Path;
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    fn open() -> Database {
+        let options = Options {
+            page_size: 4096,
+            durability: Durability::Sync,
+            ..Options::default()
+        };
+        let storage = MemStorage::new(3) as Arc<dyn Storage>;
+        Database::open_with_storage(storage, Path::new("m"), options).expect("open")
+    }
+
+    fn keyed(name: &str) -> TableSpec<'_> {
+        TableSpec {
+            name,
+            design: "identity",
+            kind: KeyKind::Identity { start: 1, step: 1 },
+            layout: Layout::Clustered,
+            user_keys: true,
+            schema: b"",
+            unlogged: false,
+        }
+    }
+
+    /// Another session inserts one of a truncating transaction's keys into the new table
+    /// between the swap and the apply: it must wait for the commit and then find the key
+    /// taken. (Before the keys were locked in the new table, it got in first, and the
+    /// commit's apply met a duplicate and stopped the database.)
+    #[test]
+    fn a_key_of_a_truncating_commit_is_taken_in_the_new_table_from_the_swap_on() {
+        let db = open();
+        let table = db.create_table_spec(&keyed("t")).expect("create");
+        let key = Key::from_i64(1);
+        let mut committer = db.session();
+        committer
+            .insert_keyed(&table, &key, b"old")
+            .expect("insert");
+        committer.begin().expect("begin");
+        committer.truncate_at_commit(&table).expect("truncate");
+        committer
+            .insert_keyed(&table, &key, b"new")
+            .expect("insert");
+        let (sent, received) = mpsc::channel();
+        let other_db = db.clone();
+        *db.inner.after_truncate_swap.lock() = Some(Box::new(move || {
+            std::thread::spawn(move || {
+                let new = other_db.table("t").expect("the new table is live");
+                let result = other_db.session().insert_keyed(&new, &key, b"other");
+                let _ = sent.send(result);
+            });
+            // Long enough for the other insert to get in, were the key free.
+            std::thread::sleep(Duration::from_millis(300));
+        }));
+        committer.commit().expect("the truncating commit");
+        let other = received
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the other insert ends once the commit is done");
+        assert!(
+            matches!(other, Err(Error::DuplicateKey { .. })),
+            "the other insert: {other:?}"
+        );
+        let new = db.table("t").expect("table");
+        assert_eq!(
+            db.session().get(&new, &key).expect("get"),
+            Some(b"new".to_vec())
+        );
+        assert_eq!(db.verify_table(&new).expect("verify").rows, 1);
     }
 }
