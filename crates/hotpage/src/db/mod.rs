@@ -349,14 +349,19 @@ struct Inner {
     stop_signal: Arc<StopSignal>,
     checkpointer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
-    /// Test only: runs once, inside the next checkpoint, between its two points.
     #[cfg(test)]
+    hooks: TestHooks,
+}
+
+/// Test only: steps a test runs at a chosen point of the engine, once each.
+#[cfg(test)]
+#[derive(Default)]
+struct TestHooks {
+    /// Inside the next checkpoint, between its two points.
     between_checkpoint_points: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-    /// Test only: runs once, in the next commit, after its dropped-table check.
-    #[cfg(test)]
+    /// In the next commit, after its dropped-table check.
     after_dropped_check: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-    /// Test only: runs once, in the next truncating commit, after its swap.
-    #[cfg(test)]
+    /// In the next truncating commit, after its swap.
     after_truncate_swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
@@ -598,8 +603,7 @@ impl Database {
     /// table with no rows): a new, empty table made from `spec` replaces the one named
     /// `spec.name`, in one checkpoint, as [`Database::truncate_table`] does; its key
     /// generator starts afresh. [`Error::TableNotEmpty`] if the table holds a committed
-    /// row when the swap is made (a commit racing it can still land in the old table and
-    /// be lost with it, as with a drop: see docs/design.md, "Known limits").
+    /// row when the swap is made, a commit that was applying to it then included.
     pub fn redefine_empty_table(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
         validate_spec(spec)?;
         self.writable("redefining a table")?;
@@ -884,14 +888,14 @@ fn checkpoint(inner: &Inner, staying_open: bool) -> Result<()> {
 /// set yet will see that flag after setting it (both sides order the two with SeqCst), and
 /// fail; one whose marker was set has passed or will pass its check, and its rows are on
 /// the table once this returns.
-fn wait_for_appliers(inner: &Inner, own: &Arc<AtomicU64>) {
+fn wait_for_appliers(inner: &Inner, own: Option<&Arc<AtomicU64>>) {
     fence(Ordering::SeqCst);
     let busy: Vec<(Arc<AtomicU64>, u64)> = inner
         .appliers
         .lock()
         .iter()
         .filter_map(Weak::upgrade)
-        .filter(|marker| !Arc::ptr_eq(marker, own))
+        .filter(|marker| own.is_none_or(|own| !Arc::ptr_eq(marker, own)))
         .map(|marker| {
             let since = marker.load(Ordering::SeqCst);
             (marker, since)
@@ -928,7 +932,7 @@ fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
         None => false,
     });
     #[cfg(test)]
-    if let Some(step) = inner.between_checkpoint_points.lock().take() {
+    if let Some(step) = inner.hooks.between_checkpoint_points.lock().take() {
         step();
     }
     let redo = wal.end();
@@ -1105,18 +1109,7 @@ fn truncate_locked(
     let kept = truncate::spec_of(&old);
     let (spec, next_key) = match redefine {
         None => (&kept, Some(old.keys.high_water())),
-        Some(spec) if !must_be_empty => (spec, None),
-        Some(spec) => {
-            let mut holds_a_row = false;
-            old.scan(None, |_, _| {
-                holds_a_row = true;
-                false
-            })?;
-            if holds_a_row {
-                return Err(Error::TableNotEmpty(name.to_string()));
-            }
-            (spec, None)
-        }
+        Some(spec) => (spec, None),
     };
     let table = {
         let mut tables = inner.tables.write();
@@ -1130,13 +1123,33 @@ fn truncate_locked(
         return Err(error);
     }
     old.dropped.store(true, Ordering::Release);
-    if let Err(error) = checkpoint_locked(inner, &mut checkpoint_state, true) {
+    let checked = match must_be_empty {
+        true => check_empty_after_drop(inner, &old),
+        false => Ok(()),
+    };
+    if let Err(error) = checked.and_then(|()| checkpoint_locked(inner, &mut checkpoint_state, true))
+    {
         old.dropped.store(false, Ordering::Release);
         forget_failed_table(inner, &table);
         return Err(error);
     }
     table.published.store(true, Ordering::Release);
     Ok(table)
+}
+
+/// [`Error::TableNotEmpty`] if `old`, just marked dropped, holds a row once every commit
+/// that may still have been applying to it is done (`wait_for_appliers`).
+fn check_empty_after_drop(inner: &Inner, old: &TableHandle) -> Result<()> {
+    wait_for_appliers(inner, None);
+    let mut holds_a_row = false;
+    old.scan(None, |_, _| {
+        holds_a_row = true;
+        false
+    })?;
+    match holds_a_row {
+        true => Err(Error::TableNotEmpty(old.name.clone())),
+        false => Ok(()),
+    }
 }
 
 struct PendingTxn {
@@ -1424,16 +1437,17 @@ impl Session {
         rows: &[(&TableHandle, Key, &[u8])],
         truncating: Option<u64>,
     ) -> Result<()> {
-        // Orders the marker's store before the dropped flags' loads (`wait_for_appliers`
-        // stores a flag, then reads the markers).
-        fence(Ordering::SeqCst);
         // A table dropped since these rows were inserted: the transaction fails whole, and
-        // nothing of it is logged.
-        if let Some((dropped, _, _)) = rows.iter().find(|(t, _, _)| t.is_dropped()) {
+        // nothing of it is logged. SeqCst, like the marker's store before it, so the two
+        // are not reordered (`wait_for_appliers` stores a flag, then reads the markers).
+        if let Some((dropped, _, _)) = rows
+            .iter()
+            .find(|(t, _, _)| t.dropped.load(Ordering::SeqCst))
+        {
             return Err(Error::NoSuchTable(dropped.name.clone()));
         }
         #[cfg(test)]
-        if let Some(step) = self.db.after_dropped_check.lock().take() {
+        if let Some(step) = self.db.hooks.after_dropped_check.lock().take() {
             step();
         }
         self.db.stop.check()?;
@@ -1760,7 +1774,7 @@ mod tests {
             .expect("log");
         wal.wait_durable(end).expect("durable");
         let (late_table, late) = (table.clone(), late_key);
-        *db.inner.between_checkpoint_points.lock() = Some(Box::new(move || {
+        *db.inner.hooks.between_checkpoint_points.lock() = Some(Box::new(move || {
             // Another commit puts the leaf's image in the log, then `early` applies its
             // row onto the same leaf and is done.
             other.insert(&late_table, b"other").expect("insert");
@@ -1769,7 +1783,7 @@ mod tests {
         }));
         db.checkpoint().expect("checkpoint");
         assert!(
-            db.inner.between_checkpoint_points.lock().is_none(),
+            db.inner.hooks.between_checkpoint_points.lock().is_none(),
             "the step ran"
         );
         let mem = mem.reboot(CrashMode::DropAll, 6).expect("reboot");

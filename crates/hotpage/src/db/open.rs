@@ -202,11 +202,7 @@ pub(super) fn open_steps(
             checkpointer: Mutex::new(None),
             closed: AtomicBool::new(false),
             #[cfg(test)]
-            between_checkpoint_points: Mutex::new(None),
-            #[cfg(test)]
-            after_dropped_check: Mutex::new(None),
-            #[cfg(test)]
-            after_truncate_swap: Mutex::new(None),
+            hooks: Default::default(),
         }),
     };
     let checkpoint_needed =

@@ -11,12 +11,11 @@
 //! tables already carried their own specs.
 //!
 //! The caller read the rows from the old table, and nothing locks a table against other
-//! sessions' inserts. So once the old table is out of memory (no new insert can reach it),
-//! its rows are counted again: a count that differs from the rows given means another
-//! session committed in between, and the rebuild is abandoned ([`Error::TableBusy`]). A
-//! commit that passed its own dropped-table check just before the swap can still land
-//! in the old table after the count: the window DROP TABLE has too (docs/design.md, "Known
-//! limits").
+//! sessions' inserts. So once the old table is out of memory (no new insert can reach it)
+//! and every commit that may still be applying to it is done (`wait_for_appliers`: a
+//! commit sets its marker before it checks that its tables are live), its rows are counted
+//! again: a count that differs from the rows given means another session committed in
+//! between, and the rebuild is abandoned ([`Error::TableBusy`]).
 
 use super::{Session, TableHandle, TableSpec, truncate, validate_spec};
 use crate::access::keys::Key;
@@ -94,7 +93,7 @@ impl Session {
         let new = Arc::clone(&pairs[0].1);
         // A commit that saw the old table live may still be applying its rows to it:
         // wait for it, so that the count below sees them (or refuses the rebuild).
-        super::wait_for_appliers(&self.db, &self.applying);
+        super::wait_for_appliers(&self.db, Some(&self.applying));
         let result = self
             .check_rows_unchanged(old, rows.len())
             .and_then(|()| self.commit_rebuilt(&new, rows, Some(txn)));
@@ -214,7 +213,7 @@ mod tests {
             .collect();
         let (checked, at_check) = mpsc::channel();
         let (go, wait_go) = mpsc::channel::<()>();
-        *db.inner.after_dropped_check.lock() = Some(Box::new(move || {
+        *db.inner.hooks.after_dropped_check.lock() = Some(Box::new(move || {
             checked.send(()).expect("signal");
             wait_go.recv().expect("go");
         }));

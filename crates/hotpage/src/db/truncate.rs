@@ -281,7 +281,7 @@ impl Session {
         let txn_id = self.next_txn_id();
         let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;
         #[cfg(test)]
-        if let Some(step) = self.db.after_truncate_swap.lock().take() {
+        if let Some(step) = self.db.hooks.after_truncate_swap.lock().take() {
             step();
         }
         let result = pairs
@@ -361,7 +361,7 @@ mod tests {
             .expect("insert");
         let (sent, received) = mpsc::channel();
         let other_db = db.clone();
-        *db.inner.after_truncate_swap.lock() = Some(Box::new(move || {
+        *db.inner.hooks.after_truncate_swap.lock() = Some(Box::new(move || {
             std::thread::spawn(move || {
                 let new = other_db.table("t").expect("the new table is live");
                 let result = other_db.session().insert_keyed(&new, &key, b"other");
