@@ -1466,7 +1466,7 @@ impl Session {
             // Before the marker is cleared (see `truncate`'s module docs).
             truncate::mark_logged(&self.db, txn);
         }
-        let result = logged.and_then(|end| {
+        logged.and_then(|end| {
             if self.durability == Durability::Sync {
                 wal.wait_durable(end)?;
             }
@@ -1485,8 +1485,7 @@ impl Session {
                 // what to do about it.
                 self.db.stop.error()
             })
-        });
-        result
+        })
     }
 
     /// A commit with rows of unlogged tables: only the logged tables' rows go into the
