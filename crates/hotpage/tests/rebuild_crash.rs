@@ -12,6 +12,10 @@
 //! and if the rebuild returned Ok under `sync`, only the second. A duplicate key or a row
 //! that does not fit is refused before anything changes.
 
+#[path = "common/halt_campaign.rs"]
+mod halt_campaign;
+
+use halt_campaign::halt_campaign;
 use hotpage::{
     CrashMode, Database, Durability, Key, KeyKind, Layout, MemStorage, Options, Storage, TableSpec,
     WalOptions,
@@ -190,39 +194,13 @@ fn check_atomic(storage: &Arc<MemStorage>, durability: Durability, what: &str) -
 }
 
 fn campaign(durability: Durability) {
-    let modes = [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn];
-    let (mut rebuilt, mut kept) = (0, 0);
-    let mut n = 0u64;
-    loop {
-        let mut any_run_halted = false;
-        for (i, mode) in modes.iter().enumerate() {
-            let checkpoint_after = i % 2 == 0;
-            let (acknowledged, halted, storage) =
-                rebuild_then_crash(Some(n), checkpoint_after, *mode, durability);
-            let what = format!("{durability:?}, halt after {n} ops, {mode:?}");
-            let was_rebuilt = check_atomic(&storage, durability, &what);
-            if acknowledged && durability == Durability::Sync {
-                assert!(was_rebuilt, "{what}: an acknowledged rebuild was lost");
-            }
-            any_run_halted |= halted;
-            if was_rebuilt {
-                rebuilt += 1;
-            } else {
-                kept += 1;
-            }
-        }
-        n += 1;
-        if !any_run_halted {
-            break;
-        }
-        assert!(n < 2_000, "the rebuild never finished");
-    }
-    eprintln!("{durability:?}: halts after 0..{n} ops: {rebuilt} runs rebuilt, {kept} kept");
-    // Both outcomes must have been seen, or the campaign tested only one side.
-    assert!(rebuilt > 0 && kept > 0, "{rebuilt} / {kept}");
-    let (acknowledged, _, storage) = rebuild_then_crash(None, true, CrashMode::DropAll, durability);
-    assert!(acknowledged);
-    assert!(check_atomic(&storage, durability, "no halt"));
+    halt_campaign(
+        durability,
+        &mut |halt, checkpoint_after, mode| {
+            rebuild_then_crash(halt, checkpoint_after, mode, durability)
+        },
+        &mut |storage, what| check_atomic(storage, durability, what),
+    );
 }
 
 #[test]

@@ -14,6 +14,10 @@
 //! the truncation's checkpoint and the commit record left `t` empty: the first state's rows
 //! were lost although the transaction never committed.
 
+#[path = "common/halt_campaign.rs"]
+mod halt_campaign;
+
+use halt_campaign::halt_campaign;
 use hotpage::{
     CrashMode, Database, Durability, KeyKind, MemStorage, Options, Storage, TableHandle, WalOptions,
 };
@@ -165,46 +169,13 @@ fn check_atomic(storage: &Arc<MemStorage>, durability: Durability, what: &str) -
 }
 
 fn campaign(durability: Durability) {
-    let modes = [CrashMode::DropAll, CrashMode::Reorder, CrashMode::Torn];
-    let (mut committed, mut not_committed) = (0, 0);
-    let mut n = 0u64;
-    loop {
-        let mut any_run_halted = false;
-        for (i, mode) in modes.iter().enumerate() {
-            let checkpoint_after = i % 2 == 0;
-            let (acknowledged, halted, storage) =
-                truncate_then_crash(Some(n), checkpoint_after, *mode, durability);
-            let what = format!("{durability:?}, halt after {n} ops, {mode:?}");
-            let was_committed = check_atomic(&storage, durability, &what);
-            if acknowledged && durability == Durability::Sync {
-                assert!(was_committed, "{what}: an acknowledged commit was lost");
-            }
-            any_run_halted |= halted;
-            if was_committed {
-                committed += 1;
-            } else {
-                not_committed += 1;
-            }
-        }
-        n += 1;
-        if !any_run_halted {
-            break;
-        }
-        assert!(n < 2_000, "the truncating commit never finished");
-    }
-    eprintln!(
-        "{durability:?}: halts after 0..{n} ops: {committed} runs committed, {not_committed} not"
+    halt_campaign(
+        durability,
+        &mut |halt, checkpoint_after, mode| {
+            truncate_then_crash(halt, checkpoint_after, mode, durability)
+        },
+        &mut |storage, what| check_atomic(storage, durability, what),
     );
-    // Both outcomes must have been seen, or the campaign tested only one side.
-    assert!(
-        committed > 0 && not_committed > 0,
-        "{committed} / {not_committed}"
-    );
-    // A run with no halt commits, and its checkpoint makes even an async commit durable.
-    let (acknowledged, _, storage) =
-        truncate_then_crash(None, true, CrashMode::DropAll, durability);
-    assert!(acknowledged);
-    assert!(check_atomic(&storage, durability, "no halt"));
 }
 
 #[test]
