@@ -237,16 +237,12 @@ impl SessionState {
             // A statement's result formats are not known yet: text, as PostgreSQL says.
             (statement.columns.clone(), Vec::new())
         } else {
-            let portal = self.portals.get_mut(&name).ok_or_else(|| {
-                SqlError::new(
-                    code::INVALID_CURSOR_NAME,
-                    format!("portal \"{name}\" does not exist"),
-                )
-            })?;
-            if is_stale(&portal.statement) && matches!(portal.state, PortalState::Ready) {
-                portal.statement =
-                    replan(&mut self.session, &mut self.statements, &portal.statement)?;
-            }
+            let portal = ready_portal(
+                &mut self.portals,
+                &mut self.session,
+                &mut self.statements,
+                &name,
+            )?;
             (portal.statement.columns.clone(), portal.formats.clone())
         };
         out.push(if columns.is_empty() {
@@ -261,15 +257,12 @@ impl SessionState {
         let name = execute.name.clone().unwrap_or_default();
         let timeout = self.limits.timeout;
         let cancel = Arc::clone(&self.cancel);
-        let portal = self.portals.get_mut(&name).ok_or_else(|| {
-            SqlError::new(
-                code::INVALID_CURSOR_NAME,
-                format!("portal \"{name}\" does not exist"),
-            )
-        })?;
-        if is_stale(&portal.statement) && matches!(portal.state, PortalState::Ready) {
-            portal.statement = replan(&mut self.session, &mut self.statements, &portal.statement)?;
-        }
+        let portal = ready_portal(
+            &mut self.portals,
+            &mut self.session,
+            &mut self.statements,
+            &name,
+        )?;
         let Some(prepared) = &portal.statement.prepared else {
             out.push(encode::empty_query());
             return Ok(());
@@ -298,6 +291,25 @@ impl SessionState {
         out.push(PgWireBackendMessage::CloseComplete(CloseComplete::new()));
         Ok(())
     }
+}
+
+/// The portal `name`, its statement planned again if DDL made it stale before it ran.
+fn ready_portal<'p>(
+    portals: &'p mut HashMap<String, Portal>,
+    session: &mut SqlSession,
+    statements: &mut HashMap<String, Arc<Statement>>,
+    name: &str,
+) -> Result<&'p mut Portal, SqlError> {
+    let portal = portals.get_mut(name).ok_or_else(|| {
+        SqlError::new(
+            code::INVALID_CURSOR_NAME,
+            format!("portal \"{name}\" does not exist"),
+        )
+    })?;
+    if is_stale(&portal.statement) && matches!(portal.state, PortalState::Ready) {
+        portal.statement = replan(session, statements, &portal.statement)?;
+    }
+    Ok(portal)
 }
 
 /// True if DDL dropped or replaced a table the statement uses since it was planned.
