@@ -482,9 +482,23 @@ impl<'a> Page<'a> {
         len.cmp(&key.len())
     }
 
+    /// Loads one word of each cache line of the slot array, all independent of each other,
+    /// so that a page not in the cache (a random insert's leaf) costs one round of misses
+    /// for its slots instead of one per step of the binary search that follows.
+    fn warm_slots(&self, slots: usize) {
+        const WORDS_PER_LINE: usize = 64 / WORD_BYTES;
+        let (base, words) = (HEADER_BYTES / WORD_BYTES, slots.div_ceil(2));
+        let mut seen = 0u64;
+        for w in (0..words).step_by(WORDS_PER_LINE) {
+            seen ^= self.word(base + w);
+        }
+        std::hint::black_box(seen);
+    }
+
     /// Binary search for `key`: `Ok(slot)` if present, `Err(insert position)` if not.
     pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
         let (mut lo, mut hi) = (0, self.slot_count());
+        self.warm_slots(hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match self.compare_key(mid, key) {
@@ -540,6 +554,7 @@ impl<'a> Page<'a> {
     /// bounded above by separator number this (exclusive), when there is one.
     pub fn separators_at_or_below(&self, key: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.slot_count());
+        self.warm_slots(hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.compare_key(mid, key) == CmpOrdering::Greater {
