@@ -47,6 +47,8 @@ mod log_records;
 mod memory;
 mod open;
 mod page_report;
+#[cfg(test)]
+mod race_tests;
 mod rebuild;
 mod routing;
 mod salvage;
@@ -363,6 +365,20 @@ struct TestHooks {
     after_dropped_check: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     /// In the next truncating commit, after its swap.
     after_truncate_swap: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// In the next truncating commit, once its swap is logged, before its rows are applied.
+    after_swap_logged: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// In the next commit with unlogged rows, before they are applied.
+    before_unlogged_apply: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+/// Runs a test hook once if one is set, without holding its mutex while it runs (other
+/// commits may pass the same point meanwhile).
+#[cfg(test)]
+fn run_hook(hook: &Mutex<Option<Box<dyn FnOnce() + Send>>>) {
+    let step = hook.lock().take();
+    if let Some(step) = step {
+        step();
+    }
 }
 
 #[derive(Default)]
@@ -596,7 +612,7 @@ impl Database {
     /// pages stay allocated, as a drop's do. Returns the new table.
     pub fn truncate_table(&self, name: &str) -> Result<TableHandle> {
         self.writable("truncating a table")?;
-        truncate_locked(&self.inner, name, None, false, &mut |_| Ok(()))
+        truncate_locked(&self.inner, name, None, None, &mut |_| Ok(()))
     }
 
     /// Gives an empty table a new definition (SQL's `ALTER TABLE … ADD PRIMARY KEY` on a
@@ -607,7 +623,7 @@ impl Database {
     pub fn redefine_empty_table(&self, spec: &TableSpec<'_>) -> Result<TableHandle> {
         validate_spec(spec)?;
         self.writable("redefining a table")?;
-        truncate_locked(&self.inner, spec.name, Some(spec), true, &mut |_| Ok(()))
+        truncate_locked(&self.inner, spec.name, Some(spec), Some(0), &mut |_| Ok(()))
     }
 
     /// The embedder's database-wide metadata bytes (empty until set).
@@ -932,9 +948,7 @@ fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
         None => false,
     });
     #[cfg(test)]
-    if let Some(step) = inner.hooks.between_checkpoint_points.lock().take() {
-        step();
-    }
+    run_hook(&inner.hooks.between_checkpoint_points);
     let redo = wal.end();
     assert!(logical <= redo, "the logical point precedes the redo point");
     inner.redo_lsn.store(redo, Ordering::SeqCst);
@@ -1084,13 +1098,18 @@ pub struct Session {
 
 /// The live table named `name`.
 fn live_table(inner: &Inner, name: &str) -> Result<TableHandle> {
-    inner
+    let found = inner
         .tables
         .read()
         .iter()
         .find(|t| t.name == name && t.published.load(Ordering::Acquire) && !t.is_dropped())
-        .cloned()
-        .ok_or_else(|| Error::NoSuchTable(name.to_string()))
+        .cloned();
+    match found {
+        Some(table) => Ok(table),
+        // Between a swap's checkpoint and its commit record (see `truncate`).
+        None if truncate::swap_waiting(inner, name) => Err(Error::TableBusy(name.to_string())),
+        None => Err(Error::NoSuchTable(name.to_string())),
+    }
 }
 
 /// [`Database::truncate_table`] on the shared state, for a commit of a database without a
@@ -1100,7 +1119,7 @@ fn truncate_locked(
     inner: &Arc<Inner>,
     name: &str,
     redefine: Option<&TableSpec<'_>>,
-    must_be_empty: bool,
+    expected_rows: Option<usize>,
     prepare: &mut dyn FnMut(&TableHandle) -> Result<()>,
 ) -> Result<TableHandle> {
     let mut checkpoint_state = inner.checkpoint_lock.lock();
@@ -1123,9 +1142,9 @@ fn truncate_locked(
         return Err(error);
     }
     old.dropped.store(true, Ordering::Release);
-    let checked = match must_be_empty {
-        true => check_empty_after_drop(inner, &old),
-        false => Ok(()),
+    let checked = match expected_rows {
+        Some(expected) => check_rows_after_drop(inner, &old, expected),
+        None => Ok(()),
     };
     if let Err(error) = checked.and_then(|()| checkpoint_locked(inner, &mut checkpoint_state, true))
     {
@@ -1137,18 +1156,20 @@ fn truncate_locked(
     Ok(table)
 }
 
-/// [`Error::TableNotEmpty`] if `old`, just marked dropped, holds a row once every commit
-/// that may still have been applying to it is done (`wait_for_appliers`).
-fn check_empty_after_drop(inner: &Inner, old: &TableHandle) -> Result<()> {
+/// Checks that `old`, just marked dropped, holds `expected` rows once every commit that may
+/// still have been applying to it is done (`wait_for_appliers`): [`Error::TableNotEmpty`]
+/// when it should be empty, else [`Error::TableBusy`] (a commit came in meanwhile).
+fn check_rows_after_drop(inner: &Inner, old: &TableHandle, expected: usize) -> Result<()> {
     wait_for_appliers(inner, None);
-    let mut holds_a_row = false;
+    let mut count = 0usize;
     old.scan(None, |_, _| {
-        holds_a_row = true;
-        false
+        count += 1;
+        count <= expected
     })?;
-    match holds_a_row {
-        true => Err(Error::TableNotEmpty(old.name.clone())),
-        false => Ok(()),
+    match (count == expected, expected) {
+        (true, _) => Ok(()),
+        (false, 0) => Err(Error::TableNotEmpty(old.name.clone())),
+        (false, _) => Err(Error::TableBusy(old.name.clone())),
     }
 }
 
@@ -1447,9 +1468,7 @@ impl Session {
             return Err(Error::NoSuchTable(dropped.name.clone()));
         }
         #[cfg(test)]
-        if let Some(step) = self.db.hooks.after_dropped_check.lock().take() {
-            step();
-        }
+        run_hook(&self.db.hooks.after_dropped_check);
         self.db.stop.check()?;
         let Some(wal) = self.db.wal.clone() else {
             return self.apply(rows);
@@ -1465,6 +1484,8 @@ impl Session {
         if logged.is_ok() && truncating.is_some() {
             // Before the marker is cleared (see `truncate`'s module docs).
             truncate::mark_logged(&self.db, txn);
+            #[cfg(test)]
+            run_hook(&self.db.hooks.after_swap_logged);
         }
         logged.and_then(|end| {
             if self.durability == Durability::Sync {
@@ -1501,8 +1522,12 @@ impl Session {
             rows.iter().copied().partition(|(t, _, _)| t.unlogged);
         debug_assert!(!unlogged.is_empty());
         if !logged.is_empty() || truncating.is_some() {
-            self.commit_rows(&logged, truncating)?;
+            // Not `commit_rows`: that would clear this commit's applying marker before the
+            // unlogged rows below are applied (`wait_for_appliers` must see them).
+            self.commit_rows_marked(&logged, truncating)?;
         }
+        #[cfg(test)]
+        run_hook(&self.db.hooks.before_unlogged_apply);
         // A failure here loses only unlogged rows, which no recovery promises: the
         // logged ones are committed and applied; the database goes on.
         self.apply(&unlogged)

@@ -54,13 +54,12 @@ impl Session {
             Ok(())
         };
         let result = if self.db.wal.is_none() {
-            // No log: a crash empties every table anyway, so the swap is durable at once
-            // (and the count comes first, since the swap cannot be taken back).
-            self.check_rows_unchanged(old, rows.len()).and_then(|()| {
-                let new =
-                    super::truncate_locked(&self.db, spec.name, Some(spec), false, &mut lock_keys)?;
-                self.commit_rebuilt(&new, rows, None).map(|()| new)
-            })
+            // No log: a crash empties every table anyway, so the swap is durable at once;
+            // the count is made inside it, after the old table is out of reach and every
+            // commit applying to it is done.
+            let expected = Some(rows.len());
+            super::truncate_locked(&self.db, spec.name, Some(spec), expected, &mut lock_keys)
+                .and_then(|new| self.commit_rebuilt(&new, rows, None).map(|()| new))
         } else {
             self.rebuild_logged(old, spec, rows, &mut lock_keys)
         };

@@ -104,14 +104,10 @@ impl SwapSnapshot {
 /// Refuses with [`Error::TableBusy`] while a committing transaction's truncation of the
 /// table named `name` waits for its commit record.
 pub(super) fn check_not_truncating(inner: &Inner, name: &str) -> Result<()> {
-    let swaps = inner.truncate_swaps.lock();
-    if swaps
-        .iter()
-        .any(|s| s.outcome == SwapOutcome::Waiting && s.old.name == name)
-    {
-        return Err(Error::TableBusy(name.to_string()));
+    match swap_waiting(inner, name) {
+        true => Err(Error::TableBusy(name.to_string())),
+        false => Ok(()),
     }
-    Ok(())
 }
 
 /// The spec of a table, for a new, empty table that replaces it.
@@ -173,11 +169,24 @@ pub(super) fn begin_truncates(
         }
         return Err(error);
     }
-    for (old, new) in &pairs {
+    // The new tables are published only once the swap is logged (`mark_logged`): a row
+    // another session committed into one before that would be lost if the swap were then
+    // abandoned, or if a crash came before the swap's record was durable. Meanwhile the
+    // name answers `TableBusy` (`live_table`).
+    for (old, _) in &pairs {
         old.dropped.store(true, Ordering::Release);
-        new.published.store(true, Ordering::Release);
     }
     Ok(pairs)
+}
+
+/// True if a swap of transaction not yet logged replaces the table named `name`: the name
+/// is busy until it is logged or abandoned.
+pub(super) fn swap_waiting(inner: &Inner, name: &str) -> bool {
+    inner
+        .truncate_swaps
+        .lock()
+        .iter()
+        .any(|s| s.outcome == SwapOutcome::Waiting && s.old.name == name)
 }
 
 /// The live table named as `table` is (a TRUNCATE outside the transaction may have
@@ -215,6 +224,8 @@ pub(super) fn mark_logged(inner: &Inner, txn: u64) {
         if swap.txn == txn {
             assert_eq!(swap.outcome, SwapOutcome::Waiting, "a swap logged twice");
             swap.outcome = SwapOutcome::Logged;
+            // From here a row committed into the new table logs after the swap's record.
+            swap.new.published.store(true, Ordering::Release);
         }
     }
 }
@@ -270,7 +281,7 @@ impl Session {
             // No log: a crash empties every table anyway, so the swap is durable at once.
             let mut pairs = Vec::with_capacity(truncated.len());
             for old in truncated {
-                let new = super::truncate_locked(&self.db, &old.name, None, false, &mut lock_keys)?;
+                let new = super::truncate_locked(&self.db, &old.name, None, None, &mut lock_keys)?;
                 pairs.push((Arc::clone(old), new));
             }
             for (old, new) in &pairs {
@@ -281,9 +292,7 @@ impl Session {
         let txn_id = self.next_txn_id();
         let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;
         #[cfg(test)]
-        if let Some(step) = self.db.hooks.after_truncate_swap.lock().take() {
-            step();
-        }
+        super::run_hook(&self.db.hooks.after_truncate_swap);
         let result = pairs
             .iter()
             .try_for_each(|(old, new)| self.move_rows(txn, old, new))
@@ -342,8 +351,8 @@ mod tests {
     }
 
     /// Another session inserts one of a truncating transaction's keys into the new table
-    /// between the swap and the apply: it must wait for the commit and then find the key
-    /// taken. (Before the keys were locked in the new table, it got in first, and the
+    /// once the swap is logged (the table is published) and before the apply: it must wait
+    /// for the commit and then find the key taken. (Before the keys were locked in the new table, it got in first, and the
     /// commit's apply met a duplicate and stopped the database.)
     #[test]
     fn a_key_of_a_truncating_commit_is_taken_in_the_new_table_from_the_swap_on() {
@@ -361,7 +370,7 @@ mod tests {
             .expect("insert");
         let (sent, received) = mpsc::channel();
         let other_db = db.clone();
-        *db.inner.hooks.after_truncate_swap.lock() = Some(Box::new(move || {
+        *db.inner.hooks.after_swap_logged.lock() = Some(Box::new(move || {
             std::thread::spawn(move || {
                 let new = other_db.table("t").expect("the new table is live");
                 let result = other_db.session().insert_keyed(&new, &key, b"other");
