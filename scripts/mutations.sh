@@ -270,3 +270,20 @@ unit truncate-keys-unlocked crates/hotpage/src/db/truncate.rs \
   'let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;' \
   'let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut |_| Ok(()))?;' \
   --lib a_key_of_a_truncating_commit_is_taken
+# A swap's new table published before the swap is logged (a row committed there could be lost).
+unit swap-published-before-logged crates/hotpage/src/db/truncate.rs \
+  '        old.dropped.store(true, Ordering::Release);
+    }
+    Ok(pairs)' \
+  '        old.dropped.store(true, Ordering::Release);
+    }
+    for (_, new) in &pairs {
+        new.published.store(true, Ordering::Release);
+    }
+    Ok(pairs)' \
+  --lib race_tests
+# A mixed logged/unlogged commit that clears its applying marker before the unlogged apply.
+unit unlogged-apply-unmarked crates/hotpage/src/db/mod.rs \
+  '            self.commit_rows_marked(&logged, truncating)?;' \
+  '            self.commit_rows(&logged, truncating)?;' \
+  --lib a_mixed_commits_unlogged_row_is_waited_for
