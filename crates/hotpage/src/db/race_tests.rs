@@ -28,13 +28,18 @@ fn open(mem: &Arc<MemStorage>, durability: Durability) -> Database {
     Database::open_with_storage(storage, Path::new("m"), options).expect("open")
 }
 
-/// Without a log, a rebuild used to count before the swap and never wait for appliers: a
-/// commit that passed its dropped check before the swap landed in the old table after the
-/// count, and its acknowledged row was in no live table.
-#[test]
-fn a_no_log_rebuild_keeps_a_commit_racing_the_swap() {
-    let mem = MemStorage::new(11);
-    let db = open(&mem, Durability::None);
+/// An identity table `t` with three rows, and another session's insert into it held just
+/// after its dropped-table check (before it logs and applies), until `go` is sent.
+struct Held {
+    old: TableHandle,
+    /// The three rows, as a rebuild of `t` is given them.
+    rows: Vec<(Key, Vec<u8>)>,
+    go: mpsc::Sender<()>,
+    /// The held insert: its key once it is acknowledged.
+    late: std::thread::JoinHandle<Result<Key>>,
+}
+
+fn hold_a_late_commit(db: &Database) -> Held {
     let identity = KeyKind::Identity { start: 1, step: 1 };
     let old = db.create_table("t", "identity", identity).expect("create");
     let mut session = db.session();
@@ -53,6 +58,67 @@ fn a_no_log_rebuild_keeps_a_commit_racing_the_swap() {
     let (late_db, late_table) = (db.clone(), Arc::clone(&old));
     let late = std::thread::spawn(move || late_db.session().insert(&late_table, b"late"));
     at_check.recv().expect("the late commit passed its check");
+    Held {
+        old,
+        rows,
+        go,
+        late,
+    }
+}
+
+/// A commit that checked the old table live just before a rebuild's swap and applies its
+/// row after it: the rebuild must wait for that apply and then refuse (its rows no longer
+/// are every row), never swap in a table without the committed row.
+#[test]
+fn a_commit_into_the_old_table_racing_the_swap_is_never_lost() {
+    let mem = MemStorage::new(4);
+    let db = open(&mem, Durability::Sync);
+    let Held {
+        old,
+        rows,
+        go,
+        late,
+    } = hold_a_late_commit(&db);
+    let (rebuilt, rebuild_result) = mpsc::channel();
+    let spec = keyed("t", false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let result = db.session().rebuild_table(&old, &spec, &rows);
+            let _ = rebuilt.send(result.map(|_| ()));
+        });
+        let early = rebuild_result.recv_timeout(Duration::from_millis(300));
+        go.send(()).expect("go");
+        assert!(
+            early.is_err(),
+            "the rebuild must wait for the commit that is applying to the old table"
+        );
+        late.join().expect("thread").expect("the late commit");
+        let result = rebuild_result
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the rebuild ends");
+        assert!(
+            matches!(result, Err(Error::TableBusy(_))),
+            "the rebuild: {result:?}"
+        );
+    });
+    let live = db.table("t").expect("table");
+    assert!(Arc::ptr_eq(&live, &old), "the old table stays");
+    assert_eq!(db.verify_table(&live).expect("verify").rows, 4);
+}
+
+/// Without a log, a rebuild used to count before the swap and never wait for appliers: a
+/// commit that passed its dropped check before the swap landed in the old table after the
+/// count, and its acknowledged row was in no live table.
+#[test]
+fn a_no_log_rebuild_keeps_a_commit_racing_the_swap() {
+    let mem = MemStorage::new(11);
+    let db = open(&mem, Durability::None);
+    let Held {
+        old,
+        rows,
+        go,
+        late,
+    } = hold_a_late_commit(&db);
     let spec = keyed("t", false);
     let (rebuilt, rebuild_result) = mpsc::channel();
     std::thread::scope(|scope| {
@@ -95,24 +161,12 @@ fn a_no_log_rebuild_keeps_a_commit_racing_the_swap() {
 fn while_a_rebuild_waits_its_table_name_is_busy() {
     let mem = MemStorage::new(12);
     let db = open(&mem, Durability::Sync);
-    let identity = KeyKind::Identity { start: 1, step: 1 };
-    let old = db.create_table("t", "identity", identity).expect("create");
-    let mut session = db.session();
-    let rows: Vec<(Key, Vec<u8>)> = (1..=3)
-        .map(|i| {
-            session.insert(&old, b"row").expect("insert");
-            (Key::from_i64(i), b"row".to_vec())
-        })
-        .collect();
-    let (checked, at_check) = mpsc::channel();
-    let (go, wait_go) = mpsc::channel::<()>();
-    *db.inner.hooks.after_dropped_check.lock() = Some(Box::new(move || {
-        checked.send(()).expect("signal");
-        wait_go.recv().expect("go");
-    }));
-    let (late_db, late_table) = (db.clone(), Arc::clone(&old));
-    let late = std::thread::spawn(move || late_db.session().insert(&late_table, b"late"));
-    at_check.recv().expect("the late commit passed its check");
+    let Held {
+        old,
+        rows,
+        go,
+        late,
+    } = hold_a_late_commit(&db);
     let spec = keyed("t", false);
     std::thread::scope(|scope| {
         let (db2, old2) = (db.clone(), Arc::clone(&old));
