@@ -55,6 +55,13 @@
 #  32. a rebuild's rows are committed under another transaction id than its swap's (the
 #      swap and the rows are no longer one commit: recovery keeps the old table after an
 #      acknowledged rebuild).
+# And (swaps racing commits; src/db/race_tests.rs, truncate.rs and apply_marker.rs tests):
+#  33. a rebuild does not wait for the commits applying to the old table;
+#  34. a truncating commit's keys are not locked in the new table;
+#  35. a swap's new table is published before the swap is logged;
+#  36. a mixed logged/unlogged commit clears its marker before the unlogged apply;
+#  37. a swap's wait tells commits apart only by their marker's value (which repeats);
+#  38. a panicking commit clears its marker without stopping the database.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -287,3 +294,15 @@ unit unlogged-apply-unmarked crates/hotpage/src/db/mod.rs \
   '            self.commit_rows_marked(&logged, truncating)?;' \
   '            self.commit_rows(&logged, truncating)?;' \
   --lib a_mixed_commits_unlogged_row_is_waited_for
+# A swap's wait tells commits apart only by their marker's value (which repeats): a session
+# committing in a tight loop keeps it waiting.
+unit applier-told-by-value crates/hotpage/src/db/apply_marker.rs \
+  '        while self.since() != NOT_APPLYING && self.finished.load(Ordering::SeqCst) == seen.finished' \
+  '        while self.since() != NOT_APPLYING' \
+  --lib a_waiter_is_released_by_the_next_commit_even_if_since_repeats
+# A commit that panics clears its marker without stopping the database (a checkpoint could
+# then pass a half-applied commit).
+unit panicking-commit-unstopped crates/hotpage/src/db/apply_marker.rs \
+  '        if std::thread::panicking() {' \
+  '        if false {' \
+  --lib a_panicking_commit_clears_its_marker_and_stops_the_database

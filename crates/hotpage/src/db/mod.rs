@@ -40,6 +40,7 @@ use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+mod apply_marker;
 mod check;
 mod index_report;
 pub mod inspect;
@@ -55,6 +56,7 @@ mod salvage;
 mod truncate;
 mod txn_names;
 mod unique;
+use apply_marker::{ApplyMarker, Applying, StopOnPanic};
 pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
 pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
 pub use inspect::{LogKindCount, LogReport, LogSummary, PageLocation, PageOwner, TableSummary};
@@ -74,8 +76,6 @@ pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 256 << 20;
 pub const CHECKPOINT_INTERVAL_DEFAULT: Duration = Duration::from_secs(60);
 /// Default bound on the bytes of rows one transaction may hold before commit.
 pub const TXN_BYTES_MAX_DEFAULT: usize = 64 << 20;
-/// A session not applying a commit.
-const NOT_APPLYING: u64 = u64::MAX;
 
 /// Options for opening a database.
 #[derive(Clone, Debug)]
@@ -336,7 +336,7 @@ struct Inner {
     log_segment_bytes: u64,
     read_only: bool,
     // Each session's "applying a commit since" marker, for the checkpoint's logical point.
-    appliers: Mutex<Vec<Weak<AtomicU64>>>,
+    appliers: Mutex<Vec<Weak<ApplyMarker>>>,
     // One checkpoint at a time; also serialises catalog rewrites.
     checkpoint_lock: Mutex<CheckpointState>,
     // Truncations of committing transactions not yet settled in the catalog
@@ -698,7 +698,7 @@ impl Database {
 
     /// A new session (one per thread), with the database's durability.
     pub fn session(&self) -> Session {
-        let applying = Arc::new(AtomicU64::new(NOT_APPLYING));
+        let applying = Arc::new(ApplyMarker::new());
         self.inner.appliers.lock().push(Arc::downgrade(&applying));
         Session {
             db: Arc::clone(&self.inner),
@@ -904,25 +904,18 @@ fn checkpoint(inner: &Inner, staying_open: bool) -> Result<()> {
 /// set yet will see that flag after setting it (both sides order the two with SeqCst), and
 /// fail; one whose marker was set has passed or will pass its check, and its rows are on
 /// the table once this returns.
-fn wait_for_appliers(inner: &Inner, own: Option<&Arc<AtomicU64>>) {
+fn wait_for_appliers(inner: &Inner, own: Option<&Arc<ApplyMarker>>) {
     fence(Ordering::SeqCst);
-    let busy: Vec<(Arc<AtomicU64>, u64)> = inner
+    let busy: Vec<(Arc<ApplyMarker>, Applying)> = inner
         .appliers
         .lock()
         .iter()
         .filter_map(Weak::upgrade)
         .filter(|marker| own.is_none_or(|own| !Arc::ptr_eq(marker, own)))
-        .map(|marker| {
-            let since = marker.load(Ordering::SeqCst);
-            (marker, since)
-        })
-        .filter(|(_, since)| *since != NOT_APPLYING)
+        .filter_map(|marker| marker.applying().map(|seen| (marker, seen)))
         .collect();
-    for (marker, since) in busy {
-        // A commit waits at most for its flush and its apply; it never waits for us.
-        while marker.load(Ordering::SeqCst) == since {
-            std::thread::sleep(Duration::from_micros(50));
-        }
+    for (marker, seen) in busy {
+        marker.wait_until_past(seen);
     }
 }
 
@@ -942,7 +935,7 @@ fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
     let mut logical = wal.end();
     inner.appliers.lock().retain(|weak| match weak.upgrade() {
         Some(applying) => {
-            logical = logical.min(applying.load(Ordering::SeqCst));
+            logical = logical.min(applying.since());
             true
         }
         None => false,
@@ -1088,8 +1081,8 @@ pub struct Session {
     txn_name: Option<Arc<str>>,
     // The key locks the open transaction holds (see `insert_unique`).
     held_keys: Vec<(TableHandle, Key)>,
-    // The log position before this session's commit being applied (NOT_APPLYING if none).
-    applying: Arc<AtomicU64>,
+    // Marks the commit this session is applying, if any (see `apply_marker`).
+    applying: Arc<ApplyMarker>,
     // Reused commit-record buffer.
     record: Vec<u8>,
     // Its buffer-pool frame permits: reserved for life, or taken per operation.
@@ -1446,10 +1439,13 @@ impl Session {
         // check: a rebuild that marks the table dropped after this check waits for the
         // marker to clear (`wait_for_appliers`), so it counts these rows.
         let since = self.db.wal.as_ref().map_or(0, |wal| wal.end());
-        self.applying.store(since, Ordering::SeqCst);
-        let result = self.commit_rows_marked(rows, truncating);
-        self.applying.store(NOT_APPLYING, Ordering::SeqCst);
-        result
+        let (applying, db) = (Arc::clone(&self.applying), Arc::clone(&self.db));
+        let stop = StopOnPanic {
+            stop: &db.stop,
+            wal: db.wal.as_deref(),
+        };
+        let _marked = applying.begin(since, stop);
+        self.commit_rows_marked(rows, truncating)
     }
 
     /// [`Session::commit_rows`] with this session's applying marker set.
@@ -1792,7 +1788,7 @@ mod tests {
         // does it, stopped half way).
         let wal = db.inner.wal.clone().expect("a log");
         let late_key = Key::from_i64(1_000_000);
-        early.applying.store(wal.end(), Ordering::SeqCst);
+        early.applying.mark_by_hand(wal.end());
         let end = early
             .log_commit(&wal, 77, &[(&table, late_key, b"late")])
             .expect("log");
@@ -1803,7 +1799,7 @@ mod tests {
             // row onto the same leaf and is done.
             other.insert(&late_table, b"other").expect("insert");
             early.apply(&[(&late_table, late, b"late")]).expect("apply");
-            early.applying.store(NOT_APPLYING, Ordering::SeqCst);
+            early.applying.end();
         }));
         db.checkpoint().expect("checkpoint");
         assert!(
