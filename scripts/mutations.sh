@@ -62,6 +62,9 @@
 #  36. a mixed logged/unlogged commit clears its marker before the unlogged apply;
 #  37. a swap's wait tells commits apart only by their marker's value (which repeats);
 #  38. a panicking commit clears its marker without stopping the database.
+# And (the log's block-aligned, direct flushes; tests/crash_campaign.rs):
+#  39. a flush rewrites the start of its first block with zeros instead of the records
+#      already there (durable commits overwritten).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -306,3 +309,8 @@ unit panicking-commit-unstopped crates/hotpage/src/db/apply_marker.rs \
   '        if std::thread::panicking() {' \
   '        if false {' \
   --lib a_panicking_commit_clears_its_marker_and_stops_the_database
+# A flush that rewrites its first block's already-durable start with zeros.
+unit flush-tail-zeroed crates/hotpage/src/log/mod.rs \
+  '            state.tail.extend_from_slice(&image[kept]);' \
+  '            state.tail.resize(kept.len(), 0);' \
+  --test crash_campaign

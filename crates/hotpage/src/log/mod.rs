@@ -46,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{segment_index, segment_name};
 use crate::stats::{Stats, WaitType};
-use crate::storage::{Storage, StorageFile};
+use crate::storage::{BLOCK_BYTES, Storage, StorageFile};
 use commit_wait::{DIRECT_WAKES_MAX, Waiters, Waker};
 use parking_lot::{Condvar, Mutex};
 use record::{HEADER_BYTES, header_word, record_crc, round8};
@@ -209,8 +209,13 @@ struct Shared {
 
 /// What a flush needs between flushes; whoever flushes holds it.
 struct FlushState {
-    // The bytes of the flush, taken out of the ring (reused).
+    // The bytes of the flush (reused): the tail of its first block already written, the
+    // records taken out of the ring, zeros to the end of the last block (see `flush_once`).
     image: Vec<u8>,
+    // The log's bytes from the start of the block holding the flushed end up to that end
+    // (`tail_from` is that block's start; u64::MAX: not known yet, read from the file).
+    tail: Vec<u8>,
+    tail_from: Lsn,
     // The waiters a flush covers (reused).
     woken: Vec<std::thread::Thread>,
     // The end of the last flush mark: a new one is due once anyone appended after it.
@@ -521,6 +526,8 @@ impl Shared {
             waiters: Waiters::default(),
             flush: Mutex::new(FlushState {
                 image: Vec::new(),
+                tail: Vec::new(),
+                tail_from: u64::MAX,
                 woken: Vec::new(),
                 marked_to: start.end,
             }),
@@ -743,8 +750,13 @@ impl Shared {
         if to == from {
             return false;
         }
+        let start = self.image_start(state, from);
+        state.image.clear();
+        state
+            .image
+            .extend_from_slice(&state.tail[..(from - start) as usize]);
         self.take_from_ring(from, to, &mut state.image);
-        match self.write_and_sync(from, &state.image) {
+        match self.write_and_sync(start, to, state) {
             Ok(()) => {
                 let before = self.durable.swap(to, Ordering::AcqRel);
                 assert!(before <= to, "the durable end only grows");
@@ -790,10 +802,41 @@ impl Shared {
                 || freed >= self.abandoned.load(Ordering::SeqCst))
     }
 
-    /// Copies `[from, to)` out of the ring into `image` and gives the space back.
+    /// Where a flush from `from` writes from: the start of `from`'s block when the bytes
+    /// before `from` in it are known (`state.tail`, read from the file at the first flush),
+    /// so the write is whole blocks and can go direct (`StorageFile::write_durable_at`);
+    /// otherwise `from` itself. Those bytes are durable already: rewriting them writes
+    /// the same bytes, which a torn write cannot change (the page cache writes whole
+    /// pages back anyway).
+    fn image_start(&self, state: &mut FlushState, from: Lsn) -> Lsn {
+        let block = from - from % BLOCK_BYTES;
+        if state.tail_from != block || (state.tail.len() as u64) < from - block {
+            state.tail.clear();
+            state.tail_from = u64::MAX;
+            if from > block && !self.read_tail(block, from, &mut state.tail) {
+                return from;
+            }
+            state.tail_from = block;
+        }
+        debug_assert_eq!(state.tail.len() as u64, from - block);
+        block
+    }
+
+    /// Reads the log's bytes `[block, from)` (within one segment) into `tail`; false if
+    /// they cannot be read (the flush then writes from `from`, through the page cache).
+    fn read_tail(&self, block: Lsn, from: Lsn, tail: &mut Vec<u8>) -> bool {
+        let segment_bytes = self.options.segment_bytes;
+        let Ok(file) = self.segment(block / segment_bytes, from % segment_bytes) else {
+            return false;
+        };
+        tail.resize((from - block) as usize, 0);
+        file.read_at(tail, block % segment_bytes).is_ok()
+    }
+
+    /// Copies `[from, to)` out of the ring onto the end of `image` and gives the space
+    /// back.
     fn take_from_ring(&self, from: Lsn, to: Lsn, image: &mut Vec<u8>) {
         debug_assert!(self.durable.load(Ordering::Acquire) <= from);
-        image.clear();
         let mut at = from;
         while at < to {
             let word = self.load_word(at, Ordering::Relaxed);
@@ -847,8 +890,11 @@ impl Shared {
             // Zeros read as "no record": the reader's end of the log, never damage. Only
             // an optimisation: if they cannot be written (a nearly full disk), the log's
             // own bytes may still fit, and only their write may stop the database.
+            // Written durably (direct where it can be): a flush's direct write must not
+            // find dirty cached pages in its range, and the file's new size is then
+            // committed here once, not by a flush.
             let zeros = vec![0u8; (to - needed) as usize];
-            open.allocated = match open.file.write_at(&zeros, needed) {
+            open.allocated = match open.file.write_durable_at(&zeros, needed) {
                 Ok(()) => to,
                 Err(_) => needed,
             };
@@ -882,13 +928,25 @@ impl Shared {
         Ok(segments.open.len() - 1)
     }
 
-    /// Writes a flush's bytes and fdatasyncs them; on failure, what it was doing.
-    fn write_and_sync(&self, from: Lsn, image: &[u8]) -> Result<(), (String, std::io::Error)> {
+    /// Writes a flush's image (the log from `start` to `to`, padded with zeros to a whole
+    /// block when `start` is a block's start) durably, and keeps the new tail for the next
+    /// flush; on failure, what it was doing.
+    fn write_and_sync(
+        &self,
+        start: Lsn,
+        to: Lsn,
+        state: &mut FlushState,
+    ) -> Result<(), (String, std::io::Error)> {
+        let image = &mut state.image;
+        debug_assert_eq!(image.len() as u64, to - start);
+        if start.is_multiple_of(BLOCK_BYTES) {
+            // Zeros past the end read as "no record": the log's end, never damage.
+            image.resize(round_up(image.len() as u64, BLOCK_BYTES) as usize, 0);
+        }
         let segment_bytes = self.options.segment_bytes;
         let mut written = 0usize;
-        let mut touched: Vec<(u64, Arc<dyn StorageFile>)> = Vec::with_capacity(2);
         while written < image.len() {
-            let lsn = from + written as u64;
+            let lsn = start + written as u64;
             let index = lsn / segment_bytes;
             let offset = lsn % segment_bytes;
             let room = (segment_bytes - offset) as usize;
@@ -897,27 +955,37 @@ impl Shared {
             let file = self
                 .segment(index, offset + chunk as u64)
                 .map_err(|e| (format!("creating log segment {}", name()), e))?;
-            file.write_at(&image[written..written + chunk], offset)
+            file.write_durable_at(&image[written..written + chunk], offset)
                 .map_err(|e| {
                     (
-                        format!("writing log segment {} at byte {offset}", name()),
+                        format!(
+                            "writing and syncing log segment {} at byte {offset}",
+                            name()
+                        ),
                         e,
                     )
                 })?;
-            touched.push((index, file));
             written += chunk;
         }
-        for (index, file) in &touched {
-            file.sync_data().map_err(|e| {
-                (
-                    format!("fdatasync of log segment {}", segment_name(*index)),
-                    e,
-                )
-            })?;
+        // The next flush starts at `to`: keep the bytes of its block before it.
+        let block = to - to % BLOCK_BYTES;
+        state.tail.clear();
+        if block >= start {
+            let kept = (block - start) as usize..(to - start) as usize;
+            state.tail.extend_from_slice(&image[kept]);
+            state.tail_from = block;
+        } else {
+            state.tail_from = u64::MAX;
         }
         Ok(())
     }
 }
+
+/// `n` rounded up to a multiple of `unit`.
+fn round_up(n: u64, unit: u64) -> u64 {
+    n.div_ceil(unit) * unit
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

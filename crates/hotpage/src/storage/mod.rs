@@ -15,13 +15,16 @@
 //! Errors are plain [`std::io::Result`]; the layers above wrap them into the
 //! engine's error type with context.
 
+mod direct;
 mod mem;
 mod overlay;
 
+pub use direct::BLOCK_BYTES;
 pub use mem::{CrashMode, FaultOp, MemStorage};
 pub use overlay::{OverlayStorage, VolatileStorage};
 
 use crate::format::LOCK_FILE;
+use direct::DirectWriter;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -36,6 +39,15 @@ pub trait StorageFile: Send + Sync + std::fmt::Debug {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// fdatasync: makes every write before it durable.
     fn sync_data(&self) -> io::Result<()>;
+    /// Writes all of buf at offset and makes it durable before returning. Provided as
+    /// `write_at` then `sync_data`; a real file does it in one direct, synchronous write
+    /// when `offset` and the length are multiples of [`BLOCK_BYTES`] (see `direct`). Only
+    /// this write is then durable, not earlier ones: the log, its one caller, writes
+    /// everything it needs durable through here.
+    fn write_durable_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.write_at(buf, offset)?;
+        self.sync_data()
+    }
     /// The current length of the file in bytes (as readers see it).
     fn len(&self) -> io::Result<u64>;
     /// Truncates or extends (with zeros) the file to `len` bytes.
@@ -201,6 +213,7 @@ impl Storage for StdStorage {
             return Ok(Arc::new(StdFile {
                 file,
                 read_only: true,
+                direct: None,
             }));
         }
         let file = OpenOptions::new()
@@ -212,6 +225,7 @@ impl Storage for StdStorage {
         Ok(Arc::new(StdFile {
             file,
             read_only: false,
+            direct: Some(DirectWriter::new(path)),
         }))
     }
 
@@ -299,6 +313,8 @@ impl Storage for StdStorage {
 struct StdFile {
     file: File,
     read_only: bool,
+    // Direct, synchronous writes for `write_durable_at` (None when read-only).
+    direct: Option<DirectWriter>,
 }
 
 impl StdFile {
@@ -322,6 +338,19 @@ impl StorageFile for StdFile {
 
     fn sync_data(&self) -> io::Result<()> {
         self.writable("syncing")?;
+        self.file.sync_data()
+    }
+
+    fn write_durable_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.writable("writing")?;
+        if let Some(written) = self
+            .direct
+            .as_ref()
+            .and_then(|direct| direct.write_durable_at(buf, offset))
+        {
+            return written;
+        }
+        self.file.write_all_at(buf, offset)?;
         self.file.sync_data()
     }
 
