@@ -57,7 +57,9 @@ fn hold_a_late_commit(db: &Database) -> Held {
     }));
     let (late_db, late_table) = (db.clone(), Arc::clone(&old));
     let late = std::thread::spawn(move || late_db.session().insert(&late_table, b"late"));
-    at_check.recv().expect("the late commit passed its check");
+    at_check
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the late commit passed its check");
     Held {
         old,
         rows,
@@ -266,12 +268,18 @@ fn a_mixed_commits_unlogged_row_is_waited_for() {
         s.insert_keyed(&c_u, &key, b"unlogged")?;
         s.commit()
     });
-    at_check.recv().expect("the commit passed its check");
+    at_check
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the commit passed its check");
     let (r_db, spec) = (db.clone(), keyed("u", true));
     let redefine = std::thread::spawn(move || r_db.redefine_empty_table(&spec).map(|_| ()));
     std::thread::sleep(Duration::from_millis(200));
     go.send(()).expect("go");
-    at_unlogged.recv().expect("before the unlogged apply");
+    // With a timeout: a commit that fails before this point (a nested commit's marker
+    // assertion, say) must fail the test, not hang it.
+    at_unlogged
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the commit reached its unlogged apply");
     // The committer holds here; does the redefine still wait for it?
     std::thread::sleep(Duration::from_millis(500));
     let redefine_done = redefine.is_finished();
