@@ -65,6 +65,8 @@
 # And (the log's block-aligned, direct flushes; tests/crash_campaign.rs):
 #  39. a flush rewrites the start of its first block with zeros instead of the records
 #      already there (durable commits overwritten).
+# And (TRUNCATE without a log, src/db/truncate.rs tests):
+#  40. a truncating commit without a log never settles its swap (the TRUNCATE is lost).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -314,3 +316,8 @@ unit flush-tail-zeroed crates/hotpage/src/log/mod.rs \
   '            state.tail.extend_from_slice(&image[kept]);' \
   '            state.tail.resize(kept.len(), 0);' \
   --test crash_campaign
+# Without a log, a truncating commit that never marks its swap done (the old table comes back).
+unit nolog-truncate-never-settled crates/hotpage/src/db/truncate.rs \
+  '        if result.is_ok() && self.db.wal.is_none() {' \
+  '        if false {' \
+  --lib a_failed_commit_truncating_two_tables_leaves_both_whole

@@ -277,18 +277,6 @@ impl Session {
             }
             Ok(())
         };
-        if self.db.wal.is_none() {
-            // No log: a crash empties every table anyway, so the swap is durable at once.
-            let mut pairs = Vec::with_capacity(truncated.len());
-            for old in truncated {
-                let new = super::truncate_locked(&self.db, &old.name, None, None, &mut lock_keys)?;
-                pairs.push((Arc::clone(old), new));
-            }
-            for (old, new) in &pairs {
-                self.move_rows(txn, old, new)?;
-            }
-            return self.commit_rows(&txn.row_refs(), None);
-        }
         let txn_id = self.next_txn_id();
         let pairs = begin_truncates(&self.db, txn_id, truncated, None, &mut lock_keys)?;
         #[cfg(test)]
@@ -297,6 +285,12 @@ impl Session {
             .iter()
             .try_for_each(|(old, new)| self.move_rows(txn, old, new))
             .and_then(|()| self.commit_rows(&txn.row_refs(), Some(txn_id)));
+        if result.is_ok() && self.db.wal.is_none() {
+            // No log, so no record marked the swap logged: the commit point is here. (A
+            // crash empties every table of an unlogged run anyway.) Until now a failure
+            // gave every old table back whole, the earlier ones of several included.
+            mark_logged(&self.db, txn_id);
+        }
         abandon_waiting(&self.db, txn_id);
         result
     }
@@ -329,9 +323,13 @@ mod tests {
     use std::time::Duration;
 
     fn open() -> Database {
+        open_with(Durability::Sync)
+    }
+
+    fn open_with(durability: Durability) -> Database {
         let options = Options {
             page_size: 4096,
-            durability: Durability::Sync,
+            durability,
             ..Options::default()
         };
         let storage = MemStorage::new(3) as Arc<dyn Storage>;
@@ -393,5 +391,46 @@ mod tests {
             Some(b"new".to_vec())
         );
         assert_eq!(db.verify_table(&new).expect("verify").rows, 1);
+    }
+
+    /// A transaction that truncates two tables and fails at its commit (the second table
+    /// was dropped meanwhile) must leave the first whole, with or without a log. Without
+    /// a log it used to empty each table as it went, so the first was emptied by a
+    /// transaction that never committed.
+    #[test]
+    fn a_failed_commit_truncating_two_tables_leaves_both_whole() {
+        for durability in [Durability::None, Durability::Sync] {
+            let db = open_with(durability);
+            let first = db.create_table_spec(&keyed("a")).expect("create a");
+            let second = db.create_table_spec(&keyed("b")).expect("create b");
+            let mut session = db.session();
+            for i in 1..=3 {
+                let key = Key::from_i64(i);
+                session.insert_keyed(&first, &key, b"a").expect("insert a");
+                session.insert_keyed(&second, &key, b"b").expect("insert b");
+            }
+            session.begin().expect("begin");
+            session.truncate_at_commit(&first).expect("truncate a");
+            session.truncate_at_commit(&second).expect("truncate b");
+            db.drop_table("b").expect("drop b");
+            let commit = session.commit();
+            assert!(
+                matches!(commit, Err(Error::NoSuchTable(_))),
+                "{durability:?}: the commit fails: {commit:?}"
+            );
+            let live = db.table("a").expect("a is live");
+            assert_eq!(
+                db.verify_table(&live).expect("verify").rows,
+                3,
+                "{durability:?}: the failed transaction emptied a"
+            );
+            // And a later TRUNCATE of it still works.
+            let mut again = db.session();
+            again.begin().expect("begin");
+            again.truncate_at_commit(&live).expect("truncate a");
+            again.commit().expect("commit");
+            let live = db.table("a").expect("a is live");
+            assert_eq!(db.verify_table(&live).expect("verify").rows, 0);
+        }
     }
 }
