@@ -65,6 +65,9 @@
 # And (the log's block-aligned, direct flushes; tests/crash_campaign.rs):
 #  39. a flush rewrites the start of its first block with zeros instead of the records
 #      already there (durable commits overwritten).
+# And (review of the apply marker, 2026-11-25; apply_marker.rs and race_tests.rs tests):
+#  40. a commit that ends normally while its thread unwinds from another panic (a `Drop`
+#      that commits) stops the database.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -306,7 +309,7 @@ unit applier-told-by-value crates/hotpage/src/db/apply_marker.rs \
 # A commit that panics clears its marker without stopping the database (a checkpoint could
 # then pass a half-applied commit).
 unit panicking-commit-unstopped crates/hotpage/src/db/apply_marker.rs \
-  '        if std::thread::panicking() {' \
+  '        if std::thread::panicking() && !self.unwinding_at_begin {' \
   '        if false {' \
   --lib a_panicking_commit_clears_its_marker_and_stops_the_database
 # A flush that rewrites its first block's already-durable start with zeros.
@@ -314,3 +317,9 @@ unit flush-tail-zeroed crates/hotpage/src/log/mod.rs \
   '            state.tail.extend_from_slice(&image[kept]);' \
   '            state.tail.resize(kept.len(), 0);' \
   --test crash_campaign
+# A commit that ends normally while its thread unwinds from an unrelated panic stops the
+# database (the guard took `panicking()` for its own panic).
+unit unwinding-commit-stops crates/hotpage/src/db/apply_marker.rs \
+  '        if std::thread::panicking() && !self.unwinding_at_begin {' \
+  '        if std::thread::panicking() {' \
+  --lib a_commit_ended_while_its_thread_unwinds_from_another_panic_does_not_stop
