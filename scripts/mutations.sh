@@ -68,6 +68,8 @@
 # And (review of the apply marker, 2026-11-25; apply_marker.rs and race_tests.rs tests):
 #  40. a commit that ends normally while its thread unwinds from another panic (a `Drop`
 #      that commits) stops the database.
+#  41. the direct write handle, opened by path at the first durable write, is not checked
+#      to be the file the caller opened (src/storage/direct.rs test).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -323,3 +325,9 @@ unit unwinding-commit-stops crates/hotpage/src/db/apply_marker.rs \
   '        if std::thread::panicking() && !self.unwinding_at_begin {' \
   '        if std::thread::panicking() {' \
   --lib a_commit_ended_while_its_thread_unwinds_from_another_panic_does_not_stop
+# The direct handle is not checked to be the caller's file: a name that moved on gets the
+# bytes a flush reports durable.
+unit direct-handle-unchecked crates/hotpage/src/storage/direct.rs \
+  '                open_direct(&self.path).filter(|direct| identity_of(direct) == Some(identity))' \
+  '                open_direct(&self.path)' \
+  --lib a_durable_write_lands_in_the_opened_file_after_its_name_moved_on
