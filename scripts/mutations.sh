@@ -65,8 +65,13 @@
 # And (the log's block-aligned, direct flushes; tests/crash_campaign.rs):
 #  39. a flush rewrites the start of its first block with zeros instead of the records
 #      already there (durable commits overwritten).
+# And (review of the apply marker, 2026-11-25; apply_marker.rs and race_tests.rs tests):
+#  40. a commit that ends normally while its thread unwinds from another panic (a `Drop`
+#      that commits) stops the database.
+#  41. the direct write handle, opened by path at the first durable write, is not checked
+#      to be the file the caller opened (src/storage/direct.rs test).
 # And (TRUNCATE without a log, src/db/truncate.rs tests):
-#  40. a truncating commit without a log never settles its swap (the TRUNCATE is lost).
+#  42. a truncating commit without a log never settles its swap (the TRUNCATE is lost).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -308,7 +313,7 @@ unit applier-told-by-value crates/hotpage/src/db/apply_marker.rs \
 # A commit that panics clears its marker without stopping the database (a checkpoint could
 # then pass a half-applied commit).
 unit panicking-commit-unstopped crates/hotpage/src/db/apply_marker.rs \
-  '        if std::thread::panicking() {' \
+  '        if std::thread::panicking() && !self.unwinding_at_begin {' \
   '        if false {' \
   --lib a_panicking_commit_clears_its_marker_and_stops_the_database
 # A flush that rewrites its first block's already-durable start with zeros.
@@ -316,6 +321,18 @@ unit flush-tail-zeroed crates/hotpage/src/log/mod.rs \
   '            state.tail.extend_from_slice(&image[kept]);' \
   '            state.tail.resize(kept.len(), 0);' \
   --test crash_campaign
+# A commit that ends normally while its thread unwinds from an unrelated panic stops the
+# database (the guard took `panicking()` for its own panic).
+unit unwinding-commit-stops crates/hotpage/src/db/apply_marker.rs \
+  '        if std::thread::panicking() && !self.unwinding_at_begin {' \
+  '        if std::thread::panicking() {' \
+  --lib a_commit_ended_while_its_thread_unwinds_from_another_panic_does_not_stop
+# The direct handle is not checked to be the caller's file: a name that moved on gets the
+# bytes a flush reports durable.
+unit direct-handle-unchecked crates/hotpage/src/storage/direct.rs \
+  '                open_direct(&self.path).filter(|direct| identity_of(direct) == Some(identity))' \
+  '                open_direct(&self.path)' \
+  --lib a_durable_write_lands_in_the_opened_file_after_its_name_moved_on
 # Without a log, a truncating commit that never marks its swap done (the old table comes back).
 unit nolog-truncate-never-settled crates/hotpage/src/db/truncate.rs \
   '        if result.is_ok() && self.db.wal.is_none() {' \

@@ -65,7 +65,11 @@ impl ApplyMarker {
         );
         debug_assert_ne!(since, NOT_APPLYING);
         self.since.store(since, Ordering::SeqCst);
-        ApplyGuard { marker: self, stop }
+        ApplyGuard {
+            marker: self,
+            stop,
+            unwinding_at_begin: std::thread::panicking(),
+        }
     }
 
     /// Whether a commit is applying now, and if so which (for `wait_until_past`).
@@ -116,11 +120,15 @@ pub(super) struct StopOnPanic<'a> {
 pub(super) struct ApplyGuard<'a> {
     marker: &'a ApplyMarker,
     stop: StopOnPanic<'a>,
+    // The thread was already unwinding when the commit began (a commit made by a `Drop`
+    // during another panic): `panicking()` at the end then says nothing about the commit.
+    // A panic inside it would abort the process, so reaching the drop means it ended.
+    unwinding_at_begin: bool,
 }
 
 impl Drop for ApplyGuard<'_> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if std::thread::panicking() && !self.unwinding_at_begin {
             let error = Error::Io {
                 context: "applying a committed transaction".into(),
                 source: std::io::Error::other("the committing thread panicked"),
@@ -196,5 +204,34 @@ mod tests {
         assert!(result.is_err());
         assert_eq!(marker.since(), NOT_APPLYING);
         assert!(stop.is_stopped(), "the commit may be half applied: stop");
+    }
+
+    /// A commit made by a `Drop` while the thread unwinds from an unrelated panic ends
+    /// normally: it must not stop a healthy database (every later commit would fail until
+    /// a reopen).
+    #[test]
+    fn a_commit_ended_while_its_thread_unwinds_from_another_panic_does_not_stop() {
+        struct CommitsOnDrop<'a>(&'a ApplyMarker, &'a FailStop);
+        impl Drop for CommitsOnDrop<'_> {
+            fn drop(&mut self) {
+                let stop = StopOnPanic {
+                    stop: self.1,
+                    wal: None,
+                };
+                let _guard = self.0.begin(3, stop);
+            }
+        }
+        let marker = ApplyMarker::new();
+        let stop = FailStop::new();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _commits = CommitsOnDrop(&marker, &stop);
+            panic!("an unrelated panic (injected by the test)");
+        }));
+        assert!(result.is_err());
+        assert_eq!(marker.since(), NOT_APPLYING);
+        assert!(
+            !stop.is_stopped(),
+            "a commit that ended normally stopped the database"
+        );
     }
 }

@@ -361,6 +361,10 @@ struct Inner {
 struct TestHooks {
     /// Inside the next checkpoint, between its two points.
     between_checkpoint_points: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Inside the next checkpoint, after its stop check, before it takes its points.
+    before_checkpoint_points: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// In the next apply, after its first row is on the table.
+    after_first_row_applied: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     /// In the next commit, after its dropped-table check.
     after_dropped_check: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     /// In the next truncating commit, after its swap.
@@ -951,6 +955,8 @@ fn checkpoint_points(inner: &Inner, wal: &Wal) -> (Lsn, Lsn) {
 /// A checkpoint by a caller that holds the checkpoint lock (`state`).
 fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: bool) -> Result<()> {
     inner.stop.check()?;
+    #[cfg(test)]
+    run_hook(&inner.hooks.before_checkpoint_points);
     // Before the points (see `truncate`'s module docs).
     let swaps = truncate::SwapSnapshot::take(inner);
     let (redo, logical) = match &inner.wal {
@@ -1567,7 +1573,10 @@ impl Session {
         let _frames = self.frames.enter_apply();
         for (table, key, row) in rows {
             match table.insert_row(key.as_bytes(), row, &mut self.heap_targets[table.id])? {
-                Inserted::Yes => {}
+                Inserted::Yes => {
+                    #[cfg(test)]
+                    run_hook(&self.db.hooks.after_first_row_applied);
+                }
                 Inserted::Duplicate => {
                     return Err(Error::DuplicateKey {
                         table: table.name.clone(),

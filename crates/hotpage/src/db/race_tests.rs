@@ -3,7 +3,7 @@
 //! acknowledged row used to be lost, and checks that it no longer is.
 
 use super::*;
-use crate::storage::MemStorage;
+use crate::storage::{CrashMode, MemStorage};
 use std::sync::mpsc;
 
 fn keyed(name: &str, unlogged: bool) -> TableSpec<'_> {
@@ -295,5 +295,49 @@ fn a_mixed_commits_unlogged_row_is_waited_for() {
         found.is_some() || result.is_err(),
         "acknowledged unlogged row lost: redefine finished while the commit was applying: \
          {redefine_done}, redefine {result:?}"
+    );
+}
+
+/// A commit that panics half applied stops the database before its marker clears. A
+/// checkpoint that passed its own stop check before the panic and scans the markers after
+/// it finds no marker: it must not then move the logical point past that commit, or
+/// recovery never applies the commit's other rows (a durable commit half on the table).
+#[test]
+fn a_checkpoint_racing_a_half_applied_commit_never_passes_it() {
+    let mem = MemStorage::new(21);
+    let db = open(&mem, Durability::Sync);
+    let identity = KeyKind::Identity { start: 1, step: 1 };
+    let table = db.create_table("t", "identity", identity).expect("create");
+    db.checkpoint().expect("first checkpoint");
+    *db.inner.hooks.after_first_row_applied.lock() = Some(Box::new(|| {
+        panic!("a bug in the apply (injected by the test)")
+    }));
+    let (panicking_db, panicking_table) = (db.clone(), Arc::clone(&table));
+    *db.inner.hooks.before_checkpoint_points.lock() = Some(Box::new(move || {
+        let committed = std::thread::spawn(move || {
+            let mut session = panicking_db.session();
+            session.begin()?;
+            session.insert(&panicking_table, b"one")?;
+            session.insert(&panicking_table, b"two")?;
+            session.commit()
+        })
+        .join();
+        assert!(committed.is_err(), "the commit panicked: {committed:?}");
+    }));
+    // Refused: the stop came before the marker cleared, so the checks after the marker
+    // scan (the pool's flush, the log's wait) see it.
+    let checkpointed = db.checkpoint();
+    assert!(
+        db.inner.hooks.before_checkpoint_points.lock().is_none(),
+        "the step ran"
+    );
+    let mem = mem.reboot(CrashMode::DropAll, 22).expect("reboot");
+    std::mem::forget(db);
+    let db = open(&mem, Durability::Sync);
+    let table = db.table("t").expect("table");
+    let rows = db.verify_table(&table).expect("verify").rows;
+    assert_eq!(
+        rows, 2,
+        "the durable commit's rows after reopen (checkpoint: {checkpointed:?})"
     );
 }

@@ -32,6 +32,11 @@ pub const BLOCK_BYTES: u64 = 4096;
 #[derive(Debug)]
 pub(super) struct DirectWriter {
     path: PathBuf,
+    // The (device, inode) of the file the caller opened: the handle is opened by path, later,
+    // and the name may name another file by then (the directory moved, the file replaced):
+    // writing there would leave the caller's file without the bytes it was told are durable.
+    // None when unknown: never direct.
+    identity: Option<(u64, u64)>,
     handle: OnceLock<Option<File>>,
     // An aligned copy of what is written (direct I/O needs an aligned address).
     bounce: Mutex<Vec<u8>>,
@@ -40,9 +45,11 @@ pub(super) struct DirectWriter {
 }
 
 impl DirectWriter {
-    pub(super) fn new(path: PathBuf) -> DirectWriter {
+    /// A writer for `file`, which was opened from `path`.
+    pub(super) fn new(path: PathBuf, file: &File) -> DirectWriter {
         DirectWriter {
             path,
+            identity: identity_of(file),
             handle: OnceLock::new(),
             bounce: Mutex::new(Vec::new()),
             refused: AtomicBool::new(false),
@@ -61,7 +68,10 @@ impl DirectWriter {
         }
         let file = self
             .handle
-            .get_or_init(|| open_direct(&self.path))
+            .get_or_init(|| {
+                let identity = self.identity?;
+                open_direct(&self.path).filter(|direct| identity_of(direct) == Some(identity))
+            })
             .as_ref()?;
         let mut bounce = self.bounce.lock();
         let start = aligned_copy(&mut bounce, buf);
@@ -74,6 +84,12 @@ impl DirectWriter {
             result => Some(result),
         }
     }
+}
+
+/// A file's (device, inode), or None if it cannot be had.
+fn identity_of(file: &File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().ok().map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// Copies `buf` into `bounce` at a `BLOCK_BYTES`-aligned address and returns where.
@@ -131,7 +147,7 @@ mod tests {
         // Fill the cache with the old bytes first: a direct write must not leave them.
         let mut old = vec![0u8; 4 * BLOCK_BYTES as usize];
         file.read_exact_at(&mut old, 0).expect("read");
-        let writer = DirectWriter::new(path.clone());
+        let writer = DirectWriter::new(path.clone(), &file);
         let block: Vec<u8> = (0..2 * BLOCK_BYTES).map(|i| (i % 251) as u8).collect();
         let written = writer.write_durable_at(&block, BLOCK_BYTES);
         assert!(matches!(written, Some(Ok(())) | None), "{written:?}");
@@ -147,12 +163,34 @@ mod tests {
         assert_eq!(back, block);
     }
 
+    /// The direct handle is opened by path at the first durable write. If the name by then
+    /// names another file (the directory moved and was made again, the file replaced), the
+    /// bytes must still land in the file the caller opened, never in the other one: else
+    /// a flush reports durable records its segment does not hold.
+    #[test]
+    fn a_durable_write_lands_in_the_opened_file_after_its_name_moved_on() {
+        use super::super::{StdStorage, Storage};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = StdStorage::open_dir(dir.path(), false).expect("storage");
+        let file = storage.open("segment", true).expect("open");
+        std::fs::rename(dir.path().join("segment"), dir.path().join("moved")).expect("rename");
+        std::fs::write(dir.path().join("segment"), b"").expect("another file, same name");
+        let block: Vec<u8> = (0..BLOCK_BYTES).map(|i| (i % 251) as u8).collect();
+        file.write_durable_at(&block, 0).expect("write");
+        let mut back = vec![0u8; block.len()];
+        file.read_at(&mut back, 0)
+            .expect("the opened file holds the bytes");
+        assert_eq!(back, block);
+        let other = std::fs::metadata(dir.path().join("segment")).expect("metadata");
+        assert_eq!(other.len(), 0, "the write went to the other file");
+    }
+
     #[test]
     fn unaligned_writes_are_left_to_the_caller() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("f");
-        File::create(&path).expect("create");
-        let writer = DirectWriter::new(path);
+        let file = File::create(&path).expect("create");
+        let writer = DirectWriter::new(path, &file);
         assert!(writer.write_durable_at(&[1u8; 100], 0).is_none());
         assert!(writer.write_durable_at(&[1u8; 4096], 100).is_none());
         assert!(writer.write_durable_at(&[], 0).is_none());

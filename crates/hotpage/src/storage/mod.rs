@@ -222,10 +222,11 @@ impl Storage for StdStorage {
             .create(create)
             .truncate(false)
             .open(&path)?;
+        let direct = DirectWriter::new(path, &file);
         Ok(Arc::new(StdFile {
             file,
             read_only: false,
-            direct: Some(DirectWriter::new(path)),
+            direct: Some(direct),
         }))
     }
 
