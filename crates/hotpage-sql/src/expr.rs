@@ -369,7 +369,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
         Func::CurrVal | Func::NextVal | Func::ObjectName => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
-        Func::DateDiff => args.len() == 3,
+        Func::DateDiff => args.len() == 3 || args.len() == 4,
         _ => args.is_empty(),
     };
     if !arity_ok {
@@ -788,19 +788,38 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
     })
 }
 
-/// `hotpage_datediff(unit, a, b)`: boundaries crossed, as SQL Server counts them
+/// `hotpage_datediff(unit, a, b [, 'int'])`: boundaries crossed, as SQL Server counts them
 /// (`DATEDIFF(second, '…:00.9', '…:01.1')` is 1). A unit in microseconds: the difference
 /// of the two timestamps each floored to the unit (day boundaries fall at midnight, since
 /// the timestamps' epoch is a midnight). A calendar part by name (`'week'`, `'month'`,
 /// `'quarter'`, `'year'`): the difference of the two timestamps' calendar indexes
 /// (`value::calendar_index`); `'nanosecond'`: the microseconds between them times 1,000.
 fn date_diff(args: &[Value]) -> SqlResult<Value> {
-    let overflow = || {
-        SqlError::new(
-            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-            "the datediff function resulted in an overflow (SQL Server error 535)",
-        )
-    };
+    match args {
+        // T-SQL's DATEDIFF, whose count is an int (DATEDIFF_BIG's is a bigint).
+        [unit, a, b, Value::Text(kind)] if kind.eq_ignore_ascii_case("int") => {
+            match date_diff_big(&[unit.clone(), a.clone(), b.clone()])? {
+                Value::Int(count) if i32::try_from(count).is_err() => Err(date_diff_overflow()),
+                count => Ok(count),
+            }
+        }
+        [_, _, _] => date_diff_big(args),
+        _ => Err(mismatch(
+            "hotpage_datediff's fourth argument is 'int' (a count that must fit an int)",
+        )),
+    }
+}
+
+fn date_diff_overflow() -> SqlError {
+    SqlError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "the datediff function resulted in an overflow (SQL Server error 535)",
+    )
+}
+
+/// [`date_diff`]'s count as a bigint.
+fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
+    let overflow = date_diff_overflow;
     match args {
         [Value::Null, _, _] | [_, Value::Null, _] | [_, _, Value::Null] => Ok(Value::Null),
         [Value::Int(unit), Value::Timestamp(a), Value::Timestamp(b)] if *unit > 0 => b
@@ -907,6 +926,26 @@ mod tests {
             let seconds = (db * 86_400 + i64::from(b.3)) - (da * 86_400 + i64::from(a.3));
             proptest::prop_assert_eq!(diff(Value::Int(1_000_000)), Value::Int(seconds));
         }
+    }
+
+    #[test]
+    fn date_diff_as_an_int_overflows_past_an_int() {
+        let ms = Value::Int(1_000);
+        let span = |us: i64| {
+            date_diff(&[
+                ms.clone(),
+                Value::Timestamp(0),
+                Value::Timestamp(us),
+                Value::Text("int".into()),
+            ])
+        };
+        assert_eq!(
+            span(2_147_483_647_000).unwrap(),
+            Value::Int(i64::from(i32::MAX))
+        );
+        let error = span(2_147_483_648_000).unwrap_err();
+        assert_eq!(error.sqlstate, "22003");
+        assert!(error.message.contains("535"), "{}", error.message);
     }
 
     #[test]

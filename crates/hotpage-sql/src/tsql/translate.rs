@@ -368,8 +368,8 @@ fn convert(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlRes
 
 /// `DATEDIFF[_BIG](part, start, end)`: `hotpage_datediff` with the part's length in
 /// microseconds, or for the parts of varying length (and nanosecond, finer than hotpage's
-/// timestamps) the part's name. DATEDIFF's result is an int, as in SQL Server (a span
-/// beyond it is 22003, where SQL Server gives error 535); DATEDIFF_BIG's a bigint.
+/// timestamps) the part's name. DATEDIFF's result is an int, as in SQL Server (a count
+/// beyond it is error 535, 22003); DATEDIFF_BIG's a bigint.
 fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
     let close = matching_paren(toks, i + 1)?;
     let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
@@ -391,10 +391,8 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
     rewrite(start, env, out)?;
     out.push(") AS timestamp), CAST((");
     rewrite(end, env, out)?;
-    out.push(") AS timestamp))");
-    if !big {
-        out.push("AS int)");
-    }
+    out.push(") AS timestamp)");
+    out.push(if big { ")" } else { ", 'int') AS int)" });
     Ok(close + 1)
 }
 
