@@ -817,10 +817,34 @@ fn date_diff_overflow() -> SqlError {
     )
 }
 
+/// An integer as SQL Server converts it to a datetime, days since 1900-01-01 (the idiom
+/// `DATEDIFF(month, 0, GETDATE())`); any other value as it is.
+fn datetime_of_day_number(value: &Value) -> SqlResult<Value> {
+    /// Days from 1900-01-01 to 2000-01-01, the timestamps' epoch.
+    const DAYS_1900_TO_2000: i64 = 36_524;
+    match value {
+        Value::Int(days) => days
+            .checked_sub(DAYS_1900_TO_2000)
+            .and_then(|d| d.checked_mul(86_400_000_000))
+            .map(Value::Timestamp)
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!("{days} days from 1900-01-01 is out of the datetime range"),
+                )
+            }),
+        other => Ok(other.clone()),
+    }
+}
+
 /// [`date_diff`]'s count as a bigint.
 fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
     let overflow = date_diff_overflow;
-    match args {
+    let (a, b) = match args {
+        [_, a, b] => (datetime_of_day_number(a)?, datetime_of_day_number(b)?),
+        _ => return Err(mismatch("hotpage_datediff takes a unit and two timestamps")),
+    };
+    match [args[0].clone(), a, b].as_slice() {
         [Value::Null, _, _] | [_, Value::Null, _] | [_, _, Value::Null] => Ok(Value::Null),
         [Value::Int(unit), Value::Timestamp(a), Value::Timestamp(b)] if *unit > 0 => b
             .div_euclid(*unit)
@@ -946,6 +970,19 @@ mod tests {
         let error = span(2_147_483_648_000).unwrap_err();
         assert_eq!(error.sqlstate, "22003");
         assert!(error.message.contains("535"), "{}", error.message);
+    }
+
+    #[test]
+    fn date_diff_takes_integers_as_days_since_1900() {
+        let month = Value::Text("month".into());
+        // 2026-11-25 is 46,349 days after 1900-01-01: 126 years and 10 months.
+        let date = timestamp_at(2026, 11, 25, 0);
+        let months = date_diff(&[month.clone(), Value::Int(0), date.clone()]).unwrap();
+        assert_eq!(months, Value::Int(126 * 12 + 10));
+        let days = date_diff(&[Value::Int(86_400_000_000), Value::Int(0), date]).unwrap();
+        assert_eq!(days, Value::Int(46_349));
+        let far = date_diff(&[month, Value::Int(i64::MIN), Value::Int(0)]);
+        assert_eq!(far.unwrap_err().sqlstate, "22008");
     }
 
     #[test]

@@ -387,13 +387,28 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
     if !big {
         out.push("CAST(");
     }
-    out.push(&format!("hotpage_datediff({unit}, CAST(("));
-    rewrite(start, env, out)?;
-    out.push(") AS timestamp), CAST((");
-    rewrite(end, env, out)?;
-    out.push(") AS timestamp)");
+    out.push(&format!("hotpage_datediff({unit}, "));
+    date_diff_argument(start, env, out)?;
+    out.push(", ");
+    date_diff_argument(end, env, out)?;
     out.push(if big { ")" } else { ", 'int') AS int)" });
     Ok(close + 1)
+}
+
+/// A DATEDIFF date: as a timestamp, or an integer literal as it is (SQL Server's days since
+/// 1900-01-01, which `hotpage_datediff` converts: `DATEDIFF(month, 0, GETDATE())`).
+fn date_diff_argument(arg: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlResult<()> {
+    let integer = match arg {
+        [Token::Number(n, _)] | [Token::Minus, Token::Number(n, _)] => n.parse::<i64>().is_ok(),
+        _ => false,
+    };
+    if integer {
+        return rewrite(arg, env, out);
+    }
+    out.push("CAST((");
+    rewrite(arg, env, out)?;
+    out.push(") AS timestamp)");
+    Ok(())
 }
 
 /// `hotpage_datediff`'s unit for a DATEDIFF part (SQL Server's names and abbreviations):
