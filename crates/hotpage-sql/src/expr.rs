@@ -32,8 +32,9 @@ pub(crate) enum Func {
     ResetWaitStats,
     /// T-SQL's OBJECT_NAME: the name of the object whose `sys.objects` id is the argument.
     ObjectName,
-    /// `hotpage_datediff(unit_us, a, b)`: how many `unit_us`-microsecond boundaries lie
-    /// between timestamps `a` and `b` (T-SQL's DATEDIFF for units of fixed length).
+    /// `hotpage_datediff(unit, a, b)`: how many unit boundaries lie between timestamps `a`
+    /// and `b` (T-SQL's DATEDIFF); the unit is a length in microseconds or a calendar
+    /// part's name (`'week'`, `'month'`, `'quarter'`, `'year'`, `'nanosecond'`).
     DateDiff,
 }
 
@@ -368,7 +369,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
         Func::CurrVal | Func::NextVal | Func::ObjectName => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
-        Func::DateDiff => args.len() == 3,
+        Func::DateDiff => args.len() == 3 || args.len() == 4,
         _ => args.is_empty(),
     };
     if !arity_ok {
@@ -787,25 +788,93 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
     })
 }
 
-/// `hotpage_datediff(unit_us, a, b)`: boundaries crossed, as SQL Server counts them
-/// (`DATEDIFF(second, '…:00.9', '…:01.1')` is 1): the difference of the two timestamps
-/// each floored to the unit. Day boundaries fall at midnight, since the timestamps'
-/// epoch is a midnight.
+/// `hotpage_datediff(unit, a, b [, 'int'])`: boundaries crossed, as SQL Server counts them
+/// (`DATEDIFF(second, '…:00.9', '…:01.1')` is 1). A unit in microseconds: the difference
+/// of the two timestamps each floored to the unit (day boundaries fall at midnight, since
+/// the timestamps' epoch is a midnight). A calendar part by name (`'week'`, `'month'`,
+/// `'quarter'`, `'year'`): the difference of the two timestamps' calendar indexes
+/// (`value::calendar_index`); `'nanosecond'`: the microseconds between them times 1,000.
 fn date_diff(args: &[Value]) -> SqlResult<Value> {
     match args {
+        // T-SQL's DATEDIFF, whose count is an int (DATEDIFF_BIG's is a bigint).
+        [unit, a, b, Value::Text(kind)] if kind.eq_ignore_ascii_case("int") => {
+            match date_diff_big(&[unit.clone(), a.clone(), b.clone()])? {
+                Value::Int(count) if i32::try_from(count).is_err() => Err(date_diff_overflow()),
+                count => Ok(count),
+            }
+        }
+        [_, _, _] => date_diff_big(args),
+        _ => Err(mismatch(
+            "hotpage_datediff's fourth argument is 'int' (a count that must fit an int)",
+        )),
+    }
+}
+
+fn date_diff_overflow() -> SqlError {
+    SqlError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "the datediff function resulted in an overflow (SQL Server error 535)",
+    )
+}
+
+/// An integer as SQL Server converts it to a datetime, days since 1900-01-01 (the idiom
+/// `DATEDIFF(month, 0, GETDATE())`); any other value as it is.
+fn datetime_of_day_number(value: &Value) -> SqlResult<Value> {
+    /// Days from 1900-01-01 to 2000-01-01, the timestamps' epoch.
+    const DAYS_1900_TO_2000: i64 = 36_524;
+    match value {
+        Value::Int(days) => days
+            .checked_sub(DAYS_1900_TO_2000)
+            .and_then(|d| d.checked_mul(86_400_000_000))
+            .map(Value::Timestamp)
+            .ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!("{days} days from 1900-01-01 is out of the datetime range"),
+                )
+            }),
+        other => Ok(other.clone()),
+    }
+}
+
+/// [`date_diff`]'s count as a bigint.
+fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
+    let overflow = date_diff_overflow;
+    let (a, b) = match args {
+        [_, a, b] => (datetime_of_day_number(a)?, datetime_of_day_number(b)?),
+        _ => return Err(mismatch("hotpage_datediff takes a unit and two timestamps")),
+    };
+    match [args[0].clone(), a, b].as_slice() {
         [Value::Null, _, _] | [_, Value::Null, _] | [_, _, Value::Null] => Ok(Value::Null),
         [Value::Int(unit), Value::Timestamp(a), Value::Timestamp(b)] if *unit > 0 => b
             .div_euclid(*unit)
             .checked_sub(a.div_euclid(*unit))
             .map(Value::Int)
-            .ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-                    "the datediff function resulted in an overflow (SQL Server error 535)",
-                )
-            }),
+            .ok_or_else(overflow),
+        [Value::Text(part), Value::Timestamp(a), Value::Timestamp(b)] => {
+            let part = part.to_ascii_lowercase();
+            if part == "nanosecond" {
+                return b
+                    .checked_sub(*a)
+                    .and_then(|us| us.checked_mul(1_000))
+                    .map(Value::Int)
+                    .ok_or_else(overflow);
+            }
+            match (
+                crate::value::calendar_index(*a, &part),
+                crate::value::calendar_index(*b, &part),
+            ) {
+                (Some(a), Some(b)) => b.checked_sub(a).map(Value::Int).ok_or_else(overflow),
+                _ => Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "hotpage_datediff: unknown part \"{part}\" (a unit in microseconds, or week, month, quarter, year, nanosecond)"
+                    ),
+                )),
+            }
+        }
         _ => Err(mismatch(
-            "hotpage_datediff takes a unit in microseconds (above 0) and two timestamps",
+            "hotpage_datediff takes a unit (microseconds above 0, or a part's name) and two timestamps",
         )),
     }
 }
@@ -830,6 +899,97 @@ mod tests {
         assert!(date_diff(&[Value::Int(0), at(0), at(1)]).is_err());
         let overflow = date_diff(&[Value::Int(1), at(i64::MIN), at(i64::MAX)]);
         assert_eq!(overflow.unwrap_err().sqlstate, "22003");
+    }
+
+    /// Days from 0001-01-01 to `(year, month, day)`, counted the slow way: a reference
+    /// for DATEDIFF that shares no code with `value::datetime`'s civil-date algorithm.
+    fn naive_days(year: i64, month: u32, day: u32) -> i64 {
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let mut days = 0;
+        for y in 1..year {
+            days += if leap(y) { 366 } else { 365 };
+        }
+        let lengths = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        for m in 1..month {
+            days += lengths[m as usize - 1] + i64::from(m == 2 && leap(year));
+        }
+        days + i64::from(day) - 1
+    }
+
+    /// A timestamp at a date and second of the day, through the SQL layer's parser.
+    fn timestamp_at(year: i64, month: u32, day: u32, second: u32) -> Value {
+        let text = format!(
+            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+            second / 3600,
+            second / 60 % 60,
+            second % 60
+        );
+        Value::from_text(&text, &SqlType::Timestamp).unwrap()
+    }
+
+    fn calendar_date() -> impl proptest::strategy::Strategy<Value = (i64, u32, u32, u32)> {
+        // Day 1..=28 is in every month; leap days come in through the day counts.
+        (1i64..=9999, 1u32..=12, 1u32..=28, 0u32..86_400)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn date_diff_agrees_with_a_naive_calendar(a in calendar_date(), b in calendar_date()) {
+            let (ta, tb) = (timestamp_at(a.0, a.1, a.2, a.3), timestamp_at(b.0, b.1, b.2, b.3));
+            let diff = |unit: Value| date_diff(&[unit, ta.clone(), tb.clone()]).unwrap();
+            let (da, db) = (naive_days(a.0, a.1, a.2), naive_days(b.0, b.1, b.2));
+            proptest::prop_assert_eq!(diff(Value::Int(86_400_000_000)), Value::Int(db - da));
+            // 0001-01-01 was a Monday: day 6 is the first Sunday.
+            let week = |d: i64| (d + 1).div_euclid(7);
+            proptest::prop_assert_eq!(diff(Value::Text("week".into())), Value::Int(week(db) - week(da)));
+            let months = (b.0 * 12 + i64::from(b.1)) - (a.0 * 12 + i64::from(a.1));
+            proptest::prop_assert_eq!(diff(Value::Text("month".into())), Value::Int(months));
+            let quarters = (b.0 * 4 + i64::from((b.1 - 1) / 3)) - (a.0 * 4 + i64::from((a.1 - 1) / 3));
+            proptest::prop_assert_eq!(diff(Value::Text("QUARTER".into())), Value::Int(quarters));
+            proptest::prop_assert_eq!(diff(Value::Text("year".into())), Value::Int(b.0 - a.0));
+            let seconds = (db * 86_400 + i64::from(b.3)) - (da * 86_400 + i64::from(a.3));
+            proptest::prop_assert_eq!(diff(Value::Int(1_000_000)), Value::Int(seconds));
+        }
+    }
+
+    #[test]
+    fn date_diff_as_an_int_overflows_past_an_int() {
+        let ms = Value::Int(1_000);
+        let span = |us: i64| {
+            date_diff(&[
+                ms.clone(),
+                Value::Timestamp(0),
+                Value::Timestamp(us),
+                Value::Text("int".into()),
+            ])
+        };
+        assert_eq!(
+            span(2_147_483_647_000).unwrap(),
+            Value::Int(i64::from(i32::MAX))
+        );
+        let error = span(2_147_483_648_000).unwrap_err();
+        assert_eq!(error.sqlstate, "22003");
+        assert!(error.message.contains("535"), "{}", error.message);
+    }
+
+    #[test]
+    fn date_diff_takes_integers_as_days_since_1900() {
+        let month = Value::Text("month".into());
+        // 2026-11-25 is 46,349 days after 1900-01-01: 126 years and 10 months.
+        let date = timestamp_at(2026, 11, 25, 0);
+        let months = date_diff(&[month.clone(), Value::Int(0), date.clone()]).unwrap();
+        assert_eq!(months, Value::Int(126 * 12 + 10));
+        let days = date_diff(&[Value::Int(86_400_000_000), Value::Int(0), date]).unwrap();
+        assert_eq!(days, Value::Int(46_349));
+        let far = date_diff(&[month, Value::Int(i64::MIN), Value::Int(0)]);
+        assert_eq!(far.unwrap_err().sqlstate, "22008");
+    }
+
+    #[test]
+    fn date_diff_refuses_an_unknown_part() {
+        let at = Value::Timestamp(0);
+        let error = date_diff(&[Value::Text("fortnight".into()), at.clone(), at]).unwrap_err();
+        assert_eq!(error.sqlstate, "22023");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 mod alter;
@@ -115,6 +115,8 @@ pub struct SqlDatabase {
     next_pid: AtomicU32,
     // Bumped whenever the T-SQL objects change: a T-SQL session reloads them when it moves.
     tsql_generation: AtomicU64,
+    // Trace flag 2537 (`DBCC TRACEON(2537)`): fn_dblog reads the whole retained log.
+    dblog_reads_inactive_log: AtomicBool,
 }
 
 impl SqlDatabase {
@@ -130,7 +132,20 @@ impl SqlDatabase {
             activity: Mutex::new(Vec::new()),
             next_pid: AtomicU32::new(1),
             tsql_generation: AtomicU64::new(0),
+            dblog_reads_inactive_log: AtomicBool::new(false),
         }))
+    }
+
+    /// SQL Server's trace flag 2537, for the whole database: `hotpage_dblog` (fn_dblog)
+    /// reads the log's inactive part too (the retained log before the last checkpoint,
+    /// and so before the database was opened), not only the active log.
+    pub(crate) fn set_dblog_reads_inactive_log(&self, on: bool) {
+        self.dblog_reads_inactive_log.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether trace flag 2537 is on (see [`SqlDatabase::set_dblog_reads_inactive_log`]).
+    pub(crate) fn dblog_reads_inactive_log(&self) -> bool {
+        self.dblog_reads_inactive_log.load(Ordering::Relaxed)
     }
 
     /// The engine underneath.

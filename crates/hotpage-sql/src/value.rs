@@ -2,6 +2,7 @@
 //! output, SQL comparison and the arithmetic operators.
 
 mod datetime;
+pub(crate) use datetime::calendar_index;
 mod numeric;
 mod text;
 mod wire;

@@ -136,9 +136,11 @@
 //! | records_since_checkpoint | bigint | records at or after the last checkpoint's redo point |
 //! | bytes_since_checkpoint | bigint | their bytes |
 //!
-//! ## `hotpage_dblog([NULL, NULL])` (fn_dblog)
+//! ## `hotpage_dblog([start, end])` (fn_dblog)
 //!
-//! The retained log's records one by one, one row per page a record changes (see
+//! The active log's records one by one (the whole retained log with T-SQL's trace flag
+//! 2537), between `start` and `end` when they are not NULL (LSNs as `a:b:c` in decimal or
+//! `0xA:B:C` in hex, both bounds included), one row per page a record changes (see
 //! `views::dblog` for the mapping of record kinds to operations and contexts), plus a
 //! `LOP_MODIFY_ROW`, `LCX_PFS` row where a heap page's change moves it to another
 //! free-space category. At most 1,000,000 rows (54000 beyond). `allocunitname` comes from a
@@ -269,7 +271,7 @@ const VIEWS: &[View] = &[
     View {
         name: "hotpage_dblog",
         arity: (0, 2),
-        usage: "hotpage_dblog or hotpage_dblog(NULL, NULL)",
+        usage: "hotpage_dblog or hotpage_dblog(start, end): LSNs 'a:b:c' (decimal) or '0xA:B:C' (hex), or NULL",
         columns: dblog::columns,
         rows: dblog::rows,
     },

@@ -273,8 +273,12 @@ COMMIT",
     }
 }
 
+/// Names are logged (a `txn-name` record before the commit), so a reopen still shows them:
+/// after a crash-like close and after a clean one. fn_dblog shows the active log (since the
+/// last checkpoint, and an open checkpoints), so the records from before the reopen are
+/// read with trace flag 2537, as in SQL Server.
 #[test]
-fn transaction_names_are_unknown_for_the_log_before_an_open() {
+fn transaction_names_survive_a_reopen() {
     let mem = MemStorage::new(1);
     let open_mem = || {
         let engine = Arc::new(
@@ -288,23 +292,51 @@ fn transaction_names_are_unknown_for_the_log_before_an_open() {
         let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
         (engine, sql)
     };
+    let names_query = "SELECT [Transaction Name] FROM fn_dblog(NULL, NULL) WHERE Operation = N'LOP_BEGIN_XACT' ORDER BY [Current LSN]";
     let (engine, sql) = open_mem();
     let mut s = TsqlSession::new(sql.session());
     run(
         &mut s,
-        "CREATE TABLE dbo.h (c int NOT NULL)\nGO\nCHECKPOINT\nGO\nBEGIN TRAN named\nINSERT INTO dbo.h (c) VALUES (1)\nCOMMIT",
+        "CREATE TABLE dbo.h (c int NOT NULL)\nGO\nCHECKPOINT\nGO\nBEGIN TRAN named\nINSERT INTO dbo.h (c) VALUES (1)\nCOMMIT\nINSERT INTO dbo.h (c) VALUES (2)",
+    );
+    let before: Vec<Vec<String>> = rows(&run(&mut s, names_query));
+    assert_eq!(before, [["named"], ["INSERT"]]);
+    drop(s);
+    drop(sql);
+    drop(engine);
+    let (engine, sql) = open_mem();
+    let mut s = TsqlSession::new(sql.session());
+    assert_eq!(
+        rows(&run(&mut s, names_query)).len(),
+        0,
+        "the active log is new"
+    );
+    run(&mut s, "DBCC TRACEON(2537)");
+    assert_eq!(
+        rows(&run(&mut s, names_query)),
+        before,
+        "after a crash-like close"
     );
     drop(s);
     drop(sql);
-    // A crash-like close: the log is read again by the next open, without its names.
-    drop(engine);
+    match Arc::try_unwrap(engine) {
+        Ok(engine) => engine.close().expect("close"),
+        Err(_) => panic!("another handle to the database is still open"),
+    }
     let (_engine, sql) = open_mem();
     let mut s = TsqlSession::new(sql.session());
-    let names = rows(&run(
-        &mut s,
-        "SELECT [Transaction Name] FROM fn_dblog(NULL, NULL) WHERE Operation = N'LOP_BEGIN_XACT'",
-    ));
-    assert!(names.iter().all(|r| r[0] == "NULL"), "{names:?}");
+    run(&mut s, "DBCC TRACEON(2537, -1)");
+    assert_eq!(
+        rows(&run(&mut s, names_query)),
+        before,
+        "after a clean close"
+    );
+    run(&mut s, "DBCC TRACEOFF(2537)");
+    assert_eq!(
+        rows(&run(&mut s, names_query)).len(),
+        0,
+        "trace flag 2537 off"
+    );
 }
 
 /// Seed 000's loop (`rows` rows for its 100,000) from 8 sessions while a ninth samples

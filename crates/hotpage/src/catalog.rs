@@ -35,8 +35,10 @@
 //! table only if that transaction commits, so its checkpoint writes both tables as if it
 //! will not (the old one live, the new one dropped) plus `(txn, old, new)`, and recovery
 //! swaps them when it finds that transaction's commit record (`resolve_pending_truncates`).
-//! This binary writes format 9 only while a truncation is pending and format 8 otherwise;
-//! older binaries refuse each format newer than theirs. Formats 2 to 7 still open (no
+//! Binaries of format 9 wrote it only while a truncation was pending and format 8
+//! otherwise. Format 10 (`TXN_NAMES_FORMAT_VERSION`, fields as format 9) says the log may
+//! hold `TxnName` records (transactions' names); this binary writes it always. Older
+//! binaries refuse each format newer than theirs. Formats 2 to 7 still open (no
 //! schemas, nothing dropped, no metadata before 6); formats 2 to 4 have salt 0, and
 //! recovery does not require their log to reach the redo point.
 //!
@@ -48,8 +50,8 @@ use crate::access::layout::{Layout, PARTITIONS_MAX};
 use crate::error::{Error, Result};
 use crate::format::{
     CATALOG_FILE, CATALOG_FORMAT_VERSION, CATALOG_MAGIC, CATALOG_TMP_FILE, LAYOUT_FORMAT_VERSION,
-    LOG_FORMAT_VERSION, LOGICAL_LEAVES_FORMAT_VERSION, PENDING_TRUNCATES_FORMAT_VERSION, PageId,
-    SCHEMA_BYTES_MAX, SCHEMA_FORMAT_VERSION, UNLOGGED_TABLES_FORMAT_VERSION,
+    LOG_FORMAT_VERSION, PENDING_TRUNCATES_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX,
+    SCHEMA_FORMAT_VERSION, TXN_NAMES_FORMAT_VERSION, UNLOGGED_TABLES_FORMAT_VERSION,
 };
 use crate::storage::Storage;
 use std::path::Path;
@@ -321,17 +323,20 @@ fn decode_table(r: &mut Reader<'_>, version: u32, path: &Path) -> Result<TableEn
     })
 }
 
-/// The pending truncations of a format 9 catalog, each checked against the entries: both
+/// The pending truncations of a format 9 or 10 catalog, each checked against the entries: both
 /// tables exist, share a name, and read as if the truncation never commits (the old one
 /// live, the new one dropped), and no table is in two of them.
 fn decode_pending_truncates(
     r: &mut Reader<'_>,
     tables: &[TableEntry],
     path: &Path,
+    version: u32,
 ) -> Result<Vec<PendingTruncate>> {
     let bad = |reason: &str| catalog_error(path, reason);
     let count = r.u32().ok_or_else(|| bad("truncated"))? as usize;
-    if count == 0 || count > tables.len() / 2 {
+    // Format 9 was written only while a truncation was pending; format 10 always is.
+    let none_allowed = version >= TXN_NAMES_FORMAT_VERSION;
+    if (count == 0 && !none_allowed) || count > tables.len() / 2 {
         return Err(bad("bad pending truncation count"));
     }
     let mut pending = Vec::with_capacity(count);
@@ -394,19 +399,15 @@ fn encode_table(out: &mut Vec<u8>, t: &TableEntry, version: u32) {
 }
 
 impl Catalog {
-    /// Serialises the catalog: as format 9 while a truncation is pending, else format 8
-    /// (which binaries from before format 9 still open).
+    /// Serialises the catalog, as format 10 (`TXN_NAMES_FORMAT_VERSION`).
     pub fn encode(&self) -> Vec<u8> {
         self.encode_format(self.written_format())
     }
 
-    /// The format [`Catalog::encode`] writes.
+    /// The format [`Catalog::encode`] writes: always the newest, since this binary's log
+    /// may hold transaction names (`TxnName` records) whatever the catalog lists.
     pub fn written_format(&self) -> u32 {
-        if self.pending_truncates.is_empty() {
-            LOGICAL_LEAVES_FORMAT_VERSION
-        } else {
-            PENDING_TRUNCATES_FORMAT_VERSION
-        }
+        TXN_NAMES_FORMAT_VERSION
     }
 
     /// Serialises the catalog as format `version` (2 or later), leaving out the fields that
@@ -514,7 +515,7 @@ impl Catalog {
             Vec::new()
         };
         let pending_truncates = if version >= PENDING_TRUNCATES_FORMAT_VERSION {
-            decode_pending_truncates(&mut r, &tables, path)?
+            decode_pending_truncates(&mut r, &tables, path, version)?
         } else {
             Vec::new()
         };
@@ -584,7 +585,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::TABLE_DESIGNS_FORMAT_VERSION;
+    use crate::format::{LOGICAL_LEAVES_FORMAT_VERSION, TABLE_DESIGNS_FORMAT_VERSION};
     use crate::storage::{CrashMode, MemStorage};
 
     fn id(number: u64) -> PageId {
@@ -600,7 +601,7 @@ mod tests {
             rows_uncounted: true,
             log_salt: 0x0123_4567_89ab_cdef,
             log_segment_bytes: 1 << 20,
-            format_version: LOGICAL_LEAVES_FORMAT_VERSION,
+            format_version: TXN_NAMES_FORMAT_VERSION,
             metadata: b"sequences".to_vec(),
             pending_truncates: Vec::new(),
             tables: vec![
@@ -753,20 +754,22 @@ mod tests {
     }
 
     #[test]
-    fn every_catalog_is_written_as_format_8_and_formats_3_to_6_still_read() {
+    fn every_catalog_is_written_as_format_10_and_formats_3_to_8_still_read() {
         let version = |c: &Catalog| {
             let bytes = c.encode();
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]])
         };
-        assert_eq!(version(&sample()), LOGICAL_LEAVES_FORMAT_VERSION);
+        assert_eq!(version(&sample()), TXN_NAMES_FORMAT_VERSION);
         let mut trees_only = sample();
         trees_only.tables.truncate(4);
-        assert_eq!(version(&trees_only), LOGICAL_LEAVES_FORMAT_VERSION);
+        assert_eq!(version(&trees_only), TXN_NAMES_FORMAT_VERSION);
         for old in [
             LAYOUT_FORMAT_VERSION,
             TABLE_DESIGNS_FORMAT_VERSION,
             LOG_FORMAT_VERSION,
             SCHEMA_FORMAT_VERSION,
+            UNLOGGED_TABLES_FORMAT_VERSION,
+            LOGICAL_LEAVES_FORMAT_VERSION,
         ] {
             let back = Catalog::decode(&sample().encode_format(old), Path::new("db"))
                 .expect("an older format");
@@ -802,22 +805,31 @@ mod tests {
             old_table: 1,
             new_table: 6,
         });
-        catalog.format_version = PENDING_TRUNCATES_FORMAT_VERSION;
+        catalog.format_version = TXN_NAMES_FORMAT_VERSION;
         catalog
     }
 
     #[test]
-    fn a_pending_truncate_is_written_as_format_9_and_read_back() {
+    fn a_pending_truncate_is_written_as_format_10_and_read_back_from_format_9_too() {
         let pending = with_pending_truncate();
         let bytes = pending.encode();
         assert_eq!(
             u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]),
-            PENDING_TRUNCATES_FORMAT_VERSION
+            TXN_NAMES_FORMAT_VERSION
         );
         assert_eq!(
-            Catalog::decode(&bytes, Path::new("db")).expect("format 9"),
+            Catalog::decode(&bytes, Path::new("db")).expect("format 10"),
             pending
         );
+        // As a binary of format 9 wrote it while the truncation waited.
+        let format_9 = pending.encode_format(PENDING_TRUNCATES_FORMAT_VERSION);
+        assert_eq!(
+            Catalog::decode(&format_9, Path::new("db")).expect("format 9"),
+            as_read_from(PENDING_TRUNCATES_FORMAT_VERSION, pending)
+        );
+        // Format 9 was written only with a truncation pending: an empty list is damage.
+        let empty_9 = sample().encode_format(PENDING_TRUNCATES_FORMAT_VERSION);
+        assert!(Catalog::decode(&empty_9, Path::new("db")).is_err());
     }
 
     #[test]
@@ -882,8 +894,9 @@ mod tests {
         );
         let mut bytes = big.encode();
         bytes.truncate(bytes.len() - 4);
-        // The metadata's length field sits just before its bytes, at the end.
-        let at = bytes.len() - SCHEMA_BYTES_MAX - 4;
+        // The metadata's length field sits just before its bytes, which the pending
+        // truncations' count (a u32) follows at the end.
+        let at = bytes.len() - 4 - SCHEMA_BYTES_MAX - 4;
         bytes[at..at + 4].copy_from_slice(&(SCHEMA_BYTES_MAX as u32 + 1).to_le_bytes());
         let crc = crc32c::crc32c(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());

@@ -203,13 +203,22 @@ pub const LOGICAL_LEAVES_FORMAT_VERSION: u32 = 8;
 /// The catalog format that may list truncations waiting on a transaction's commit record
 /// (`TRUNCATE` inside a transaction: see `Session::truncate_at_commit`). It is written only
 /// while one is waiting, between the truncation's checkpoint and the first checkpoint after
-/// its commit; otherwise this binary writes [`LOGICAL_LEAVES_FORMAT_VERSION`], so an older
-/// binary still opens what it wrote. An older binary must refuse it: it would take the
-/// waiting truncation for a rollback whether the transaction committed or not.
+/// its commit; binaries of format 9 otherwise wrote [`LOGICAL_LEAVES_FORMAT_VERSION`]
+/// (this one writes [`TXN_NAMES_FORMAT_VERSION`], which keeps the list). An older binary
+/// must refuse it: it would take the waiting truncation for a rollback whether the
+/// transaction committed or not.
 pub const PENDING_TRUNCATES_FORMAT_VERSION: u32 = 9;
 
-/// The newest catalog format this binary reads (and writes while a truncation waits).
-pub const CATALOG_FORMAT_VERSION: u32 = PENDING_TRUNCATES_FORMAT_VERSION;
+/// The first catalog format whose log may hold `TxnName` records (transactions' names,
+/// for `fn_dblog`), a record kind an older binary's reader takes for damage. This binary
+/// writes it always (with format 9's list of pending truncations, empty or not): every
+/// SQL session names its transactions, so a database without names in its log would be
+/// the exception, and an older binary must refuse the database as too new rather than
+/// report its log as corrupt.
+pub const TXN_NAMES_FORMAT_VERSION: u32 = 10;
+
+/// The newest catalog format this binary reads, and the one it writes.
+pub const CATALOG_FORMAT_VERSION: u32 = TXN_NAMES_FORMAT_VERSION;
 
 /// The largest schema a table carries, and the largest database metadata, in bytes.
 pub const SCHEMA_BYTES_MAX: usize = 64 * 1024;
@@ -221,6 +230,7 @@ const _: () = assert!(LOG_FORMAT_VERSION < SCHEMA_FORMAT_VERSION);
 const _: () = assert!(SCHEMA_FORMAT_VERSION < UNLOGGED_TABLES_FORMAT_VERSION);
 const _: () = assert!(UNLOGGED_TABLES_FORMAT_VERSION < LOGICAL_LEAVES_FORMAT_VERSION);
 const _: () = assert!(LOGICAL_LEAVES_FORMAT_VERSION < PENDING_TRUNCATES_FORMAT_VERSION);
+const _: () = assert!(PENDING_TRUNCATES_FORMAT_VERSION < TXN_NAMES_FORMAT_VERSION);
 
 // ---- the write-ahead log ----
 

@@ -53,8 +53,8 @@ pub use db::{
 pub use db::{
     CheckReport, Fault, FaultKind, FsmCategories, HeapIndexShape, HeapShape, IndexReport,
     IndexShape, LogKindCount, LogRecordInfo, LogReport, LogSummary, LoggedPage, PageChange,
-    PageHeader, PageLocation, PageOwner, PageReport, SlotContent, SlotReport, TableCheck,
-    TableFigures, TableSummary, TxnName,
+    PageHeader, PageLocation, PageOwner, PageReport, SlotContent, SlotReport, TXN_NAME_BYTES_MAX,
+    TableCheck, TableFigures, TableSummary, TxnName,
 };
 pub use error::{Error, Result, StopCause};
 // Page ids: reports, statistics and errors name pages by them.
@@ -98,6 +98,7 @@ pub mod testing {
     pub use crate::access::btree::BTree;
     pub use crate::buffer::{BufferPool, FileHeader, Placement};
     pub use crate::catalog::Catalog;
+    pub use crate::db::txn_names::{decode_txn_name, encode_txn_name};
     pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
     pub use crate::log::page_records::{
         TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,

@@ -11,6 +11,7 @@ use hotpage::testing::txn::{self, decode_commit};
 use hotpage::testing::{BufferPool, FileHeader};
 use hotpage::testing::{MemStorage, Storage};
 use hotpage::testing::{TreeSplit, decode_heap_link, decode_page_images, decode_page_insert};
+use hotpage::testing::{decode_txn_name, encode_txn_name};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -25,6 +26,25 @@ proptest! {
         image.resize(4096, 0);
         page::seal(&mut image);
         let _ = page::verify(&image, PageId::from_raw(id));
+    }
+
+    #[test]
+    fn txn_name_records_never_panic_and_round_trip(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        txn in any::<u64>(),
+        name in "\\PC{0,64}",
+    ) {
+        let _ = decode_txn_name(&bytes);
+        // At most 64 characters of at most 4 bytes: within TXN_NAME_BYTES_MAX.
+        let payload = encode_txn_name(txn, &name);
+        prop_assert_eq!(decode_txn_name(&payload).expect("round trip"), (txn, name.as_str()));
+        // Any prefix of a record is refused or decodes to a prefix of the name.
+        for cut in 0..payload.len() {
+            if let Ok((t, n)) = decode_txn_name(&payload[..cut]) {
+                prop_assert_eq!(t, txn);
+                prop_assert!(name.starts_with(n));
+            }
+        }
     }
 
     #[test]

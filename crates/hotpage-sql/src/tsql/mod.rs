@@ -1172,7 +1172,7 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// `DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)`.
+    /// `DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)`, `DBCC PAGE`, `DBCC TRACEON|TRACEOFF`.
     fn dbcc(&mut self, toks: &[Token]) -> SqlResult<()> {
         let command = toks.get(1).and_then(word).unwrap_or_default();
         let args: Vec<String> = toks
@@ -1192,7 +1192,18 @@ impl TsqlSession {
                 self.push_tag("DBCC");
                 Ok(())
             }
-            ("TRACEON" | "TRACEOFF", _) => Ok(()),
+            ("TRACEON" | "TRACEOFF", _) => {
+                // Trace flag 2537: fn_dblog reads the inactive log too. Other flags are
+                // accepted and do nothing.
+                if toks
+                    .iter()
+                    .any(|t| matches!(t, Token::Number(n, _) if n == "2537"))
+                {
+                    let on = command == "TRACEON";
+                    self.sql.database().set_dblog_reads_inactive_log(on);
+                }
+                Ok(())
+            }
             ("PAGE", _) => self.dbcc_page(&toks[2..]),
             _ => Err(SqlError::unsupported(format!(
                 "DBCC {command} (hotpage has DBCC PAGE and DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"

@@ -366,8 +366,10 @@ fn convert(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlRes
     Ok(close + 1)
 }
 
-/// `DATEDIFF(part, start, end)`: `hotpage_datediff` with the part's length in
-/// microseconds. Parts of varying length (week, month, quarter, year) are 0A000.
+/// `DATEDIFF[_BIG](part, start, end)`: `hotpage_datediff` with the part's length in
+/// microseconds, or for the parts of varying length (and nanosecond, finer than hotpage's
+/// timestamps) the part's name. DATEDIFF's result is an int, as in SQL Server (a count
+/// beyond it is error 535, 22003); DATEDIFF_BIG's a bigint.
 fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
     let close = matching_paren(toks, i + 1)?;
     let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
@@ -375,32 +377,58 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
         return Err(syntax_near(toks.get(close)));
     };
     let part_name = word(part).ok_or_else(|| syntax_near(Some(part)))?;
-    let unit_us: i64 = match part_name.as_str() {
+    let Some(unit) = date_diff_unit(&part_name) else {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("'{part_name}' is not a recognized datediff option (SQL Server error 155)"),
+        ));
+    };
+    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
+    if !big {
+        out.push("CAST(");
+    }
+    out.push(&format!("hotpage_datediff({unit}, "));
+    date_diff_argument(start, env, out)?;
+    out.push(", ");
+    date_diff_argument(end, env, out)?;
+    out.push(if big { ")" } else { ", 'int') AS int)" });
+    Ok(close + 1)
+}
+
+/// A DATEDIFF date: as a timestamp, or an integer literal as it is (SQL Server's days since
+/// 1900-01-01, which `hotpage_datediff` converts: `DATEDIFF(month, 0, GETDATE())`).
+fn date_diff_argument(arg: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlResult<()> {
+    let integer = match arg {
+        [Token::Number(n, _)] | [Token::Minus, Token::Number(n, _)] => n.parse::<i64>().is_ok(),
+        _ => false,
+    };
+    if integer {
+        return rewrite(arg, env, out);
+    }
+    out.push("CAST((");
+    rewrite(arg, env, out)?;
+    out.push(") AS timestamp)");
+    Ok(())
+}
+
+/// `hotpage_datediff`'s unit for a DATEDIFF part (SQL Server's names and abbreviations):
+/// microseconds for the parts of fixed length, else the part's name as a string.
+fn date_diff_unit(part: &str) -> Option<String> {
+    let unit_us: i64 = match part {
         "MICROSECOND" | "MCS" => 1,
         "MILLISECOND" | "MS" => 1_000,
         "SECOND" | "SS" | "S" => 1_000_000,
         "MINUTE" | "MI" | "N" => 60_000_000,
         "HOUR" | "HH" => 3_600_000_000,
         "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" => 86_400_000_000,
-        "WEEK" | "WK" | "WW" | "MONTH" | "MM" | "M" | "QUARTER" | "QQ" | "Q" | "YEAR" | "YY"
-        | "YYYY" | "NANOSECOND" | "NS" => {
-            return Err(SqlError::unsupported(format!(
-                "DATEDIFF({part_name}, …) (hotpage takes microsecond to day)"
-            )));
-        }
-        _ => {
-            return Err(SqlError::new(
-                sqlstate::INVALID_PARAMETER_VALUE,
-                format!("'{part_name}' is not a recognized datediff option (SQL Server error 155)"),
-            ));
-        }
+        "WEEK" | "WK" | "WW" => return Some("'week'".into()),
+        "MONTH" | "MM" | "M" => return Some("'month'".into()),
+        "QUARTER" | "QQ" | "Q" => return Some("'quarter'".into()),
+        "YEAR" | "YY" | "YYYY" => return Some("'year'".into()),
+        "NANOSECOND" | "NS" => return Some("'nanosecond'".into()),
+        _ => return None,
     };
-    out.push(&format!("hotpage_datediff({unit_us}, CAST(("));
-    rewrite(start, env, out)?;
-    out.push(") AS timestamp), CAST((");
-    rewrite(end, env, out)?;
-    out.push(") AS timestamp))");
-    Ok(close + 1)
+    Some(unit_us.to_string())
 }
 
 const TABLE_HINTS: &[&str] = &[

@@ -1,7 +1,10 @@
 //! `hotpage_dblog(NULL, NULL)` (T-SQL's `sys.fn_dblog(NULL, NULL)`): the log's records one
 //! by one (`Database::visit_log_records`) since the last checkpoint's redo point (the
 //! active log, as fn_dblog shows it after a CHECKPOINT in SQL Server's simple recovery),
-//! as SQL Server's operation and context names.
+//! as SQL Server's operation and context names, between a start and an end LSN
+//! (inclusive, SQL Server's two forms: `lsn_bound`) when given; with trace flag 2537 on (`DBCC
+//! TRACEON(2537)`, as in SQL Server), the whole retained log, from before the last
+//! checkpoint and the last open too.
 //!
 //! | hotpage record | rows: Operation, Context, Page ID |
 //! |---|---|
@@ -13,6 +16,7 @@
 //! | page-images | LOP_FORMAT_PAGE, the page's context, per page |
 //! | tree-split | LOP_DELETE_SPLIT (left), LOP_FORMAT_PAGE (right), LOP_INSERT_ROWS, LCX_INDEX_INTERIOR (parent) |
 //! | flush-mark | none (SQL Server has no such record) |
+//! | txn-name | none (the name is its transaction's LOP_BEGIN_XACT's `[Transaction Name]`) |
 //!
 //! Contexts by page type: LCX_HEAP, LCX_CLUSTERED (a B+tree leaf), LCX_INDEX_INTERIOR,
 //! LCX_FILE_HEADER; LCX_NULL when the scan does not know the page's type. After a heap
@@ -48,18 +52,22 @@ pub(super) fn columns() -> Vec<(&'static str, SqlType)> {
 }
 
 pub(super) fn rows(db: &SqlDatabase, args: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    if args.iter().any(|a| !a.is_null()) {
-        return Err(SqlError::unsupported(
-            "fn_dblog with a start or end LSN (hotpage takes fn_dblog(NULL, NULL): the whole retained log)",
-        ));
-    }
+    let start = args.first().map(lsn_bound).transpose()?.flatten();
+    let end = args.get(1).map(lsn_bound).transpose()?.flatten();
     let engine = db.engine();
     let owners = page_tables(db)?;
     let mut out = Vec::new();
     let mut too_many = false;
     engine
-        .visit_log_records(true, |record| {
+        .visit_log_records(!db.dblog_reads_inactive_log(), |record| {
+            if end.is_some_and(|(lsn, _)| record.lsn > lsn) {
+                return Ok(false);
+            }
             for (n, op) in operations(record).into_iter().enumerate() {
+                let at = (record.lsn, n as u64 + 1);
+                if start.is_some_and(|start| at < start) || end.is_some_and(|end| at > end) {
+                    continue;
+                }
                 let owner = op.page.and_then(|p| owners.get(&p).cloned());
                 out.push(vec![
                     Value::Text(lsn_text(record.lsn, n + 1)),
@@ -95,6 +103,42 @@ pub(super) fn rows(db: &SqlDatabase, args: &[Value]) -> SqlResult<Vec<Vec<Value>
     Ok(out)
 }
 
+/// A start or end argument: NULL (no bound), or an LSN as SQL Server's fn_dblog takes it,
+/// `a:b:c` in decimal or `0xA:B:C` in hex (the `[Current LSN]` column's digits with `0x`
+/// before them): the record's LSN (`a`'s 32 bits, then `b`'s) and the row in it (`c`).
+fn lsn_bound(value: &Value) -> SqlResult<Option<(u64, u64)>> {
+    let text = match value {
+        Value::Null => return Ok(None),
+        Value::Text(text) => text.trim(),
+        other => return Err(bad_lsn(&other.to_pg_text(None).unwrap_or_default())),
+    };
+    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None => (text, 10),
+    };
+    let parts: Vec<u64> = digits
+        .split(':')
+        .map(|part| u64::from_str_radix(part, radix).map_err(|_| bad_lsn(text)))
+        .collect::<SqlResult<_>>()?;
+    match parts.as_slice() {
+        [high, low, row]
+            if *high <= u64::from(u32::MAX) && *low <= u64::from(u32::MAX) && *row <= 0xffff =>
+        {
+            Ok(Some(((high << 32) | low, *row)))
+        }
+        _ => Err(bad_lsn(text)),
+    }
+}
+
+fn bad_lsn(text: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!(
+            "fn_dblog: {text} is not an LSN (decimal a:b:c, or hex 0xAAAAAAAA:BBBBBBBB:CCCC as [Current LSN] shows it with 0x)"
+        ),
+    )
+}
+
 /// SQL Server's `[Current LSN]` form, `VLF:block:slot` in hex: here the LSN's high and low
 /// 32 bits and the row's number within its record, so that text order is log order.
 fn lsn_text(lsn: u64, row: usize) -> String {
@@ -120,8 +164,9 @@ fn page_tables(db: &SqlDatabase) -> SqlResult<HashMap<PageId, String>> {
 /// SQL layer gave it (`BEGIN TRAN name`, `user_transaction` for a BEGIN without one,
 /// `COPY`); a transaction committed since the open without a name is one INSERT
 /// statement's (autocommit), `INSERT` as SQL Server names it: every row a hotpage
-/// transaction logs is an inserted row. NULL when the database does not know (the log
-/// before it was opened).
+/// transaction logs is an inserted row. Names are logged (a `txn-name` record before the
+/// commit), so they survive a reopen; NULL when the database does not know (a log an
+/// older binary wrote, which kept names in memory).
 fn transaction_name(name: &TxnName) -> Value {
     match name {
         TxnName::Named(name) => Value::Text(name.to_string()),
@@ -204,5 +249,29 @@ fn moves_category(page: &LoggedPage) -> bool {
         Some((Some(before), after)) => before != after,
         Some((None, _)) => page.change == PageChange::Format,
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lsn_bounds_take_sql_servers_decimal_and_hex_forms() {
+        let text = |s: &str| Value::Text(s.to_string());
+        let hex = lsn_bound(&text("0x00000001:00001a3c:0002")).unwrap();
+        assert_eq!(hex, Some(((1 << 32) | 0x1a3c, 2)));
+        assert_eq!(lsn_bound(&text("1:6716:2")).unwrap(), hex);
+        assert_eq!(lsn_bound(&Value::Null).unwrap(), None);
+        // The displayed form itself, without 0x, is decimal: SQL Server's rule too.
+        assert_eq!(
+            lsn_bound(&text("00000000:00000010:0001")).unwrap(),
+            Some((10, 1))
+        );
+        for bad in ["1:2", "x", "0x1:2:10000", "4294967296:0:1", "1:2:3:4", ""] {
+            let error = lsn_bound(&text(bad)).unwrap_err();
+            assert_eq!(error.sqlstate, "22023", "{bad}");
+        }
+        assert!(lsn_bound(&Value::Int(5)).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! is never logged here, see `access::fsm`), at most [`TRACKED_PAGES_MAX`] pages.
 
 use super::Database;
-use super::txn_names::TxnName;
+use super::txn_names::{LoggedNames, NameCollector, TxnName, decode_txn_name};
 use crate::access::fsm;
 use crate::access::layout::Layout;
 use crate::error::Result;
@@ -35,7 +35,7 @@ pub struct LogRecordInfo {
     pub bytes: u64,
     /// Its kind's name, as `inspect log` shows it (`page-insert`, `txn-commit`, …).
     pub kind: &'static str,
-    /// The transaction of a commit, abort or part record; for a heap row's `page-insert`,
+    /// The transaction of a commit, abort, part or name record; for a heap row's `page-insert`,
     /// the transaction whose commit record (earlier in the scan) holds that row (matched
     /// by key and row bytes, see [`CommittedRows`]), when the scan saw that commit.
     pub txn: Option<u64>,
@@ -112,6 +112,9 @@ impl Database {
             used: HashMap::new(),
             committed: CommittedRows::new(&self.table_infos(true)),
         };
+        let known_names = self.inner.txn_names.lock().clone();
+        // A name record follows its commit: the first pass finds every commit's name.
+        let names = logged_names(&reader, from_lsn, log_end)?;
         let mut stopped = false;
         reader.records_between(from_lsn, log_end, |record| {
             if stopped {
@@ -123,7 +126,7 @@ impl Database {
                 return Ok(());
             }
             let txn_name = match described.txn {
-                Some(txn) if described.first => self.inner.txn_names.lock().name(txn, record.lsn),
+                Some(_) if described.first => names.name(record.lsn, &known_names),
                 _ => TxnName::Unknown,
             };
             let info = LogRecordInfo {
@@ -141,6 +144,37 @@ impl Database {
         })?;
         Ok(())
     }
+}
+
+/// The names of the transactions whose commits lie in `[from_lsn, log_end)`: each name
+/// record names its transaction's latest commit record (or first part) before it.
+fn logged_names(
+    reader: &crate::log::LogReader<'_>,
+    from_lsn: u64,
+    log_end: u64,
+) -> Result<LoggedNames> {
+    let mut collector = NameCollector::default();
+    reader.records_between(from_lsn, log_end, |record| {
+        match record.kind {
+            RecordKind::TxnCommit => {
+                let (txn, _) = decode_commit(record.payload)?;
+                collector.committed(txn, record.lsn);
+            }
+            RecordKind::TxnPart => {
+                let part = decode_part(record.payload)?;
+                if part.first == FIRST_PART {
+                    collector.committed(part.txn, record.lsn);
+                }
+            }
+            RecordKind::TxnName => {
+                let (txn, name) = decode_txn_name(record.payload)?;
+                collector.named(txn, name);
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(collector.finish())
 }
 
 /// What the scan makes of one record.
@@ -251,6 +285,10 @@ impl PageFills {
                 ..Described::pages(Vec::new())
             },
             RecordKind::FlushMark => Described::pages(Vec::new()),
+            RecordKind::TxnName => Described {
+                txn: Some(decode_txn_name(payload)?.0),
+                ..Described::pages(Vec::new())
+            },
             RecordKind::PageInsert => {
                 let (page_id, key, row) = decode_page_insert(payload)?;
                 let added = 1 + key.len() + row.len() + SLOT_BYTES;

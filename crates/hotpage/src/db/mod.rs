@@ -54,7 +54,7 @@ mod rebuild;
 mod routing;
 mod salvage;
 mod truncate;
-mod txn_names;
+pub(crate) mod txn_names;
 mod unique;
 use apply_marker::{ApplyMarker, Applying, StopOnPanic};
 pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
@@ -64,7 +64,7 @@ pub use log_records::{LogRecordInfo, LoggedPage, PageChange};
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
-pub use txn_names::TxnName;
+pub use txn_names::{TXN_NAME_BYTES_MAX, TxnName};
 use unique::KeyLocks;
 
 /// Rows a session counts locally before adding them to the table's shared count (so the
@@ -1236,11 +1236,17 @@ impl Session {
     }
 
     /// Names the open transaction (SQL Server's `BEGIN TRAN name`, or `user_transaction`).
-    /// The name is the log readers' (`Database::visit_log_records`), kept in memory for
-    /// the transactions committed since the open, not logged (see `txn_names`).
+    /// The name is the log readers' (`Database::visit_log_records`): its commit logs it
+    /// in a `TxnName` record just after the commit record (see `txn_names`). At most
+    /// [`TXN_NAME_BYTES_MAX`] bytes.
     pub fn name_transaction(&mut self, name: &str) -> Result<()> {
         if self.txn.is_none() {
             return Err(Error::InvalidOption("no open transaction to name".into()));
+        }
+        if name.len() > TXN_NAME_BYTES_MAX {
+            return Err(Error::InvalidOption(format!(
+                "a transaction name is at most {TXN_NAME_BYTES_MAX} bytes"
+            )));
         }
         self.txn_name = Some(Arc::from(name));
         Ok(())
@@ -1479,9 +1485,6 @@ impl Session {
             return self.commit_with_unlogged(rows, truncating);
         }
         let txn = truncating.unwrap_or_else(|| self.next_txn_id());
-        if let Some(name) = self.txn_name.take() {
-            self.db.txn_names.lock().record(txn, name, wal.end());
-        }
         let logged = self.log_commit(&wal, txn, rows);
         if logged.is_ok() && truncating.is_some() {
             // Before the marker is cleared (see `truncate`'s module docs).
@@ -1489,6 +1492,7 @@ impl Session {
             #[cfg(test)]
             run_hook(&self.db.hooks.after_swap_logged);
         }
+        let logged = logged.map(|end| self.log_name(&wal, txn).unwrap_or(end));
         logged.and_then(|end| {
             if self.durability == Durability::Sync {
                 wal.wait_durable(end)?;
@@ -1533,6 +1537,18 @@ impl Session {
         // A failure here loses only unlogged rows, which no recovery promises: the
         // logged ones are committed and applied; the database goes on.
         self.apply(&unlogged)
+    }
+
+    /// Appends the transaction's name, if it has one, just after its commit (see
+    /// `txn_names`), and returns the name record's end, which a sync commit then waits
+    /// for. `None` without a name, or if the append fails: the log has stopped, and the
+    /// commit's own wait reports it.
+    fn log_name(&mut self, wal: &Wal, txn: u64) -> Option<Lsn> {
+        let name = self.txn_name.take()?;
+        let payload = txn_names::encode_txn_name(txn, &name);
+        wal.append(RecordKind::TxnName, &[&payload])
+            .ok()
+            .map(|(_, end)| end)
     }
 
     /// Appends the commit: one record, or, for a transaction larger than one record holds,

@@ -32,6 +32,7 @@ use crate::catalog::{Catalog, TableEntry};
 use crate::error::{Error, Result};
 use crate::format::{
     CREATING_FILE, DATA_FILE, LOCK_FILE, LOG_FORMAT_VERSION, LOGICAL_LEAVES_FORMAT_VERSION, PageId,
+    TXN_NAMES_FORMAT_VERSION,
 };
 use crate::log::{LogReader, Lsn, Wal, WalStart};
 use crate::page;
@@ -194,7 +195,7 @@ pub(super) fn open_steps(
             }),
             truncate_swaps: Mutex::new(Vec::new()),
             next_session_id: AtomicU64::new(1),
-            txn_names: Mutex::new(super::txn_names::TxnNames::new(append_from)),
+            txn_names: Mutex::new(names_known_from(&catalog, append_from)),
             read_only: options.read_only,
             options,
             recovery: report,
@@ -236,11 +237,25 @@ fn resolve_pending_truncates(catalog: &mut Catalog, redo: &RedoOutcome) -> bool 
 /// True if an open must write a new catalog at once, recovery or not:
 /// - an unlogged table's pages may reach its file from now on, so the catalog must say
 ///   "open" (which a crash then finds) before any can;
-/// - an older format's catalog: this binary's log records (no leaf inserts, tree splits)
-///   must never sit behind a catalog that an older binary would accept.
+/// - an older format's catalog: this binary's log records (no leaf inserts, tree splits,
+///   transaction names) must never sit behind a catalog that an older binary would accept.
 fn must_rewrite(catalog: &Catalog) -> bool {
-    catalog.tables.iter().any(|t| t.unlogged)
-        || catalog.format_version < LOGICAL_LEAVES_FORMAT_VERSION
+    catalog.tables.iter().any(|t| t.unlogged) || catalog.format_version < TXN_NAMES_FORMAT_VERSION
+}
+
+/// Where the log's commits without a name record are known to be unnamed: everywhere when
+/// the catalog's format says its log is written by a binary that logs names
+/// (`TXN_NAMES_FORMAT_VERSION`), else only from the end of the log this open found (an
+/// older binary's commits may have had names it kept in memory). The one imprecision: a
+/// database upgraded to format 10 may keep an older binary's records in log segments not
+/// yet recycled (before its last checkpoint, where recovery never reads), and from its
+/// next open a reader of the whole retained log sees their commits as unnamed.
+fn names_known_from(catalog: &Catalog, append_from: Lsn) -> super::txn_names::TxnNames {
+    super::txn_names::TxnNames::new(if catalog.format_version >= TXN_NAMES_FORMAT_VERSION {
+        0
+    } else {
+        append_from
+    })
 }
 
 /// True if the unlogged tables' pages cannot be trusted: the catalog was not written by a

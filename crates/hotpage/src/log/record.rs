@@ -43,6 +43,13 @@ pub enum RecordKind {
     /// A B+tree split: `log::page_records::TreeSplit` (the left page keeps the keys below
     /// the separator, the new right page gets the record's rows, the parent the separator).
     TreeSplit = 8,
+    /// A transaction's name (SQL Server's `BEGIN TRAN name`), for the log's readers only:
+    /// `txn u64, name` (UTF-8, the rest of the payload, at most
+    /// `db::txn_names::TXN_NAME_BYTES_MAX` bytes). Appended just after the transaction's
+    /// commit record (or last part), by the same thread: it names that transaction's latest
+    /// commit before it (ids repeat across opens, so a name before its commit could outlive
+    /// a lost commit and name another). Recovery skips it. Since catalog format 10.
+    TxnName = 9,
 }
 
 impl RecordKind {
@@ -57,6 +64,7 @@ impl RecordKind {
             6 => Some(RecordKind::FlushMark),
             7 => Some(RecordKind::TxnPart),
             8 => Some(RecordKind::TreeSplit),
+            9 => Some(RecordKind::TxnName),
             _ => None,
         }
     }
@@ -72,6 +80,7 @@ impl RecordKind {
             RecordKind::FlushMark => "flush-mark",
             RecordKind::TxnPart => "txn-part",
             RecordKind::TreeSplit => "tree-split",
+            RecordKind::TxnName => "txn-name",
         }
     }
 }
@@ -126,7 +135,7 @@ mod tests {
                 assert_eq!(kind as u8, byte);
                 assert!(!kind.name().is_empty());
             } else {
-                assert!(byte == 0 || byte > 8, "{byte}");
+                assert!(byte == 0 || byte > 9, "{byte}");
             }
         }
     }
