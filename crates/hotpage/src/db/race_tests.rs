@@ -6,7 +6,8 @@ use super::*;
 use crate::storage::{CrashMode, MemStorage};
 use std::sync::mpsc;
 
-fn keyed(name: &str, unlogged: bool) -> TableSpec<'_> {
+/// A user-keyed identity table (shared with the other test modules of `db`).
+pub(super) fn keyed(name: &str, unlogged: bool) -> TableSpec<'_> {
     TableSpec {
         name,
         design: "identity",
@@ -18,7 +19,8 @@ fn keyed(name: &str, unlogged: bool) -> TableSpec<'_> {
     }
 }
 
-fn open(mem: &Arc<MemStorage>, durability: Durability) -> Database {
+/// A database on `mem` with 4 KiB pages (shared with the other test modules of `db`).
+pub(super) fn open(mem: &Arc<MemStorage>, durability: Durability) -> Database {
     let options = Options {
         page_size: 4096,
         durability,

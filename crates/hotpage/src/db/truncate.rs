@@ -313,39 +313,17 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use crate::KeyKind;
     use crate::access::keys::Key;
-    use crate::db::{Database, Durability, Layout, Options, TableSpec};
+    use crate::db::race_tests::{keyed, open};
+    use crate::db::{Database, Durability};
     use crate::error::Error;
-    use crate::storage::{MemStorage, Storage};
-    use std::path::Path;
-    use std::sync::{Arc, mpsc};
+    use crate::storage::MemStorage;
+    use std::sync::mpsc;
     use std::time::Duration;
 
-    fn open() -> Database {
-        open_with(Durability::Sync)
-    }
-
+    /// A fresh database (its own in-memory storage) with `durability`.
     fn open_with(durability: Durability) -> Database {
-        let options = Options {
-            page_size: 4096,
-            durability,
-            ..Options::default()
-        };
-        let storage = MemStorage::new(3) as Arc<dyn Storage>;
-        Database::open_with_storage(storage, Path::new("m"), options).expect("open")
-    }
-
-    fn keyed(name: &str) -> TableSpec<'_> {
-        TableSpec {
-            name,
-            design: "identity",
-            kind: KeyKind::Identity { start: 1, step: 1 },
-            layout: Layout::Clustered,
-            user_keys: true,
-            schema: b"",
-            unlogged: false,
-        }
+        open(&MemStorage::new(3), durability)
     }
 
     /// Another session inserts one of a truncating transaction's keys into the new table
@@ -354,8 +332,8 @@ mod tests {
     /// commit's apply met a duplicate and stopped the database.)
     #[test]
     fn a_key_of_a_truncating_commit_is_taken_in_the_new_table_from_the_swap_on() {
-        let db = open();
-        let table = db.create_table_spec(&keyed("t")).expect("create");
+        let db = open_with(Durability::Sync);
+        let table = db.create_table_spec(&keyed("t", false)).expect("create");
         let key = Key::from_i64(1);
         let mut committer = db.session();
         committer
@@ -401,8 +379,8 @@ mod tests {
     fn a_failed_commit_truncating_two_tables_leaves_both_whole() {
         for durability in [Durability::None, Durability::Sync] {
             let db = open_with(durability);
-            let first = db.create_table_spec(&keyed("a")).expect("create a");
-            let second = db.create_table_spec(&keyed("b")).expect("create b");
+            let first = db.create_table_spec(&keyed("a", false)).expect("create a");
+            let second = db.create_table_spec(&keyed("b", false)).expect("create b");
             let mut session = db.session();
             for i in 1..=3 {
                 let key = Key::from_i64(i);
