@@ -12,47 +12,22 @@
 //! and if the rebuild returned Ok under `sync`, only the second. A duplicate key or a row
 //! that does not fit is refused before anything changes.
 
+#[path = "common/campaign_db.rs"]
+mod campaign_db;
 #[path = "common/halt_campaign.rs"]
 mod halt_campaign;
 
 use halt_campaign::halt_campaign;
-use hotpage::{
-    CrashMode, Database, Durability, Key, KeyKind, Layout, MemStorage, Options, Storage, TableSpec,
-    WalOptions,
-};
+use hotpage::{CrashMode, Database, Durability, Key, KeyKind, Layout, MemStorage, TableSpec};
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 const PATH: &str = "rebuild-crash";
 const ROWS: i64 = 60;
 const IDENTITY: KeyKind = KeyKind::Identity { start: 1, step: 1 };
 
-fn options(durability: Durability) -> Options {
-    Options {
-        page_size: 4096,
-        pool_bytes: 64 * 4096,
-        durability,
-        wal: WalOptions {
-            segment_bytes: 1 << 20,
-            buffer_bytes: 1 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-        },
-        checkpoint_log_bytes: u64::MAX,
-        checkpoint_interval: Duration::from_secs(3600),
-        key_seed: Some(7),
-        ..Options::default()
-    }
-}
-
 fn open(storage: &Arc<MemStorage>, durability: Durability) -> Database {
-    Database::open_with_storage(
-        Arc::clone(storage) as Arc<dyn Storage>,
-        Path::new(PATH),
-        options(durability),
-    )
-    .expect("open")
+    campaign_db::open_at(storage, PATH, durability)
 }
 
 fn old_spec() -> TableSpec<'static> {

@@ -14,47 +14,23 @@
 //! the truncation's checkpoint and the commit record left `t` empty: the first state's rows
 //! were lost although the transaction never committed.
 
+#[path = "common/campaign_db.rs"]
+mod campaign_db;
 #[path = "common/halt_campaign.rs"]
 mod halt_campaign;
 
 use halt_campaign::halt_campaign;
-use hotpage::{
-    CrashMode, Database, Durability, KeyKind, MemStorage, Options, Storage, TableHandle, WalOptions,
-};
+use hotpage::{CrashMode, Database, Durability, KeyKind, MemStorage, TableHandle};
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 const PATH: &str = "truncate-crash";
 const OLD_ROWS: usize = 40;
 const NEW_ROWS: usize = 7;
 const OTHER_ROWS: usize = 4;
 
-fn options(durability: Durability) -> Options {
-    Options {
-        page_size: 4096,
-        pool_bytes: 64 * 4096,
-        durability,
-        wal: WalOptions {
-            segment_bytes: 1 << 20,
-            buffer_bytes: 1 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-        },
-        checkpoint_log_bytes: u64::MAX,
-        checkpoint_interval: Duration::from_secs(3600),
-        key_seed: Some(7),
-        ..Options::default()
-    }
-}
-
 fn open(storage: &Arc<MemStorage>, durability: Durability) -> Database {
-    Database::open_with_storage(
-        Arc::clone(storage) as Arc<dyn Storage>,
-        Path::new(PATH),
-        options(durability),
-    )
-    .expect("open")
+    campaign_db::open_at(storage, PATH, durability)
 }
 
 fn rows(db: &Database, table: &TableHandle) -> BTreeSet<Vec<u8>> {
