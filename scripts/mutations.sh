@@ -338,3 +338,15 @@ unit nolog-truncate-never-settled crates/hotpage/src/db/truncate.rs \
   '        if result.is_ok() && self.db.wal.is_none() {' \
   '        if false {' \
   --lib a_failed_commit_truncating_two_tables_leaves_both_whole
+# A staged row charged only its key and bytes (the budget then bounds a fraction of the
+# memory the rows take).
+unit staged-overhead-uncounted crates/hotpage/src/db/staged.rs \
+  '    key.as_bytes().len() + row.len() + STAGED_ROW_OVERHEAD_BYTES + supplied_bytes' \
+  '    key.as_bytes().len() + row.len()' \
+  --test txn_memory
+# A transaction's charge never given back: after enough transactions, every insert in a
+# transaction is refused.
+unit staged-charge-kept crates/hotpage/src/db/staged.rs \
+  '        let before = self.memory.bytes.fetch_sub(self.bytes, Ordering::AcqRel);' \
+  '        let before = self.memory.bytes.load(Ordering::Acquire);' \
+  --test txn_memory

@@ -2,7 +2,7 @@
 //! PostgreSQL's drivers (the server itself is the `hotpage-server` crate).
 
 use crate::CliError;
-use crate::sql_shell::{close, open_options};
+use crate::sql_shell::{OpenArgs, close, open_options};
 use anyhow::Context;
 use hotpage::Database;
 use hotpage_server::{
@@ -123,13 +123,8 @@ pub struct ServeArgs {
     /// --max-message-bytes)
     #[arg(long, default_value_t = 1 << 20)]
     pub max_statement_bytes: usize,
-    /// When a commit returns: sync (after an fdatasync, group commit), async (at once,
-    /// durable within 10 ms) or none (no log: a crash empties the tables)
-    #[arg(long, default_value = "sync")]
-    pub durability: String,
-    /// Buffer-pool size in MiB (1 to 1048576)
-    #[arg(long, default_value_t = 256)]
-    pub pool_mib: usize,
+    #[command(flatten)]
+    pub open: OpenArgs,
 }
 
 /// Checks the options and turns them into the server's.
@@ -228,7 +223,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
         return Err(CliError::usage("hotpage serve needs --db PATH"));
     };
     let config = server_config(args)?;
-    let options = open_options(&args.durability, args.pool_mib)?;
+    let options = open_options(&args.open)?;
     let db = Arc::new(
         Database::open(path, options)
             .with_context(|| format!("cannot open database {}", path.display()))?,
@@ -285,7 +280,7 @@ fn serve(
         "hotpage serve: listening on {} (database {}, durability {}, auth {}, TLS {}, at most {} connections); stop with Ctrl-C or SIGTERM",
         server.local_addr(),
         path.display(),
-        args.durability,
+        args.open.durability,
         auth_label,
         if tls { "on" } else { "off" },
         args.max_connections

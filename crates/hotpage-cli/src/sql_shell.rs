@@ -91,13 +91,8 @@ pub struct SqlOptions {
     /// Print the rows of each statement that returns rows as RFC 4180 CSV with a header
     #[arg(long)]
     pub csv: bool,
-    /// When a commit returns: sync (after an fdatasync, group commit), async (at once,
-    /// durable within 10 ms) or none (no log: a crash empties the tables)
-    #[arg(long, default_value = "sync")]
-    pub durability: String,
-    /// Buffer-pool size in MiB (1 to 1048576)
-    #[arg(long, default_value_t = 256)]
-    pub pool_mib: usize,
+    #[command(flatten)]
+    pub open: OpenArgs,
     /// The SQL dialect: postgres, or tsql (SQL Server's: batches split at GO lines,
     /// variables, WHILE/IF, T-SQL CREATE TABLE onto the designs; a script from -c, -f or
     /// standard input, no interactive shell)
@@ -218,24 +213,52 @@ fn run_tsql(
 
 /// Checks the options and turns them into the engine's.
 fn engine_options(args: &SqlOptions) -> Result<Options, CliError> {
-    open_options(&args.durability, args.pool_mib)
+    open_options(&args.open)
 }
 
+/// How `hotpage sql` and `hotpage serve` open their database.
+#[derive(clap::Args, Debug, Clone)]
+pub struct OpenArgs {
+    /// When a commit returns: sync (after an fdatasync, group commit), async (at once,
+    /// durable within 10 ms) or none (no log: a crash empties the tables)
+    #[arg(long, default_value = "sync")]
+    pub durability: String,
+    /// Buffer-pool size in MiB (1 to 1048576)
+    #[arg(long, default_value_t = 256)]
+    pub pool_mib: usize,
+    /// The most memory, in MiB, that all open transactions' rows may take together before
+    /// they commit (1 to 1048576). A transaction's rows wait in memory until COMMIT; an
+    /// insert past this is refused with SQLSTATE 53200 and the transaction stays open. A
+    /// row costs its bytes plus about 250 bytes of bookkeeping (500 with a primary key), so
+    /// the default holds a load of about 3 million small rows (`pgbench -i -s 30`)
+    #[arg(long, default_value_t = TXN_MIB_DEFAULT)]
+    pub txn_mib: usize,
+}
+
+/// `--txn-mib`'s default: the engine's.
+const TXN_MIB_DEFAULT: usize = hotpage::limits::TXN_MEMORY_BYTES_DEFAULT >> 20;
+/// The largest `--pool-mib` and `--txn-mib` (1 TiB).
+const OPEN_MIB_MAX: usize = 1 << 20;
+
 /// The engine's options for a database that SQL opens (created if missing), from
-/// `--durability` and `--pool-mib` (`hotpage sql` and `hotpage serve`).
-pub fn open_options(durability: &str, pool_mib: usize) -> Result<Options, CliError> {
-    let durability = Durability::parse(durability).ok_or_else(|| {
+/// `--durability`, `--pool-mib` and `--txn-mib` (`hotpage sql` and `hotpage serve`).
+pub fn open_options(args: &OpenArgs) -> Result<Options, CliError> {
+    let durability = Durability::parse(&args.durability).ok_or_else(|| {
         CliError::usage(format!(
-            "unknown durability '{durability}'; choose sync, async or none"
+            "unknown durability '{}'; choose sync, async or none",
+            args.durability
         ))
     })?;
-    if !(1..=1 << 20).contains(&pool_mib) {
-        return Err(CliError::usage(format!(
-            "--pool-mib must be from 1 to 1048576, not {pool_mib}"
-        )));
+    for (flag, mib) in [("--pool-mib", args.pool_mib), ("--txn-mib", args.txn_mib)] {
+        if !(1..=OPEN_MIB_MAX).contains(&mib) {
+            return Err(CliError::usage(format!(
+                "{flag} must be from 1 to {OPEN_MIB_MAX}, not {mib}"
+            )));
+        }
     }
     Ok(Options {
-        pool_bytes: pool_mib << 20,
+        pool_bytes: args.pool_mib << 20,
+        txn_memory_bytes_max: args.txn_mib << 20,
         create_if_missing: true,
         durability,
         ..Options::default()

@@ -11,7 +11,7 @@ use serve_support::Serve;
 fn bad_options_are_refused_before_anything_is_opened() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--listen", "0.0.0.0:5433"], "is not a loopback address"),
         (
             &["--max-connections", "0"],
@@ -22,6 +22,8 @@ fn bad_options_are_refused_before_anything_is_opened() {
             "--statement-timeout-ms must be at least 1",
         ),
         (&["--durability", "fast"], "unknown durability 'fast'"),
+        (&["--txn-mib", "0"], "--txn-mib must be from 1 to 1048576, not 0"),
+        (&["--pool-mib", "0"], "--pool-mib must be from 1 to 1048576, not 0"),
         (
             &["--max-message-bytes", "100"],
             "max message bytes must be from 1024",
@@ -71,6 +73,8 @@ fn help_explains_every_option() {
         "--max-statement-bytes",
         "--durability",
         "--pool-mib",
+        "--txn-mib",
+        "53200",
         "--auth",
         "--password-file",
         "--hash-password",

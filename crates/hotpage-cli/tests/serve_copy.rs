@@ -436,3 +436,48 @@ fn psql_df_lists_no_functions() {
     assert_eq!(out.matches("(0 rows)").count(), 2, "{out}");
     assert!(out.contains("Result data type"), "{out}");
 }
+
+/// `--txn-mib` bounds what open transactions stage: a COPY whose rows pass it fails with
+/// SQLSTATE 53200 and a message naming the option, leaves nothing behind, and the server
+/// goes on; a COPY within it commits.
+#[test]
+fn a_copy_past_the_staged_row_budget_fails_with_53200_and_one_within_it_commits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &["--txn-mib", "1"]);
+    stdout(&psql(
+        &serve,
+        &[
+            "-c",
+            "CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)",
+        ],
+    ));
+    let rows = |n: usize| {
+        let path = dir.path().join(format!("rows{n}.txt"));
+        let text: String = (0..n).map(|i| format!("row{i}\n")).collect();
+        std::fs::write(&path, text).expect("write the rows");
+        path.display().to_string()
+    };
+    // 1 MiB holds about 4,300 such rows (each costs its bytes and about 230 of bookkeeping).
+    let too_many = rows(10_000);
+    let out = psql(
+        &serve,
+        &[
+            "-v",
+            "VERBOSITY=verbose",
+            "-c",
+            &format!("\\copy big (v) FROM '{too_many}'"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("53200") && stderr.contains("--txn-mib"),
+        "{stderr}"
+    );
+    assert_eq!(one_value(&serve, "SELECT count(*) FROM big"), "0");
+    let fits = rows(3_000);
+    stdout(&psql(
+        &serve,
+        &["-c", &format!("\\copy big (v) FROM '{fits}'")],
+    ));
+    assert_eq!(one_value(&serve, "SELECT count(*) FROM big"), "3000");
+}

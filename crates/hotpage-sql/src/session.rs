@@ -340,7 +340,7 @@ pub(crate) fn engine_error(e: EngineError) -> SqlError {
         EngineError::ReadOnly(_) => sqlstate::READ_ONLY_SQL_TRANSACTION,
         EngineError::InvalidOption(_) => sqlstate::INVALID_PARAMETER_VALUE,
         EngineError::KeySpaceExhausted(_) => sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-        EngineError::PoolExhausted { .. } => "53200",
+        EngineError::PoolExhausted { .. } | EngineError::TransactionMemory { .. } => "53200",
         EngineError::Io { .. } => sqlstate::IO_ERROR,
         _ => sqlstate::INTERNAL_ERROR,
     };

@@ -73,6 +73,13 @@ pub enum Error {
     /// wait until it has; try again.
     #[error("table {0:?} is being truncated by a committing transaction; try again in a moment")]
     TableBusy(String),
+    /// Staging this row would take open transactions' rows past the memory the database
+    /// allows them together (`Options::txn_memory_bytes_max`; see `db::staged`). Refused
+    /// at insert, never at commit: the transaction stays open without the row.
+    #[error(
+        "open transactions may hold at most {bytes_max} bytes of rows in memory together, and this row would pass that (this transaction holds {own_bytes}); commit more often, or raise the limit (Options::txn_memory_bytes_max; hotpage sql/serve --txn-mib)"
+    )]
+    TransactionMemory { bytes_max: usize, own_bytes: usize },
     /// An option or argument is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),

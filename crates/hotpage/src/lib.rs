@@ -76,6 +76,9 @@ pub mod limits {
     };
     pub use crate::buffer::{DATA_FILES_MAX, POOL_BYTES_DEFAULT};
     pub use crate::catalog::{NAME_BYTES_MAX, TABLES_MAX};
+    pub use crate::db::{
+        STAGED_ROW_OVERHEAD_BYTES, SUPPLIED_KEY_OVERHEAD_BYTES, TXN_MEMORY_BYTES_DEFAULT,
+    };
     pub use crate::format::{SCHEMA_BYTES_MAX, UNLOGGED_FILE};
     pub use crate::page::{PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, PAGE_SIZE_MIN, validate_page_size};
 

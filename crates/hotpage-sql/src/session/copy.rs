@@ -9,7 +9,7 @@
 //!   transaction (the statement's own, or the block's): a bad record anywhere leaves none.
 //! - Records are cut from the stream as the chunks come, so a record may span CopyData
 //!   messages and the whole input is never held at once (the transaction's rows are, as
-//!   any transaction's are, up to the engine's `txn_bytes_max`).
+//!   any transaction's are, up to the engine's `txn_memory_bytes_max`).
 
 use super::{BatchObserver, SqlSession, TxnStatus, parse};
 use crate::error::{SqlError, SqlResult, sqlstate};

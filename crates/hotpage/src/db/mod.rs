@@ -53,6 +53,7 @@ mod race_tests;
 mod rebuild;
 mod routing;
 mod salvage;
+mod staged;
 mod truncate;
 pub(crate) mod txn_names;
 mod unique;
@@ -64,6 +65,7 @@ pub use log_records::{LogRecordInfo, LoggedPage, PageChange};
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
+pub use staged::{STAGED_ROW_OVERHEAD_BYTES, SUPPLIED_KEY_OVERHEAD_BYTES};
 pub use txn_names::{TXN_NAME_BYTES_MAX, TxnName};
 use unique::KeyLocks;
 
@@ -74,8 +76,9 @@ const ROW_COUNT_FLUSH_EVERY: u64 = 1024;
 pub const CHECKPOINT_LOG_BYTES_DEFAULT: u64 = 256 << 20;
 /// Default longest time between automatic checkpoints.
 pub const CHECKPOINT_INTERVAL_DEFAULT: Duration = Duration::from_secs(60);
-/// Default bound on the bytes of rows one transaction may hold before commit.
-pub const TXN_BYTES_MAX_DEFAULT: usize = 64 << 20;
+/// Default bound on the memory all open transactions' staged rows take together (see
+/// `staged`).
+pub const TXN_MEMORY_BYTES_DEFAULT: usize = 1 << 30;
 
 /// Options for opening a database.
 #[derive(Clone, Debug)]
@@ -95,8 +98,11 @@ pub struct Options {
     pub checkpoint_log_bytes: u64,
     /// Checkpoint at least this often while there is new log.
     pub checkpoint_interval: Duration,
-    /// The most bytes of rows one transaction may hold before it commits.
-    pub txn_bytes_max: usize,
+    /// The most memory all open transactions' rows may take together before they commit
+    /// (each row counts its key, its bytes and its bookkeeping: see
+    /// [`limits::STAGED_ROW_OVERHEAD_BYTES`](crate::limits)). A row past it is refused at
+    /// insert with [`Error::TransactionMemory`].
+    pub txn_memory_bytes_max: usize,
     /// Data files (`data.0 … data.{N-1}`, 1 to 64) for a new database; new pages fill them
     /// proportionally. An existing database keeps the count it was created with (data.0's
     /// header records it).
@@ -122,7 +128,7 @@ impl Default for Options {
             wal: WalOptions::default(),
             checkpoint_log_bytes: CHECKPOINT_LOG_BYTES_DEFAULT,
             checkpoint_interval: CHECKPOINT_INTERVAL_DEFAULT,
-            txn_bytes_max: TXN_BYTES_MAX_DEFAULT,
+            txn_memory_bytes_max: TXN_MEMORY_BYTES_DEFAULT,
             data_files: 1,
             read_only: false,
             key_seed: None,
@@ -342,6 +348,8 @@ struct Inner {
     // Truncations of committing transactions not yet settled in the catalog
     // (see `truncate`). Taken after `checkpoint_lock` when both are.
     truncate_swaps: Mutex<Vec<truncate::TruncateSwap>>,
+    // What open transactions' staged rows take in memory, together (see `staged`).
+    staged: Arc<staged::StagedMemory>,
     next_session_id: AtomicU64,
     // The names of the transactions committed since the open (`Session::name_transaction`).
     txn_names: Mutex<txn_names::TxnNames>,
@@ -1174,7 +1182,8 @@ fn check_rows_after_drop(inner: &Inner, old: &TableHandle, expected: usize) -> R
 
 struct PendingTxn {
     rows: Vec<(TableHandle, Key, Vec<u8>)>,
-    bytes: usize,
+    /// What `rows` and their supplied keys take in memory (see `staged`).
+    charge: staged::Charge,
     /// Tables this transaction truncates (`Session::truncate_at_commit`): empty for its
     /// own reads and inserts now, emptied for everyone at commit.
     truncated: Vec<TableHandle>,
@@ -1228,7 +1237,7 @@ impl Session {
         self.txn_name = None;
         self.txn = Some(PendingTxn {
             rows: Vec::new(),
-            bytes: 0,
+            charge: staged::Charge::new(&self.db.staged),
             truncated: Vec::new(),
             supplied: HashSet::new(),
         });
@@ -1369,18 +1378,14 @@ impl Session {
         result
     }
 
-    /// Adds the row to the open transaction, or commits it at once.
+    /// Adds the row to the open transaction, charging it to the staged-row budget (see
+    /// `staged`), or commits it at once.
     fn stage_or_commit(&mut self, table: &TableHandle, key: Key, row: &[u8]) -> Result<()> {
+        let bytes_max = self.db.options.txn_memory_bytes_max;
         match &mut self.txn {
             Some(txn) => {
-                let bytes = txn.bytes + key.as_bytes().len() + row.len();
-                if bytes > self.db.options.txn_bytes_max {
-                    return Err(Error::InvalidOption(format!(
-                        "transaction over txn_bytes_max ({} bytes): commit more often",
-                        self.db.options.txn_bytes_max
-                    )));
-                }
-                txn.bytes = bytes;
+                let bytes = staged::row_charge(table.user_keys, &key, row);
+                txn.charge.add(bytes, bytes_max)?;
                 txn.rows.push((Arc::clone(table), key, row.to_vec()));
                 Ok(())
             }
@@ -1652,7 +1657,15 @@ impl Session {
                 "truncate_at_commit outside a transaction".into(),
             ));
         };
-        txn.rows.retain(|(t, _, _)| t.id != table.id);
+        let mut freed_bytes = 0;
+        txn.rows.retain(|(t, key, row)| {
+            let kept = t.id != table.id;
+            if !kept {
+                freed_bytes += staged::row_charge(t.user_keys, key, row);
+            }
+            kept
+        });
+        txn.charge.give_back(freed_bytes);
         txn.supplied.retain(|(id, _)| *id != table.id);
         if !txn.truncated.iter().any(|t| t.id == table.id) {
             txn.truncated.push(Arc::clone(table));

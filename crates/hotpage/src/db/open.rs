@@ -102,9 +102,9 @@ fn validate_options(options: &Options) -> Result<()> {
     page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
     buffer::validate_data_files(options.data_files).map_err(Error::InvalidOption)?;
     options.wal.validate()?;
-    if options.txn_bytes_max == 0 {
+    if options.txn_memory_bytes_max == 0 {
         return Err(Error::InvalidOption(
-            "txn_bytes_max must be at least 1".into(),
+            "txn_memory_bytes_max must be at least 1".into(),
         ));
     }
     Ok(())
@@ -194,6 +194,7 @@ pub(super) fn open_steps(
                 checkpoints: 0,
             }),
             truncate_swaps: Mutex::new(Vec::new()),
+            staged: Arc::default(),
             next_session_id: AtomicU64::new(1),
             txn_names: Mutex::new(names_known_from(&catalog, append_from)),
             read_only: options.read_only,

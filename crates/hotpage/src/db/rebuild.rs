@@ -138,13 +138,15 @@ impl Session {
                     key: spec.kind.decode(key),
                 });
             }
-            bytes += key.as_bytes().len() + row.len();
+            // Held as a transaction holds rows with supplied keys, and their key locks.
+            bytes += super::staged::row_charge(spec.user_keys, key, row);
         }
-        if bytes > self.db.options.txn_bytes_max {
-            return Err(Error::InvalidOption(format!(
-                "rebuilding table {} takes one transaction over txn_bytes_max ({} bytes)",
-                old.name, self.db.options.txn_bytes_max
-            )));
+        let bytes_max = self.db.options.txn_memory_bytes_max;
+        if bytes > bytes_max {
+            return Err(Error::TransactionMemory {
+                bytes_max,
+                own_bytes: bytes,
+            });
         }
         Ok(())
     }
