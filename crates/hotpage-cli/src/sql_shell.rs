@@ -229,8 +229,9 @@ pub struct OpenArgs {
     /// The most memory, in MiB, that all open transactions' rows may take together before
     /// they commit (1 to 1048576). A transaction's rows wait in memory until COMMIT; an
     /// insert past this is refused with SQLSTATE 53200 and the transaction stays open. A
-    /// row costs its bytes plus about 250 bytes of bookkeeping (500 with a primary key), so
-    /// the default holds a load of about 3 million small rows (`pgbench -i -s 30`)
+    /// row costs its bytes plus about 230 bytes of bookkeeping (530 with a primary key), so
+    /// the default holds about 3 million small rows in one transaction, and `pgbench -i -s
+    /// 16` (its ADD PRIMARY KEY holds every account with its key)
     #[arg(long, default_value_t = TXN_MIB_DEFAULT)]
     pub txn_mib: usize,
 }

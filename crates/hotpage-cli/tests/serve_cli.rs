@@ -22,8 +22,14 @@ fn bad_options_are_refused_before_anything_is_opened() {
             "--statement-timeout-ms must be at least 1",
         ),
         (&["--durability", "fast"], "unknown durability 'fast'"),
-        (&["--txn-mib", "0"], "--txn-mib must be from 1 to 1048576, not 0"),
-        (&["--pool-mib", "0"], "--pool-mib must be from 1 to 1048576, not 0"),
+        (
+            &["--txn-mib", "0"],
+            "--txn-mib must be from 1 to 1048576, not 0",
+        ),
+        (
+            &["--pool-mib", "0"],
+            "--pool-mib must be from 1 to 1048576, not 0",
+        ),
         (
             &["--max-message-bytes", "100"],
             "max message bytes must be from 1024",

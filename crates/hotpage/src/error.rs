@@ -75,9 +75,10 @@ pub enum Error {
     TableBusy(String),
     /// Staging this row would take open transactions' rows past the memory the database
     /// allows them together (`Options::txn_memory_bytes_max`; see `db::staged`). Refused
-    /// at insert, never at commit: the transaction stays open without the row.
+    /// at insert, never at commit: the transaction stays open without the row. `own_bytes`:
+    /// what this transaction's rows would take with it.
     #[error(
-        "open transactions may hold at most {bytes_max} bytes of rows in memory together, and this row would pass that (this transaction holds {own_bytes}); commit more often, or raise the limit (Options::txn_memory_bytes_max; hotpage sql/serve --txn-mib)"
+        "this transaction's rows would take {own_bytes} bytes of memory, and open transactions may hold at most {bytes_max} together; commit more often, or raise the limit (Options::txn_memory_bytes_max; hotpage sql/serve --txn-mib)"
     )]
     TransactionMemory { bytes_max: usize, own_bytes: usize },
     /// An option or argument is out of range.

@@ -175,7 +175,7 @@ fn open_transactions_share_the_budget_and_a_refused_row_leaves_the_transaction_o
             bytes_max,
             own_bytes,
         }) => {
-            assert_eq!((bytes_max, own_bytes), (100 * per_row, 40 * per_row));
+            assert_eq!((bytes_max, own_bytes), (100 * per_row, 41 * per_row));
         }
         other => panic!("a row past the shared budget: {other:?}"),
     }

@@ -433,6 +433,17 @@ struct CheckpointState {
     checkpoints: u64,
 }
 
+impl CheckpointState {
+    /// At an open whose log ends (or will be appended from) at `end`.
+    fn opened_at(end: Lsn) -> CheckpointState {
+        CheckpointState {
+            last_end: end,
+            last_at: Instant::now(),
+            checkpoints: 0,
+        }
+    }
+}
+
 /// An open database. Share it between threads with `&Database` or clone the handle.
 #[derive(Clone)]
 pub struct Database {

@@ -188,11 +188,7 @@ pub(super) fn open_steps(
             log_salt: catalog.log_salt,
             log_segment_bytes: log_segment_bytes(&catalog, &options),
             appliers: Mutex::new(Vec::new()),
-            checkpoint_lock: Mutex::new(CheckpointState {
-                last_end: append_from,
-                last_at: Instant::now(),
-                checkpoints: 0,
-            }),
+            checkpoint_lock: Mutex::new(CheckpointState::opened_at(append_from)),
             truncate_swaps: Mutex::new(Vec::new()),
             staged: Arc::default(),
             next_session_id: AtomicU64::new(1),

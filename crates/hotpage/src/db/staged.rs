@@ -71,7 +71,7 @@ impl Charge {
             self.memory.bytes.fetch_sub(bytes, Ordering::AcqRel);
             return Err(Error::TransactionMemory {
                 bytes_max,
-                own_bytes: self.bytes,
+                own_bytes: self.bytes + bytes,
             });
         }
         self.bytes += bytes;
@@ -123,7 +123,7 @@ mod tests {
         match second.add(401, 1000) {
             Err(Error::TransactionMemory {
                 bytes_max: 1000,
-                own_bytes: 0,
+                own_bytes: 401,
             }) => {}
             other => panic!("past the shared budget: {other:?}"),
         }
