@@ -100,7 +100,10 @@ fn trace_arguments(command: &str, toks: &[Token]) -> SqlResult<(BTreeSet<u32>, b
         let Some(flag) = flag else {
             return Err(bad(format!(
                 "DBCC {command} takes trace flag numbers (0 or more) and -1 for global, not {}",
-                super::parse::render(part)
+                // `-5`, not `- 5`: the tokens as written, unspaced.
+                part.iter()
+                    .map(|t| super::parse::render(std::slice::from_ref(t)))
+                    .collect::<String>()
             )));
         };
         flags.insert(flag);

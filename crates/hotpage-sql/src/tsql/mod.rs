@@ -566,6 +566,17 @@ impl TsqlSession {
         Ok(())
     }
 
+    /// A value in a variable's, parameter's or function result's type `ty`, as T-SQL
+    /// converts it: a number into a datetime is days since 1900-01-01 (an int argument
+    /// for a datetime parameter; a cast to timestamp refuses it), anything else a cast.
+    fn converted(&mut self, value: Value, ty: &str) -> SqlResult<Value> {
+        if ty == "timestamp" {
+            return crate::expr::tsql_datetime(&value);
+        }
+        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, ty));
+        single_value(self.pg(&cast)?)
+    }
+
     /// `CAST((expr) AS ty)`'s value. A datetime variable takes a number as SQL Server
     /// converts one (days since 1900-01-01: `DECLARE @d datetime = 5`), which a cast to
     /// timestamp refuses: its value is converted here, after the expression runs.
@@ -1403,8 +1414,7 @@ impl TsqlSession {
     fn call_body(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
         for ((name, ty), value) in function.params.iter().zip(args) {
             let ty = translate::pg_type(ty)?;
-            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-            let value = single_value(self.pg(&cast)?)?;
+            let value = self.converted(value, &ty)?;
             self.vars.insert(name.clone(), (value, ty));
         }
         let Flow::Return(Some(value)) = self.run(&function.body)?.outside_loop()? else {
@@ -1417,7 +1427,6 @@ impl TsqlSession {
             ));
         };
         let ty = translate::pg_type(&function.returns)?;
-        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-        single_value(self.pg(&cast)?)
+        self.converted(value, &ty)
     }
 }
