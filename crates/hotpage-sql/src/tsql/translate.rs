@@ -413,13 +413,24 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
         return Err(syntax_near(toks.get(close)));
     };
     let part_name = word(part).ok_or_else(|| syntax_near(Some(part)))?;
+    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
+    let function = if big { "datediff_big" } else { "datediff" };
+    if let Some(refused) = date_diff_refused_part(&part_name) {
+        // SQL Server knows these parts (DATEPART and DATEADD take them) but its DATEDIFF
+        // refuses them: PostgreSQL's code for a unit a function does not support.
+        return Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!(
+                "the datepart {refused} is not supported by date function {function} (SQL Server error 9806)"
+            ),
+        ));
+    }
     let Some(unit) = date_diff_unit(&part_name) else {
         return Err(SqlError::new(
             sqlstate::INVALID_PARAMETER_VALUE,
-            format!("'{part_name}' is not a recognized datediff option (SQL Server error 155)"),
+            format!("'{part_name}' is not a recognized {function} option (SQL Server error 155)"),
         ));
     };
-    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
     if !big {
         out.push("CAST(");
     }
@@ -442,6 +453,18 @@ fn date_diff_argument(arg: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlRes
     Ok(())
 }
 
+/// The parts SQL Server's DATEDIFF and DATEDIFF_BIG refuse with error 9806 (by their full
+/// names), though DATEPART and DATEADD take them: `iso_week` (`isowk`, `isoww`) and
+/// `tzoffset` (`tz`). Refused here as there, so a script behaves as on SQL Server;
+/// `hotpage_datediff('iso_week', …)` in the PostgreSQL dialect counts Monday boundaries.
+fn date_diff_refused_part(part: &str) -> Option<&'static str> {
+    match part {
+        "ISO_WEEK" | "ISOWK" | "ISOWW" => Some("iso_week"),
+        "TZOFFSET" | "TZ" => Some("tzoffset"),
+        _ => None,
+    }
+}
+
 /// `hotpage_datediff`'s unit for a DATEDIFF part (SQL Server's names and abbreviations):
 /// microseconds for the parts of fixed length, else the part's name as a string.
 fn date_diff_unit(part: &str) -> Option<String> {
@@ -454,7 +477,6 @@ fn date_diff_unit(part: &str) -> Option<String> {
         // DATEDIFF counts weekday boundaries as day boundaries: each midnight is one.
         "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" | "WEEKDAY" | "DW" | "W" => 86_400_000_000,
         "WEEK" | "WK" | "WW" => return Some("'week'".into()),
-        "ISO_WEEK" | "ISOWK" | "ISOWW" => return Some("'iso_week'".into()),
         "MONTH" | "MM" | "M" => return Some("'month'".into()),
         "QUARTER" | "QQ" | "Q" => return Some("'quarter'".into()),
         "YEAR" | "YY" | "YYYY" => return Some("'year'".into()),
