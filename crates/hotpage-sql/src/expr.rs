@@ -34,7 +34,8 @@ pub(crate) enum Func {
     ObjectName,
     /// `hotpage_datediff(unit, a, b)`: how many unit boundaries lie between timestamps `a`
     /// and `b` (T-SQL's DATEDIFF); the unit is a length in microseconds or a calendar
-    /// part's name (`'week'`, `'month'`, `'quarter'`, `'year'`, `'nanosecond'`).
+    /// part's name (`'week'`, `'iso_week'`, `'month'`, `'quarter'`, `'year'`,
+    /// `'nanosecond'`); `a` and `b` may also be text or day numbers (`tsql_datetime`).
     DateDiff,
 }
 
@@ -791,7 +792,7 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
 /// `hotpage_datediff(unit, a, b [, 'int'])`: boundaries crossed, as SQL Server counts them
 /// (`DATEDIFF(second, '…:00.9', '…:01.1')` is 1). A unit in microseconds: the difference
 /// of the two timestamps each floored to the unit (day boundaries fall at midnight, since
-/// the timestamps' epoch is a midnight). A calendar part by name (`'week'`, `'month'`,
+/// the timestamps' epoch is a midnight). A calendar part by name (`'week'`, `'iso_week'`, `'month'`,
 /// `'quarter'`, `'year'`): the difference of the two timestamps' calendar indexes
 /// (`value::calendar_index`); `'nanosecond'`: the microseconds between them times 1,000.
 fn date_diff(args: &[Value]) -> SqlResult<Value> {
@@ -817,23 +818,48 @@ fn date_diff_overflow() -> SqlError {
     )
 }
 
-/// An integer as SQL Server converts it to a datetime, days since 1900-01-01 (the idiom
-/// `DATEDIFF(month, 0, GETDATE())`); any other value as it is.
-fn datetime_of_day_number(value: &Value) -> SqlResult<Value> {
+/// A value as SQL Server converts one to a datetime (a DATEDIFF date, a datetime
+/// variable's value): a timestamp as it is, text
+/// through the timestamp input (`'2026-11-25 10:00'`), and a number, literal or not (an
+/// int variable, `@d + 1`, a column), as days since 1900-01-01 with a fraction of a day
+/// for a float or decimal (the idiom `DATEDIFF(month, 0, GETDATE())`). The conversion is
+/// made here, at run time, because a variable's type is not known where the T-SQL is
+/// translated. Anything else is 42804.
+pub(crate) fn tsql_datetime(value: &Value) -> SqlResult<Value> {
     /// Days from 1900-01-01 to 2000-01-01, the timestamps' epoch.
     const DAYS_1900_TO_2000: i64 = 36_524;
+    const USECS_PER_DAY: i64 = 86_400_000_000;
+    let out_of_range = |days: &dyn std::fmt::Display| {
+        SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("{days} days from 1900-01-01 is out of the datetime range"),
+        )
+    };
     match value {
+        Value::Null | Value::Timestamp(_) => Ok(value.clone()),
+        Value::Text(_) => value.clone().coerce(&SqlType::Timestamp),
         Value::Int(days) => days
             .checked_sub(DAYS_1900_TO_2000)
-            .and_then(|d| d.checked_mul(86_400_000_000))
+            .and_then(|d| d.checked_mul(USECS_PER_DAY))
             .map(Value::Timestamp)
-            .ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::DATETIME_FIELD_OVERFLOW,
-                    format!("{days} days from 1900-01-01 is out of the datetime range"),
-                )
-            }),
-        other => Ok(other.clone()),
+            .ok_or_else(|| out_of_range(days)),
+        Value::Float(_) | Value::Numeric { .. } => {
+            let days = match value.clone().coerce(&SqlType::Double)? {
+                Value::Float(days) => days,
+                _ => return Err(mismatch("a date number must be a number of days")),
+            };
+            let micros = ((days - DAYS_1900_TO_2000 as f64) * USECS_PER_DAY as f64).round();
+            // Within ±2^62 µs (±146,000 years): a real date, and no saturating cast.
+            if micros.is_finite() && micros.abs() < 4.6e18 {
+                Ok(Value::Timestamp(micros as i64))
+            } else {
+                Err(out_of_range(&days))
+            }
+        }
+        other => Err(mismatch(&format!(
+            "{} does not convert to a datetime",
+            other.to_pg_text(None).unwrap_or_default()
+        ))),
     }
 }
 
@@ -841,7 +867,7 @@ fn datetime_of_day_number(value: &Value) -> SqlResult<Value> {
 fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
     let overflow = date_diff_overflow;
     let (a, b) = match args {
-        [_, a, b] => (datetime_of_day_number(a)?, datetime_of_day_number(b)?),
+        [_, a, b] => (tsql_datetime(a)?, tsql_datetime(b)?),
         _ => return Err(mismatch("hotpage_datediff takes a unit and two timestamps")),
     };
     match [args[0].clone(), a, b].as_slice() {
@@ -868,7 +894,7 @@ fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
                 _ => Err(SqlError::new(
                     sqlstate::INVALID_PARAMETER_VALUE,
                     format!(
-                        "hotpage_datediff: unknown part \"{part}\" (a unit in microseconds, or week, month, quarter, year, nanosecond)"
+                        "hotpage_datediff: unknown part \"{part}\" (a unit in microseconds, or week, iso_week, month, quarter, year, nanosecond)"
                     ),
                 )),
             }
@@ -942,6 +968,12 @@ mod tests {
             // 0001-01-01 was a Monday: day 6 is the first Sunday.
             let week = |d: i64| (d + 1).div_euclid(7);
             proptest::prop_assert_eq!(diff(Value::Text("week".into())), Value::Int(week(db) - week(da)));
+            // ... and day 0 the first Monday: ISO weeks are whole weeks from it.
+            let iso_week = |d: i64| d.div_euclid(7);
+            proptest::prop_assert_eq!(
+                diff(Value::Text("iso_week".into())),
+                Value::Int(iso_week(db) - iso_week(da))
+            );
             let months = (b.0 * 12 + i64::from(b.1)) - (a.0 * 12 + i64::from(a.1));
             proptest::prop_assert_eq!(diff(Value::Text("month".into())), Value::Int(months));
             let quarters = (b.0 * 4 + i64::from((b.1 - 1) / 3)) - (a.0 * 4 + i64::from((a.1 - 1) / 3));
@@ -983,6 +1015,31 @@ mod tests {
         assert_eq!(days, Value::Int(46_349));
         let far = date_diff(&[month, Value::Int(i64::MIN), Value::Int(0)]);
         assert_eq!(far.unwrap_err().sqlstate, "22008");
+    }
+
+    /// Numbers that are not literals (an int variable, a column) reach `hotpage_datediff`
+    /// as values: days since 1900-01-01, a float's fraction a part of a day, text parsed.
+    #[test]
+    fn date_diff_converts_numbers_and_text_to_dates() {
+        let hour = Value::Int(3_600_000_000);
+        let diff = |a: Value, b: Value| date_diff(&[hour.clone(), a, b]);
+        assert_eq!(
+            diff(Value::Int(0), Value::Float(1.5)).unwrap(),
+            Value::Int(36)
+        );
+        let quarter_day = Value::Numeric {
+            scaled: 25,
+            scale: 2,
+        };
+        assert_eq!(diff(quarter_day, Value::Int(1)).unwrap(), Value::Int(18));
+        let text = Value::Text("1900-01-02 06:00".into());
+        assert_eq!(diff(Value::Int(1), text).unwrap(), Value::Int(6));
+        let bad = diff(Value::Text("soon".into()), Value::Int(0)).unwrap_err();
+        assert_eq!(bad.sqlstate, "22007");
+        let far = diff(Value::Float(f64::INFINITY), Value::Int(0)).unwrap_err();
+        assert_eq!(far.sqlstate, "22008");
+        let uuid = diff(Value::Uuid([0; 16]), Value::Int(0)).unwrap_err();
+        assert_eq!(uuid.sqlstate, "42804");
     }
 
     #[test]

@@ -16,9 +16,12 @@ use hotpage::{Database, Durability, Error as EngineError};
 use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, Set, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+
+/// SQL Server's trace flag for fn_dblog over the inactive log too.
+pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
 
 mod alter;
 mod copy;
@@ -115,8 +118,9 @@ pub struct SqlDatabase {
     next_pid: AtomicU32,
     // Bumped whenever the T-SQL objects change: a T-SQL session reloads them when it moves.
     tsql_generation: AtomicU64,
-    // Trace flag 2537 (`DBCC TRACEON(2537)`): fn_dblog reads the whole retained log.
-    dblog_reads_inactive_log: AtomicBool,
+    // T-SQL's global trace flags (`DBCC TRACEON(n, -1)`); a session's own are its
+    // TsqlSession's. Flag 2537: fn_dblog reads the whole retained log.
+    global_trace_flags: Mutex<BTreeSet<u32>>,
 }
 
 impl SqlDatabase {
@@ -132,20 +136,33 @@ impl SqlDatabase {
             activity: Mutex::new(Vec::new()),
             next_pid: AtomicU32::new(1),
             tsql_generation: AtomicU64::new(0),
-            dblog_reads_inactive_log: AtomicBool::new(false),
+            global_trace_flags: Mutex::new(BTreeSet::new()),
         }))
     }
 
-    /// SQL Server's trace flag 2537, for the whole database: `hotpage_dblog` (fn_dblog)
-    /// reads the log's inactive part too (the retained log before the last checkpoint,
-    /// and so before the database was opened), not only the active log.
-    pub(crate) fn set_dblog_reads_inactive_log(&self, on: bool) {
-        self.dblog_reads_inactive_log.store(on, Ordering::Relaxed);
+    /// Turns a global trace flag on or off (T-SQL's `DBCC TRACEON|TRACEOFF(flag, -1)`):
+    /// every session of the database sees it until TRACEOFF or a reopen.
+    pub(crate) fn set_global_trace_flag(&self, flag: u32, on: bool) {
+        let mut flags = lock(&self.global_trace_flags);
+        if on {
+            flags.insert(flag);
+        } else {
+            flags.remove(&flag);
+        }
     }
 
-    /// Whether trace flag 2537 is on (see [`SqlDatabase::set_dblog_reads_inactive_log`]).
+    /// The global trace flags that are on.
+    pub(crate) fn global_trace_flags(&self) -> BTreeSet<u32> {
+        lock(&self.global_trace_flags).clone()
+    }
+
+    /// Whether SQL Server's trace flag 2537 is on globally: `hotpage_dblog` (fn_dblog)
+    /// then reads the log's inactive part too (the retained log before the last
+    /// checkpoint, and so before the database was opened), not only the active log, for
+    /// every session. A T-SQL session's own flag reaches it as `hotpage_dblog`'s third
+    /// argument instead.
     pub(crate) fn dblog_reads_inactive_log(&self) -> bool {
-        self.dblog_reads_inactive_log.load(Ordering::Relaxed)
+        lock(&self.global_trace_flags).contains(&DBLOG_INACTIVE_LOG_TRACE_FLAG)
     }
 
     /// The engine underneath.

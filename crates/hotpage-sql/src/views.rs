@@ -136,10 +136,10 @@
 //! | records_since_checkpoint | bigint | records at or after the last checkpoint's redo point |
 //! | bytes_since_checkpoint | bigint | their bytes |
 //!
-//! ## `hotpage_dblog([start, end])` (fn_dblog)
+//! ## `hotpage_dblog([start, end [, inactive_too]])` (fn_dblog)
 //!
 //! The active log's records one by one (the whole retained log with T-SQL's trace flag
-//! 2537), between `start` and `end` when they are not NULL (LSNs as `a:b:c` in decimal or
+//! 2537 on globally, or with `inactive_too` true: a session's flag), between `start` and `end` when they are not NULL (LSNs as `a:b:c` in decimal or
 //! `0xA:B:C` in hex, both bounds included), one row per page a record changes (see
 //! `views::dblog` for the mapping of record kinds to operations and contexts), plus a
 //! `LOP_MODIFY_ROW`, `LCX_PFS` row where a heap page's change moves it to another
@@ -270,8 +270,8 @@ const VIEWS: &[View] = &[
     },
     View {
         name: "hotpage_dblog",
-        arity: (0, 2),
-        usage: "hotpage_dblog or hotpage_dblog(start, end): LSNs 'a:b:c' (decimal) or '0xA:B:C' (hex), or NULL",
+        arity: (0, 3),
+        usage: "hotpage_dblog or hotpage_dblog(start, end [, inactive_too]): LSNs 'a:b:c' (decimal) or '0xA:B:C' (hex), or NULL; inactive_too a boolean",
         columns: dblog::columns,
         rows: dblog::rows,
     },

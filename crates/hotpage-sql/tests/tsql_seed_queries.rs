@@ -331,12 +331,87 @@ fn transaction_names_survive_a_reopen() {
         before,
         "after a clean close"
     );
-    run(&mut s, "DBCC TRACEOFF(2537)");
+    run(&mut s, "DBCC TRACEOFF(2537, -1)");
     assert_eq!(
         rows(&run(&mut s, names_query)).len(),
         0,
         "trace flag 2537 off"
     );
+}
+
+/// Trace flag 2537 is a session's own, as in SQL Server (`DBCC TRACEON(2537)`), or every
+/// session's with `-1`: two sessions of one database see different fn_dblog extents, and
+/// TRACEOFF gives a session the active log back. The same statement text runs before and
+/// after each change, so a statement prepared with the old flag would show here.
+#[test]
+fn trace_flag_2537_is_per_session_unless_global() {
+    let (_engine, sql) = open();
+    let (mut a, mut b) = (
+        TsqlSession::new(sql.session()),
+        TsqlSession::new(sql.session()),
+    );
+    run(
+        &mut a,
+        "CREATE TABLE dbo.traced (c int NOT NULL)\nGO\nBEGIN TRAN before_checkpoint\nINSERT INTO dbo.traced (c) VALUES (1)\nCOMMIT\nGO\nCHECKPOINT\nGO\nBEGIN TRAN after_checkpoint\nINSERT INTO dbo.traced (c) VALUES (2)\nCOMMIT",
+    );
+    let names_query = "SELECT [Transaction Name] FROM sys.fn_dblog(NULL, NULL) WHERE Operation = N'LOP_BEGIN_XACT' ORDER BY [Current LSN]";
+    let names = |s: &mut TsqlSession| -> Vec<String> {
+        rows(&run(s, names_query)).into_iter().flatten().collect()
+    };
+    let active = vec!["after_checkpoint".to_string()];
+    assert_eq!(names(&mut a), active);
+    assert_eq!(names(&mut b), active);
+
+    run(&mut a, "DBCC TRACEON(2537)");
+    let whole = names(&mut a);
+    assert!(
+        whole.contains(&"before_checkpoint".to_string()) && whole.ends_with(&active),
+        "session a reads the inactive log too: {whole:?}"
+    );
+    assert_eq!(names(&mut b), active, "session b's flag is off");
+    // In a loop too (its statements are prepared once per session otherwise).
+    let looped = "DECLARE @i int = 0, @n bigint\nWHILE @i < 2\nBEGIN\n    SELECT @n = COUNT_BIG(*) FROM sys.fn_dblog(NULL, NULL) WHERE Operation = N'LOP_BEGIN_XACT'\n    SET @i += 1\nEND\nSELECT @n";
+    assert_eq!(rows(&run(&mut a, looped)), [[whole.len().to_string()]]);
+    assert_eq!(rows(&run(&mut b, looped)), [["1"]]);
+
+    run(&mut a, "DBCC TRACEOFF(2537)");
+    assert_eq!(
+        names(&mut a),
+        active,
+        "TRACEOFF gives a the active log back"
+    );
+
+    // Global: every session, a new one too, until TRACEOFF with -1; a session's own
+    // TRACEOFF leaves the global flag on.
+    run(&mut b, "DBCC TRACEON(2537, -1)");
+    assert_eq!(names(&mut a), whole);
+    assert_eq!(names(&mut TsqlSession::new(sql.session())), whole);
+    run(&mut a, "DBCC TRACEOFF(2537)");
+    assert_eq!(names(&mut a), whole, "still on globally");
+    assert_eq!(
+        rows(&run(&mut a, "DBCC TRACESTATUS(2537)")),
+        [["2537", "1", "1", "0"]]
+    );
+    run(&mut a, "DBCC TRACEOFF(2537, -1)");
+    assert_eq!(names(&mut a), active);
+    assert_eq!(names(&mut b), active);
+
+    // The PostgreSQL dialect's form of a session's flag: hotpage_dblog's third argument.
+    let mut pg = sql.session();
+    let count = |pg: &mut hotpage_sql::SqlSession, inactive: &str| -> i64 {
+        let query = format!(
+            "SELECT count(*) FROM hotpage_dblog(NULL, NULL{inactive}) WHERE operation = 'LOP_BEGIN_XACT'"
+        );
+        let results = pg.execute(&query).expect("hotpage_dblog");
+        number(&results[0].rows[0][0].to_pg_text(None).expect("a count"))
+    };
+    assert_eq!(count(&mut pg, ""), 1);
+    assert_eq!(count(&mut pg, ", false"), 1);
+    assert_eq!(count(&mut pg, ", true"), whole.len() as i64);
+    let error = pg
+        .execute("SELECT * FROM hotpage_dblog(NULL, NULL, 'yes')")
+        .expect_err("a text flag");
+    assert_eq!(error.sqlstate, "42804");
 }
 
 /// Seed 000's loop (`rows` rows for its 100,000) from 8 sessions while a ninth samples

@@ -186,6 +186,12 @@ impl Resolve for Parameters<'_> {
         self.volatile.set(true);
         self.session.object_exists(name, types)
     }
+
+    fn session_trace_flag(&self, flag: u32) -> bool {
+        // DBCC TRACEON/TRACEOFF can change it between two runs of the statement.
+        self.volatile.set(true);
+        self.session.session_trace_flag(flag)
+    }
 }
 
 /// The values of a prepared entry's variables, in `$n` order.

@@ -8,6 +8,11 @@
 //! Files are numbered as the wait resources number them (`data.0` is file 0); the database
 //! id is 1 (`DB_ID()`). Print option 0 is the header; 1 adds each slot's offset, length
 //! and record bytes in hex; 3 adds each row's key, decoded.
+//!
+//! Also `DBCC TRACEON | TRACEOFF (flag, … [, -1])` and `DBCC TRACESTATUS [(flag, … [, -1])]`:
+//! a flag is the session's, or with `-1` global (the database's, every session's, until
+//! TRACEOFF with `-1` or a reopen), as in SQL Server. Flag 2537 is the one that acts here
+//! (fn_dblog reads the inactive log too); others are kept and shown, and do nothing.
 
 use super::TsqlSession;
 use super::parse::split_top_level;
@@ -17,6 +22,7 @@ use crate::types::SqlType;
 use crate::value::Value;
 use hotpage::{PageLocation, PageReport, PageType, SlotContent};
 use sqlparser::tokenizer::Token;
+use std::collections::BTreeSet;
 
 /// Bytes of a record shown in hex (SQL Server shows a memory dump; a row here is short).
 const RECORD_HEX_MAX: usize = 256;
@@ -59,7 +65,109 @@ fn arguments(toks: &[Token]) -> SqlResult<[i64; 4]> {
     Ok(out)
 }
 
+/// The trace flags a `DBCC TRACEON | TRACEOFF | TRACESTATUS` names (`toks` are those after
+/// the command: `(2537, -1)`, `WITH NO_INFOMSGS`, or nothing), and whether `-1` (global)
+/// is among them.
+fn trace_arguments(command: &str, toks: &[Token]) -> SqlResult<(BTreeSet<u32>, bool)> {
+    let mut toks = toks;
+    if let [rest @ .., Token::SemiColon] = toks {
+        toks = rest;
+    }
+    if let [rest @ .., with, option] = toks
+        && super::parse::is_word(Some(with), "WITH")
+        && super::parse::is_word(Some(option), "NO_INFOMSGS")
+    {
+        toks = rest;
+    }
+    let inner = match toks {
+        [] => return Ok((BTreeSet::new(), false)),
+        [Token::LParen, inner @ .., Token::RParen] => inner,
+        _ => return Err(super::parse::syntax_near(toks.first())),
+    };
+    let (mut flags, mut global) = (BTreeSet::new(), false);
+    if inner.is_empty() {
+        return Ok((flags, global));
+    }
+    for part in split_top_level(inner, |t| matches!(t, Token::Comma)) {
+        let flag = match part {
+            [Token::Minus, Token::Number(n, _)] if n == "1" => {
+                global = true;
+                continue;
+            }
+            [Token::Number(n, _)] => n.parse::<i32>().ok().and_then(|f| u32::try_from(f).ok()),
+            _ => None,
+        };
+        let Some(flag) = flag else {
+            return Err(bad(format!(
+                "DBCC {command} takes trace flag numbers (0 or more) and -1 for global, not {}",
+                // `-5`, not `- 5`: the tokens as written, unspaced.
+                part.iter()
+                    .map(|t| super::parse::render(std::slice::from_ref(t)))
+                    .collect::<String>()
+            )));
+        };
+        flags.insert(flag);
+    }
+    Ok((flags, global))
+}
+
 impl TsqlSession {
+    /// `DBCC TRACEON | TRACEOFF (flag, … [, -1])`: the session's flags, or with `-1` the
+    /// database's global ones. Turning a flag off for the session leaves it on globally
+    /// when it is (SQL Server's rule: TRACESTATUS then shows Global 1, Session 0).
+    pub(super) fn dbcc_trace(&mut self, command: &str, toks: &[Token]) -> SqlResult<()> {
+        let (flags, global) = trace_arguments(command, toks)?;
+        if flags.is_empty() {
+            return Err(bad(format!(
+                "DBCC {command} needs a trace flag: DBCC {command}(2537) for this session, DBCC {command}(2537, -1) for every session"
+            )));
+        }
+        let on = command == "TRACEON";
+        for flag in flags {
+            if global {
+                self.sql.database().set_global_trace_flag(flag, on);
+            } else if on {
+                self.trace_flags.insert(flag);
+            } else {
+                self.trace_flags.remove(&flag);
+            }
+        }
+        Ok(())
+    }
+
+    /// `DBCC TRACESTATUS [(flag, … [, -1])]`: a row per flag named, or without one, per flag
+    /// on for this session (its own and the global ones): TraceFlag, Status (on for this
+    /// session, either way), Global, Session, each 1 or 0.
+    pub(super) fn dbcc_trace_status(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let (named, _) = trace_arguments("TRACESTATUS", toks)?;
+        let global = self.sql.database().global_trace_flags();
+        let shown: BTreeSet<u32> = if named.is_empty() {
+            global.union(&self.trace_flags).copied().collect()
+        } else {
+            named
+        };
+        let int = |on: bool| Value::Int(i64::from(on));
+        let rows: Vec<Vec<Value>> = shown
+            .iter()
+            .map(|flag| {
+                let (g, s) = (global.contains(flag), self.trace_flags.contains(flag));
+                vec![Value::Int(i64::from(*flag)), int(g || s), int(g), int(s)]
+            })
+            .collect();
+        self.output.push(super::TsqlOutput::Result(StatementResult {
+            tag: format!("SELECT {}", rows.len()),
+            columns: ["TraceFlag", "Status", "Global", "Session"]
+                .iter()
+                .map(|name| ColumnInfo {
+                    name: (*name).to_string(),
+                    ty: SqlType::Int,
+                })
+                .collect(),
+            rows,
+        }));
+        Ok(())
+    }
+
     /// `DBCC PAGE(db, file, page, option)` (`toks` are those after PAGE).
     pub(super) fn dbcc_page(&mut self, toks: &[Token]) -> SqlResult<()> {
         let [db, file, page, option] = arguments(toks)?;

@@ -21,7 +21,7 @@ use crate::value::Value;
 use ddl::TableDef;
 use parse::{Stmt, is_word, word};
 use sqlparser::tokenizer::Token;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// A batch parsed once: its statements, ready to run many times
@@ -233,6 +233,9 @@ pub struct TsqlSession {
     output: Vec<TsqlOutput>,
     /// Translated statements prepared once (see [`cache`]).
     cache: cache::StatementCache,
+    /// The trace flags this session turned on (`DBCC TRACEON(n)`); the global ones
+    /// (`DBCC TRACEON(n, -1)`) are the database's.
+    trace_flags: BTreeSet<u32>,
 }
 
 impl TsqlSession {
@@ -250,6 +253,7 @@ impl TsqlSession {
             routine: None,
             output: Vec::new(),
             cache: cache::StatementCache::default(),
+            trace_flags: BTreeSet::new(),
         }
     }
 
@@ -562,8 +566,29 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// `CAST((expr) AS ty)`'s value.
+    /// A value in a variable's, parameter's or function result's type `ty`, as T-SQL
+    /// converts it: a number into a datetime is days since 1900-01-01 (an int argument
+    /// for a datetime parameter; a cast to timestamp refuses it), anything else a cast.
+    fn converted(&mut self, value: Value, ty: &str) -> SqlResult<Value> {
+        if ty == "timestamp" {
+            return crate::expr::tsql_datetime(&value);
+        }
+        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, ty));
+        single_value(self.pg(&cast)?)
+    }
+
+    /// `CAST((expr) AS ty)`'s value. A datetime variable takes a number as SQL Server
+    /// converts one (days since 1900-01-01: `DECLARE @d datetime = 5`), which a cast to
+    /// timestamp refuses: its value is converted here, after the expression runs.
     fn typed_value(&mut self, expr: &[Token], ty: &str) -> SqlResult<Value> {
+        if ty == "timestamp" {
+            let build = |toks: &[Token], env: &dyn translate::Resolve| {
+                Ok(format!("SELECT ({})", translate::expr(toks, env)?))
+            };
+            let kind = cache::Kind::Typed;
+            let value = single_value(self.run_translated(kind, "datetime", expr, &build)?)?;
+            return crate::expr::tsql_datetime(&value);
+        }
         let build = |toks: &[Token], env: &dyn translate::Resolve| {
             Ok(format!(
                 "SELECT CAST(({}) AS {ty})",
@@ -877,6 +902,10 @@ impl translate::Resolve for TsqlSession {
             || (types == ["PS"] && self.objects.schemes.contains_key(name))
             || (types == ["PF"] && self.objects.partition_functions.contains_key(name))
     }
+
+    fn session_trace_flag(&self, flag: u32) -> bool {
+        self.trace_flags.contains(&flag)
+    }
 }
 
 /// An object's id for OBJECT_ID: the one `sys.objects` shows.
@@ -1172,7 +1201,8 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// `DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)`, `DBCC PAGE`, `DBCC TRACEON|TRACEOFF`.
+    /// `DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)`, `DBCC PAGE`, `DBCC
+    /// TRACEON|TRACEOFF|TRACESTATUS`.
     fn dbcc(&mut self, toks: &[Token]) -> SqlResult<()> {
         let command = toks.get(1).and_then(word).unwrap_or_default();
         let args: Vec<String> = toks
@@ -1192,21 +1222,11 @@ impl TsqlSession {
                 self.push_tag("DBCC");
                 Ok(())
             }
-            ("TRACEON" | "TRACEOFF", _) => {
-                // Trace flag 2537: fn_dblog reads the inactive log too. Other flags are
-                // accepted and do nothing.
-                if toks
-                    .iter()
-                    .any(|t| matches!(t, Token::Number(n, _) if n == "2537"))
-                {
-                    let on = command == "TRACEON";
-                    self.sql.database().set_dblog_reads_inactive_log(on);
-                }
-                Ok(())
-            }
+            ("TRACEON" | "TRACEOFF", _) => self.dbcc_trace(&command, &toks[2..]),
+            ("TRACESTATUS", _) => self.dbcc_trace_status(&toks[2..]),
             ("PAGE", _) => self.dbcc_page(&toks[2..]),
             _ => Err(SqlError::unsupported(format!(
-                "DBCC {command} (hotpage has DBCC PAGE and DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
+                "DBCC {command} (hotpage has DBCC PAGE, DBCC TRACEON, TRACEOFF and TRACESTATUS, and DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR))"
             ))),
         }
     }
@@ -1394,8 +1414,7 @@ impl TsqlSession {
     fn call_body(&mut self, function: &parse::Function, args: Vec<Value>) -> SqlResult<Value> {
         for ((name, ty), value) in function.params.iter().zip(args) {
             let ty = translate::pg_type(ty)?;
-            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-            let value = single_value(self.pg(&cast)?)?;
+            let value = self.converted(value, &ty)?;
             self.vars.insert(name.clone(), (value, ty));
         }
         let Flow::Return(Some(value)) = self.run(&function.body)?.outside_loop()? else {
@@ -1408,7 +1427,6 @@ impl TsqlSession {
             ));
         };
         let ty = translate::pg_type(&function.returns)?;
-        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-        single_value(self.pg(&cast)?)
+        self.converted(value, &ty)
     }
 }

@@ -9,7 +9,7 @@
 //! session as a batch's are.
 
 use super::parse::{self, Procedure, Stmt, is_variable, is_word, split_top_level, syntax_near};
-use super::{Flow, TsqlOutput, TsqlSession, literal, single_value, translate};
+use super::{Flow, TsqlOutput, TsqlSession, translate};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::schema::TsqlKind;
 use crate::value::Value;
@@ -272,8 +272,7 @@ impl TsqlSession {
             .get(var)
             .map(|(_, ty)| ty.clone())
             .ok_or_else(|| super::undeclared(var))?;
-        let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-        let value = single_value(self.pg(&cast)?)?;
+        let value = self.converted(value, &ty)?;
         self.vars.insert(var.to_string(), (value, ty));
         Ok(())
     }
@@ -385,8 +384,7 @@ impl TsqlSession {
     fn procedure_body(&mut self, procedure: &Procedure, args: Vec<Value>) -> SqlResult<Value> {
         for ((name, ty, _), value) in procedure.params.iter().zip(args) {
             let ty = translate::pg_type(ty)?;
-            let cast = format!("SELECT CAST({} AS {ty})", literal(&value, &ty));
-            let value = single_value(self.pg(&cast)?)?;
+            let value = self.converted(value, &ty)?;
             self.vars.insert(name.clone(), (value, ty));
         }
         match self.run(&procedure.body)?.outside_loop()? {

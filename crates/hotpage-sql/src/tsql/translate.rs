@@ -18,6 +18,9 @@ pub(crate) trait Resolve {
     fn object_id(&self, name: &str, object_type: Option<&str>) -> Option<i64>;
     /// Whether an object of one of `types` (`U`, `SO`, `FN` …) named `name` exists.
     fn object_exists(&self, name: &str, types: &[String]) -> bool;
+    /// Whether the session turned trace flag `flag` on for itself (`DBCC TRACEON(flag)`;
+    /// the global flags are the database's, read where they act).
+    fn session_trace_flag(&self, flag: u32) -> bool;
 }
 
 /// An object's name as the SQL layer knows it: no brackets, no `dbo.`, lower case.
@@ -174,7 +177,7 @@ fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sq
         let schema = w.value.eq_ignore_ascii_case("dbo") || w.value.eq_ignore_ascii_case("sys");
         if schema && matches!(next, Some(Token::Period)) {
             if w.value.eq_ignore_ascii_case("sys") {
-                return system_object(toks, i + 2, out);
+                return system_object(toks, i + 2, env, out);
             }
             return Ok(i + 2);
         }
@@ -224,7 +227,7 @@ fn is_text(token: Option<&Token>, env: &dyn Resolve) -> bool {
 }
 
 /// `sys.x`: the DMVs the SQL layer has under another name.
-fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
+fn system_object(toks: &[Token], at: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
     let name = match toks.get(at) {
         Some(Token::Word(w)) => w.value.to_lowercase(),
         other => return Err(syntax_near(other)),
@@ -233,7 +236,7 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
         "dm_os_wait_stats" => out.push("hotpage_wait_stats"),
         "dm_exec_requests" => out.push("hotpage_exec_requests"),
         "objects" => out.push("hotpage_objects"),
-        "fn_dblog" => out.push("hotpage_dblog"),
+        "fn_dblog" => return dblog_call(toks, at + 1, env, out),
         "dm_db_index_physical_stats" => return index_physical_stats(toks, at + 1, out),
         other => {
             return Err(SqlError::unsupported(format!(
@@ -242,6 +245,39 @@ fn system_object(toks: &[Token], at: usize, out: &mut Out) -> SqlResult<usize> {
         }
     }
     Ok(at + 1)
+}
+
+/// `fn_dblog(start, end)` as `hotpage_dblog(start, end)`, with a third argument `TRUE` when
+/// the session has trace flag 2537 on (read the inactive log too): the flag is the
+/// session's, as in SQL Server, so it travels with the call rather than in the database.
+fn dblog_call(toks: &[Token], open: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    if !matches!(toks.get(open), Some(Token::LParen)) {
+        return Err(syntax_near(toks.get(open)));
+    }
+    let close = matching_paren(toks, open)?;
+    out.push("hotpage_dblog(");
+    out.glue = true;
+    rewrite(&toks[open + 1..close], env, out)?;
+    if env.session_trace_flag(crate::session::DBLOG_INACTIVE_LOG_TRACE_FLAG) {
+        // The flag is the third argument: a bound left out is NULL (no bound).
+        let inner = &toks[open + 1..close];
+        let given = if inner.is_empty() {
+            0
+        } else {
+            split_top_level(inner, |t| matches!(t, Token::Comma)).len()
+        };
+        out.glue = given == 0;
+        out.push(match given {
+            0 => "NULL, NULL, TRUE",
+            1 => ", NULL, TRUE",
+            // Two bounds, or too many: hotpage_dblog reports the count.
+            _ => ", TRUE",
+        });
+    }
+    out.glue = true;
+    out.push(")");
+    out.glue = false;
+    Ok(close + 1)
 }
 
 /// `sys.dm_db_index_physical_stats(DB_ID(), OBJECT_ID(N't'[, N'U']) | NULL, index, partition,
@@ -288,7 +324,7 @@ fn rewrite_word(
         "ISNULL" if call => simple("coalesce", out),
         "LEN" if call => simple("length", out),
         "COUNT_BIG" if call => simple("count", out),
-        "FN_DBLOG" if call => simple("hotpage_dblog", out),
+        "FN_DBLOG" if call => dblog_call(toks, i + 1, env, out).map(Some),
         "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
         | "ERROR_PROCEDURE" | "XACT_STATE"
             if call =>
@@ -377,13 +413,24 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
         return Err(syntax_near(toks.get(close)));
     };
     let part_name = word(part).ok_or_else(|| syntax_near(Some(part)))?;
+    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
+    let function = if big { "datediff_big" } else { "datediff" };
+    if let Some(refused) = date_diff_refused_part(&part_name) {
+        // SQL Server knows these parts (DATEPART and DATEADD take them) but its DATEDIFF
+        // refuses them: PostgreSQL's code for a unit a function does not support.
+        return Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!(
+                "the datepart {refused} is not supported by date function {function} (SQL Server error 9806)"
+            ),
+        ));
+    }
     let Some(unit) = date_diff_unit(&part_name) else {
         return Err(SqlError::new(
             sqlstate::INVALID_PARAMETER_VALUE,
-            format!("'{part_name}' is not a recognized datediff option (SQL Server error 155)"),
+            format!("'{part_name}' is not a recognized {function} option (SQL Server error 155)"),
         ));
     };
-    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
     if !big {
         out.push("CAST(");
     }
@@ -395,20 +442,27 @@ fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlR
     Ok(close + 1)
 }
 
-/// A DATEDIFF date: as a timestamp, or an integer literal as it is (SQL Server's days since
-/// 1900-01-01, which `hotpage_datediff` converts: `DATEDIFF(month, 0, GETDATE())`).
+/// A DATEDIFF date, as it is: `hotpage_datediff` converts it at run time as SQL Server
+/// converts a value to a datetime (text parsed, a number as days since 1900-01-01, whether
+/// a literal, an int variable or an expression: `DATEDIFF(month, 0, GETDATE())`). A cast
+/// here could not tell an int variable from a datetime one: variables are parameters.
 fn date_diff_argument(arg: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlResult<()> {
-    let integer = match arg {
-        [Token::Number(n, _)] | [Token::Minus, Token::Number(n, _)] => n.parse::<i64>().is_ok(),
-        _ => false,
-    };
-    if integer {
-        return rewrite(arg, env, out);
-    }
-    out.push("CAST((");
+    out.push("(");
     rewrite(arg, env, out)?;
-    out.push(") AS timestamp)");
+    out.push(")");
     Ok(())
+}
+
+/// The parts SQL Server's DATEDIFF and DATEDIFF_BIG refuse with error 9806 (by their full
+/// names), though DATEPART and DATEADD take them: `iso_week` (`isowk`, `isoww`) and
+/// `tzoffset` (`tz`). Refused here as there, so a script behaves as on SQL Server;
+/// `hotpage_datediff('iso_week', …)` in the PostgreSQL dialect counts Monday boundaries.
+fn date_diff_refused_part(part: &str) -> Option<&'static str> {
+    match part {
+        "ISO_WEEK" | "ISOWK" | "ISOWW" => Some("iso_week"),
+        "TZOFFSET" | "TZ" => Some("tzoffset"),
+        _ => None,
+    }
 }
 
 /// `hotpage_datediff`'s unit for a DATEDIFF part (SQL Server's names and abbreviations):
@@ -420,7 +474,8 @@ fn date_diff_unit(part: &str) -> Option<String> {
         "SECOND" | "SS" | "S" => 1_000_000,
         "MINUTE" | "MI" | "N" => 60_000_000,
         "HOUR" | "HH" => 3_600_000_000,
-        "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" => 86_400_000_000,
+        // DATEDIFF counts weekday boundaries as day boundaries: each midnight is one.
+        "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" | "WEEKDAY" | "DW" | "W" => 86_400_000_000,
         "WEEK" | "WK" | "WW" => return Some("'week'".into()),
         "MONTH" | "MM" | "M" => return Some("'month'".into()),
         "QUARTER" | "QQ" | "Q" => return Some("'quarter'".into()),

@@ -54,15 +54,20 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month as u32, day as u32)
 }
 
-/// The calendar index of a timestamp in `part` (`year`, `quarter`, `month` or `week`), such
-/// that two timestamps' indexes differ by the part's boundaries between them (T-SQL's
-/// DATEDIFF): years since year 0, quarters and months counted from year 0, and weeks that
-/// start on Sunday (DATEDIFF's weeks ignore `SET DATEFIRST`). `None` for another part.
+/// The calendar index of a timestamp in `part` (`year`, `quarter`, `month`, `week` or
+/// `iso_week`), such that two timestamps' indexes differ by the part's boundaries between
+/// them (T-SQL's DATEDIFF): years since year 0, quarters and months counted from year 0,
+/// weeks that start on Sunday (DATEDIFF's weeks ignore `SET DATEFIRST`), and ISO weeks
+/// that start on Monday. `None` for another part.
 pub(crate) fn calendar_index(micros: i64, part: &str) -> Option<i64> {
     let days = micros.div_euclid(USECS_PER_DAY);
-    if part == "week" {
+    match part {
         // 2000-01-01 (day 0) was a Saturday, so day 1 starts the first Sunday week.
-        return Some((days + 6).div_euclid(7));
+        "week" => return Some((days + 6).div_euclid(7)),
+        // ... and day 2 (2000-01-03) the first Monday week. An ISO week's boundary is its
+        // Monday whatever ISO year it belongs to, so the count needs no week numbering.
+        "iso_week" => return Some((days + 5).div_euclid(7)),
+        _ => {}
     }
     let (year, month, _) = civil_from_days(days + PG_EPOCH_DAYS);
     let month0 = i64::from(month) - 1;

@@ -4,7 +4,8 @@
 //! as SQL Server's operation and context names, between a start and an end LSN
 //! (inclusive, SQL Server's two forms: `lsn_bound`) when given; with trace flag 2537 on (`DBCC
 //! TRACEON(2537)`, as in SQL Server), the whole retained log, from before the last
-//! checkpoint and the last open too.
+//! checkpoint and the last open too. The flag is a session's (T-SQL passes it as a third
+//! argument, `true`) or global (`DBCC TRACEON(2537, -1)`, `SqlDatabase`'s).
 //!
 //! | hotpage record | rows: Operation, Context, Page ID |
 //! |---|---|
@@ -54,12 +55,25 @@ pub(super) fn columns() -> Vec<(&'static str, SqlType)> {
 pub(super) fn rows(db: &SqlDatabase, args: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let start = args.first().map(lsn_bound).transpose()?.flatten();
     let end = args.get(1).map(lsn_bound).transpose()?.flatten();
+    let inactive_too = match args.get(2) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(on)) => *on,
+        Some(other) => {
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "hotpage_dblog's third argument is a boolean (read the inactive log too), not {}",
+                    other.to_pg_text(None).unwrap_or_default()
+                ),
+            ));
+        }
+    };
     let engine = db.engine();
     let owners = page_tables(db)?;
     let mut out = Vec::new();
     let mut too_many = false;
     engine
-        .visit_log_records(!db.dblog_reads_inactive_log(), |record| {
+        .visit_log_records(!(inactive_too || db.dblog_reads_inactive_log()), |record| {
             if end.is_some_and(|(lsn, _)| record.lsn > lsn) {
                 return Ok(false);
             }
