@@ -72,6 +72,9 @@
 #      to be the file the caller opened (src/storage/direct.rs test).
 # And (TRUNCATE without a log, src/db/truncate.rs tests):
 #  42. a truncating commit without a log never settles its swap (the TRUNCATE is lost).
+# And (a commit group kept whole between flushes, src/log/group.rs; log tests):
+#  43. a flush waits for its group without a bound (a group that never comes back holds
+#      every later commit).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -350,3 +353,9 @@ unit staged-charge-kept crates/hotpage/src/db/staged.rs \
   '        let before = self.memory.bytes.fetch_sub(self.bytes, Ordering::AcqRel);' \
   '        let before = self.memory.bytes.load(Ordering::Acquire);' \
   --test txn_memory
+# A flush waits for its commit group without a bound: a group that never comes back (its
+# sessions stopped committing) holds every later commit.
+unit gather-unbounded crates/hotpage/src/log/mod.rs \
+  '        let Some(until) = state.group.gather_until() else {' \
+  '        let Some(until) = state.group.gather_until().map(|u| u + Duration::from_secs(3600)) else {' \
+  --lib a_group_that_never_comes_back_holds_no_commit_for_long

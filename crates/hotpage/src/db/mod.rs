@@ -737,6 +737,7 @@ impl Database {
             applying,
             record: Vec::new(),
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
+            _log_slot: self.inner.wal.as_ref().map(|wal| wal.session_slot()),
         }
     }
 
@@ -1112,6 +1113,8 @@ pub struct Session {
     record: Vec<u8>,
     // Its buffer-pool frame permits: reserved for life, or taken per operation.
     frames: FrameClaim,
+    // Counts this session for the log's commit groups (`log::SessionSlot`).
+    _log_slot: Option<crate::log::SessionSlot>,
 }
 
 /// The live table named `name`.

@@ -25,7 +25,7 @@
 use super::record::Lsn;
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::{JoinHandle, Thread};
 
 /// A flush that covers at most this many waiters wakes them on the flusher's thread.
@@ -35,13 +35,19 @@ pub(super) const DIRECT_WAKES_MAX: usize = 2;
 #[derive(Default)]
 pub(super) struct Waiters {
     parked: Mutex<Vec<(Lsn, Thread)>>,
+    // `parked.len()`, kept under the mutex, read without it (`len`): a flush gathering its
+    // group looks at it in a loop (`Shared::gather_group`) and must not contend with the
+    // committers registering.
+    count: AtomicUsize,
 }
 
 impl Waiters {
     /// Registers the calling thread as waiting for `lsn`. It must then re-check what it
     /// waits for before it parks (see the module docs).
     pub(super) fn register(&self, lsn: Lsn) {
-        self.parked.lock().push((lsn, std::thread::current()));
+        let mut parked = self.parked.lock();
+        parked.push((lsn, std::thread::current()));
+        self.count.store(parked.len(), Ordering::Release);
     }
 
     /// Moves every waiter that `durable` covers into `out`, in LSN order (they are then
@@ -54,16 +60,19 @@ impl Waiters {
         parked.sort_unstable_by_key(|(lsn, _)| *lsn);
         let covered = parked.partition_point(|(lsn, _)| *lsn <= durable);
         out.extend(parked.drain(..covered).map(|(_, thread)| thread));
+        self.count.store(parked.len(), Ordering::Release);
     }
 
     /// Moves every waiter into `out` (the log stopped or shuts down: all must look again).
     pub(super) fn take_all(&self, out: &mut Vec<Thread>) {
-        out.extend(self.parked.lock().drain(..).map(|(_, thread)| thread));
+        let mut parked = self.parked.lock();
+        out.extend(parked.drain(..).map(|(_, thread)| thread));
+        self.count.store(0, Ordering::Release);
     }
 
-    /// How many committers are parked now.
+    /// How many committers wait now (parked or spinning: both are registered).
     pub(super) fn len(&self) -> usize {
-        self.parked.lock().len()
+        self.count.load(Ordering::Acquire)
     }
 }
 
