@@ -20,7 +20,9 @@
 //! and then publishes the new durable LSN and wakes exactly the waiters it covers (each
 //! parked with its own LSN: `commit_wait`), handing long lists to a waker thread so the next
 //! write and fdatasync start at once: all commits that arrived during the previous fdatasync
-//! share the next one. Before each flush that carries
+//! share the next one. With few sessions the next flush also waits, briefly, for the group the last
+//! one woke, and those committers spin rather than park, so the group stays whole instead of
+//! splitting into two halves that take turns (`group`). Before each flush that carries
 //! new records it appends a **flush mark** holding the durable end, the evidence `reader`
 //! uses to tell damage from a torn tail.
 //!
