@@ -769,14 +769,9 @@ impl Shared {
         if !GroupPlan::spin_waits(target, self.sessions.get()) {
             return;
         }
-        let until = Instant::now() + COMMIT_SPIN_MAX;
-        while self.durable.load(Ordering::Acquire) < lsn
-            && !self.stop.is_stopped()
-            && !self.shutdown.load(Ordering::Acquire)
-            && Instant::now() < until
-        {
-            std::thread::yield_now();
-        }
+        self.yield_until(Instant::now() + COMMIT_SPIN_MAX, || {
+            self.durable.load(Ordering::Acquire) >= lsn
+        });
     }
 
     /// Before a flush, with the flush held: waits (bounded, yielding) until the group the
@@ -787,7 +782,12 @@ impl Shared {
             return;
         };
         let target = state.group.target();
-        while self.waiters.len() + own < target
+        self.yield_until(until, || self.waiters.len() + own >= target);
+    }
+
+    /// Yields the core until `done`, a stop or shutdown, or `until`, whichever comes first.
+    fn yield_until(&self, until: Instant, done: impl Fn() -> bool) {
+        while !done()
             && !self.stop.is_stopped()
             && !self.shutdown.load(Ordering::Acquire)
             && Instant::now() < until
