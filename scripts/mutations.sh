@@ -75,6 +75,10 @@
 # And (a commit group kept whole between flushes, src/log/group.rs; log tests):
 #  43. a flush waits for its group without a bound (a group that never comes back holds
 #      every later commit).
+# And (a plain TCP session's blocking socket, hotpage-server's tests/blocking_reads.rs):
+#  44. a shutdown does not wake the sessions blocked on their clients (the server never
+#      ends);
+#  45. the idle timeout is not set on a blocking socket (an idle session lives for ever).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -359,3 +363,13 @@ unit gather-unbounded crates/hotpage/src/log/mod.rs \
   '        let Some(until) = state.group.gather_until() else {' \
   '        let Some(until) = state.group.gather_until().map(|u| u + Duration::from_secs(3600)) else {' \
   --lib a_group_that_never_comes_back_holds_no_commit_for_long
+# A shutdown that does not wake the sessions blocked in `recv` on their clients.
+PACKAGE=hotpage-server unit blocked-read-not-woken crates/hotpage-server/src/server.rs \
+  '            shared.end_blocked_reads();' \
+  '' \
+  --test blocking_reads a_shutdown_ends_a_session_blocked_on_its_client
+# A blocking socket without the idle timeout as its read timeout.
+PACKAGE=hotpage-server unit idle-timeout-unset crates/hotpage-server/src/blocking.rs \
+  '        stream.set_read_timeout(idle)?;' \
+  '' \
+  --test blocking_reads an_idle_session_is_ended_by_the_idle_timeout

@@ -4,6 +4,7 @@
 //! takes the same type.
 
 use crate::frame::{FrameCodec, FrameError};
+use bytes::BytesMut;
 use futures::{Sink, Stream};
 use pgwire::api::{ClientInfo, PgWireConnectionState, SessionExtensions};
 use pgwire::messages::response::TransactionStatus;
@@ -15,16 +16,49 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Framed, FramedParts};
 
 /// The framed socket of one connection.
 pub struct Client {
     framed: Framed<MaybeTls, FrameCodec>,
 }
 
+/// A plain TCP connection taken off its runtime: the socket (blocking again), the codec
+/// with pgwire's connection state, and the bytes already read past the last message.
+pub struct PlainParts {
+    pub stream: std::net::TcpStream,
+    pub codec: FrameCodec,
+    pub read_buf: BytesMut,
+}
+
 impl Client {
     pub fn new(framed: Framed<MaybeTls, FrameCodec>) -> Client {
         Client { framed }
+    }
+
+    /// The socket as a blocking std socket, if the connection is plain TCP (not TLS); the
+    /// client unchanged otherwise. Call it inside the runtime (`Runtime::enter`), with
+    /// nothing left to write. An error: the socket could not leave the runtime's reactor,
+    /// and is closed.
+    pub fn into_plain(self) -> Result<std::io::Result<PlainParts>, Box<Client>> {
+        let parts = self.framed.into_parts();
+        debug_assert!(parts.write_buf.is_empty(), "unwritten bytes at the switch");
+        match parts.io {
+            MaybeTls::Plain(tcp) => Ok(tcp.into_std().and_then(|stream| {
+                stream.set_nonblocking(false)?;
+                Ok(PlainParts {
+                    stream,
+                    codec: parts.codec,
+                    read_buf: parts.read_buf,
+                })
+            })),
+            io => {
+                let mut rebuilt = FramedParts::new(io, parts.codec);
+                rebuilt.read_buf = parts.read_buf;
+                rebuilt.write_buf = parts.write_buf;
+                Err(Box::new(Client::new(Framed::from_parts(rebuilt))))
+            }
+        }
     }
 }
 

@@ -1,14 +1,17 @@
 //! One connection, on its own thread: TLS negotiation (when the server has a
 //! certificate), the startup message or a cancel request, authentication (trust, or
-//! SCRAM-SHA-256), then the session's message loop. The socket's I/O is async (tokio, on
-//! a runtime of this thread's own, so that timeouts and a shutdown can end a wait for the
-//! client); the session's statements run between those waits, on the same thread, with
-//! no hand-off to another. Messages are read in batches (all that a client pipelined, up
-//! to a Sync, Query or Flush) and each batch's answers are written with one flush. Limits:
-//! the connection slots (FATAL 53300), the message size (FATAL 54000), the idle timeout
-//! (FATAL 57P05 / 25P03); a shutdown ends the connection after its batch (FATAL 57P01).
+//! SCRAM-SHA-256), then the session's message loop. Until the session starts, the
+//! socket's I/O is async (tokio, on a runtime of this thread's own, with timeouts). Then a
+//! plain TCP session leaves the runtime and uses blocking calls ([`BlockingWire`]); a TLS
+//! session stays on it ([`AsyncWire`]). The session's statements run between the waits
+//! for the client, on the same thread, with no hand-off to another. Messages are read in
+//! batches (all that a client pipelined, up to a Sync, Query or Flush) and each batch's
+//! answers are written with one flush. Limits: the connection slots (FATAL 53300), the
+//! message size (FATAL 54000), the idle timeout (FATAL 57P05 / 25P03); a shutdown ends the
+//! connection after its batch (FATAL 57P01).
 
 use crate::auth::{self, Outcome};
+use crate::blocking::BlockingWire;
 use crate::client::Client;
 use crate::encode::{self, code};
 use crate::frame::{FrameCodec, FrameError};
@@ -65,18 +68,40 @@ pub fn serve(socket: std::net::TcpStream, shared: &Arc<Shared>) {
         max_statement_bytes: shared.config.max_statement_bytes,
     };
     let mut state = SessionState::new(session, limits, cancel);
-    let mut out = Output::new(Box::new(Socket {
-        runtime,
-        client,
-        shared: Arc::clone(shared),
-        status: TransactionStatus::Idle,
-        end: BatchEnd::Open,
-        closed: false,
-    }));
+    let mut out = Output::new(transport(client, runtime, shared));
     session::run(&mut state, &mut out);
     // The session (and its engine session) is dropped before the slot is given back, and
     // before the caller's tracker token lets a shutdown close the database.
     drop(state);
+}
+
+/// The session's transport: blocking calls on a plain TCP socket (see `blocking`), else
+/// the connection's runtime.
+fn transport(client: Client, runtime: Runtime, shared: &Arc<Shared>) -> Box<dyn Transport> {
+    let client = {
+        // Taking the socket off the runtime's reactor needs the reactor.
+        let _entered = runtime.enter();
+        match client.into_plain() {
+            Ok(plain) => match plain.and_then(|plain| BlockingWire::new(plain, shared)) {
+                Ok(wire) => return Box::new(Socket::new(wire, shared)),
+                // The socket could not be set up: the client sees the connection end.
+                Err(_) => return Box::new(Closed),
+            },
+            Err(client) => *client,
+        }
+    };
+    Box::new(Socket::new(AsyncWire { runtime, client }, shared))
+}
+
+/// A connection that ended before its session could begin.
+struct Closed;
+
+impl Transport for Closed {
+    fn read_batch(&mut self) -> Option<Vec<PgWireFrontendMessage>> {
+        None
+    }
+
+    fn write(&mut self, _messages: Vec<PgWireBackendMessage>) {}
 }
 
 /// A session that has started: its socket, its SQL session, and what it holds.
@@ -235,7 +260,7 @@ async fn start_session(
 }
 
 /// What ended the wait for the next message.
-enum Next {
+pub enum Next {
     Message(PgWireFrontendMessage),
     Closed,
     Failed(FrameError),
@@ -275,10 +300,32 @@ enum BatchEnd {
     Failed(FrameError),
 }
 
+/// A message that is already read, asked for without waiting.
+pub enum Buffered {
+    Message(PgWireFrontendMessage),
+    Failed(FrameError),
+    /// The client closed its end after the messages before.
+    Closed,
+    /// No whole message is read yet.
+    Nothing,
+}
+
+/// How a connection's bytes move between its socket and its session.
+pub trait Wire {
+    /// Waits for the next message; the idle timeout and a shutdown end the wait.
+    fn next_message(&mut self, shared: &Shared) -> Next;
+    /// The next message if it is already read, without waiting for the client.
+    fn buffered(&mut self) -> Buffered;
+    /// Writes the messages and flushes them.
+    fn write_all(&mut self, messages: Vec<PgWireBackendMessage>) -> std::io::Result<()>;
+    /// Writes a FATAL and closes the socket (errors: the client is gone anyway).
+    fn fatal(&mut self, message: PgWireBackendMessage);
+}
+
 /// `first` and every message the client pipelined after it that is already read, up to
 /// one that wants an answer before the client sends more (Sync, Query, Flush).
 fn collect_batch(
-    client: &mut Client,
+    wire: &mut impl Wire,
     first: PgWireFrontendMessage,
 ) -> (Vec<PgWireFrontendMessage>, BatchEnd) {
     use PgWireFrontendMessage as M;
@@ -293,22 +340,59 @@ fn collect_batch(
         if ends || batch.len() >= BATCH_MESSAGES_MAX {
             break;
         }
-        next = match client.next().now_or_never() {
-            Some(Some(Ok(message))) => Some(message),
-            Some(Some(Err(error))) => return (batch, BatchEnd::Failed(error)),
-            Some(None) => return (batch, BatchEnd::Terminate),
+        next = match wire.buffered() {
+            Buffered::Message(message) => Some(message),
+            Buffered::Failed(error) => return (batch, BatchEnd::Failed(error)),
+            Buffered::Closed => return (batch, BatchEnd::Terminate),
             // Nothing more read yet: answer what came.
-            None => None,
+            Buffered::Nothing => None,
         };
     }
     (batch, BatchEnd::Open)
 }
 
-/// The connection's socket as the session's [`Transport`]: each wait for the client, and
-/// each write, runs on the connection's own runtime.
-struct Socket {
+/// A TLS connection's session: its socket I/O goes on through the connection's runtime
+/// (rustls is driven by tokio-rustls here).
+struct AsyncWire {
     runtime: Runtime,
     client: Client,
+}
+
+impl Wire for AsyncWire {
+    fn next_message(&mut self, shared: &Shared) -> Next {
+        let client = &mut self.client;
+        self.runtime.block_on(next_message(client, shared))
+    }
+
+    fn buffered(&mut self) -> Buffered {
+        // Polling the socket needs the runtime's reactor.
+        let _entered = self.runtime.enter();
+        match self.client.next().now_or_never() {
+            Some(Some(Ok(message))) => Buffered::Message(message),
+            Some(Some(Err(error))) => Buffered::Failed(error),
+            Some(None) => Buffered::Closed,
+            None => Buffered::Nothing,
+        }
+    }
+
+    fn write_all(&mut self, messages: Vec<PgWireBackendMessage>) -> std::io::Result<()> {
+        let client = &mut self.client;
+        self.runtime.block_on(async {
+            for message in messages {
+                client.feed(message).await?;
+            }
+            client.flush().await
+        })
+    }
+
+    fn fatal(&mut self, message: PgWireBackendMessage) {
+        let _ = self.runtime.block_on(send_fatal(&mut self.client, message));
+    }
+}
+
+/// The connection's socket as the session's [`Transport`], over either [`Wire`].
+struct Socket<W: Wire> {
+    wire: W,
     shared: Arc<Shared>,
     /// The status of the last ReadyForQuery written (which idle timeout applies).
     status: TransactionStatus,
@@ -318,15 +402,25 @@ struct Socket {
     closed: bool,
 }
 
-impl Socket {
+impl<W: Wire> Socket<W> {
+    fn new(wire: W, shared: &Arc<Shared>) -> Socket<W> {
+        Socket {
+            wire,
+            shared: Arc::clone(shared),
+            status: TransactionStatus::Idle,
+            end: BatchEnd::Open,
+            closed: false,
+        }
+    }
+
     /// Ends the connection with a FATAL.
     fn fatal(&mut self, message: PgWireBackendMessage) {
         self.closed = true;
-        let _ = self.runtime.block_on(send_fatal(&mut self.client, message));
+        self.wire.fatal(message);
     }
 }
 
-impl Transport for Socket {
+impl<W: Wire> Transport for Socket<W> {
     fn read_batch(&mut self) -> Option<Vec<PgWireFrontendMessage>> {
         if self.closed {
             return None;
@@ -342,23 +436,20 @@ impl Transport for Socket {
                 return None;
             }
         }
-        let (client, shared) = (&mut self.client, &*self.shared);
-        let next = self.runtime.block_on(async {
-            match next_message(client, shared).await {
-                Next::Message(first) => Ok(collect_batch(client, first)),
-                other => Err(other),
+        match self.wire.next_message(&self.shared) {
+            Next::Message(first) => {
+                let (batch, end) = collect_batch(&mut self.wire, first);
+                if !batch.is_empty() {
+                    self.end = end;
+                    return Some(batch);
+                }
+                // Only a Terminate comes with no message before it.
+                self.closed = true;
             }
-        });
-        match next {
-            Ok((batch, end)) if !batch.is_empty() => {
-                self.end = end;
-                return Some(batch);
-            }
-            // Only a Terminate comes with no message before it; Message is not an error.
-            Ok(_) | Err(Next::Closed | Next::Message(_)) => self.closed = true,
-            Err(Next::Failed(error)) => self.fatal(frame_error(&error)),
-            Err(Next::IdleTimeout) => self.fatal(idle_timeout(self.status)),
-            Err(Next::Shutdown) => self.fatal(encode::fatal(
+            Next::Closed => self.closed = true,
+            Next::Failed(error) => self.fatal(frame_error(&error)),
+            Next::IdleTimeout => self.fatal(idle_timeout(self.status)),
+            Next::Shutdown => self.fatal(encode::fatal(
                 code::ADMIN_SHUTDOWN,
                 "terminating connection due to administrator command",
             )),
@@ -370,20 +461,15 @@ impl Transport for Socket {
         if self.closed {
             return;
         }
-        let client = &mut self.client;
-        let mut status = self.status;
-        let written = self.runtime.block_on(async {
-            for message in messages {
-                if let PgWireBackendMessage::ReadyForQuery(ready) = &message {
-                    status = ready.status;
-                }
-                client.feed(message).await?;
-            }
-            client.flush().await
+        let last_ready = messages.iter().rev().find_map(|message| match message {
+            PgWireBackendMessage::ReadyForQuery(ready) => Some(ready.status),
+            _ => None,
         });
-        self.status = status;
+        if let Some(status) = last_ready {
+            self.status = status;
+        }
         // A client that is gone: its session ends at the next read.
-        if written.is_err() {
+        if self.wire.write_all(messages).is_err() {
             self.closed = true;
         }
     }

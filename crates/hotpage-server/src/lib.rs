@@ -4,6 +4,7 @@
 //! ```text
 //! server      bind, accept (a thread per connection), the slots, cancel keys, signals
 //! connection  one connection on its own thread: startup, reading batches, limits, timeouts
+//! blocking    a plain TCP session's socket, read and written by blocking calls
 //! frame       the message framing: exact frames, a size limit, a structural check first
 //! client      the connection as pgwire's startup handlers see it (ClientInfo + Sink)
 //! auth        SCRAM-SHA-256: the password file of verifiers, pgwire's exchange driven
@@ -14,12 +15,15 @@
 //! ```
 //!
 //! Threading: each connection has its own OS thread, as a PostgreSQL backend has its own
-//! process. The thread's socket I/O runs on a tokio runtime of its own (so timeouts and a
-//! shutdown can end a wait for the client), and its SQL session runs on the same thread
-//! between those waits: the engine is synchronous and a commit waits for an fsync (group
-//! commit), which blocks only that connection. A shared runtime only accepts.
+//! process. Its startup (TLS, authentication) runs on a tokio runtime of the thread's own,
+//! with timeouts. Then a plain TCP session reads and writes its socket with blocking calls
+//! (the idle timeout is the socket's read timeout; a shutdown shuts the read side down to
+//! wake it), and a TLS session goes on through the runtime. Its SQL session runs on the
+//! same thread between those waits: the engine is synchronous and a commit waits for an
+//! fsync (group commit), which blocks only that connection. A shared runtime only accepts.
 
 mod auth;
+mod blocking;
 mod client;
 mod config;
 mod connection;

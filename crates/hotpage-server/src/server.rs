@@ -50,6 +50,22 @@ pub struct Shared {
     pub scram: Option<ScramPair>,
     /// The TLS acceptor, when the server offers TLS.
     pub tls: Option<TlsAcceptor>,
+    /// A handle on each socket that a session reads with blocking calls, by watch id: a
+    /// shutdown shuts their read sides down, which wakes a read blocked on the client.
+    read_watches: Mutex<HashMap<u64, std::net::TcpStream>>,
+    next_watch: AtomicU64,
+}
+
+/// Keeps a socket in the shutdown's list (`Shared::watch_reads`) until dropped.
+pub struct ReadWatch {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for ReadWatch {
+    fn drop(&mut self) {
+        lock(&self.shared.read_watches).remove(&self.id);
+    }
 }
 
 struct CancelKey {
@@ -112,6 +128,34 @@ impl Shared {
             && secret.eq_value(&SecretKey::I32(key.secret))
         {
             key.flag.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Shared {
+    /// Puts a socket that is read with blocking calls in the shutdown's list. Its reads
+    /// must check `shutdown` before blocking: a socket watched after the shutdown's sweep
+    /// (`end_blocked_reads`) is not shut down by it, but then the token is already set.
+    pub fn watch_reads(
+        self: &Arc<Self>,
+        stream: &std::net::TcpStream,
+    ) -> std::io::Result<ReadWatch> {
+        let handle = stream.try_clone()?;
+        let id = self.next_watch.fetch_add(1, Ordering::Relaxed);
+        lock(&self.read_watches).insert(id, handle);
+        Ok(ReadWatch {
+            shared: Arc::clone(self),
+            id,
+        })
+    }
+
+    /// After the shutdown token is set: wakes every read blocked on a client. A socket's
+    /// read side shut down reads as the end of the stream; the reader then sees the token
+    /// (and can still write its FATAL).
+    fn end_blocked_reads(&self) {
+        debug_assert!(self.shutdown.is_cancelled());
+        for handle in lock(&self.read_watches).values() {
+            let _ = handle.shutdown(std::net::Shutdown::Read);
         }
     }
 }
@@ -192,6 +236,8 @@ impl Server {
             connections: AtomicU64::new(0),
             scram,
             tls,
+            read_watches: Mutex::new(HashMap::new()),
+            next_watch: AtomicU64::new(0),
         });
         Ok(Server {
             runtime,
@@ -227,6 +273,7 @@ impl Server {
         let tracker = TaskTracker::new();
         runtime.block_on(async {
             accept_until_shutdown(&listener, &shared, &tracker, &mut signals).await;
+            shared.end_blocked_reads();
             drop(listener);
             tracker.close();
             tokio::select! {
@@ -284,6 +331,8 @@ fn start_connection(socket: TcpStream, shared: &Arc<Shared>, tracker: &TaskTrack
         tracker.spawn(refuse(socket));
         return;
     };
+    // As PostgreSQL: an answer goes out at once, not held back for more to send with it.
+    let _ = socket.set_nodelay(true);
     let Ok(socket) = socket.into_std() else {
         return;
     };

@@ -2,38 +2,21 @@
 //! connection is refused at once with FATAL 53300 (as PostgreSQL's postmaster does when it
 //! has too many children), and a slot freed lets the next one in.
 
-use hotpage::{Database, Options};
-use hotpage_server::{Server, ServerConfig};
-use hotpage_sql::SqlDatabase;
+mod support;
+
+use hotpage_server::ServerConfig;
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
+use support::connect;
 
 fn start(max_connections: usize) -> (SocketAddr, hotpage_server::ShutdownHandle) {
-    let dir = tempfile::tempdir().expect("temp dir").keep();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
-    let engine = Database::open(dir.join("db"), options).expect("open");
-    let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
-    let config = ServerConfig {
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+    let server = support::start(ServerConfig {
         max_connections,
         startup_timeout: Duration::from_secs(30),
         ..ServerConfig::default()
-    };
-    let server = Server::bind(sql, config).expect("bind");
-    let addr = server.local_addr();
-    let handle = server.shutdown_handle();
-    std::thread::spawn(move || server.run());
-    (addr, handle)
-}
-
-fn connect(addr: SocketAddr) -> postgres::Client {
-    let conninfo = format!("host=127.0.0.1 port={} user=t dbname=d", addr.port());
-    postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect")
+    });
+    (server.addr, server.shutdown)
 }
 
 /// The one value `SELECT 1` returns, as text.

@@ -3,15 +3,16 @@
 //! say, the connection ends within seconds), and a healthy session on the same server is
 //! undisturbed throughout.
 
-use hotpage::{Database, Options};
-use hotpage_server::{Authentication, PasswordFile, Server, ServerConfig, scram_verifier};
-use hotpage_sql::SqlDatabase;
+mod support;
+
+use hotpage_server::{Authentication, PasswordFile, ServerConfig, scram_verifier};
 use proptest::prelude::*;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use support::startup;
 
 /// Panics anywhere in this process (server threads included) since it started.
 static PANICS: AtomicUsize = AtomicUsize::new(0);
@@ -50,24 +51,14 @@ fn count_panics() {
 
 fn start(authentication: Authentication, password: &str) -> Live {
     count_panics();
-    let dir = tempfile::tempdir().expect("temp dir").keep();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
-    let engine = Database::open(dir.join("db"), options).expect("open");
-    let sql = SqlDatabase::new(Arc::new(engine)).expect("sql");
-    let config = ServerConfig {
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+    let addr = support::start(ServerConfig {
         max_message_bytes: 4096,
         max_statement_bytes: 4096,
         startup_timeout: Duration::from_secs(2),
         authentication,
         ..ServerConfig::default()
-    };
-    let server = Server::bind(sql, config).expect("bind");
-    let addr = server.local_addr();
-    std::thread::spawn(move || server.run());
+    })
+    .addr;
     let conninfo = format!(
         "host=127.0.0.1 port={} user=t dbname=d{password}",
         addr.port()
@@ -82,15 +73,6 @@ fn start(authentication: Authentication, password: &str) -> Live {
         addr,
         healthy: std::sync::Mutex::new(healthy),
     }
-}
-
-/// A startup packet (protocol 3.0, user and database).
-fn startup() -> Vec<u8> {
-    let mut body = 196_608i32.to_be_bytes().to_vec();
-    body.extend_from_slice(b"user\0t\0database\0d\0\0");
-    let mut packet = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    packet.extend_from_slice(&body);
-    packet
 }
 
 /// Sends `bytes` (after a startup packet if `after_startup`), closes the sending side, and

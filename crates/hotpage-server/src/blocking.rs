@@ -1,0 +1,133 @@
+//! A plain (not TLS) TCP connection after startup: its session reads and writes the
+//! socket with blocking calls, on the connection's own thread, with no runtime between.
+//!
+//! Why: through a runtime, each wait for the client is a `recv` that finds nothing, an
+//! `epoll_wait`, a second `recv`, and the runtime's bookkeeping around them (its clock, its
+//! timer wheel, the shutdown token's future). A blocking `recv` sleeps in the kernel at
+//! once. At 64 pgbench clients under `sync` the runtime's part was about a tenth of the
+//! connection threads' CPU, and the server is CPU-bound there (docs/BENCHMARKS.md, "The
+//! server's socket I/O without a runtime").
+//!
+//! What the runtime gave is kept: the idle timeout is the socket's read timeout; a
+//! shutdown wakes a blocked read by shutting down the socket's read side
+//! ([`crate::server::Shared::watch_reads`]), and the next read sees the token.
+
+use crate::client::PlainParts;
+use crate::connection::{Buffered, Next, Wire};
+use crate::frame::{FrameCodec, FrameError};
+use crate::server::{ReadWatch, Shared};
+use bytes::BytesMut;
+use pgwire::messages::PgWireBackendMessage;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use tokio_util::codec::{Decoder, Encoder};
+
+/// The most bytes one `recv` asks for (a batch of pgbench's messages is under 100).
+const READ_CHUNK_BYTES: usize = 8192;
+
+/// A plain TCP connection's socket, read and written by blocking calls.
+pub struct BlockingWire {
+    stream: TcpStream,
+    codec: FrameCodec,
+    /// Bytes read and not yet decoded: at most a message's tail plus one read.
+    read_buf: BytesMut,
+    write_buf: BytesMut,
+    /// Where each `recv` puts its bytes.
+    chunk: Box<[u8; READ_CHUNK_BYTES]>,
+    /// Whether reads time out (the idle timeout): a timed-out read is then idleness.
+    timed: bool,
+    _watch: ReadWatch,
+}
+
+impl BlockingWire {
+    /// Sets the idle timeout as the socket's read timeout and registers the socket for a
+    /// shutdown.
+    pub fn new(parts: PlainParts, shared: &Arc<Shared>) -> std::io::Result<BlockingWire> {
+        let PlainParts {
+            stream,
+            codec,
+            read_buf,
+        } = parts;
+        let idle = shared.config.idle_session_timeout;
+        stream.set_read_timeout(idle)?;
+        let watch = shared.watch_reads(&stream)?;
+        Ok(BlockingWire {
+            stream,
+            codec,
+            read_buf,
+            write_buf: BytesMut::new(),
+            chunk: Box::new([0; READ_CHUNK_BYTES]),
+            timed: idle.is_some(),
+            _watch: watch,
+        })
+    }
+
+    fn decode(&mut self) -> Result<Option<pgwire::messages::PgWireFrontendMessage>, FrameError> {
+        self.codec.decode(&mut self.read_buf)
+    }
+
+    /// One blocking read into the buffer: the bytes read (0 at the end of the stream).
+    /// Through `chunk`, not the buffer's spare room: that would be zeroed for each read.
+    fn read_more(&mut self) -> std::io::Result<usize> {
+        loop {
+            match self.stream.read(&mut self.chunk[..]) {
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+                Ok(read) => {
+                    self.read_buf.extend_from_slice(&self.chunk[..read]);
+                    return Ok(read);
+                }
+            }
+        }
+    }
+}
+
+impl Wire for BlockingWire {
+    fn next_message(&mut self, shared: &Shared) -> Next {
+        loop {
+            // As the runtime's wait: a shutdown comes before a message already read.
+            if shared.shutdown.is_cancelled() {
+                return Next::Shutdown;
+            }
+            match self.decode() {
+                Ok(Some(message)) => return Next::Message(message),
+                Err(error) => return Next::Failed(error),
+                Ok(None) => {}
+            }
+            match self.read_more() {
+                Ok(0) if shared.shutdown.is_cancelled() => return Next::Shutdown,
+                Ok(0) => return Next::Closed,
+                Ok(_) => {}
+                Err(error)
+                    if self.timed
+                        && matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
+                {
+                    return Next::IdleTimeout;
+                }
+                Err(error) => return Next::Failed(FrameError::Io(error)),
+            }
+        }
+    }
+
+    fn buffered(&mut self) -> Buffered {
+        match self.decode() {
+            Ok(Some(message)) => Buffered::Message(message),
+            Ok(None) => Buffered::Nothing,
+            Err(error) => Buffered::Failed(error),
+        }
+    }
+
+    fn write_all(&mut self, messages: Vec<PgWireBackendMessage>) -> std::io::Result<()> {
+        self.write_buf.clear();
+        for message in messages {
+            self.codec.encode(message, &mut self.write_buf)?;
+        }
+        self.stream.write_all(&self.write_buf)
+    }
+
+    fn fatal(&mut self, message: PgWireBackendMessage) {
+        let _ = self.write_all(vec![message]);
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}

@@ -1,0 +1,129 @@
+//! A plain TCP session reads its socket with blocking calls (`blocking.rs`): what the
+//! connection's runtime used to give must still hold. A shutdown ends a session that
+//! waits for its client (FATAL 57P01) and the server's `run` returns; the idle timeout
+//! ends an idle session (FATAL 57P05); messages pipelined in one write are all answered.
+
+mod support;
+
+use hotpage_server::{ServerConfig, ServerError, ServerSummary};
+use postgres::error::SqlState;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use support::{connect, start, startup};
+
+fn config(idle_session_timeout: Option<Duration>) -> ServerConfig {
+    ServerConfig {
+        idle_session_timeout,
+        ..ServerConfig::default()
+    }
+}
+
+/// Waits up to `limit` for the thread to end.
+fn finishes_within(run: &JoinHandle<Result<ServerSummary, ServerError>>, limit: Duration) -> bool {
+    let start = Instant::now();
+    while !run.is_finished() {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+#[test]
+fn a_shutdown_ends_a_session_blocked_on_its_client_with_57p01() {
+    let server = start(config(None));
+    let mut idle = connect(server.addr);
+    idle.simple_query("SELECT 1").expect("a first statement");
+    // The session now blocks in `recv`, waiting for its client, which says nothing more.
+    std::thread::sleep(Duration::from_millis(200));
+    server.shutdown.shutdown();
+    assert!(
+        finishes_within(&server.run, Duration::from_secs(10)),
+        "the server waits for ever on a session blocked on its client"
+    );
+    let summary = server.run.join().expect("run").expect("a clean shutdown");
+    assert_eq!(summary.sessions, 1);
+    let error = idle
+        .simple_query("SELECT 1")
+        .expect_err("the session is ended");
+    assert_eq!(error.code(), Some(&SqlState::ADMIN_SHUTDOWN), "{error}");
+}
+
+#[test]
+fn an_idle_session_is_ended_by_the_idle_timeout_with_57p05() {
+    let server = start(config(Some(Duration::from_millis(300))));
+    let mut idle = connect(server.addr);
+    idle.simple_query("SELECT 1").expect("a first statement");
+    std::thread::sleep(Duration::from_millis(900));
+    let error = idle
+        .simple_query("SELECT 1")
+        .expect_err("the session timed out");
+    assert_eq!(
+        error.code(),
+        Some(&SqlState::IDLE_SESSION_TIMEOUT),
+        "{error}"
+    );
+    // A session that keeps talking is not ended.
+    let mut busy = connect(server.addr);
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(100));
+        busy.simple_query("SELECT 1")
+            .expect("a busy session goes on");
+    }
+    server.shutdown.shutdown();
+    assert!(finishes_within(&server.run, Duration::from_secs(10)));
+}
+
+fn query(sql: &str) -> Vec<u8> {
+    let mut message = vec![b'Q'];
+    message.extend_from_slice(&(sql.len() as i32 + 5).to_be_bytes());
+    message.extend_from_slice(sql.as_bytes());
+    message.push(0);
+    message
+}
+
+/// Reads messages until the `count`-th ReadyForQuery; returns the tags read.
+fn read_until_ready(socket: &mut TcpStream, count: usize) -> Vec<u8> {
+    let mut tags = Vec::new();
+    let mut ready = 0;
+    while ready < count {
+        let mut header = [0u8; 5];
+        socket.read_exact(&mut header).expect("a message header");
+        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
+        socket.read_exact(&mut body).expect("a message body");
+        tags.push(header[0]);
+        ready += usize::from(header[0] == b'Z');
+    }
+    tags
+}
+
+#[test]
+fn messages_pipelined_in_one_write_are_each_answered() {
+    let server = start(config(None));
+    let mut socket = TcpStream::connect(server.addr).expect("connect");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    socket.write_all(&startup()).expect("startup");
+    read_until_ready(&mut socket, 1);
+    // Three queries in one write, with a fourth cut in two across two writes.
+    let mut bytes = [query("SELECT 1"), query("SELECT 2"), query("SELECT 3")].concat();
+    let fourth = query("SELECT 4");
+    bytes.extend_from_slice(&fourth[..3]);
+    socket.write_all(&bytes).expect("pipelined queries");
+    std::thread::sleep(Duration::from_millis(100));
+    socket.write_all(&fourth[3..]).expect("the fourth's rest");
+    let tags = read_until_ready(&mut socket, 4);
+    assert_eq!(
+        tags,
+        b"TDCZTDCZTDCZTDCZ",
+        "{:?}",
+        String::from_utf8_lossy(&tags)
+    );
+    server.shutdown.shutdown();
+    assert!(finishes_within(&server.run, Duration::from_secs(10)));
+}
