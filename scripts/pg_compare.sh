@@ -9,7 +9,8 @@
 # Each run: a fresh table (a fresh hotpage database; DROP and CREATE on PostgreSQL),
 # then `pgbench -n -M prepared -f insert.sql -c CLIENTS -j 2 -T SECONDS`. Prints one line
 # per run (system, table, durability, tps, latency average and p99 from pgbench's
-# per-transaction log) and then the medians and the hotpage ÷ PostgreSQL ratios.
+# per-transaction log) and then the medians and the hotpage ÷ PostgreSQL ratios: of the
+# medians, and round by round (their median and range).
 # B= the hotpage binary (default target/release/hotpage). A= an older hotpage binary,
 # optional: each round then runs it too, just before B, and a second table gives B ÷ A
 # (an A/B comparison interleaved with the same PostgreSQL runs). PostgreSQL is started once
@@ -102,14 +103,19 @@ med = {}
 for system, table, dur, tps, avg, p99 in rows:
     med.setdefault((system, table, dur), []).append((float(tps), float(avg), float(p99)))
 print()
-print("| table | durability | hotpage tps | PostgreSQL tps | ratio | hotpage avg / p99 ms | PostgreSQL avg / p99 ms |")
-print("|---|---|---|---|---|---|---|")
+# "ratio": of the two medians. "round ratios": hotpage ÷ PostgreSQL within each round (the
+# two ran back to back), their median and range: the machine's drift between rounds
+# cancels out of these.
+print("| table | durability | hotpage tps | PostgreSQL tps | ratio | round ratios: median (min–max) | hotpage avg / p99 ms | PostgreSQL avg / p99 ms |")
+print("|---|---|---|---|---|---|---|---|")
 for table in ("identity", "uuid"):
     for dur in ("sync", "async"):
         h = med[("hotpage", table, dur)]
         p = med[("postgresql", table, dur)]
         m = lambda runs, i: statistics.median(r[i] for r in runs)
+        paired = [hr[0] / pr[0] for hr, pr in zip(h, p)]
         print(f"| {table} | {dur} | {m(h,0):,.0f} | {m(p,0):,.0f} | {m(h,0)/m(p,0):.2f} | "
+              f"{statistics.median(paired):.2f} ({min(paired):.2f}–{max(paired):.2f}) | "
               f"{m(h,1):.2f} / {m(h,2):.2f} | {m(p,1):.2f} / {m(p,2):.2f} |")
 if any(system == "hotpage-A" for system, *_ in rows):
     print()

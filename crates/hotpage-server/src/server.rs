@@ -130,9 +130,7 @@ impl Shared {
             key.flag.store(true, Ordering::Relaxed);
         }
     }
-}
 
-impl Shared {
     /// Puts a socket that is read with blocking calls in the shutdown's list. Its reads
     /// must check `shutdown` before blocking: a socket watched after the shutdown's sweep
     /// (`end_blocked_reads`) is not shut down by it, but then the token is already set.
