@@ -78,7 +78,8 @@
 # And (a plain TCP session's blocking socket, hotpage-server's tests/blocking_reads.rs):
 #  44. a shutdown does not wake the sessions blocked on their clients (the server never
 #      ends);
-#  45. the idle timeout is not set on a blocking socket (an idle session lives for ever).
+#  45. the idle timeout is not set on a blocking socket (an idle session lives for ever);
+#  46. a long answer's full write chunks are dropped instead of written.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -373,3 +374,9 @@ PACKAGE=hotpage-server unit idle-timeout-unset crates/hotpage-server/src/blockin
   '        stream.set_read_timeout(idle)?;' \
   '' \
   --test blocking_reads an_idle_session_is_ended_by_the_idle_timeout
+# A long answer whose full write chunks are cleared without being written.
+PACKAGE=hotpage-server unit write-chunk-dropped crates/hotpage-server/src/blocking.rs \
+  '                self.stream.write_all(&self.write_buf)?;
+                self.write_buf.clear();' \
+  '                self.write_buf.clear();' \
+  --test blocking_reads an_answer_longer_than_a_write_chunk

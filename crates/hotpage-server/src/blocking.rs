@@ -26,6 +26,9 @@ use tokio_util::codec::{Decoder, Encoder};
 /// The most bytes one `recv` asks for (a batch of pgbench's messages is under 100).
 const READ_CHUNK_BYTES: usize = 8192;
 
+/// Encoded answers past this many bytes are written before more are encoded.
+const WRITE_CHUNK_BYTES: usize = 64 * 1024;
+
 /// A plain TCP connection's socket, read and written by blocking calls.
 pub struct BlockingWire {
     stream: TcpStream,
@@ -122,6 +125,11 @@ impl Wire for BlockingWire {
         self.write_buf.clear();
         for message in messages {
             self.codec.encode(message, &mut self.write_buf)?;
+            // A long result goes out as it is encoded, not encoded whole first.
+            if self.write_buf.len() >= WRITE_CHUNK_BYTES {
+                self.stream.write_all(&self.write_buf)?;
+                self.write_buf.clear();
+            }
         }
         self.stream.write_all(&self.write_buf)
     }

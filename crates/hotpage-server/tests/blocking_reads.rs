@@ -1,7 +1,8 @@
 //! A plain TCP session reads its socket with blocking calls (`blocking.rs`): what the
 //! connection's runtime used to give must still hold. A shutdown ends a session that
 //! waits for its client (FATAL 57P01) and the server's `run` returns; the idle timeout
-//! ends an idle session (FATAL 57P05); messages pipelined in one write are all answered.
+//! ends an idle session (FATAL 57P05); messages pipelined in one write are all answered;
+//! an answer longer than a write chunk arrives whole.
 
 mod support;
 
@@ -124,6 +125,37 @@ fn messages_pipelined_in_one_write_are_each_answered() {
         "{:?}",
         String::from_utf8_lossy(&tags)
     );
+    server.shutdown.shutdown();
+    assert!(finishes_within(&server.run, Duration::from_secs(10)));
+}
+
+#[test]
+fn an_answer_longer_than_a_write_chunk_arrives_whole_and_in_order() {
+    let server = start(config(None));
+    let mut client = connect(server.addr);
+    client
+        .batch_execute(
+            "CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)",
+        )
+        .expect("create");
+    let rows = 3000_i64;
+    let mut txn = client.transaction().expect("begin");
+    let insert = txn
+        .prepare("INSERT INTO big (v) VALUES ($1)")
+        .expect("prepare");
+    for i in 1..=rows {
+        txn.execute(&insert, &[&format!("{i:0>100}")])
+            .expect("insert");
+    }
+    txn.commit().expect("commit");
+    // About 330 KiB of DataRows in one answer: several 64 KiB writes.
+    let answer = client.query("SELECT id, v FROM big", &[]).expect("select");
+    assert_eq!(answer.len(), usize::try_from(rows).expect("rows"));
+    for (row, expected) in answer.iter().zip(1..) {
+        let id: i64 = row.get(0);
+        let v: String = row.get(1);
+        assert_eq!((id, v), (expected, format!("{expected:0>100}")));
+    }
     server.shutdown.shutdown();
     assert!(finishes_within(&server.run, Duration::from_secs(10)));
 }
