@@ -80,6 +80,9 @@
 #      ends);
 #  45. the idle timeout is not set on a blocking socket (an idle session lives for ever);
 #  46. a long answer's full write chunks are dropped instead of written.
+# And (key heads in the slot directory, src/page.rs tests):
+#  47. a key's head is stored little-endian (heads that differ then order keys wrongly);
+#  48. `page::verify` does not check a slot's head against its record's key.
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -380,3 +383,13 @@ PACKAGE=hotpage-server unit write-chunk-dropped crates/hotpage-server/src/blocki
                 self.write_buf.clear();' \
   '                self.write_buf.clear();' \
   --test blocking_reads an_answer_longer_than_a_write_chunk
+# A key head stored little-endian: where heads differ they no longer order keys as memcmp.
+unit key-head-little-endian crates/hotpage/src/page.rs \
+  '    (be_prefix(&key[..key.len().min(4)]) >> 32) as u32' \
+  '    ((be_prefix(&key[..key.len().min(4)]) >> 32) as u32).swap_bytes()' \
+  --lib page::tests
+# A slot's head not checked against its record's key when a page is read from disk.
+unit verify-head-unchecked crates/hotpage/src/page.rs \
+  '        if page.slot_head(i) != key_head(&key) {' \
+  '        if false {' \
+  --lib page::tests::a_slot_head_that_is_not_its_keys_is_rejected

@@ -195,6 +195,7 @@ fn slot_json(s: &SlotReport) -> Value {
         "slot": s.slot,
         "offset": s.offset,
         "length": s.length,
+        "head_hex": format!("{:08x}", s.head),
         "key_hex": hex(&s.key),
         "hex": hex(&s.record),
     });
@@ -310,6 +311,7 @@ fn print_page(db: &str, r: &PageReport) -> Result<(), CliError> {
         "slot",
         "offset",
         "length",
+        "head",
         "key",
         "value",
         "record (hex)",
@@ -325,7 +327,7 @@ fn print_page(db: &str, r: &PageReport) -> Result<(), CliError> {
 /// Bytes of a record shown in hex; a longer one is cut, with its length.
 const RECORD_BYTES_SHOWN: usize = 24;
 
-/// A slot's row in `inspect page`'s table: slot, offset, length, key, value, record.
+/// A slot's row in `inspect page`'s table: slot, offset, length, head, key, value, record.
 fn slot_row(s: &SlotReport) -> Vec<String> {
     let (key, value) = match &s.content {
         SlotContent::Child { key, child } => {
@@ -362,6 +364,7 @@ fn slot_row(s: &SlotReport) -> Vec<String> {
         s.slot.to_string(),
         s.offset.to_string(),
         s.length.to_string(),
+        format!("{:08x}", s.head),
         key.to_string(),
         value,
         shown,

@@ -36,7 +36,8 @@ pub const EXIT_NOT_A_DATABASE: u8 = 3;
 pub const EXIT_NOT_FOUND: u8 = 4;
 /// Exit code when another process has the database open.
 pub const EXIT_LOCKED: u8 = 5;
-/// Exit code when the database was written by a newer hotpage.
+/// Exit code when the database's format is not this binary's: written by a newer hotpage,
+/// or by an older one whose pages it cannot read.
 pub const EXIT_FORMAT_TOO_NEW: u8 = 6;
 /// Exit code when damage was found (`check` faults, or a corrupt page met on the way).
 pub const EXIT_CORRUPT: u8 = 7;
@@ -159,7 +160,7 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         E::NotADatabase { .. } => EXIT_NOT_A_DATABASE,
         E::NoSuchTable(_) => EXIT_NOT_FOUND,
         E::Locked { .. } => EXIT_LOCKED,
-        E::FormatTooNew { .. } => EXIT_FORMAT_TOO_NEW,
+        E::FormatTooNew { .. } | E::FormatTooOld { .. } => EXIT_FORMAT_TOO_NEW,
         E::CorruptPage { .. } | E::CorruptFile { .. } | E::CorruptLog { .. } => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }

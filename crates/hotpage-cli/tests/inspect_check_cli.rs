@@ -99,6 +99,8 @@ fn inspect_tables_index_and_page_show_the_database() {
     assert_eq!(header["header"]["page_type"], "file-header");
     assert_eq!(header["checksum_ok"], true);
     assert_eq!(header["slots"][0]["key"], "HOTPAGE");
+    // The slot's key head: the magic's first four bytes, "HOTP".
+    assert_eq!(header["slots"][0]["head_hex"], "484f5450");
     assert_eq!(header["slots"][0]["page_size"], 8192);
     let root_page = list[0]["root_page"].as_u64().expect("root");
     let root = json(&hotpage(&[
@@ -145,6 +147,9 @@ fn inspect_tables_index_and_page_show_the_database() {
     };
     assert_eq!(leaf["table"], "identity");
     assert_eq!(leaf["slots"][0]["key"], "1", "the first identity value");
+    // Identity keys are order-preserving 8-byte integers (sign bit flipped): the head is
+    // their high half.
+    assert_eq!(leaf["slots"][0]["head_hex"], "80000000");
     assert_eq!(leaf["slots"][0]["row_bytes"], 40);
     let n = leaf["header"]["slot_count"].as_u64().expect("slots") as usize;
     assert_eq!(leaf["slots"].as_array().expect("slots").len(), n);
@@ -229,6 +234,60 @@ fn flip_byte(file: &Path, at: u64) {
     let mut bytes = std::fs::read(file).expect("read data.0");
     bytes[at as usize] ^= 0x5a;
     std::fs::write(file, bytes).expect("write data.0");
+}
+
+/// Rewrites data.0's header page (4,096 bytes) as a binary of format `version` would have
+/// written it: the version word in its record; before format 5 its 4-byte slot left the
+/// four bytes after it (a key head now) zero. The checksum is resealed, so only the version
+/// can refuse it.
+fn rewrite_header_version(file: &Path, version: u32) {
+    let mut bytes = std::fs::read(file).expect("read data.0");
+    let record = usize::from(u16::from_le_bytes([bytes[64], bytes[65]]));
+    let key_len = usize::from(bytes[record]);
+    let at = record + 1 + key_len;
+    bytes[at..at + 4].copy_from_slice(&version.to_le_bytes());
+    if version < 5 {
+        bytes[68..72].fill(0);
+    }
+    let crc = crc32c::crc32c(&bytes[4..4096]);
+    bytes[..4].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(file, bytes).expect("write data.0");
+}
+
+/// A database of a format this binary does not read is exit 6 with what to do, whichever
+/// side it is on: formats 3 and 4 (4-byte slots) are too old, a future one too new.
+#[test]
+fn a_database_of_another_format_is_exit_6_and_says_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    build_db(&db, "4096", "200", "50");
+    let data = db.join("data.0");
+    let intact = std::fs::read(&data).expect("read data.0");
+    for (version, says) in [
+        (
+            3,
+            "older than this binary reads (5): its pages have 4-byte slots",
+        ),
+        (4, "older than this binary reads (5)"),
+        (6, "newer than this binary supports (5); upgrade hotpage"),
+    ] {
+        rewrite_header_version(&data, version);
+        for command in [
+            &["check", "--db", s(&db)][..],
+            &["sql", "--db", s(&db), "-c", "SELECT 1"],
+        ] {
+            let out = hotpage(command);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(6),
+                "format {version}, {command:?}: {stderr}"
+            );
+            assert!(stderr.contains(says), "format {version}: {stderr}");
+        }
+        std::fs::write(&data, &intact).expect("restore data.0");
+    }
+    assert!(hotpage(&["check", "--db", s(&db)]).status.success());
 }
 
 #[test]

@@ -40,6 +40,11 @@ pub enum Error {
         "database format version {found} is newer than this binary supports ({supported}); upgrade hotpage"
     )]
     FormatTooNew { found: u32, supported: u32 },
+    /// The database was written by an older hotpage whose pages this binary cannot read.
+    #[error(
+        "database format version {found} is older than this binary reads ({required}): its pages have 4-byte slots; open it with the hotpage that wrote it, copy its tables out (COPY … TO), and load them into a new database"
+    )]
+    FormatTooOld { found: u32, required: u32 },
     /// The database is open elsewhere (another process holds its lock).
     #[error("{path} is in use by another process (its LOCK file is locked); close that first")]
     Locked { path: PathBuf },

@@ -19,13 +19,21 @@ pub const DATA_FILE: &str = "data.0";
 
 // ---- data files and pages ----
 
-/// The on-disk format version this binary writes and reads.
+/// The data-file format of the first releases: slots of 4 bytes (offset, length). This
+/// binary refuses it ([`KEY_HEADS_FORMAT_VERSION`] changed every page's slot directory).
 pub const FORMAT_VERSION: u32 = 3;
 
-/// The version in the data-file headers of a database with more than one data file. An
-/// older binary (which knows only data.0) then refuses it as too new instead of failing on
-/// page ids it cannot place; a one-file database keeps `FORMAT_VERSION`.
+/// The version in the data-file headers of a database with more than one data file, before
+/// key heads (slots of 4 bytes). An older binary, which knows only data.0, refused it as too
+/// new instead of failing on page ids it could not place.
 pub const DATA_FILES_FORMAT_VERSION: u32 = 4;
+
+/// The data-file format this binary writes and the only one it reads, with one data file
+/// or several: every slot is 8 bytes, its record's offset and length and the first four
+/// bytes of its key (docs/design.md, "Key heads in the slot directory"). Binaries that
+/// read formats 3 and 4 refuse it as too new; this one refuses those as too old, since
+/// their slots would be misread.
+pub const KEY_HEADS_FORMAT_VERSION: u32 = 5;
 
 /// Magic bytes at the start of a data file's header record.
 pub const DATA_FILE_MAGIC: &[u8; 8] = b"HOTPAGE\0";
@@ -160,8 +168,10 @@ pub fn parse_data_file_name(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-// An older reader must see the multi-file version as newer than its own.
+// An older reader must see the multi-file version as newer than its own, and every older
+// reader must see key heads as newer still.
 const _: () = assert!(DATA_FILES_FORMAT_VERSION > FORMAT_VERSION);
+const _: () = assert!(KEY_HEADS_FORMAT_VERSION > DATA_FILES_FORMAT_VERSION);
 const _: () = assert!(PAGE_FILE_SHIFT < 64);
 // The id is the bare u64 in memory too (pages and log records hold it as 8 bytes).
 const _: () = assert!(std::mem::size_of::<PageId>() == 8);

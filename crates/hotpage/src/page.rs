@@ -14,7 +14,8 @@
 //!     32    8 next          right sibling at the same level, PageId::NONE if none
 //!     40    8 aux           inner pages: leftmost child; otherwise PageId::NONE
 //!     48   16 reserved
-//!     64    . slot directory: 4 bytes per slot (u16 offset, u16 length), in key order
+//!     64    . slot directory: 8 bytes per slot, in key order: u16 offset, u16 length, and
+//!             the key's head (its first 4 bytes, zero-padded, as a big-endian u32)
 //! ```
 //! All integers little-endian. A record is `[key_len u8][key][payload]`: the payload is the
 //! row for a leaf and the child's page id (its u64) for an inner page.
@@ -44,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Bytes of the page header.
 pub const HEADER_BYTES: usize = 64;
 /// Bytes of one slot-directory entry.
-pub const SLOT_BYTES: usize = 4;
+pub const SLOT_BYTES: usize = 8;
 /// The default page size.
 pub const PAGE_SIZE_DEFAULT: usize = 8192;
 /// The smallest page size.
@@ -159,6 +160,14 @@ fn be_prefix(bytes: &[u8]) -> u64 {
             .enumerate()
             .fold(0, |v, (j, &b)| v | (u64::from(b) << (56 - 8 * j))),
     }
+}
+
+/// A key's head as its slot stores it: the first four bytes, zero-padded, big-endian.
+/// Heads that differ order their keys as `memcmp` does (a shorter key's padding is 0, and
+/// a key that is a prefix of another sorts first); equal heads decide nothing.
+#[inline]
+fn key_head(key: &[u8]) -> u32 {
+    (be_prefix(&key[..key.len().min(4)]) >> 32) as u32
 }
 
 /// A mask of the low `n` bytes of a word (`n` from 0 to 8).
@@ -341,30 +350,11 @@ impl<'a> Page<'a> {
     }
 
     /// Opens slot `i` of `n`: slots `i..n` move up one (slot `i` is then overwritten).
-    /// Two slots share a word, so each word of the moved range is one store: its low slot
-    /// comes from the word below, its high slot from its own low slot.
+    /// A slot is one word, so each moved slot is one load and one store.
     fn open_slot(&self, i: usize, n: usize) {
-        const _: () =
-            assert!(HEADER_BYTES.is_multiple_of(WORD_BYTES) && 2 * SLOT_BYTES == WORD_BYTES);
-        if i >= n {
-            return;
-        }
         let base = HEADER_BYTES / WORD_BYTES;
-        // Destination slots i + 1 ..= n, in words (i + 1) / 2 ..= n / 2.
-        let (first, last) = (i.div_ceil(2), n / 2);
-        let mut upper = self.word(base + last);
-        for k in (first..=last).rev() {
-            let lower = k.checked_sub(1).map_or(0, |below| self.word(base + below));
-            let moved = (lower >> 32) | (upper << 32);
-            let slot_in_range = |slot: usize| i < slot && slot <= n;
-            let low: u64 = if slot_in_range(2 * k) { 0xffff_ffff } else { 0 };
-            let high: u64 = if slot_in_range(2 * k + 1) {
-                0xffff_ffff << 32
-            } else {
-                0
-            };
-            self.store_masked(base + k, moved, low | high);
-            upper = lower;
+        for k in (i..n).rev() {
+            self.store_masked(base + k + 1, self.word(base + k), u64::MAX);
         }
     }
 
@@ -431,9 +421,20 @@ impl<'a> Page<'a> {
 
     /// (offset, length) of slot `i`'s record.
     pub fn slot(&self, i: usize) -> (usize, usize) {
-        // One load: a slot is 4 bytes at a multiple of 4, so it never straddles words.
-        let entry = self.ld_u32(HEADER_BYTES + i * SLOT_BYTES);
-        ((entry & 0xffff) as usize, (entry >> 16) as usize)
+        let entry = self.slot_word(i);
+        ((entry & 0xffff) as usize, ((entry >> 16) & 0xffff) as usize)
+    }
+
+    /// Slot `i`'s key head: its key's first four bytes, zero-padded, big-endian.
+    pub fn slot_head(&self, i: usize) -> u32 {
+        (self.slot_word(i) >> 32) as u32
+    }
+
+    /// Slot `i`'s whole entry: a slot is one aligned word.
+    #[inline]
+    fn slot_word(&self, i: usize) -> u64 {
+        const _: () = assert!(SLOT_BYTES == WORD_BYTES && HEADER_BYTES.is_multiple_of(WORD_BYTES));
+        self.word(HEADER_BYTES / WORD_BYTES + i)
     }
 
     /// Contiguous free bytes between the slot directory and the record area.
@@ -464,6 +465,23 @@ impl<'a> Page<'a> {
     /// steps with a partial chunk each.)
     #[inline]
     pub fn compare_key(&self, i: usize, key: &[u8]) -> CmpOrdering {
+        self.compare_key_headed(i, key, key_head(key))
+    }
+
+    /// `compare_key` with `key`'s head computed once by the caller: where the slot's head
+    /// differs it decides alone, from the slot directory, and the record is not read.
+    #[inline]
+    fn compare_key_headed(&self, i: usize, key: &[u8], head: u32) -> CmpOrdering {
+        let stored_head = self.slot_head(i);
+        if stored_head != head {
+            return stored_head.cmp(&head);
+        }
+        self.compare_record_key(i, key)
+    }
+
+    /// Compares slot `i`'s key, as stored in its record, with `key`.
+    #[inline]
+    fn compare_record_key(&self, i: usize, key: &[u8]) -> CmpOrdering {
         let (off, len) = self.key_range(i);
         let mut at = off;
         let mut given = &key[..len.min(key.len())];
@@ -487,7 +505,7 @@ impl<'a> Page<'a> {
     /// for its slots instead of one per step of the binary search that follows.
     fn warm_slots(&self, slots: usize) {
         const WORDS_PER_LINE: usize = 64 / WORD_BYTES;
-        let (base, words) = (HEADER_BYTES / WORD_BYTES, slots.div_ceil(2));
+        let (base, words) = (HEADER_BYTES / WORD_BYTES, slots);
         let mut seen = 0u64;
         for w in (0..words).step_by(WORDS_PER_LINE) {
             seen ^= self.word(base + w);
@@ -499,9 +517,10 @@ impl<'a> Page<'a> {
     pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
         let (mut lo, mut hi) = (0, self.slot_count());
         self.warm_slots(hi);
+        let head = key_head(key);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.compare_key(mid, key) {
+            match self.compare_key_headed(mid, key, head) {
                 CmpOrdering::Less => lo = mid + 1,
                 CmpOrdering::Greater => hi = mid,
                 CmpOrdering::Equal => return Ok(mid),
@@ -555,9 +574,10 @@ impl<'a> Page<'a> {
     pub fn separators_at_or_below(&self, key: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.slot_count());
         self.warm_slots(hi);
+        let head = key_head(key);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.compare_key(mid, key) == CmpOrdering::Greater {
+            if self.compare_key_headed(mid, key, head) == CmpOrdering::Greater {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -645,8 +665,8 @@ impl<'a> Page<'a> {
         let free_below = rec_off - rec_off % WORD_BYTES >= dir_end;
         self.st_parts(rec_off, &[&[key.len() as u8], key, payload], free_below);
         self.open_slot(i, n);
-        let entry = (rec_off as u64) | ((rec_len as u64) << 16);
-        self.st_le(HEADER_BYTES + i * SLOT_BYTES, SLOT_BYTES, entry);
+        let entry = (rec_off as u64) | ((rec_len as u64) << 16) | (u64::from(key_head(key)) << 32);
+        self.store_masked(HEADER_BYTES / WORD_BYTES + i, entry, u64::MAX);
         // Slot count, last insert and record-area start share the header's word 3: one
         // store sets all three.
         const _: () = assert!(
@@ -746,6 +766,13 @@ fn verify_slots(page: &Page<'_>) -> Result<(), String> {
         }
         if 1 + usize::from(page.ld(off)) > len {
             return Err(format!("slot {i}: key longer than its record"));
+        }
+        let mut key = Vec::new();
+        page.copy_key(i, &mut key);
+        if page.slot_head(i) != key_head(&key) {
+            return Err(format!(
+                "slot {i}: its key head does not match its record's key"
+            ));
         }
         if page.page_type() == Some(PageType::Inner) && 1 + usize::from(page.ld(off)) + 8 != len {
             return Err(format!("slot {i}: inner record without an 8-byte child"));
@@ -912,6 +939,78 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Keys from a three-letter alphabet, so that many share their 4-byte head (and
+        /// some differ only past it, or only in zero padding: `ab` and `ab\0\0`): inserts
+        /// through `search` keep key order, every key is found where a sorted model has it,
+        /// and an inner page routes every probe as the model does.
+        #[test]
+        fn keys_whose_heads_tie_are_ordered_by_their_records(
+            keys in proptest::collection::btree_set(
+                proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..10),
+                0..120),
+            probes in proptest::collection::vec(
+                proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..10),
+                1..20),
+        ) {
+            let leaf_buf = PageBuf::new(8192);
+            let leaf = leaf_buf.page();
+            leaf.init(PageId::new(0, 1), PageType::Leaf, 0);
+            // Reverse order: every insert goes in front of keys already there.
+            for key in keys.iter().rev() {
+                let at = leaf.search(key).expect_err("a new key");
+                prop_assert!(leaf.insert_record(at, key, b"row"));
+            }
+            let sorted: Vec<&Vec<u8>> = keys.iter().collect();
+            let stored: Vec<Vec<u8>> = rows(&leaf).into_iter().map(|(k, _)| k).collect();
+            prop_assert_eq!(stored.iter().collect::<Vec<_>>(), sorted.clone());
+            let inner_buf = PageBuf::new(8192);
+            let inner = inner_buf.page();
+            inner.init(PageId::new(0, 2), PageType::Inner, 1);
+            for (i, key) in sorted.iter().enumerate() {
+                prop_assert!(inner.insert_record(i, key, &(i as u64).to_le_bytes()));
+            }
+            for probe in probes.iter().chain(keys.iter()) {
+                let expected = sorted.binary_search(&probe);
+                prop_assert_eq!(leaf.search(probe), expected);
+                let at_or_below = sorted.iter().filter(|k| k.as_slice() <= probe.as_slice()).count();
+                prop_assert_eq!(inner.separators_at_or_below(probe), at_or_below);
+            }
+            let mut image = vec![0u8; 8192];
+            leaf.copy_to(&mut image);
+            seal(&mut image);
+            prop_assert_eq!(verify(&image, PageId::new(0, 1)), Ok(()));
+        }
+    }
+
+    /// A head is the first four key bytes, zero-padded, big-endian: heads that differ
+    /// order their keys as the keys do.
+    #[test]
+    fn key_heads_are_the_big_endian_padded_prefix() {
+        assert_eq!(key_head(b""), 0);
+        assert_eq!(key_head(b"\x01"), 0x0100_0000);
+        assert_eq!(key_head(b"\x01\x02\x03\x04\x05"), 0x0102_0304);
+        assert!(key_head(b"\x00\xff") < key_head(b"\x01"));
+        assert!(key_head(&7u64.to_be_bytes()) == key_head(&8u64.to_be_bytes()));
+    }
+
+    /// A slot whose head is not its key's (a bug or damage the checksum was resealed over)
+    /// is a structural fault: a search would go the wrong way without reading the record.
+    #[test]
+    fn a_slot_head_that_is_not_its_keys_is_rejected() {
+        let buf = PageBuf::new(4096);
+        let page = buf.page();
+        page.init(PageId::new(0, 3), PageType::Leaf, 0);
+        assert!(page.insert_record(0, b"key-a", b"value"));
+        assert!(page.insert_record(1, b"key-b", b"value"));
+        let mut image = vec![0u8; 4096];
+        page.copy_to(&mut image);
+        image[HEADER_BYTES + SLOT_BYTES + 7] ^= 0x01;
+        seal(&mut image);
+        let err = verify(&image, PageId::new(0, 3)).expect_err("bad head accepted");
+        assert!(err.contains("slot 1") && err.contains("head"), "{err}");
+    }
+
     /// Many threads on one page through the hybrid latch, as the buffer pool uses it:
     /// writers rebuild the page under the exclusive latch (records of every length, so
     /// stores straddle words), optimistic readers read it word-wide while it changes, and
@@ -993,7 +1092,7 @@ mod tests {
         assert!(validate_page_size(2048).is_err());
         assert!(validate_page_size(10000).is_err());
         assert!(validate_page_size(131072).is_err());
-        assert_eq!(record_bytes_max(8192), 2028);
+        assert_eq!(record_bytes_max(8192), 2024);
     }
 
     #[test]

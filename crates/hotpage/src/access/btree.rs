@@ -1608,9 +1608,14 @@ mod split_tests {
     /// A straggler that finds a closed page full splits it in half, and both halves stay
     /// half empty. The tail's slack grows with those splits (`TailSlack`): with a fixed 5 %
     /// the fills were 95.5, 79.4 and 52.8 %.
+    ///
+    /// These key orders are regular, so a fill depends on how many records a page holds as
+    /// well: with 4-byte slots and rows of 36, 40, 44 and 48 bytes, one key in 20 up to 5000
+    /// late gave 89.8, 93.2, 89.4 and 92.7 %, and 8-byte slots with 40-byte rows give what
+    /// 4-byte slots gave with 44. The floors hold across those sizes.
     #[test]
     fn stragglers_at_the_tail_keep_leaves_full() {
-        for (one_in, late_max, floor_pct) in [(100, 1000, 94.0), (20, 5000, 92.0), (10, 5000, 86.0)]
+        for (one_in, late_max, floor_pct) in [(100, 1000, 94.0), (20, 5000, 88.0), (10, 5000, 86.0)]
         {
             let fill = fill_with_stragglers(one_in, late_max);
             assert!(
@@ -1619,8 +1624,8 @@ mod split_tests {
             );
         }
         // Shuffled groups: 94.5, 92.3 and 59.9 % with the fixed slack and without the
-        // rightmost page's last-insert hint.
-        for (group, floor_pct) in [(7, 94.0), (23, 92.0), (61, 77.0)] {
+        // rightmost page's last-insert hint (4-byte slots, 40-byte rows).
+        for (group, floor_pct) in [(7, 94.0), (23, 90.0), (61, 77.0)] {
             let fill = fill_with_shuffled_groups(group);
             assert!(
                 fill >= floor_pct,
@@ -1629,13 +1634,16 @@ mod split_tests {
         }
     }
 
-    /// Random keys still split in half (about 69 % average fill, as theory says).
+    /// Random keys still split in half (about 69 % average fill, as theory says). The keys
+    /// are splitmix64's outputs: a multiplicative (Weyl) sequence spreads its keys so evenly
+    /// that pages fill in step, and its fill swung from 72 % to 82 % with the slot size.
     #[test]
     fn random_keys_split_in_half() {
         let fill = fill_after((0..60_000u64).map(|i| {
-            (i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-                .to_be_bytes()
-                .to_vec()
+            let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)).to_be_bytes().to_vec()
         }));
         assert!((60.0..80.0).contains(&fill), "leaf fill {fill:.1} %");
     }

@@ -29,8 +29,7 @@
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{
-    DATA_FILE_MAGIC, DATA_FILES_FORMAT_VERSION, FORMAT_VERSION, PageId, UNLOGGED_FILE,
-    data_file_name,
+    DATA_FILE_MAGIC, KEY_HEADS_FORMAT_VERSION, PageId, UNLOGGED_FILE, data_file_name,
 };
 use crate::latch::{ExclusiveGuard, HybridLatch, SharedGuard};
 use crate::log::Wal;
@@ -177,10 +176,17 @@ fn read_header(
         .map_err(|e| not_db(format!("cannot read its header page: {e}")))?;
     let header =
         FileHeader::decode(&image).ok_or_else(|| not_db("no hotpage header in page 0".into()))?;
-    if header.format_version > DATA_FILES_FORMAT_VERSION {
+    if header.format_version > KEY_HEADS_FORMAT_VERSION {
         return Err(Error::FormatTooNew {
             found: header.format_version,
-            supported: DATA_FILES_FORMAT_VERSION,
+            supported: KEY_HEADS_FORMAT_VERSION,
+        });
+    }
+    // Before the page checks: an older file's slots would fail them as damage.
+    if header.format_version < KEY_HEADS_FORMAT_VERSION {
+        return Err(Error::FormatTooOld {
+            found: header.format_version,
+            required: KEY_HEADS_FORMAT_VERSION,
         });
     }
     if header.page_size as usize != page_size {
@@ -592,11 +598,7 @@ impl BufferPool {
         debug_assert_eq!(header.page_id(), PageId::new(file, 0));
         let count = self.file_count();
         let record = FileHeader {
-            format_version: if count > 1 {
-                DATA_FILES_FORMAT_VERSION
-            } else {
-                FORMAT_VERSION
-            },
+            format_version: KEY_HEADS_FORMAT_VERSION,
             page_size: self.page_size as u32,
             file_count: count,
             file_number: file,
@@ -1972,29 +1974,48 @@ mod tests {
         assert_eq!(key_of(&pool, target), target);
     }
 
-    #[test]
-    fn a_header_without_file_fields_reads_as_the_only_file() {
-        // A data.0 as written before several data files: version 3 and the page size only.
-        let mem = MemStorage::new(11);
+    /// data.0 as the releases before key heads wrote it: 4-byte slots, so the 4 bytes
+    /// after slot 0 (a head now) are zero. Version 3 had only the page size after the
+    /// version; version 4 (several data files) the file count and number too.
+    fn old_format_header(version: u32, file_fields: bool) -> Vec<u8> {
         let buf = PageBuf::new(PAGE);
         buf.page().init(PageId::new(0, 0), PageType::FileHeader, 0);
-        let mut record = FORMAT_VERSION.to_le_bytes().to_vec();
+        let mut record = version.to_le_bytes().to_vec();
         record.extend_from_slice(&(PAGE as u32).to_le_bytes());
+        if file_fields {
+            record.extend_from_slice(&2u32.to_le_bytes());
+            record.extend_from_slice(&0u32.to_le_bytes());
+        }
         assert!(buf.page().insert_record(0, DATA_FILE_MAGIC, &record));
         let mut image = vec![0u8; PAGE];
         buf.page().copy_to(&mut image);
+        image[page::HEADER_BYTES + 4..page::HEADER_BYTES + 8].fill(0);
         page::seal(&mut image);
-        mem.open("data.0", true)
-            .expect("create")
-            .write_at(&image, 0)
-            .expect("write");
-        let pool = pool_in(&mem, 4, POOL_FRAMES_MIN).expect("pool");
-        assert_eq!(pool.file_count(), 1);
-        assert!(!mem.exists("data.1").expect("exists"));
+        image
     }
 
     #[test]
-    fn a_multi_file_header_is_too_new_for_a_one_file_reader_format() {
+    fn a_data_file_of_an_older_format_is_refused_as_too_old() {
+        use crate::format::{DATA_FILES_FORMAT_VERSION, FORMAT_VERSION};
+        for (version, file_fields) in [(FORMAT_VERSION, false), (DATA_FILES_FORMAT_VERSION, true)] {
+            let mem = MemStorage::new(11);
+            mem.open("data.0", true)
+                .expect("create")
+                .write_at(&old_format_header(version, file_fields), 0)
+                .expect("write");
+            let Err(error) = pool_in(&mem, 4, POOL_FRAMES_MIN) else {
+                panic!("format {version} opened");
+            };
+            assert!(
+                matches!(error, Error::FormatTooOld { found, required: KEY_HEADS_FORMAT_VERSION } if found == version),
+                "{error}"
+            );
+            assert!(error.to_string().contains("4-byte slots"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_multi_file_header_records_its_files_in_the_key_heads_format() {
         let mem = three_files();
         let header = pool_in(&mem, 3, POOL_FRAMES_MIN)
             .expect("pool")
@@ -2004,7 +2025,7 @@ mod tests {
         assert_eq!(
             decoded,
             FileHeader {
-                format_version: DATA_FILES_FORMAT_VERSION,
+                format_version: KEY_HEADS_FORMAT_VERSION,
                 page_size: PAGE as u32,
                 file_count: 3,
                 file_number: 0,

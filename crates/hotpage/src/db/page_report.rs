@@ -89,6 +89,9 @@ pub struct SlotReport {
     pub offset: usize,
     /// The record's length.
     pub length: usize,
+    /// The slot's key head (the key's first four bytes, zero-padded, big-endian), which a
+    /// search compares before it reads the record.
+    pub head: u32,
     /// The record's key bytes.
     pub key: Vec<u8>,
     /// The whole record's bytes.
@@ -201,6 +204,7 @@ fn slot_report(
         slot: i,
         offset,
         length,
+        head: page.slot_head(i),
         key,
         record,
         content,
