@@ -759,6 +759,8 @@ fn verify_slots(page: &Page<'_>) -> Result<(), String> {
             page.size()
         ));
     }
+    // One buffer for every slot's key: a page read from disk is verified on the way in.
+    let mut key = Vec::new();
     for i in 0..raw_count {
         let (off, len) = page.slot(i);
         if len == 0 || off < free_end || off + len > page.size() {
@@ -767,7 +769,7 @@ fn verify_slots(page: &Page<'_>) -> Result<(), String> {
         if 1 + usize::from(page.ld(off)) > len {
             return Err(format!("slot {i}: key longer than its record"));
         }
-        let mut key = Vec::new();
+        key.clear();
         page.copy_key(i, &mut key);
         if page.slot_head(i) != key_head(&key) {
             return Err(format!(
