@@ -459,8 +459,9 @@ impl<'a> Page<'a> {
         (off + 1, usize::from(self.ld(off)))
     }
 
-    /// Compares slot `i`'s key with `key` (memcmp order, shorter first on a tie), eight
-    /// bytes per step: both sides as big-endian integers, zero-padded alike. (Steps aligned
+    /// Compares slot `i`'s key with `key` (memcmp order, shorter first on a tie): the
+    /// slot's head first, then, where heads tie, the record's key eight bytes per step,
+    /// both sides as big-endian integers, zero-padded alike. (Steps aligned
     /// to the page's words instead were measured slower: an 8-byte key then takes two
     /// steps with a partial chunk each.)
     #[inline]

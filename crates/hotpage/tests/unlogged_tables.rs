@@ -281,3 +281,62 @@ fn an_unlogged_table_in_an_unlogged_run_comes_back_empty_with_the_rest() {
     assert_eq!((rows_of(&db, "t"), rows_of(&db, "u")), (0, 0));
     assert_checks_clean(&db);
 }
+
+/// Rewrites data.0's header page (4,096 bytes) as the releases before key heads wrote it:
+/// format 3, and the four bytes after slot 0 (its key head now) zero, resealed.
+fn make_header_format_3(mem: &MemStorage) {
+    let file = mem.open("data.0", false).expect("data.0");
+    let mut page = vec![0u8; 4096];
+    file.read_at(&mut page, 0).expect("read");
+    let record = usize::from(u16::from_le_bytes([page[64], page[65]]));
+    let version_at = record + 1 + usize::from(page[record]);
+    page[version_at..version_at + 4].copy_from_slice(&3u32.to_le_bytes());
+    page[68..72].fill(0);
+    let crc = crc32c::crc32c(&page[4..]);
+    page[..4].copy_from_slice(&crc.to_le_bytes());
+    file.write_at(&page, 0).expect("write");
+    file.sync_data().expect("sync");
+}
+
+/// A crashed unlogged run removes and re-creates its data files at the next open. Of a
+/// database in an older page format that open must refuse, as every other open does,
+/// before it removes anything: the files are left as they were.
+#[test]
+fn a_crashed_unlogged_run_of_an_older_format_is_refused_before_its_files_go() {
+    let mut mem = MemStorage::new(11);
+    let db = open(&mem, Durability::None);
+    let table = db
+        .create_table_spec(&spec("t", Layout::Clustered, false))
+        .expect("t");
+    let mut session = db.session();
+    for _ in 0..100 {
+        session.insert(&table, b"row").expect("insert");
+    }
+    drop((session, table));
+    crash(&mut mem, db);
+    make_header_format_3(&mem);
+    let before = mem
+        .open("data.0", false)
+        .expect("data.0")
+        .len()
+        .expect("len");
+    let Err(error) = Database::open_with_storage(
+        Arc::clone(&mem) as Arc<dyn Storage>,
+        Path::new("m"),
+        options(Durability::None),
+    ) else {
+        panic!("an older format opened");
+    };
+    assert!(
+        matches!(error, hotpage::Error::FormatTooOld { found: 3, .. }),
+        "{error}"
+    );
+    assert!(mem.exists("data.0").expect("exists"), "data.0 was removed");
+    assert_eq!(
+        mem.open("data.0", false)
+            .expect("data.0")
+            .len()
+            .expect("len"),
+        before
+    );
+}

@@ -142,10 +142,10 @@ impl FileHeader {
     }
 }
 
-/// The data-file count data.0's header records, if data.0 exists and its header reads
-/// cleanly (else `None`). For callers that must know the count before the pool opens (the
-/// removal of a crashed unlogged run's files, which recreates the same number).
-pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u32> {
+/// data.0's header, if data.0 exists and its header reads cleanly (else `None`). For
+/// callers that must know it before the pool opens (the removal of a crashed unlogged run's
+/// files, which refuses an older format and recreates as many files as there were).
+pub fn recorded_header(storage: &dyn Storage, page_size: usize) -> Option<FileHeader> {
     let name = data_file_name(0);
     if !storage.exists(&name).ok()? {
         return None;
@@ -154,7 +154,12 @@ pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u3
     let mut image = vec![0u8; page_size];
     file.read_at(&mut image, 0).ok()?;
     page::verify(&image, PageId::new(0, 0)).ok()?;
-    let header = FileHeader::decode(&image).filter(|h| h.file_number == 0)?;
+    FileHeader::decode(&image).filter(|h| h.file_number == 0)
+}
+
+/// The data-file count data.0's header records (see [`recorded_header`]).
+pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u32> {
+    let header = recorded_header(storage, page_size)?;
     validate_data_files(header.file_count).ok()?;
     Some(header.file_count)
 }
@@ -182,13 +187,6 @@ fn read_header(
             supported: KEY_HEADS_FORMAT_VERSION,
         });
     }
-    // Before the page checks: an older file's slots would fail them as damage.
-    if header.format_version < KEY_HEADS_FORMAT_VERSION {
-        return Err(Error::FormatTooOld {
-            found: header.format_version,
-            required: KEY_HEADS_FORMAT_VERSION,
-        });
-    }
     if header.page_size as usize != page_size {
         return Err(not_db(format!(
             "page size {} in the file, {page_size} expected",
@@ -205,7 +203,22 @@ fn read_header(
         page_id,
         reason,
     })?;
+    // After the checksum (a damaged version byte is damage, not an old format); a header
+    // page's slot is not checked against its head, so an older header verifies.
+    refuse_older_format(header.format_version)?;
     Ok(header)
+}
+
+/// `FormatTooOld` for a data file written before key heads (formats 3 and 4): its 4-byte
+/// slots would read as damage.
+pub fn refuse_older_format(format_version: u32) -> Result<()> {
+    if format_version < KEY_HEADS_FORMAT_VERSION {
+        return Err(Error::FormatTooOld {
+            found: format_version,
+            required: KEY_HEADS_FORMAT_VERSION,
+        });
+    }
+    Ok(())
 }
 
 /// `frame_count` empty frames of `page_size` bytes.
@@ -1974,10 +1987,11 @@ mod tests {
         assert_eq!(key_of(&pool, target), target);
     }
 
-    /// data.0 as the releases before key heads wrote it: 4-byte slots, so the 4 bytes
-    /// after slot 0 (a head now) are zero. Version 3 had only the page size after the
-    /// version; version 4 (several data files) the file count and number too.
-    fn old_format_header(version: u32, file_fields: bool) -> Vec<u8> {
+    /// data.0's header page as format `version` writes it. Before key heads (format 5) the
+    /// slots were 4 bytes, so the 4 bytes after slot 0 (a head now) are zero. Version 3
+    /// had only the page size after the version; version 4 (several data files) the file
+    /// count and number too.
+    fn header_image(version: u32, file_fields: bool) -> Vec<u8> {
         let buf = PageBuf::new(PAGE);
         buf.page().init(PageId::new(0, 0), PageType::FileHeader, 0);
         let mut record = version.to_le_bytes().to_vec();
@@ -1989,7 +2003,9 @@ mod tests {
         assert!(buf.page().insert_record(0, DATA_FILE_MAGIC, &record));
         let mut image = vec![0u8; PAGE];
         buf.page().copy_to(&mut image);
-        image[page::HEADER_BYTES + 4..page::HEADER_BYTES + 8].fill(0);
+        if version < KEY_HEADS_FORMAT_VERSION {
+            image[page::HEADER_BYTES + 4..page::HEADER_BYTES + 8].fill(0);
+        }
         page::seal(&mut image);
         image
     }
@@ -2001,7 +2017,7 @@ mod tests {
             let mem = MemStorage::new(11);
             mem.open("data.0", true)
                 .expect("create")
-                .write_at(&old_format_header(version, file_fields), 0)
+                .write_at(&header_image(version, file_fields), 0)
                 .expect("write");
             let Err(error) = pool_in(&mem, 4, POOL_FRAMES_MIN) else {
                 panic!("format {version} opened");
@@ -2012,6 +2028,24 @@ mod tests {
             );
             assert!(error.to_string().contains("4-byte slots"), "{error}");
         }
+    }
+
+    /// A version byte damaged on disk is damage (the checksum says so), not an old format.
+    #[test]
+    fn a_damaged_version_is_a_corrupt_header_not_an_old_format() {
+        let mem = MemStorage::new(12);
+        let mut image = header_image(KEY_HEADS_FORMAT_VERSION, true);
+        let (record, key_len) = (usize::from(u16::from_le_bytes([image[64], image[65]])), 8);
+        assert_eq!(image[record], key_len as u8);
+        image[record + 1 + key_len] = 1;
+        mem.open("data.0", true)
+            .expect("create")
+            .write_at(&image, 0)
+            .expect("write");
+        let Err(error) = pool_in(&mem, 4, POOL_FRAMES_MIN) else {
+            panic!("a damaged header opened");
+        };
+        assert!(matches!(error, Error::CorruptPage { .. }), "{error}");
     }
 
     #[test]

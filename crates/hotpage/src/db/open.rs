@@ -442,7 +442,11 @@ fn prepare_data_files(
 ) -> Result<(u32, bool)> {
     let mut new_file_count = options.data_files;
     if catalog.unlogged_open {
-        // data.0's header says how many files there were; read it first.
+        // data.0's header says how many files there were; read it first. An older format
+        // is refused before anything is removed, as every other open refuses it.
+        if let Some(header) = buffer::recorded_header(storage, catalog.page_size as usize) {
+            buffer::refuse_older_format(header.format_version)?;
+        }
         if let Some(count) = buffer::recorded_data_files(storage, catalog.page_size as usize) {
             new_file_count = count;
         }
