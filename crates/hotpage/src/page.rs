@@ -473,17 +473,19 @@ impl<'a> Page<'a> {
     /// differs it decides alone, from the slot directory, and the record is not read.
     #[inline]
     fn compare_key_headed(&self, i: usize, key: &[u8], head: u32) -> CmpOrdering {
-        let stored_head = self.slot_head(i);
+        // One load: the head and the record's offset share the slot's word.
+        let entry = self.slot_word(i);
+        let stored_head = (entry >> 32) as u32;
         if stored_head != head {
             return stored_head.cmp(&head);
         }
-        self.compare_record_key(i, key)
+        self.compare_record_key((entry & 0xffff) as usize, key)
     }
 
-    /// Compares slot `i`'s key, as stored in its record, with `key`.
+    /// Compares the key of the record at `record_off` with `key`.
     #[inline]
-    fn compare_record_key(&self, i: usize, key: &[u8]) -> CmpOrdering {
-        let (off, len) = self.key_range(i);
+    fn compare_record_key(&self, record_off: usize, key: &[u8]) -> CmpOrdering {
+        let (off, len) = (record_off + 1, usize::from(self.ld(record_off)));
         let mut at = off;
         let mut given = &key[..len.min(key.len())];
         while !given.is_empty() {

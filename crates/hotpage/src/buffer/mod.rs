@@ -157,11 +157,12 @@ pub fn recorded_header(storage: &dyn Storage, page_size: usize) -> Option<FileHe
     FileHeader::decode(&image).filter(|h| h.file_number == 0)
 }
 
-/// The data-file count data.0's header records (see [`recorded_header`]).
-pub fn recorded_data_files(storage: &dyn Storage, page_size: usize) -> Option<u32> {
-    let header = recorded_header(storage, page_size)?;
-    validate_data_files(header.file_count).ok()?;
-    Some(header.file_count)
+impl FileHeader {
+    /// The data-file count the header records, if it is one a database can have.
+    pub fn data_files(&self) -> Option<u32> {
+        validate_data_files(self.file_count).ok()?;
+        Some(self.file_count)
+    }
 }
 
 /// Reads and checks a data file's header page: magic, format version, page size and
@@ -2065,6 +2066,9 @@ mod tests {
                 file_number: 0,
             }
         );
-        assert_eq!(recorded_data_files(&*mem, PAGE), Some(3));
+        assert_eq!(
+            recorded_header(&*mem, PAGE).and_then(|h| h.data_files()),
+            Some(3)
+        );
     }
 }

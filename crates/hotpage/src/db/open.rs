@@ -446,9 +446,9 @@ fn prepare_data_files(
         // is refused before anything is removed, as every other open refuses it.
         if let Some(header) = buffer::recorded_header(storage, catalog.page_size as usize) {
             buffer::refuse_older_format(header.format_version)?;
-        }
-        if let Some(count) = buffer::recorded_data_files(storage, catalog.page_size as usize) {
-            new_file_count = count;
+            if let Some(count) = header.data_files() {
+                new_file_count = count;
+            }
         }
         remove_data_files(storage, false)
             .map_err(|e| Error::io("removing the data files of a crashed unlogged run", e))?;
