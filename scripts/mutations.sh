@@ -83,6 +83,11 @@
 # And (key heads in the slot directory, src/page.rs tests):
 #  47. a key's head is stored little-endian (heads that differ then order keys wrongly);
 #  48. `page::verify` does not check a slot's head against its record's key.
+# And (the grouped apply, src/db/group_apply.rs and src/log/commit_wait.rs tests):
+#  49. a batch applies its rows in posting order, not key order;
+#  50. a flush wakes no delegated waiter (nobody applies its commits' rows);
+#  51. a flush may wake a delegated waiter that registered after an earlier flush covered
+#      it (not parked: nobody applies this flush's commits; the crash campaign hung).
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -393,3 +398,18 @@ unit verify-head-unchecked crates/hotpage/src/page.rs \
   '        if page.slot_head(i) != key_head(&key) {' \
   '        if false {' \
   --lib page::tests::a_slot_head_that_is_not_its_keys_is_rejected
+# A grouped apply in posting order: rows of an ascending key reach the leaf out of order.
+unit grouped-apply-unsorted crates/hotpage/src/db/group_apply.rs \
+  '            .sort_unstable_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));' \
+  '            .sort_unstable_by(|_, _| std::cmp::Ordering::Equal);' \
+  --lib db::group_apply::tests::a_batch_applies_every_covered_request_in_key_order
+# No delegated waiter woken: the one that should apply the flush's commits sleeps on.
+unit delegate-never-woken crates/hotpage/src/log/commit_wait.rs \
+  '                lsn > durable_before && !std::mem::replace(&mut delegate_woken, true)' \
+  '                false' \
+  --lib log::commit_wait::tests::only_the_first_delegated_waiter_of_a_flush_is_woken
+# A late registration counted as waiting for this flush.
+unit delegate-late-registration crates/hotpage/src/log/commit_wait.rs \
+  '                lsn > durable_before && !std::mem::replace(&mut delegate_woken, true)' \
+  '                !std::mem::replace(&mut delegate_woken, true)' \
+  --lib log::commit_wait::tests::a_late_registration_is_not_the_delegated_waiter_woken

@@ -137,6 +137,14 @@ fn print_shape(r: &Report) -> Result<(), CliError> {
             index.rows_per_combined_hold()
         )?;
     }
+    if index.grouped_apply_batches > 0 {
+        outln!(
+            "Grouped apply (durable commits' rows in key order): {} rows in {} batches, {:.1} rows per batch",
+            index.grouped_apply_rows,
+            index.grouped_apply_batches,
+            index.rows_per_grouped_apply()
+        )?;
+    }
     if heap {
         let fsm = &r.target.fsm;
         outln!(

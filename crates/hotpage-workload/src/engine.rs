@@ -250,6 +250,8 @@ pub fn table_figures(
             rows_in_table: tree.rows,
             combined_rows: snapshot.counter(Counter::CombinedRows),
             combine_rounds: snapshot.counter(Counter::CombineRounds),
+            grouped_apply_rows: snapshot.counter(Counter::GroupedApplyRows),
+            grouped_apply_batches: snapshot.counter(Counter::GroupedApplyBatches),
         },
         memory: db.memory_usage(table).map(|m| MemoryFigures {
             rows: m.rows,

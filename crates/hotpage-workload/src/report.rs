@@ -212,12 +212,24 @@ pub struct IndexFigures {
     pub combined_rows: u64,
     /// Latch holds in which such a group was inserted.
     pub combine_rounds: u64,
+    /// Rows of durable commits applied in key order by the grouped apply: one committer
+    /// applied every commit a flush covered, sorted (measured phase).
+    #[serde(default)]
+    pub grouped_apply_rows: u64,
+    /// Batches those rows were applied in.
+    #[serde(default)]
+    pub grouped_apply_batches: u64,
 }
 
 impl IndexFigures {
     /// Rows a combining latch hold inserted, on average (0 when nothing was combined).
     pub fn rows_per_combined_hold(&self) -> f64 {
         self.combined_rows as f64 / self.combine_rounds.max(1) as f64
+    }
+
+    /// Rows a grouped-apply batch applied, on average (0 when none was).
+    pub fn rows_per_grouped_apply(&self) -> f64 {
+        self.grouped_apply_rows as f64 / self.grouped_apply_batches.max(1) as f64
     }
 }
 
@@ -370,6 +382,8 @@ mod tests {
                     rows_in_table: 400,
                     combined_rows: 120,
                     combine_rounds: 30,
+                    grouped_apply_rows: 90,
+                    grouped_apply_batches: 10,
                 },
                 memory: None,
                 db: Some("/tmp/db".into()),
@@ -400,6 +414,8 @@ mod tests {
         assert_eq!(value["latency_us"]["p90"], 4.0);
         assert_eq!(value["index"]["rows_in_table"], 400);
         assert_eq!(value["index"]["combined_rows"], 120);
+        assert_eq!(value["index"]["grouped_apply_rows"], 90);
+        assert_eq!(value["index"]["grouped_apply_batches"], 10);
         assert_eq!(value["index"]["combine_rounds"], 30);
         assert!(value["memory"].is_null() && value["duration_s"].is_null());
         assert!(

@@ -104,11 +104,16 @@ pub enum Counter {
     CombinedRows,
     /// Latch holds in which a combining leader inserted a group.
     CombineRounds,
+    /// Rows of durable commits applied by the grouped apply, in key order (see
+    /// `db::group_apply`).
+    GroupedApplyRows,
+    /// Batches the grouped apply applied those rows in.
+    GroupedApplyBatches,
 }
 
 impl Counter {
     /// Every counter, in report order.
-    pub const ALL: [Counter; 7] = [
+    pub const ALL: [Counter; 9] = [
         Counter::PageSplits,
         Counter::PagesRead,
         Counter::PagesWritten,
@@ -116,6 +121,8 @@ impl Counter {
         Counter::FsmUpdates,
         Counter::CombinedRows,
         Counter::CombineRounds,
+        Counter::GroupedApplyRows,
+        Counter::GroupedApplyBatches,
     ];
 
     /// The name shown in reports.
@@ -128,6 +135,8 @@ impl Counter {
             Counter::FsmUpdates => "fsm_updates",
             Counter::CombinedRows => "combined_rows",
             Counter::CombineRounds => "combine_rounds",
+            Counter::GroupedApplyRows => "grouped_apply_rows",
+            Counter::GroupedApplyBatches => "grouped_apply_batches",
         }
     }
 

@@ -192,6 +192,20 @@ impl KeyKind {
         }
     }
 
+    /// Whether the keys it generates ascend, overall, in the order they are handed out
+    /// (all of them, or within each bucket or block): inserts then go to the end of a run,
+    /// where applying rows in key order keeps the pages full (`db::group_apply`).
+    pub fn ascends(&self) -> bool {
+        match *self {
+            KeyKind::Identity { step, .. } => step > 0,
+            KeyKind::Sequence { .. }
+            | KeyKind::GuidV7
+            | KeyKind::HashPrefix { .. }
+            | KeyKind::SessionRange { .. } => true,
+            KeyKind::GuidV4 | KeyKind::BitReverse { .. } => false,
+        }
+    }
+
     /// Rejects parameters that cannot generate keys: a zero step, cache,
     /// bucket count or block size.
     pub fn validate(&self) -> Result<()> {

@@ -29,7 +29,7 @@ use crate::failstop::FailStop;
 use crate::format::{LOGICAL_LEAVES_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
-use crate::stats::{Stats, StatsSnapshot};
+use crate::stats::{Counter, Stats, StatsSnapshot};
 use crate::storage::Storage;
 use crate::txn::{self, Durability, encode_commit, encode_part};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 mod apply_marker;
 mod check;
+mod group_apply;
 mod index_report;
 pub mod inspect;
 mod log_records;
@@ -343,6 +344,8 @@ struct Inner {
     read_only: bool,
     // Each session's "applying a commit since" marker, for the checkpoint's logical point.
     appliers: Mutex<Vec<Weak<ApplyMarker>>>,
+    // Durable commits' rows waiting to be applied in key order (see `group_apply`).
+    group_apply: group_apply::ApplyQueue,
     // One checkpoint at a time; also serialises catalog rewrites.
     checkpoint_lock: Mutex<CheckpointState>,
     // Truncations of committing transactions not yet settled in the catalog
@@ -737,6 +740,8 @@ impl Database {
             applying,
             record: Vec::new(),
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
+            apply_slot: Arc::default(),
+            apply_batch: group_apply::Batch::default(),
             _log_slot: self.inner.wal.as_ref().map(|wal| wal.session_slot()),
         }
     }
@@ -1113,8 +1118,69 @@ pub struct Session {
     record: Vec<u8>,
     // Its buffer-pool frame permits: reserved for life, or taken per operation.
     frames: FrameClaim,
+    // This session's request to the grouped apply, and its batch when it applies one
+    // (see `group_apply`).
+    apply_slot: Arc<group_apply::ApplySlot>,
+    apply_batch: group_apply::Batch,
     // Counts this session for the log's commit groups (`log::SessionSlot`).
     _log_slot: Option<crate::log::SessionSlot>,
+}
+
+/// Stops the database after a durable commit's rows failed to apply, and returns the
+/// error its committer gets. The commit is in the log but its rows are only partly
+/// applied: no checkpoint may now move the logical point past it (its rest would never be
+/// applied), so the database stops like a failed log, and reopening re-applies the whole
+/// transaction. An I/O error gets here; a short pool cannot (the apply waits for frames
+/// instead: see `Session::apply`).
+fn stop_after_apply(db: &Inner, wal: &Wal, error: &Error) -> Error {
+    debug_assert!(
+        !matches!(error, Error::PoolExhausted { .. }),
+        "an apply failed for want of frames: {error}"
+    );
+    wal.stop("applying a committed transaction's rows", error);
+    // The caller gets what every later caller will: the first cause, with what to do
+    // about it.
+    db.stop.error()
+}
+
+/// Counts one applied row of `table` in a session's `pending_rows` (added to the table's
+/// count in steps).
+fn count_applied(pending_rows: &mut [u64], table: &TableHandle) {
+    let pending = &mut pending_rows[table.id];
+    *pending += 1;
+    if *pending >= ROW_COUNT_FLUSH_EVERY {
+        table.rows.fetch_add(*pending, Ordering::Relaxed);
+        *pending = 0;
+    }
+}
+
+/// Applies one row of a durable commit through the grouped apply (see `group_apply`).
+fn insert_committed(db: &Inner, table: &TableHandle, key: &Key, row: &[u8]) -> Result<()> {
+    let inserted = table.insert_into_tree(key.as_bytes(), row)?;
+    applied_or_duplicate(db, table, key, inserted)
+}
+
+/// A committed row's insert's outcome as the commit sees it: a key already there is an
+/// error (the caller stops the database: see `stop_after_apply`).
+fn applied_or_duplicate(
+    db: &Inner,
+    table: &TableHandle,
+    key: &Key,
+    inserted: Inserted,
+) -> Result<()> {
+    #[cfg(not(test))]
+    let _ = db;
+    match inserted {
+        Inserted::Yes => {
+            #[cfg(test)]
+            run_hook(&db.hooks.after_first_row_applied);
+            Ok(())
+        }
+        Inserted::Duplicate => Err(Error::DuplicateKey {
+            table: table.name.clone(),
+            key: table.keys.kind().decode(key),
+        }),
+    }
 }
 
 /// The live table named `name`.
@@ -1513,25 +1579,65 @@ impl Session {
         }
         let logged = logged.map(|end| self.log_name(&wal, txn).unwrap_or(end));
         logged.and_then(|end| {
-            if self.durability == Durability::Sync {
-                wal.wait_durable(end)?;
+            if self.durability != Durability::Sync {
+                return self
+                    .apply(rows)
+                    .map_err(|error| stop_after_apply(&self.db, &wal, &error));
             }
-            self.apply(rows).map_err(|error| {
-                // The commit is in the log but its rows are only partly applied. No
-                // checkpoint may now move the logical point past it (its rest would never
-                // be applied), so the database stops like a failed log: reopening
-                // re-applies the whole transaction. An I/O error gets here; a short pool
-                // cannot (the apply waits for frames instead: see `apply`).
-                debug_assert!(
-                    !matches!(error, Error::PoolExhausted { .. }),
-                    "an apply failed for want of frames: {error}"
-                );
-                wal.stop("applying a committed transaction's rows", &error);
-                // The caller gets what every later caller will: the first cause, with
-                // what to do about it.
-                self.db.stop.error()
-            })
+            if group_apply::worth_grouping(wal.sessions())
+                && rows.iter().all(|(t, _, _)| t.applies_in_key_order())
+            {
+                return self.commit_grouped(&wal, end, rows);
+            }
+            wal.wait_durable(end)?;
+            self.apply(rows)
+                .map_err(|error| stop_after_apply(&self.db, &wal, &error))
         })
+    }
+
+    /// Waits for a durable commit whose rows the grouped apply applies (see `group_apply`):
+    /// posts them, waits with its wake-up delegated, applies the batch if its request is
+    /// still queued then, and returns once its rows are applied.
+    fn commit_grouped(
+        &mut self,
+        wal: &Wal,
+        end: Lsn,
+        rows: &[(&TableHandle, Key, &[u8])],
+    ) -> Result<()> {
+        let queue = &self.db.group_apply;
+        self.apply_slot.fill(rows);
+        queue.post(end, &self.apply_slot);
+        match wal.wait_durable_delegated(end) {
+            // Not durable: nobody applies it. If another thread took it, it was durable
+            // after all (taken only once covered), and is waited for below.
+            Err(error) if queue.withdraw(&self.apply_slot) => return Err(error),
+            Err(_) => {}
+            Ok(()) => {
+                let batch = &mut self.apply_batch;
+                if queue.take_if_queued(&self.apply_slot, wal.durable(), batch) {
+                    let _frames = self.frames.enter_apply();
+                    let db = &self.db;
+                    match batch.apply(|t, k, r| insert_committed(db, t, k, r)) {
+                        Ok(applied) => {
+                            db.stats.count(Counter::GroupedApplyRows, applied as u64);
+                            db.stats.count(Counter::GroupedApplyBatches, 1);
+                        }
+                        // Every request of the batch is marked failed: its owner returns
+                        // the stop's cause, as this commit does below.
+                        Err(error) => drop(stop_after_apply(db, wal, &error)),
+                    }
+                }
+            }
+        }
+        match group_apply::wait_taken(&self.apply_slot) {
+            group_apply::Applied::Yes => {
+                for (table, _, _) in rows {
+                    count_applied(&mut self.pending_rows, table);
+                }
+                Ok(())
+            }
+            group_apply::Applied::Failed => Err(self.db.stop.error()),
+        }
     }
 
     /// A commit with rows of unlogged tables: only the logged tables' rows go into the
@@ -1607,24 +1713,9 @@ impl Session {
         // not hold up the group commit.
         let _frames = self.frames.enter_apply();
         for (table, key, row) in rows {
-            match table.insert_row(key.as_bytes(), row, &mut self.heap_targets[table.id])? {
-                Inserted::Yes => {
-                    #[cfg(test)]
-                    run_hook(&self.db.hooks.after_first_row_applied);
-                }
-                Inserted::Duplicate => {
-                    return Err(Error::DuplicateKey {
-                        table: table.name.clone(),
-                        key: table.keys.kind().decode(key),
-                    });
-                }
-            }
-            let pending = &mut self.pending_rows[table.id];
-            *pending += 1;
-            if *pending >= ROW_COUNT_FLUSH_EVERY {
-                table.rows.fetch_add(*pending, Ordering::Relaxed);
-                *pending = 0;
-            }
+            let inserted = table.insert_row(key.as_bytes(), row, &mut self.heap_targets[table.id]);
+            applied_or_duplicate(&self.db, table, key, inserted?)?;
+            count_applied(&mut self.pending_rows, table);
         }
         Ok(())
     }

@@ -188,6 +188,7 @@ pub(super) fn open_steps(
             log_salt: catalog.log_salt,
             log_segment_bytes: log_segment_bytes(&catalog, &options),
             appliers: Mutex::new(Vec::new()),
+            group_apply: Default::default(),
             checkpoint_lock: Mutex::new(CheckpointState::opened_at(append_from)),
             truncate_swaps: Mutex::new(Vec::new()),
             staged: Arc::default(),

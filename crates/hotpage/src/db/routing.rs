@@ -180,6 +180,25 @@ impl Table {
             }
             return Ok(inserted);
         }
+        self.insert_into_tree(key, row)
+    }
+
+    /// Whether a durable commit's rows of this table go to the grouped apply
+    /// (`group_apply`): rows of a B+tree whose generated keys ascend, which an apply in
+    /// key order keeps full. Random keys gain nothing from the order and lose the
+    /// committers' parallel applies (guid at 64 sessions: 0.82–0.86× the rows/s). A heap
+    /// places rows by its session's target page, and a memory table has no pages.
+    pub(super) fn applies_in_key_order(&self) -> bool {
+        self.heap.is_none()
+            && self.memory.is_none()
+            && !self.unlogged
+            && !self.user_keys
+            && self.keys.kind().ascends()
+    }
+
+    /// [`Table::insert_row`] for a table that is neither a heap nor a memory table.
+    pub(super) fn insert_into_tree(&self, key: &[u8], row: &[u8]) -> Result<Inserted> {
+        debug_assert!(self.heap.is_none() && self.memory.is_none());
         let tree = self.tree_for(key)?;
         if let Some(gate) = &self.flow {
             let probe = tree.probe_insert(key, row.len())?;

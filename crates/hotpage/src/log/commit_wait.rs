@@ -15,6 +15,13 @@
 //! one flush overlap the disk time of the next. A flush covering a few waiters (one session)
 //! wakes them directly, saving the waker's own context switch.
 //!
+//! A waiter may **delegate** its wake-up (`Wal::wait_durable_delegated`): of the delegated
+//! waiters one flush covers, only the first in LSN order is woken. Its caller promises
+//! that whoever that is wakes the others: the database's grouped apply, where the woken
+//! committer applies the rows of every commit the flush covers, in key order, and then
+//! wakes their owners (`db::group_apply`). Each of them is then woken once, with its rows
+//! applied, not twice.
+//!
 //! No wake-up is ever lost: a waiter registers (under the list's mutex) before it checks
 //! `durable` for the last time, and the flusher publishes `durable` before it takes the list
 //! out (under the same mutex, which orders the two), so either the waiter sees the new
@@ -34,7 +41,8 @@ pub(super) const DIRECT_WAKES_MAX: usize = 2;
 /// Sessions waiting for the durable LSN to reach their commit's end.
 #[derive(Default)]
 pub(super) struct Waiters {
-    parked: Mutex<Vec<(Lsn, Thread)>>,
+    // (LSN waited for, the waiting thread, whether its wake-up is delegated).
+    parked: Mutex<Vec<(Lsn, Thread, bool)>>,
     // `parked.len()`, kept under the mutex, read without it (`len`): a flush gathering its
     // group looks at it in a loop (`Shared::gather_group`) and must not contend with the
     // committers registering.
@@ -44,29 +52,67 @@ pub(super) struct Waiters {
 impl Waiters {
     /// Registers the calling thread as waiting for `lsn`. It must then re-check what it
     /// waits for before it parks (see the module docs).
-    pub(super) fn register(&self, lsn: Lsn) {
+    /// `delegated`: see the module docs.
+    pub(super) fn register(&self, lsn: Lsn, delegated: bool) {
         let mut parked = self.parked.lock();
-        parked.push((lsn, std::thread::current()));
+        parked.push((lsn, std::thread::current(), delegated));
         self.count.store(parked.len(), Ordering::Release);
     }
 
-    /// Moves every waiter that `durable` covers into `out`, in LSN order (they are then
-    /// woken in that order: commits apply their rows after they wake, and with an
-    /// ascending key LSN order is nearly key order, which keeps the last leaf's inserts in
-    /// order and its pages full); the others stay.
-    pub(super) fn take_covered(&self, durable: Lsn, out: &mut Vec<Thread>) {
+    /// Takes out every waiter that `durable` covers and moves the ones to wake into `out`,
+    /// in LSN order: every waiter that did not delegate its wake-up, and the first that
+    /// did and waits for this flush, the one from `durable_before` to `durable` (see the
+    /// module docs); the others stay. Returns how many it took out (the commits this flush
+    /// covers).
+    ///
+    /// A delegated waiter at or below `durable_before` registered after the flush that
+    /// covered it had taken its waiters out. It saw that flush's `durable` on its own (its
+    /// last look comes after it registers) and is not parked: waking it would wake nobody
+    /// who applies this flush's commits.
+    pub(super) fn take_covered(
+        &self,
+        durable_before: Lsn,
+        durable: Lsn,
+        out: &mut Vec<Thread>,
+    ) -> usize {
         let mut parked = self.parked.lock();
         // Registered nearly in LSN order already: the sort is cheap.
-        parked.sort_unstable_by_key(|(lsn, _)| *lsn);
-        let covered = parked.partition_point(|(lsn, _)| *lsn <= durable);
-        out.extend(parked.drain(..covered).map(|(_, thread)| thread));
+        parked.sort_unstable_by_key(|(lsn, _, _)| *lsn);
+        let covered = parked.partition_point(|(lsn, _, _)| *lsn <= durable);
+        let mut delegate_woken = false;
+        for (lsn, thread, delegated) in parked.drain(..covered) {
+            let wake = if delegated {
+                lsn > durable_before && !std::mem::replace(&mut delegate_woken, true)
+            } else {
+                true
+            };
+            if wake {
+                out.push(thread);
+            }
+        }
         self.count.store(parked.len(), Ordering::Release);
+        covered
+    }
+
+    /// Removes the calling thread's registration, if no flush has taken it out yet: a
+    /// waiter that gives up (the log stopped) must not stay in the list, or a later flush
+    /// could pick it as the one delegated waiter to wake, and nobody would wake the
+    /// others. False if a flush took it out already: that flush covered it.
+    pub(super) fn deregister(&self) -> bool {
+        let me = std::thread::current().id();
+        let mut parked = self.parked.lock();
+        let Some(index) = parked.iter().position(|(_, t, _)| t.id() == me) else {
+            return false;
+        };
+        parked.remove(index);
+        self.count.store(parked.len(), Ordering::Release);
+        true
     }
 
     /// Moves every waiter into `out` (the log stopped or shuts down: all must look again).
     pub(super) fn take_all(&self, out: &mut Vec<Thread>) {
         let mut parked = self.parked.lock();
-        out.extend(parked.drain(..).map(|(_, thread)| thread));
+        out.extend(parked.drain(..).map(|(_, thread, _)| thread));
         self.count.store(0, Ordering::Release);
     }
 
@@ -170,7 +216,7 @@ mod tests {
                 let (waiters, durable, early) = (&waiters, &durable, &early_wakes);
                 s.spawn(move || {
                     let lsn = 1 + t % 4;
-                    waiters.register(lsn);
+                    waiters.register(lsn, false);
                     while durable.load(Ordering::SeqCst) < lsn {
                         std::thread::park();
                         if durable.load(Ordering::SeqCst) < lsn {
@@ -185,7 +231,7 @@ mod tests {
             let mut out = Vec::new();
             for step in 1..=4u64 {
                 durable.store(step, Ordering::SeqCst);
-                waiters.take_covered(step, &mut out);
+                waiters.take_covered(step - 1, step, &mut out);
                 assert_eq!(out.len(), 4, "exactly the waiters of LSN {step}");
                 waker.wake(&mut out);
                 assert!(out.is_empty());
@@ -198,26 +244,39 @@ mod tests {
         assert_eq!(early_wakes.load(Ordering::Relaxed), 0);
     }
 
+    /// Registers each (LSN, delegated) from a thread of its own, so that the threads tell
+    /// the registrations apart; returns each LSN's thread.
+    fn register_from_threads(
+        waiters: &Waiters,
+        registrations: &[(u64, bool)],
+    ) -> Vec<(u64, std::thread::ThreadId)> {
+        registrations
+            .iter()
+            .map(|&(lsn, delegated)| {
+                let id = std::thread::scope(|s| {
+                    s.spawn(|| {
+                        waiters.register(lsn, delegated);
+                        std::thread::current().id()
+                    })
+                    .join()
+                    .expect("registered")
+                });
+                (lsn, id)
+            })
+            .collect()
+    }
+
     /// Covered waiters come out in LSN order whatever order they registered in (the order
     /// they are woken in, and so nearly the order their rows are applied in).
     #[test]
     fn covered_waiters_come_out_in_lsn_order() {
         let waiters = Waiters::default();
-        let mut ids = Vec::new();
-        for lsn in [30u64, 10, 40, 20] {
-            // Each registration from a thread of its own, so the threads tell them apart.
-            let id = std::thread::scope(|s| {
-                s.spawn(|| {
-                    waiters.register(lsn);
-                    std::thread::current().id()
-                })
-                .join()
-                .expect("registered")
-            });
-            ids.push((lsn, id));
-        }
+        let ids = register_from_threads(
+            &waiters,
+            &[(30, false), (10, false), (40, false), (20, false)],
+        );
         let mut out = Vec::new();
-        waiters.take_covered(30, &mut out);
+        waiters.take_covered(0, 30, &mut out);
         let order: Vec<_> = out.iter().map(Thread::id).collect();
         let expected: Vec<_> = [10u64, 20, 30]
             .iter()
@@ -227,13 +286,54 @@ mod tests {
         assert_eq!(waiters.len(), 1, "LSN 40 is not covered");
     }
 
+    /// Of the delegated waiters one flush covers only the first (in LSN order) is handed
+    /// out to wake; every waiter that did not delegate is; the count is all it covered.
+    #[test]
+    fn only_the_first_delegated_waiter_of_a_flush_is_woken() {
+        let waiters = Waiters::default();
+        let ids = register_from_threads(
+            &waiters,
+            &[(30, true), (10, true), (20, false), (25, true), (50, true)],
+        );
+        let id_of = |lsn: u64| ids.iter().find(|(l, _)| *l == lsn).expect("registered").1;
+        let mut out = Vec::new();
+        assert_eq!(
+            waiters.take_covered(5, 30, &mut out),
+            4,
+            "LSNs 10, 20, 25 and 30"
+        );
+        let woken: Vec<_> = out.iter().map(Thread::id).collect();
+        assert_eq!(woken, vec![id_of(10), id_of(20)]);
+        out.clear();
+        assert_eq!(waiters.take_covered(30, 60, &mut out), 1);
+        assert_eq!(
+            out.iter().map(Thread::id).collect::<Vec<_>>(),
+            vec![id_of(50)]
+        );
+    }
+
+    /// A delegated waiter that registered after the flush that covered it (it is not
+    /// parked) is never the one woken for a later flush: the first delegated waiter that
+    /// waits for that flush is.
+    #[test]
+    fn a_late_registration_is_not_the_delegated_waiter_woken() {
+        let waiters = Waiters::default();
+        let ids = register_from_threads(&waiters, &[(8, true), (15, true), (18, true)]);
+        let mut out = Vec::new();
+        assert_eq!(waiters.take_covered(10, 20, &mut out), 3);
+        assert_eq!(
+            out.iter().map(Thread::id).collect::<Vec<_>>(),
+            vec![ids[1].1]
+        );
+    }
+
     #[test]
     fn take_all_empties_the_list() {
         let waiters = Waiters::default();
-        waiters.register(10);
-        waiters.register(5);
+        waiters.register(10, false);
+        waiters.register(5, false);
         let mut out = Vec::new();
-        waiters.take_covered(7, &mut out);
+        waiters.take_covered(0, 7, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(waiters.len(), 1);
         waiters.take_all(&mut out);

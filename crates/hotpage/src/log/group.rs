@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 /// The most sessions a database may have for its flushes to gather their group and its
 /// committers to spin: beyond it the flushes are full without waiting.
-pub(super) const GROUP_SESSIONS_MAX: usize = 16;
+pub(crate) const GROUP_SESSIONS_MAX: usize = 16;
 /// How long after the last flush ended the next one may wait for its group.
 const GATHER_WAIT_MAX: Duration = Duration::from_micros(60);
 /// How long a committer in a small group spins (yielding its core) before it parks:

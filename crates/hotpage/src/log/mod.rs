@@ -51,8 +51,8 @@ use crate::format::{segment_index, segment_name};
 use crate::stats::{Stats, WaitType};
 use crate::storage::{BLOCK_BYTES, Storage, StorageFile};
 use commit_wait::{DIRECT_WAKES_MAX, Waiters, Waker};
-pub(crate) use group::SessionSlot;
 use group::{COMMIT_SPIN_MAX, GroupPlan, SessionCount};
+pub(crate) use group::{GROUP_SESSIONS_MAX, SessionSlot};
 use parking_lot::{Condvar, Mutex};
 use record::{HEADER_BYTES, header_word, record_crc, round8};
 use std::sync::Arc;
@@ -294,6 +294,18 @@ impl Wal {
     /// commit, to the flusher and back, each a wake-up of an idle core. Otherwise it asks
     /// the flusher and parks until a flush covers it.
     pub fn wait_durable(&self, lsn: Lsn) -> Result<()> {
+        self.wait_durable_as(lsn, false)
+    }
+
+    /// [`Wal::wait_durable`] for a committer that delegates its wake-up: of the delegated
+    /// waiters a flush covers only the first is woken, and the caller promises that it
+    /// wakes the others once it is done with their commits (the grouped apply; see
+    /// `commit_wait`). A stop or shutdown still wakes every waiter.
+    pub(crate) fn wait_durable_delegated(&self, lsn: Lsn) -> Result<()> {
+        self.wait_durable_as(lsn, true)
+    }
+
+    fn wait_durable_as(&self, lsn: Lsn, delegated: bool) -> Result<()> {
         let s = &self.shared;
         if s.durable.load(Ordering::Acquire) >= lsn {
             return Ok(());
@@ -301,12 +313,14 @@ impl Wal {
         let start = Instant::now();
         let _waiting = crate::stats::mark_waiting(WaitType::WriteLog, None);
         s.flush_inline(lsn);
+        let mut registered = false;
         if s.durable.load(Ordering::Acquire) < lsn {
             s.request_flush(lsn);
             // After a stop or shutdown nothing drains the list any more: never register.
             if !s.stop.is_stopped() && !s.shutdown.load(Ordering::Acquire) {
                 // Registered before the last look at `durable` (see `commit_wait`).
-                s.waiters.register(lsn);
+                s.waiters.register(lsn, delegated);
+                registered = true;
             }
         }
         s.spin_for_durable(lsn);
@@ -318,6 +332,15 @@ impl Wal {
         }
         s.stats
             .record_wait(WaitType::WriteLog, None, crate::stats::elapsed_ns(start));
+        if registered && s.durable.load(Ordering::Acquire) < lsn {
+            // Giving up: the registration must not stay for a flush to pick (see
+            // `Waiters::deregister`). If it is gone already, either a flush covered this
+            // commit after the look above (`durable` was published first, and a delegated
+            // waiter may be the one the flush counts on: the look below sees it and the
+            // commit goes on as durable), or a stop or shutdown took out and woke every
+            // waiter.
+            s.waiters.deregister();
+        }
         if s.durable.load(Ordering::Acquire) >= lsn {
             Ok(())
         } else if s.stop.is_stopped() {
@@ -337,6 +360,11 @@ impl Wal {
     /// The next LSN to be handed out (everything below it has been reserved).
     pub fn end(&self) -> Lsn {
         self.shared.reserved.load(Ordering::SeqCst)
+    }
+
+    /// How many sessions the database has now.
+    pub(crate) fn sessions(&self) -> usize {
+        self.shared.sessions.get()
     }
 
     /// Counts one more session of the database while the slot lives (see `group`).
@@ -825,12 +853,9 @@ impl Shared {
                 self.flushes.fetch_add(1, Ordering::Relaxed);
                 // Exactly the commits this flush covers; handed off when many, so the
                 // next write starts while they are woken.
-                self.waiters.take_covered(to, &mut state.woken);
-                state.group = GroupPlan::after_flush(
-                    state.woken.len() + own,
-                    self.waiters.len(),
-                    self.sessions.get(),
-                );
+                let covered = self.waiters.take_covered(before, to, &mut state.woken);
+                state.group =
+                    GroupPlan::after_flush(covered + own, self.waiters.len(), self.sessions.get());
                 self.group_target
                     .store(state.group.target(), Ordering::Relaxed);
                 self.waker.wake(&mut state.woken);
