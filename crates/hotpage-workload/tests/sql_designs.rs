@@ -149,10 +149,14 @@ fn compare(name: DesignName, sql: IndexShape, design: IndexShape) {
         ) => {
             assert_eq!(a.rows, ROWS as u64, "{name:?}");
             if matches!(name, DesignName::Guid) {
-                // Random keys: the same depth, and page counts within a few percent.
+                // Random keys: the same depth, and page counts close. Two independent
+                // random orders of 3,000 rows fill about 50 pages each; 30 runs differed
+                // by up to 12 % (55 against 49 pages, 2026-11-28), so 10 % failed one run
+                // in 30. An ascending design's leaves are 90–95 % full against random
+                // keys' 69–70 % (docs/BENCHMARKS.md), about 25 % fewer pages: outside 20 %.
                 assert_eq!(a.levels, b.levels, "{name:?}");
                 let (pa, pb) = (a.pages() as f64, b.pages() as f64);
-                assert!((pa - pb).abs() / pb < 0.1, "{name:?}: {pa} vs {pb} pages");
+                assert!((pa - pb).abs() / pb < 0.2, "{name:?}: {pa} vs {pb} pages");
             } else {
                 assert_eq!(a, b, "{name:?}");
             }
