@@ -413,3 +413,30 @@ unit delegate-late-registration crates/hotpage/src/log/commit_wait.rs \
   '                lsn > durable_before && !std::mem::replace(&mut delegate_woken, true)' \
   '                !std::mem::replace(&mut delegate_woken, true)' \
   --lib log::commit_wait::tests::a_late_registration_is_not_the_delegated_waiter_woken
+# A failed grouped apply that tells the batch's owners before it stops the database (the
+# order before the review of 2026-11-28): an owner could end its commit, and clear its
+# applying marker, while the database still ran, and a checkpoint pass the commit.
+unit grouped-failure-before-stop crates/hotpage/src/db/group_apply.rs \
+  '                (guard.stop)(error);
+                FAILED
+            }
+        };
+        for request in batch.taken.drain(..) {
+            request.slot.finish(state, &request.owner);
+        }' \
+  '                FAILED
+            }
+        };
+        for request in batch.taken.drain(..) {
+            request.slot.finish(state, &request.owner);
+        }
+        if let Err(error) = &result {
+            (guard.stop)(error);
+        }' \
+  --lib db::group_apply::tests::a_failed_or_panicking_batch_stops_then_fails_every_owner
+# A give-up that takes back any registration of its thread: an older one, left by a late
+# registration, goes instead, and the newer stays for a flush to pick as the one to wake.
+unit deregister-any-entry crates/hotpage/src/log/commit_wait.rs \
+  'let found = parked.iter().position(|(at, t, _)| *at == lsn && t.id() == me);' \
+  'let found = parked.iter().position(|(_, t, _)| t.id() == me);' \
+  --lib log::commit_wait::tests::a_give_up_takes_back_its_own_registration_not_an_older_one

@@ -109,6 +109,14 @@ impl ApplyMarker {
     }
 }
 
+/// The stop's cause when a thread panics while it applies committed rows.
+pub(super) fn panicked_while_applying() -> Error {
+    Error::Io {
+        context: "applying a committed transaction".into(),
+        source: std::io::Error::other("the committing thread panicked"),
+    }
+}
+
 /// Where a panicking commit stops the database.
 #[derive(Clone, Copy)]
 pub(super) struct StopOnPanic<'a> {
@@ -129,10 +137,7 @@ pub(super) struct ApplyGuard<'a> {
 impl Drop for ApplyGuard<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() && !self.unwinding_at_begin {
-            let error = Error::Io {
-                context: "applying a committed transaction".into(),
-                source: std::io::Error::other("the committing thread panicked"),
-            };
+            let error = panicked_while_applying();
             match self.stop.wal {
                 // Wakes the log's waiters too, so they fail rather than wait.
                 Some(wal) => wal.stop("applying a committed transaction", &error),

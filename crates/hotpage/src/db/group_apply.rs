@@ -142,7 +142,7 @@ impl ApplySlot {
 
     /// Parks until the thread that took this request has applied it (or failed), and makes
     /// the slot idle again.
-    fn wait_applied(&self) -> Applied {
+    pub(super) fn wait_applied(&self) -> Applied {
         loop {
             match self.state.load(Ordering::Acquire) {
                 APPLIED | FAILED => break,
@@ -162,7 +162,11 @@ impl ApplySlot {
     fn finish(&self, state: u8, owner: &Thread) {
         debug_assert_eq!(self.state.load(Ordering::Acquire), TAKEN);
         self.state.store(state, Ordering::Release);
-        owner.unpark();
+        // The taker's own request: it is not parked, and a token left behind would end
+        // the next park of whatever code runs on this thread early.
+        if owner.id() != std::thread::current().id() {
+            owner.unpark();
+        }
     }
 }
 
@@ -214,20 +218,27 @@ impl ApplyQueue {
         };
         queued.swap_remove(index);
         slot.state.store(IDLE, Ordering::Release);
+        // Its table handles would otherwise live until the session's next grouped commit.
+        slot.rows.lock().rows.clear();
         true
     }
 }
 
 impl Batch {
     /// Applies every taken request's rows in (table, key) order with `insert`, then marks
-    /// each request applied (or, at the first error, every one failed) and wakes its owner.
-    /// `insert` returning an error means the database must stop: the caller stops it.
-    /// Returns how many rows it applied.
+    /// each request applied and wakes its owner. Returns how many rows it applied.
+    ///
+    /// At the first error from `insert` (or a panic) it calls `stop` first, which must stop
+    /// the database, and only then marks every request failed. The order matters: an owner
+    /// told its request failed ends its commit, which clears its applying marker, and a
+    /// checkpoint that ran before the stop could then take its logical point past a commit
+    /// whose rows are not all applied, and recovery would never re-apply them.
     pub(super) fn apply(
         &mut self,
         mut insert: impl FnMut(&TableHandle, &Key, &[u8]) -> crate::Result<()>,
+        stop: &dyn Fn(&crate::Error),
     ) -> crate::Result<usize> {
-        let guard = BatchGuard { batch: self };
+        let guard = BatchGuard { batch: self, stop };
         let batch = &mut *guard.batch;
         batch.order.clear();
         for (index, request) in batch.taken.iter().enumerate() {
@@ -250,7 +261,13 @@ impl Batch {
                 break;
             }
         }
-        let state = if result.is_ok() { APPLIED } else { FAILED };
+        let state = match &result {
+            Ok(_) => APPLIED,
+            Err(error) => {
+                (guard.stop)(error);
+                FAILED
+            }
+        };
         for request in batch.taken.drain(..) {
             request.slot.finish(state, &request.owner);
         }
@@ -258,23 +275,23 @@ impl Batch {
     }
 }
 
-/// Marks every request still taken failed, and wakes its owner, when a batch's apply ends
-/// by a panic (an owner must never park for ever).
+/// When a batch's apply ends by a panic: stops the database, then marks every request
+/// still taken failed and wakes its owner (an owner must never park for ever).
 struct BatchGuard<'a> {
     batch: &'a mut Batch,
+    stop: &'a dyn Fn(&crate::Error),
 }
 
 impl Drop for BatchGuard<'_> {
     fn drop(&mut self) {
+        if self.batch.taken.is_empty() {
+            return;
+        }
+        (self.stop)(&super::apply_marker::panicked_while_applying());
         for request in self.batch.taken.drain(..) {
             request.slot.finish(FAILED, &request.owner);
         }
     }
-}
-
-/// Waits for the request of `slot` that another thread took.
-pub(super) fn wait_taken(slot: &ApplySlot) -> Applied {
-    slot.wait_applied()
 }
 
 #[cfg(test)]
@@ -286,7 +303,7 @@ mod tests {
     use crate::storage::MemStorage;
     use crate::txn::Durability;
     use crate::{KeyKind, StatsSnapshot};
-    use std::sync::atomic::AtomicU64;
+    use std::sync::atomic::{AtomicBool, AtomicU64};
 
     fn key(value: u64) -> Key {
         Key::from_bytes(&value.to_be_bytes()).expect("key")
@@ -297,16 +314,25 @@ mod tests {
         db.create_table("t", "identity", identity).expect("create")
     }
 
+    /// What the owners of a test share: how many posted, and whether the batch's `stop`
+    /// ran (the database stopped).
+    #[derive(Default)]
+    struct Owners {
+        posted: AtomicU64,
+        stopped: AtomicBool,
+    }
+
     /// Posts a request of `keys` from a thread of its own, ending at LSN `end`, and returns
-    /// that thread: it waits for its request to be taken and applied, and returns how.
+    /// that thread: it waits for its request to be taken and applied, and returns how, and
+    /// whether the database had stopped by the time it woke.
     fn owner(
         queue: &Arc<ApplyQueue>,
         table: &TableHandle,
         end: Lsn,
         keys: Vec<u64>,
-        posted: &Arc<AtomicU64>,
-    ) -> std::thread::JoinHandle<Applied> {
-        let (queue, table, posted) = (Arc::clone(queue), Arc::clone(table), Arc::clone(posted));
+        shared: &Arc<Owners>,
+    ) -> std::thread::JoinHandle<(Applied, bool)> {
+        let (queue, table, shared) = (Arc::clone(queue), Arc::clone(table), Arc::clone(shared));
         std::thread::spawn(move || {
             let slot = Arc::new(ApplySlot::default());
             let rows: Vec<(&TableHandle, Key, &[u8])> = keys
@@ -315,8 +341,9 @@ mod tests {
                 .collect();
             slot.fill(&rows);
             queue.post(end, &slot);
-            posted.fetch_add(1, Ordering::SeqCst);
-            wait_taken(&slot)
+            shared.posted.fetch_add(1, Ordering::SeqCst);
+            let applied = slot.wait_applied();
+            (applied, shared.stopped.load(Ordering::SeqCst))
         })
     }
 
@@ -336,8 +363,8 @@ mod tests {
         (own, batch)
     }
 
-    fn wait_posted(posted: &AtomicU64, count: u64) {
-        while posted.load(Ordering::SeqCst) < count {
+    fn wait_posted(shared: &Owners, count: u64) {
+        while shared.posted.load(Ordering::SeqCst) < count {
             std::thread::yield_now();
         }
     }
@@ -349,23 +376,22 @@ mod tests {
         let db = open(&MemStorage::new(1), Durability::Sync);
         let table = table(&db);
         let queue = Arc::new(ApplyQueue::default());
-        let posted = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Owners::default());
         let owners: Vec<_> = (0..8u64)
             .map(|i| {
                 let keys = vec![(i * 37) % 8 * 10 + 5, (i * 11) % 8 * 10 + 1];
-                owner(&queue, &table, 10 + i, keys, &posted)
+                owner(&queue, &table, 10 + i, keys, &shared)
             })
             .collect();
-        wait_posted(&posted, 8);
+        wait_posted(&shared, 8);
         let (own, mut batch) = take_with_own(&queue, &table, (40, b"mine"), 100);
         let mut order = Vec::new();
-        let applied = batch.apply(|_, k, row| {
-            order.push((
-                u64::from_be_bytes(k.as_bytes().try_into().expect("8")),
-                row.len(),
-            ));
+        let record = |_: &TableHandle, k: &Key, row: &[u8]| {
+            let value = u64::from_be_bytes(k.as_bytes().try_into().expect("8"));
+            order.push((value, row.len()));
             Ok(())
-        });
+        };
+        let applied = batch.apply(record, &|error| panic!("stopped by {error}"));
         assert_eq!(applied.expect("applied"), 17);
         let keys: Vec<u64> = order.iter().map(|(k, _)| *k).collect();
         let mut sorted = keys.clone();
@@ -376,10 +402,15 @@ mod tests {
             "the taker's own row, with its bytes"
         );
         for owner in owners {
-            assert_eq!(owner.join().expect("owner"), Applied::Yes);
+            assert_eq!(owner.join().expect("owner"), (Applied::Yes, false));
         }
-        assert_eq!(wait_taken(&own), Applied::Yes);
+        assert_eq!(own.wait_applied(), Applied::Yes);
         assert!(!queue.withdraw(&own), "nothing is left queued");
+        // The taker did not unpark itself: a token left behind would end this thread's
+        // next park at once.
+        let start = std::time::Instant::now();
+        std::thread::park_timeout(std::time::Duration::from_millis(40));
+        assert!(start.elapsed().as_millis() >= 30, "a wake-up token left");
     }
 
     /// A request whose commit the durable LSN does not cover stays queued (its flush has
@@ -389,6 +420,7 @@ mod tests {
         let db = open(&MemStorage::new(2), Durability::Sync);
         let table = table(&db);
         let queue = ApplyQueue::default();
+        let handles = Arc::strong_count(&table);
         let slots: Vec<Arc<ApplySlot>> = (0..3).map(|_| Arc::default()).collect();
         for (i, slot) in slots.iter().enumerate() {
             slot.fill(&[(&table, key(i as u64), b"r")]);
@@ -400,45 +432,60 @@ mod tests {
             !queue.take_if_queued(&slots[1], 20, &mut batch),
             "taken already"
         );
-        assert_eq!(batch.apply(|_, _, _| Ok(())).expect("applied"), 2);
+        let applied = batch.apply(|_, _, _| Ok(()), &|error| panic!("stopped by {error}"));
+        assert_eq!(applied.expect("applied"), 2);
         assert!(queue.withdraw(&slots[2]), "LSN 30 was not covered");
-        assert_eq!(wait_taken(&slots[0]), Applied::Yes);
-        assert_eq!(wait_taken(&slots[1]), Applied::Yes);
+        assert_eq!(slots[0].wait_applied(), Applied::Yes);
+        assert_eq!(slots[1].wait_applied(), Applied::Yes);
+        // Neither a finished nor a withdrawn request keeps its table alive.
+        assert_eq!(Arc::strong_count(&table), handles, "a table handle kept");
     }
 
-    /// A row that fails marks every request of its batch failed (the database stops), and
-    /// a panic while applying does too: no owner is left parked.
+    /// A row that fails marks every request of its batch failed, and a panic while
+    /// applying does too: no owner is left parked. In both the database stops first (the
+    /// batch's `stop` runs once), before any owner wakes to its failure.
     #[test]
-    fn a_failed_or_panicking_batch_fails_every_owner() {
+    fn a_failed_or_panicking_batch_stops_then_fails_every_owner() {
         let db = open(&MemStorage::new(3), Durability::Sync);
         let table = table(&db);
         for panics in [false, true] {
             let queue = Arc::new(ApplyQueue::default());
-            let posted = Arc::new(AtomicU64::new(0));
+            let shared = Arc::new(Owners::default());
             let owners: Vec<_> = (0..4u64)
-                .map(|i| owner(&queue, &table, i + 1, vec![i], &posted))
+                .map(|i| owner(&queue, &table, i + 1, vec![i], &shared))
                 .collect();
-            wait_posted(&posted, 4);
+            wait_posted(&shared, 4);
             let (own, mut batch) = take_with_own(&queue, &table, (9, b"r"), 5);
             let mut rows = 0;
+            let stops = AtomicU64::new(0);
+            let stop = |_: &Error| {
+                // Slow, as a real stop may be: an owner woken before the stop finished
+                // would see the flag still down.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                stops.fetch_add(1, Ordering::SeqCst);
+                shared.stopped.store(true, Ordering::SeqCst);
+            };
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                batch.apply(|_, _, _| {
+                let insert = |_: &TableHandle, _: &Key, _: &[u8]| {
                     rows += 1;
                     match rows {
                         2 if panics => panic!("injected by the test"),
                         2 => Err(Error::InvalidOption("injected".into())),
                         _ => Ok(()),
                     }
-                })
+                };
+                batch.apply(insert, &stop)
             }));
             match outcome {
                 Ok(result) => assert!(!panics && result.is_err()),
                 Err(_) => assert!(panics),
             }
+            assert_eq!(stops.load(Ordering::SeqCst), 1, "stopped once");
             for owner in owners {
-                assert_eq!(owner.join().expect("owner"), Applied::Failed);
+                let woke = owner.join().expect("owner");
+                assert_eq!(woke, (Applied::Failed, true), "failed, after the stop");
             }
-            assert_eq!(wait_taken(&own), Applied::Failed);
+            assert_eq!(own.wait_applied(), Applied::Failed);
         }
     }
 

@@ -1584,7 +1584,9 @@ impl Session {
                     .apply(rows)
                     .map_err(|error| stop_after_apply(&self.db, &wal, &error));
             }
+            // A commit without rows (a TRUNCATE's) has nothing to apply in order.
             if group_apply::worth_grouping(wal.sessions())
+                && !rows.is_empty()
                 && rows.iter().all(|(t, _, _)| t.applies_in_key_order())
             {
                 return self.commit_grouped(&wal, end, rows);
@@ -1617,26 +1619,31 @@ impl Session {
                 if queue.take_if_queued(&self.apply_slot, wal.durable(), batch) {
                     let _frames = self.frames.enter_apply();
                     let db = &self.db;
-                    match batch.apply(|t, k, r| insert_committed(db, t, k, r)) {
-                        Ok(applied) => {
-                            db.stats.count(Counter::GroupedApplyRows, applied as u64);
-                            db.stats.count(Counter::GroupedApplyBatches, 1);
-                        }
-                        // Every request of the batch is marked failed: its owner returns
-                        // the stop's cause, as this commit does below.
-                        Err(error) => drop(stop_after_apply(db, wal, &error)),
+                    // On failure the database stops before any request is marked failed;
+                    // each owner then returns the stop's cause, as this commit does below.
+                    let stop = |error: &Error| drop(stop_after_apply(db, wal, error));
+                    if let Ok(applied) = batch.apply(|t, k, r| insert_committed(db, t, k, r), &stop)
+                    {
+                        db.stats.count(Counter::GroupedApplyRows, applied as u64);
+                        db.stats.count(Counter::GroupedApplyBatches, 1);
                     }
                 }
             }
         }
-        match group_apply::wait_taken(&self.apply_slot) {
+        match self.apply_slot.wait_applied() {
             group_apply::Applied::Yes => {
                 for (table, _, _) in rows {
                     count_applied(&mut self.pending_rows, table);
                 }
                 Ok(())
             }
-            group_apply::Applied::Failed => Err(self.db.stop.error()),
+            group_apply::Applied::Failed => {
+                assert!(
+                    self.db.stop.is_stopped(),
+                    "a grouped commit failed while the database runs"
+                );
+                Err(self.db.stop.error())
+            }
         }
     }
 

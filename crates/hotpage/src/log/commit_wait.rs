@@ -94,14 +94,19 @@ impl Waiters {
         covered
     }
 
-    /// Removes the calling thread's registration, if no flush has taken it out yet: a
-    /// waiter that gives up (the log stopped) must not stay in the list, or a later flush
-    /// could pick it as the one delegated waiter to wake, and nobody would wake the
-    /// others. False if a flush took it out already: that flush covered it.
-    pub(super) fn deregister(&self) -> bool {
+    /// Removes the calling thread's registration for `lsn`, if no flush has taken it out
+    /// yet: a waiter that gives up (the log stopped) must not stay in the list, or a later
+    /// flush could pick it as the one delegated waiter to wake, and nobody would wake the
+    /// others. False if a flush took it out already: that flush covered it. Matched on the
+    /// LSN too: a registration made after its covering flush stays until the next one, so
+    /// the same thread may have an older entry listed.
+    pub(super) fn deregister(&self, lsn: Lsn) -> bool {
         let me = std::thread::current().id();
         let mut parked = self.parked.lock();
-        let Some(index) = parked.iter().position(|(_, t, _)| t.id() == me) else {
+        let found = parked
+            .iter()
+            .position(|(at, t, _)| *at == lsn && t.id() == me);
+        let Some(index) = found else {
             return false;
         };
         parked.remove(index);
@@ -325,6 +330,22 @@ mod tests {
             out.iter().map(Thread::id).collect::<Vec<_>>(),
             vec![ids[1].1]
         );
+    }
+
+    /// A thread can be listed twice: a registration made after its covering flush stays
+    /// until the next flush. Giving up on its newer commit takes back that commit's entry,
+    /// not the older one, which the next flush must still find (and take out, not wake).
+    #[test]
+    fn a_give_up_takes_back_its_own_registration_not_an_older_one() {
+        let waiters = Waiters::default();
+        waiters.register(5, true);
+        waiters.register(10, true);
+        assert!(waiters.deregister(10));
+        assert!(!waiters.deregister(10), "taken back once");
+        let mut woken = Vec::new();
+        assert_eq!(waiters.take_covered(5, 5, &mut woken), 1, "the LSN 5 entry");
+        assert!(woken.is_empty(), "a late registration is not woken");
+        assert_eq!(waiters.len(), 0);
     }
 
     #[test]

@@ -339,7 +339,7 @@ impl Wal {
             // waiter may be the one the flush counts on: the look below sees it and the
             // commit goes on as durable), or a stop or shutdown took out and woke every
             // waiter.
-            s.waiters.deregister();
+            s.waiters.deregister(lsn);
         }
         if s.durable.load(Ordering::Acquire) >= lsn {
             Ok(())
