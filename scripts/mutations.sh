@@ -421,15 +421,13 @@ unit grouped-failure-before-stop crates/hotpage/src/db/group_apply.rs \
                 FAILED
             }
         };
-        for request in batch.taken.drain(..) {
-            request.slot.finish(state, &request.owner);
-        }' \
+        inserted();
+        finish_all(&mut batch.taken, state);' \
   '                FAILED
             }
         };
-        for request in batch.taken.drain(..) {
-            request.slot.finish(state, &request.owner);
-        }
+        inserted();
+        finish_all(&mut batch.taken, state);
         if let Err(error) = &result {
             (guard.stop)(error);
         }' \
@@ -437,6 +435,18 @@ unit grouped-failure-before-stop crates/hotpage/src/db/group_apply.rs \
 # A give-up that takes back any registration of its thread: an older one, left by a late
 # registration, goes instead, and the newer stays for a flush to pick as the one to wake.
 unit deregister-any-entry crates/hotpage/src/log/commit_wait.rs \
-  'let found = parked.iter().position(|(at, t, _)| *at == lsn && t.id() == me);' \
-  'let found = parked.iter().position(|(_, t, _)| t.id() == me);' \
+  '.position(|(at, t, _)| *at == lsn && t.id() == me);' \
+  '.position(|(_, t, _)| t.id() == me);' \
   --lib log::commit_wait::tests::a_give_up_takes_back_its_own_registration_not_an_older_one
+# Two takers at once: a committer that finds the role held takes a batch anyway, and the
+# two batches' rows interleave at the last leaf.
+unit taker-role-ignored crates/hotpage/src/db/group_apply.rs \
+  'if slot.state.load(Ordering::Acquire) != QUEUED || queued.taker {' \
+  'if slot.state.load(Ordering::Acquire) != QUEUED {' \
+  --lib db::group_apply::tests::a_request_left_to_the_taker_is_taken_after_its_batch
+# A taker that does not look again after its batch: a request left to it is never taken,
+# and its owner waits for ever.
+unit left-request-never-taken crates/hotpage/src/db/group_apply.rs \
+  'let Some(first) = queued.requests.iter().position(|q| q.end <= durable) else {' \
+  'let Some(first) = None::<usize> else {' \
+  --lib db::group_apply::tests::a_request_left_to_the_taker_is_taken_after_its_batch

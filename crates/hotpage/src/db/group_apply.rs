@@ -14,8 +14,22 @@
 //! ([`crate::log::Wal::wait_durable_delegated`]): of the committers a flush covers, the log
 //! wakes only the first. That one (or any committer that finds its own request still
 //! queued after its wait) takes every request the durable LSN covers, sorts their rows by
-//! (table, key), applies them in one pass, and then marks each request done and wakes its
-//! owner. Each committer is woken once, with its rows already applied.
+//! (table, key), applies them in one pass, and then marks each request done and wakes the
+//! owners. Each committer is woken once, with its rows already applied.
+//!
+//! **One taker at a time.** With two cores, two flushes' takers used to insert at once and
+//! interleave their batches at the last leaf (identity at 200 sessions: 87–90 % leaf fill;
+//! 94.7 % with one taker at a time: docs/BENCHMARKS.md). So the queue holds a taker's role
+//! (`QueueState::taker`). A committer that finds it held leaves its request, and the taker
+//! looks again after its batch (`take_more`: the argument that nothing is left behind is
+//! there). The role covers only the inserts: it is given up before the owners are woken,
+//! and taken back for the next batch. A taker's own commit returns only when it stops, so
+//! after `TAKER_BATCHES_MAX` batches it hands the role to the owner of the first request
+//! left (`HANDED`), which takes the next batch itself.
+//!
+//! **Owners are woken as a tree** (`finish_all`): the taker wakes two, and each woken owner
+//! two more. A taker that woke all of a batch's owners itself (a futex call each, several
+//! microseconds on this VM) held up the next batch by that long.
 //!
 //! Why no request is left behind: a request is posted before its owner registers with the
 //! log, so when a flush takes out a delegated waiter, that waiter's request is already
@@ -34,10 +48,11 @@
 //! campaign's concurrent seeds (up to 28 sessions) hung on each before it was fixed.
 //!
 //! Failure: the rows of a durable commit must all be applied. If one fails (an I/O error),
-//! the database stops as it would for a committer's own apply, and every request of the
-//! batch is marked failed, so that its owner returns the stop's cause. A panicking leader
-//! marks them failed on its way out (`BatchGuard`), and its own commit's guard stops the
-//! database.
+//! the database stops as it would for a committer's own apply, and then every request of
+//! the batch is marked failed, so that its owner returns the stop's cause; once stopped, a
+//! taker inserts nothing more and fails what it takes. A panicking taker stops the
+//! database and marks its batch failed on its way out (`BatchGuard`), gives up the role and
+//! fails every covered request left to it (`TakerGuard`, `ApplyQueue::abandon`).
 
 use super::TableHandle;
 use crate::access::keys::Key;
@@ -62,12 +77,21 @@ pub(super) fn worth_grouping(sessions: usize) -> bool {
     sessions > cores.max(GROUP_SESSIONS_MAX)
 }
 
+/// How many batches one taker inserts before it hands the role on (`ApplyQueue::take_more`):
+/// a taker's own commit returns only when it stops, so the loop is bounded.
+pub(super) const TAKER_BATCHES_MAX: usize = 4;
+
+/// How many owners the taker wakes, and each woken owner wakes in turn (`finish_all`).
+const WAKE_FAN_OUT: usize = 2;
+
 /// A request's state (`ApplySlot::state`).
 const IDLE: u8 = 0;
 const QUEUED: u8 = 1;
 const TAKEN: u8 = 2;
 const APPLIED: u8 = 3;
 const FAILED: u8 = 4;
+// Still queued, and its owner is now the taker (`take_more` handed the role on).
+const HANDED: u8 = 5;
 
 /// One session's request: the rows of its current commit. Reused for every commit of the
 /// session, so a commit allocates nothing here once the buffers have grown.
@@ -82,6 +106,8 @@ struct SlotRows {
     // (table, key, end of the row in `bytes`); a row starts where the previous one ends.
     rows: Vec<(TableHandle, Key, usize)>,
     bytes: Vec<u8>,
+    // The owners this slot's owner wakes once its request is finished (`finish_all`).
+    wake_next: Vec<Thread>,
 }
 
 impl SlotRows {
@@ -99,10 +125,19 @@ struct Queued {
     owner: Thread,
 }
 
-/// The requests posted and not yet taken, in posting order.
+/// The requests posted and not yet taken, and whether a taker is inserting.
 #[derive(Default)]
 pub(super) struct ApplyQueue {
-    queued: Mutex<Vec<Queued>>,
+    queued: Mutex<QueueState>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    // In posting order.
+    requests: Vec<Queued>,
+    // A taker holds the role: it takes and inserts, and nobody else does until it gives
+    // the role up (`end_insert`) or hands it on (a HANDED request's owner then holds it).
+    taker: bool,
 }
 
 /// Requests taken by one thread, to apply as one batch.
@@ -114,12 +149,23 @@ pub(super) struct Batch {
     order: Vec<(usize, Key, usize, usize)>,
 }
 
-/// How a grouped commit's apply ended.
+/// How a grouped commit's wait ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Applied {
     Yes,
     // The database stopped: its cause is the commit's error.
     Failed,
+    // Not applied yet: the caller is now the taker (`ApplyQueue::take_handed`).
+    Handed,
+}
+
+/// What the taker does after a batch (`ApplyQueue::take_more`).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    // Insert the batch taken.
+    Apply,
+    // Nothing left for this taker: done.
+    Done,
 }
 
 impl ApplySlot {
@@ -131,7 +177,9 @@ impl ApplySlot {
             "a slot reused while busy"
         );
         let mut slot = self.rows.lock();
-        let SlotRows { rows: out, bytes } = &mut *slot;
+        let SlotRows {
+            rows: out, bytes, ..
+        } = &mut *slot;
         out.clear();
         bytes.clear();
         for (table, key, row) in rows {
@@ -140,12 +188,14 @@ impl ApplySlot {
         }
     }
 
-    /// Parks until the thread that took this request has applied it (or failed), and makes
-    /// the slot idle again.
+    /// Parks until the thread that took this request has applied it (or failed), wakes
+    /// the owners this one is to wake, and makes the slot idle again; or until the taker's
+    /// role is handed to this slot's owner (`Applied::Handed`: the request is still queued).
     pub(super) fn wait_applied(&self) -> Applied {
         loop {
             match self.state.load(Ordering::Acquire) {
                 APPLIED | FAILED => break,
+                HANDED => return Applied::Handed,
                 // Parks can end spuriously; the taker unparks after it publishes.
                 _ => std::thread::park(),
             }
@@ -154,19 +204,28 @@ impl ApplySlot {
             APPLIED => Applied::Yes,
             _ => Applied::Failed,
         };
+        let mut rows = self.rows.lock();
+        // Passes the wake-up on before anything else: those owners wait for it.
+        for owner in rows.wake_next.drain(..) {
+            owner.unpark();
+        }
         // Drops the table handles now rather than at the next commit.
-        self.rows.lock().rows.clear();
+        rows.rows.clear();
         outcome
     }
 
     fn finish(&self, state: u8, owner: &Thread) {
         debug_assert_eq!(self.state.load(Ordering::Acquire), TAKEN);
         self.state.store(state, Ordering::Release);
-        // The taker's own request: it is not parked, and a token left behind would end
-        // the next park of whatever code runs on this thread early.
-        if owner.id() != std::thread::current().id() {
-            owner.unpark();
-        }
+        unpark_other(owner);
+    }
+}
+
+/// Unparks `owner` unless it is the calling thread (the taker's own request): a token
+/// left behind would end the next park of whatever code runs on this thread early.
+fn unpark_other(owner: &Thread) {
+    if owner.id() != std::thread::current().id() {
+        owner.unpark();
     }
 }
 
@@ -175,37 +234,85 @@ impl ApplyQueue {
     pub(super) fn post(&self, end: Lsn, slot: &Arc<ApplySlot>) {
         let mut queued = self.queued.lock();
         slot.state.store(QUEUED, Ordering::Release);
-        queued.push(Queued {
+        queued.requests.push(Queued {
             end,
             slot: Arc::clone(slot),
             owner: std::thread::current(),
         });
     }
 
-    /// Called by the owner of `slot` once its commit is durable: if its request is still
-    /// queued, takes it and every other request `durable` covers into `batch` (true: the
-    /// caller must apply the batch). False if another thread took it.
+    /// Called by the owner of `slot` once its commit is durable. If its request is still
+    /// queued and no taker is at work, the caller becomes the taker: it takes its own and
+    /// every other request `durable` covers into `batch` and must apply them (true). False
+    /// if another thread took the request, or a taker is at work: that taker takes it
+    /// after its batch (`take_more`), and the caller waits (`wait_applied`).
     pub(super) fn take_if_queued(&self, slot: &ApplySlot, durable: Lsn, batch: &mut Batch) -> bool {
         let mut queued = self.queued.lock();
-        if slot.state.load(Ordering::Acquire) != QUEUED {
+        if slot.state.load(Ordering::Acquire) != QUEUED || queued.taker {
             return false;
         }
-        let mut index = 0;
-        while index < queued.len() {
-            if queued[index].end <= durable {
-                let request = queued.swap_remove(index);
-                request.slot.state.store(TAKEN, Ordering::Release);
-                batch.taken.push(request);
-            } else {
-                index += 1;
-            }
-        }
-        assert_eq!(
-            slot.state.load(Ordering::Acquire),
-            TAKEN,
-            "a durable commit's own request was not taken"
-        );
+        queued.taker = true;
+        take_covered(&mut queued.requests, durable, batch, slot);
         true
+    }
+
+    /// Called by the owner of `slot` whose wait ended `Applied::Handed`: it holds the
+    /// taker's role already, and takes its own and every request `durable` covers.
+    pub(super) fn take_handed(&self, slot: &ApplySlot, durable: Lsn, batch: &mut Batch) {
+        let mut queued = self.queued.lock();
+        assert!(queued.taker, "a hand-over without the taker's role");
+        assert_eq!(slot.state.load(Ordering::Acquire), HANDED);
+        take_covered(&mut queued.requests, durable, batch, slot);
+    }
+
+    /// The taker's batch is inserted: gives the role up, so that the next flush's
+    /// committer can insert while this one wakes its owners.
+    pub(super) fn end_insert(&self) {
+        let mut queued = self.queued.lock();
+        debug_assert!(queued.taker, "a taker without the role");
+        queued.taker = false;
+    }
+
+    /// After a batch's owners are woken, the last taker looks again: a committer that
+    /// found it at work left its request for it. If no other taker is at work now and
+    /// `durable` covers queued requests, it takes the role back and the next batch
+    /// (`Next::Apply`), or, after `batches` reached `TAKER_BATCHES_MAX`, hands the role to
+    /// the owner of the first of them (`Applied::Handed`) and is done.
+    ///
+    /// Why nothing is left behind: a committer left its request only after it saw the
+    /// role held, under this lock. Whoever held it then gives it up before this look (it
+    /// is the caller, or it took the role later and looks too). If another taker holds
+    /// the role at this look, it took it after the request was left, and took every
+    /// request the durable LSN covered then: the left request among them (its owner saw
+    /// it covered before it looked).
+    pub(super) fn take_more(&self, durable: Lsn, batch: &mut Batch, batches: usize) -> Next {
+        let mut queued = self.queued.lock();
+        if queued.taker {
+            return Next::Done;
+        }
+        let Some(first) = queued.requests.iter().position(|q| q.end <= durable) else {
+            return Next::Done;
+        };
+        queued.taker = true;
+        if batches >= TAKER_BATCHES_MAX {
+            let first = &queued.requests[first];
+            debug_assert_eq!(first.slot.state.load(Ordering::Acquire), QUEUED);
+            first.slot.state.store(HANDED, Ordering::Release);
+            first.owner.unpark();
+            return Next::Done;
+        }
+        drain_covered(&mut queued.requests, durable, |r| batch.taken.push(r));
+        Next::Apply
+    }
+
+    /// A taker that panicked: gives the role up, and marks failed every request the
+    /// durable LSN covers (their owners may wait for this taker). The database has stopped.
+    pub(super) fn abandon(&self, durable: Lsn) {
+        let mut queued = self.queued.lock();
+        queued.taker = false;
+        drain_covered(&mut queued.requests, durable, |request| {
+            request.slot.finish(FAILED, &request.owner);
+        });
     }
 
     /// Takes `slot`'s request back when its commit failed before it was durable: true if
@@ -213,10 +320,15 @@ impl ApplyQueue {
     /// commit was durable after all, and the caller must wait for it (`wait_applied`).
     pub(super) fn withdraw(&self, slot: &ApplySlot) -> bool {
         let mut queued = self.queued.lock();
-        let Some(index) = queued.iter().position(|q| std::ptr::eq(&*q.slot, slot)) else {
+        let found = queued
+            .requests
+            .iter()
+            .position(|q| std::ptr::eq(&*q.slot, slot));
+        let Some(index) = found else {
             return false;
         };
-        queued.swap_remove(index);
+        debug_assert_eq!(slot.state.load(Ordering::Acquire), QUEUED, "not covered");
+        queued.requests.swap_remove(index);
         slot.state.store(IDLE, Ordering::Release);
         // Its table handles would otherwise live until the session's next grouped commit.
         slot.rows.lock().rows.clear();
@@ -224,9 +336,36 @@ impl ApplyQueue {
     }
 }
 
+/// Moves every request `durable` covers into `batch`, the caller's own (`own`) last: the
+/// last request of a batch wakes nobody (`finish_all`), and the caller wakes no one while
+/// it goes on taking batches.
+fn take_covered(queued: &mut Vec<Queued>, durable: Lsn, batch: &mut Batch, own: &ApplySlot) {
+    drain_covered(queued, durable, |request| batch.taken.push(request));
+    let position = batch.taken.iter().position(|q| std::ptr::eq(&*q.slot, own));
+    let position = position.expect("a durable commit's own request was not taken");
+    let last = batch.taken.len() - 1;
+    batch.taken.swap(position, last);
+}
+
+/// Takes every request `durable` covers out of `queued`, marks it taken, and hands it to
+/// `each`.
+fn drain_covered(queued: &mut Vec<Queued>, durable: Lsn, mut each: impl FnMut(Queued)) {
+    let mut index = 0;
+    while index < queued.len() {
+        if queued[index].end <= durable {
+            let request = queued.swap_remove(index);
+            request.slot.state.store(TAKEN, Ordering::Release);
+            each(request);
+        } else {
+            index += 1;
+        }
+    }
+}
+
 impl Batch {
-    /// Applies every taken request's rows in (table, key) order with `insert`, then marks
-    /// each request applied and wakes its owner. Returns how many rows it applied.
+    /// Applies every taken request's rows in (table, key) order with `insert`, calls
+    /// `inserted`, then marks each request applied and wakes the owners (`finish_all`).
+    /// Returns how many rows it applied.
     ///
     /// At the first error from `insert` (or a panic) it calls `stop` first, which must stop
     /// the database, and only then marks every request failed. The order matters: an owner
@@ -237,20 +376,11 @@ impl Batch {
         &mut self,
         mut insert: impl FnMut(&TableHandle, &Key, &[u8]) -> crate::Result<()>,
         stop: &dyn Fn(&crate::Error),
+        inserted: impl FnOnce(),
     ) -> crate::Result<usize> {
         let guard = BatchGuard { batch: self, stop };
         let batch = &mut *guard.batch;
-        batch.order.clear();
-        for (index, request) in batch.taken.iter().enumerate() {
-            let slot = request.slot.rows.lock();
-            let rows = slot.rows.iter().enumerate();
-            batch
-                .order
-                .extend(rows.map(|(row, (table, key, _))| (table.id, *key, index, row)));
-        }
-        batch
-            .order
-            .sort_unstable_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+        batch.sort_rows();
         let taken = &batch.taken;
         let mut result = Ok(batch.order.len());
         for &(_, _, index, row) in &batch.order {
@@ -268,10 +398,56 @@ impl Batch {
                 FAILED
             }
         };
-        for request in batch.taken.drain(..) {
-            request.slot.finish(state, &request.owner);
-        }
+        inserted();
+        finish_all(&mut batch.taken, state);
         result
+    }
+
+    /// Fills `order` with every taken row, sorted by (table, key).
+    fn sort_rows(&mut self) {
+        self.order.clear();
+        for (index, request) in self.taken.iter().enumerate() {
+            let slot = request.slot.rows.lock();
+            let rows = slot.rows.iter().enumerate();
+            self.order
+                .extend(rows.map(|(row, (table, key, _))| (table.id, *key, index, row)));
+        }
+        self.order
+            .sort_unstable_by(|a, b| (a.0, a.1.as_bytes()).cmp(&(b.0, b.1.as_bytes())));
+    }
+}
+
+/// Marks every taken request `state` and wakes the owners as a tree: the taker wakes the
+/// first `WAKE_FAN_OUT`, and the owner of request k wakes those of (k + 1) × F … (k + 2) ×
+/// F − 1 when it wakes (`wait_applied`). Waking one owner is a futex call of several
+/// microseconds on this VM, and a taker that woke every owner itself held up the batches
+/// behind it (docs/BENCHMARKS.md, "one grouped applier at a time").
+///
+/// A child's state is stored before its parent's: an owner that sees its own state
+/// (acquire) then sees its children's, so a child it wakes never finds its request still
+/// taken and parks again with nobody left to wake it. The taker's own request is last in
+/// the batch (`take_covered`), so it has no children, and nobody wakes the taker.
+fn finish_all(taken: &mut Vec<Queued>, state: u8) {
+    let count = taken.len();
+    let me = std::thread::current().id();
+    for (index, request) in taken.iter().enumerate() {
+        let first = ((index + 1) * WAKE_FAN_OUT).min(count);
+        let last = (first + WAKE_FAN_OUT).min(count);
+        let mut rows = request.slot.rows.lock();
+        debug_assert!(
+            rows.wake_next.is_empty(),
+            "a wake-up left from the last batch"
+        );
+        let children = taken[first..last].iter().map(|child| &child.owner);
+        rows.wake_next
+            .extend(children.filter(|owner| owner.id() != me).cloned());
+    }
+    for request in taken.iter().rev() {
+        debug_assert_eq!(request.slot.state.load(Ordering::Acquire), TAKEN);
+        request.slot.state.store(state, Ordering::Release);
+    }
+    for request in taken.drain(..).take(WAKE_FAN_OUT) {
+        unpark_other(&request.owner);
     }
 }
 
@@ -290,6 +466,32 @@ impl Drop for BatchGuard<'_> {
         (self.stop)(&super::apply_marker::panicked_while_applying());
         for request in self.batch.taken.drain(..) {
             request.slot.finish(FAILED, &request.owner);
+        }
+    }
+}
+
+/// Held by a taker while it inserts batches (`Session::apply_as_taker`): if it unwinds, it
+/// stops the database (`stop`) and `abandon`s the role, failing every covered request
+/// left queued, whose owners may wait for this taker.
+pub(super) struct TakerGuard<'a> {
+    pub(super) queue: &'a ApplyQueue,
+    pub(super) stop: &'a dyn Fn(&crate::Error),
+    pub(super) durable: &'a dyn Fn() -> Lsn,
+    pub(super) armed: bool,
+}
+
+impl TakerGuard<'_> {
+    /// The taker is done without a panic.
+    pub(super) fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TakerGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            (self.stop)(&super::apply_marker::panicked_while_applying());
+            self.queue.abandon((self.durable)());
         }
     }
 }
@@ -391,7 +593,7 @@ mod tests {
             order.push((value, row.len()));
             Ok(())
         };
-        let applied = batch.apply(record, &|error| panic!("stopped by {error}"));
+        let applied = batch.apply(record, &|error| panic!("stopped by {error}"), || {});
         assert_eq!(applied.expect("applied"), 17);
         let keys: Vec<u64> = order.iter().map(|(k, _)| *k).collect();
         let mut sorted = keys.clone();
@@ -432,7 +634,11 @@ mod tests {
             !queue.take_if_queued(&slots[1], 20, &mut batch),
             "taken already"
         );
-        let applied = batch.apply(|_, _, _| Ok(()), &|error| panic!("stopped by {error}"));
+        let applied = batch.apply(
+            |_, _, _| Ok(()),
+            &|error| panic!("stopped by {error}"),
+            || {},
+        );
         assert_eq!(applied.expect("applied"), 2);
         assert!(queue.withdraw(&slots[2]), "LSN 30 was not covered");
         assert_eq!(slots[0].wait_applied(), Applied::Yes);
@@ -474,7 +680,7 @@ mod tests {
                         _ => Ok(()),
                     }
                 };
-                batch.apply(insert, &stop)
+                batch.apply(insert, &stop, || {})
             }));
             match outcome {
                 Ok(result) => assert!(!panics && result.is_err()),
@@ -487,6 +693,121 @@ mod tests {
             }
             assert_eq!(own.wait_applied(), Applied::Failed);
         }
+    }
+
+    /// Posts a request of one row ending at `end` from a thread of its own, which then
+    /// looks for the taker's role at `durable` (and must find it held), and waits. Returns
+    /// the thread: how its wait ended, and, if the role was handed to it, what it applied.
+    fn late_owner(
+        queue: &Arc<ApplyQueue>,
+        table: &TableHandle,
+        (end, durable): (Lsn, Lsn),
+        shared: &Arc<Owners>,
+    ) -> std::thread::JoinHandle<(Applied, usize)> {
+        let (queue, table, shared) = (Arc::clone(queue), Arc::clone(table), Arc::clone(shared));
+        std::thread::spawn(move || {
+            let slot = Arc::new(ApplySlot::default());
+            slot.fill(&[(&table, key(end), b"late")]);
+            queue.post(end, &slot);
+            let mut batch = Batch::default();
+            let took = queue.take_if_queued(&slot, durable, &mut batch);
+            shared.posted.fetch_add(1, Ordering::SeqCst);
+            assert!(!took, "a second taker while one is at work");
+            match slot.wait_applied() {
+                Applied::Handed => {
+                    queue.take_handed(&slot, durable, &mut batch);
+                    let never = |error: &Error| panic!("stopped by {error}");
+                    let applied = batch.apply(|_, _, _| Ok(()), &never, || queue.end_insert());
+                    assert_eq!(queue.take_more(durable, &mut batch, 1), Next::Done);
+                    (slot.wait_applied(), applied.expect("applied"))
+                }
+                other => (other, 0),
+            }
+        })
+    }
+
+    /// One taker at a time: a committer that finds the role held leaves its request, and
+    /// the taker takes it after its batch (`take_more`), wakes its owner, and then finds
+    /// nothing more.
+    #[test]
+    fn a_request_left_to_the_taker_is_taken_after_its_batch() {
+        let db = open(&MemStorage::new(5), Durability::Sync);
+        let table = table(&db);
+        let queue = Arc::new(ApplyQueue::default());
+        let shared = Arc::new(Owners::default());
+        let (_own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
+        let late = late_owner(&queue, &table, (5, 10), &shared);
+        wait_posted(&shared, 1);
+        let never = |error: &Error| panic!("stopped by {error}");
+        let mut keys = Vec::new();
+        let mut record = |_: &TableHandle, k: &Key, _: &[u8]| {
+            keys.push(u64::from_be_bytes(k.as_bytes().try_into().expect("8")));
+            Ok(())
+        };
+        batch
+            .apply(&mut record, &never, || queue.end_insert())
+            .expect("applied");
+        assert_eq!(queue.take_more(10, &mut batch, 1), Next::Apply);
+        batch
+            .apply(&mut record, &never, || queue.end_insert())
+            .expect("applied");
+        assert_eq!(queue.take_more(10, &mut batch, 2), Next::Done);
+        assert_eq!(keys, [1, 5], "the own batch, then the one left to it");
+        assert_eq!(late.join().expect("late owner"), (Applied::Yes, 0));
+    }
+
+    /// After `TAKER_BATCHES_MAX` batches a taker hands the role to the owner of the first
+    /// covered request, which takes its own request and applies it; the role is free after.
+    #[test]
+    fn after_its_batches_a_taker_hands_the_role_on() {
+        let db = open(&MemStorage::new(6), Durability::Sync);
+        let table = table(&db);
+        let queue = Arc::new(ApplyQueue::default());
+        let shared = Arc::new(Owners::default());
+        let (own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
+        let late = late_owner(&queue, &table, (5, 10), &shared);
+        wait_posted(&shared, 1);
+        let never = |error: &Error| panic!("stopped by {error}");
+        let applied = batch.apply(|_, _, _| Ok(()), &never, || queue.end_insert());
+        assert_eq!(applied.expect("applied"), 1);
+        assert_eq!(own.wait_applied(), Applied::Yes);
+        let next = queue.take_more(10, &mut batch, TAKER_BATCHES_MAX);
+        assert_eq!(next, Next::Done, "handed on, not taken");
+        assert_eq!(late.join().expect("late owner"), (Applied::Yes, 1));
+        let (_, batch) = take_with_own(&queue, &table, (7, b"r"), 10);
+        assert_eq!(batch.taken.len(), 1, "the role is free again");
+    }
+
+    /// A taker that panics stops the database and fails the requests left to it; the
+    /// role is free again.
+    #[test]
+    fn a_panicking_taker_fails_what_was_left_to_it() {
+        let db = open(&MemStorage::new(7), Durability::Sync);
+        let table = table(&db);
+        let queue = Arc::new(ApplyQueue::default());
+        let shared = Arc::new(Owners::default());
+        let (own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
+        let late = late_owner(&queue, &table, (5, 10), &shared);
+        wait_posted(&shared, 1);
+        let stops = AtomicU64::new(0);
+        let stop = |_: &Error| {
+            stops.fetch_add(1, Ordering::SeqCst);
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _taker = TakerGuard {
+                queue: &queue,
+                stop: &stop,
+                durable: &|| 10,
+                armed: true,
+            };
+            let _ = batch.apply(|_, _, _| panic!("injected by the test"), &stop, || {});
+        }));
+        assert!(outcome.is_err());
+        assert!(stops.load(Ordering::SeqCst) >= 1, "the database stopped");
+        assert_eq!(own.wait_applied(), Applied::Failed);
+        assert_eq!(late.join().expect("late owner"), (Applied::Failed, 0));
+        let (_, batch) = take_with_own(&queue, &table, (7, b"r"), 10);
+        assert_eq!(batch.taken.len(), 1, "the role is free again");
     }
 
     const ROW: &[u8] = b"forty bytes of row, more or less";

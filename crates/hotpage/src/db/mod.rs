@@ -1598,8 +1598,9 @@ impl Session {
     }
 
     /// Waits for a durable commit whose rows the grouped apply applies (see `group_apply`):
-    /// posts them, waits with its wake-up delegated, applies the batch if its request is
-    /// still queued then, and returns once its rows are applied.
+    /// posts them, waits with its wake-up delegated, applies batches as the taker if its
+    /// request is still queued then and no taker is at work (or when the role is handed to
+    /// it), and returns once its rows are applied.
     fn commit_grouped(
         &mut self,
         wal: &Wal,
@@ -1617,34 +1618,66 @@ impl Session {
             Ok(()) => {
                 let batch = &mut self.apply_batch;
                 if queue.take_if_queued(&self.apply_slot, wal.durable(), batch) {
-                    let _frames = self.frames.enter_apply();
-                    let db = &self.db;
-                    // On failure the database stops before any request is marked failed;
-                    // each owner then returns the stop's cause, as this commit does below.
-                    let stop = |error: &Error| drop(stop_after_apply(db, wal, error));
-                    if let Ok(applied) = batch.apply(|t, k, r| insert_committed(db, t, k, r), &stop)
-                    {
-                        db.stats.count(Counter::GroupedApplyRows, applied as u64);
-                        db.stats.count(Counter::GroupedApplyBatches, 1);
+                    self.apply_as_taker(wal);
+                }
+            }
+        }
+        loop {
+            match self.apply_slot.wait_applied() {
+                group_apply::Applied::Yes => {
+                    for (table, _, _) in rows {
+                        count_applied(&mut self.pending_rows, table);
                     }
+                    return Ok(());
+                }
+                group_apply::Applied::Failed => {
+                    assert!(
+                        self.db.stop.is_stopped(),
+                        "a grouped commit failed while the database runs"
+                    );
+                    return Err(self.db.stop.error());
+                }
+                group_apply::Applied::Handed => {
+                    let batch = &mut self.apply_batch;
+                    let queue = &self.db.group_apply;
+                    queue.take_handed(&self.apply_slot, wal.durable(), batch);
+                    self.apply_as_taker(wal);
                 }
             }
         }
-        match self.apply_slot.wait_applied() {
-            group_apply::Applied::Yes => {
-                for (table, _, _) in rows {
-                    count_applied(&mut self.pending_rows, table);
-                }
-                Ok(())
+    }
+
+    /// Applies the batch this session took, then, while it holds the taker's role, the
+    /// batches after it (`ApplyQueue::take_more`). A row that fails stops the database
+    /// before any owner is told (`Batch::apply`); after a stop, rows are not inserted and
+    /// their commits fail with the stop's cause (the reopen re-applies them).
+    fn apply_as_taker(&mut self, wal: &Wal) {
+        let _frames = self.frames.enter_apply();
+        let db = &self.db;
+        let queue = &db.group_apply;
+        let batch = &mut self.apply_batch;
+        let stop = |error: &Error| drop(stop_after_apply(db, wal, error));
+        let durable = || wal.durable();
+        let taker = group_apply::TakerGuard {
+            queue,
+            stop: &stop,
+            durable: &durable,
+            armed: true,
+        };
+        let insert = |table: &TableHandle, key: &Key, row: &[u8]| {
+            db.stop.check()?;
+            insert_committed(db, table, key, row)
+        };
+        for batches in 1.. {
+            if let Ok(applied) = batch.apply(insert, &stop, || queue.end_insert()) {
+                db.stats.count(Counter::GroupedApplyRows, applied as u64);
+                db.stats.count(Counter::GroupedApplyBatches, 1);
             }
-            group_apply::Applied::Failed => {
-                assert!(
-                    self.db.stop.is_stopped(),
-                    "a grouped commit failed while the database runs"
-                );
-                Err(self.db.stop.error())
+            if queue.take_more(wal.durable(), batch, batches) == group_apply::Next::Done {
+                break;
             }
         }
+        taker.disarm();
     }
 
     /// A commit with rows of unlogged tables: only the logged tables' rows go into the
