@@ -726,18 +726,37 @@ mod tests {
         })
     }
 
+    /// A database's table and an empty queue.
+    fn queue_of(storage: &Arc<MemStorage>) -> (Database, TableHandle, Arc<ApplyQueue>) {
+        let db = open(storage, Durability::Sync);
+        let table = table(&db);
+        (db, table, Arc::new(ApplyQueue::default()))
+    }
+
+    /// The calling thread takes the role with its own request (key 1, LSN 1), then a late
+    /// owner (key 5, LSN 5) finds the role held and leaves its request; durable is 10.
+    fn taker_and_late_owner(
+        queue: &Arc<ApplyQueue>,
+        table: &TableHandle,
+    ) -> (
+        std::thread::JoinHandle<(Applied, usize)>,
+        Arc<ApplySlot>,
+        Batch,
+    ) {
+        let shared = Arc::new(Owners::default());
+        let (own, batch) = take_with_own(queue, table, (1, b"r"), 10);
+        let late = late_owner(queue, table, (5, 10), &shared);
+        wait_posted(&shared, 1);
+        (late, own, batch)
+    }
+
     /// One taker at a time: a committer that finds the role held leaves its request, and
     /// the taker takes it after its batch (`take_more`), wakes its owner, and then finds
     /// nothing more.
     #[test]
     fn a_request_left_to_the_taker_is_taken_after_its_batch() {
-        let db = open(&MemStorage::new(5), Durability::Sync);
-        let table = table(&db);
-        let queue = Arc::new(ApplyQueue::default());
-        let shared = Arc::new(Owners::default());
-        let (_own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
-        let late = late_owner(&queue, &table, (5, 10), &shared);
-        wait_posted(&shared, 1);
+        let (_db, table, queue) = queue_of(&MemStorage::new(5));
+        let (late, _own, mut batch) = taker_and_late_owner(&queue, &table);
         let never = |error: &Error| panic!("stopped by {error}");
         let mut keys = Vec::new();
         let mut record = |_: &TableHandle, k: &Key, _: &[u8]| {
@@ -760,13 +779,8 @@ mod tests {
     /// covered request, which takes its own request and applies it; the role is free after.
     #[test]
     fn after_its_batches_a_taker_hands_the_role_on() {
-        let db = open(&MemStorage::new(6), Durability::Sync);
-        let table = table(&db);
-        let queue = Arc::new(ApplyQueue::default());
-        let shared = Arc::new(Owners::default());
-        let (own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
-        let late = late_owner(&queue, &table, (5, 10), &shared);
-        wait_posted(&shared, 1);
+        let (_db, table, queue) = queue_of(&MemStorage::new(6));
+        let (late, own, mut batch) = taker_and_late_owner(&queue, &table);
         let never = |error: &Error| panic!("stopped by {error}");
         let applied = batch.apply(|_, _, _| Ok(()), &never, || queue.end_insert());
         assert_eq!(applied.expect("applied"), 1);
@@ -782,13 +796,8 @@ mod tests {
     /// role is free again.
     #[test]
     fn a_panicking_taker_fails_what_was_left_to_it() {
-        let db = open(&MemStorage::new(7), Durability::Sync);
-        let table = table(&db);
-        let queue = Arc::new(ApplyQueue::default());
-        let shared = Arc::new(Owners::default());
-        let (own, mut batch) = take_with_own(&queue, &table, (1, b"r"), 10);
-        let late = late_owner(&queue, &table, (5, 10), &shared);
-        wait_posted(&shared, 1);
+        let (_db, table, queue) = queue_of(&MemStorage::new(7));
+        let (late, own, mut batch) = taker_and_late_owner(&queue, &table);
         let stops = AtomicU64::new(0);
         let stop = |_: &Error| {
             stops.fetch_add(1, Ordering::SeqCst);
