@@ -280,11 +280,12 @@ impl ApplyQueue {
     /// the owner of the first of them (`Applied::Handed`) and is done.
     ///
     /// Why nothing is left behind: a committer left its request only after it saw the
-    /// role held, under this lock. Whoever held it then gives it up before this look (it
-    /// is the caller, or it took the role later and looks too). If another taker holds
-    /// the role at this look, it took it after the request was left, and took every
-    /// request the durable LSN covered then: the left request among them (its owner saw
-    /// it covered before it looked).
+    /// role held, under this lock, and after it saw the durable LSN cover its commit.
+    /// Every holder of the role gives it up (`end_insert`) and then looks here, reading
+    /// the durable LSN after giving it up. So the holder the committer saw, or, if the
+    /// role is held again at that look, the later holder (which gives it up and looks in
+    /// turn), reads a durable LSN that covers the request, and takes it or hands it on.
+    /// A hand-over keeps the role held; its new holder looks after its batch too.
     pub(super) fn take_more(&self, durable: Lsn, batch: &mut Batch, batches: usize) -> Next {
         let mut queued = self.queued.lock();
         if queued.taker {
