@@ -450,3 +450,14 @@ unit left-request-never-taken crates/hotpage/src/db/group_apply.rs \
   'let Some(first) = queued.requests.iter().position(|q| q.end <= durable) else {' \
   'let Some(first) = None::<usize> else {' \
   --lib db::group_apply::tests::a_request_left_to_the_taker_is_taken_after_its_batch
+# A line chart that ignores its log y axis: compare's p99 curves flatten under one
+# engine's outlier.
+PACKAGE=hotpage-report unit log-y-ignored crates/hotpage-report/src/charts.rs \
+  'match (chart.x_log2, chart.y_log10) {' \
+  'match (chart.x_log2, false) {' \
+  --test render a_log_y_axis_keeps_small_values_apart_beside_an_outlier
+# No room left for the legend above the lines: it covers the points in its corner.
+PACKAGE=hotpage-report unit legend-room-none crates/hotpage-report/src/charts.rs \
+  '(legend_px / plot_px).min(0.5)' \
+  '0.0 * (legend_px / plot_px).min(0.5)' \
+  --test render the_legend_covers_no_point

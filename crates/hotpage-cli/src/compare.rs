@@ -95,7 +95,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
     /// Also write the results as one self-contained HTML file (inline CSS and SVG charts:
-    /// rows/s and p99 latency by sessions per design, one line per engine), replacing FILE
+    /// rows/s and p99 latency (log scale) by sessions per design, one line per engine), replacing FILE
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }

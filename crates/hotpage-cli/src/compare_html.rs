@@ -77,12 +77,13 @@ fn design_section(comparison: &Comparison, design: &str) -> Section {
         .iter()
         .filter(|c| c.design == design)
         .collect();
-    let curve = |title: &str, y_label: &str, value: fn(&Cell) -> f64| {
+    let curve = |title: &str, y_label: &str, y_log10: bool, value: fn(&Cell) -> f64| {
         Block::Chart(Chart::Lines(LineChart {
             title: title.to_string(),
             x_label: "sessions".into(),
             y_label: y_label.to_string(),
             x_log2: true,
+            y_log10,
             series: comparison
                 .engines
                 .iter()
@@ -104,11 +105,13 @@ fn design_section(comparison: &Comparison, design: &str) -> Section {
             curve(
                 &format!("{design}: rows/s by sessions (median of the rounds)"),
                 "rows/s",
+                false,
                 |c| c.rows_per_s_spread.median,
             ),
             curve(
                 &format!("{design}: 99th-percentile latency of one commit"),
-                "µs",
+                "µs (log scale)",
+                true,
                 |c| c.latency_p99_us,
             ),
             Block::Table(cells_table(&cells)),

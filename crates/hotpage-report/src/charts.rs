@@ -19,6 +19,9 @@ use plotters::prelude::*;
 const WIDTH_PX: u32 = 900;
 /// Height of the line and latency charts.
 const HEIGHT_PX: u32 = 400;
+/// A line chart's margin on every side, and the height of its x labels.
+const LINE_MARGIN_PX: u32 = 14;
+const LINE_X_LABELS_PX: u32 = 48;
 /// Height of one horizontal bar, and what a bar chart needs besides its bars.
 const BAR_ROW_PX: u32 = 30;
 const BAR_CHART_FRAME_PX: u32 = 110;
@@ -171,7 +174,11 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
     let series: Vec<(&str, Vec<(f64, f64)>)> = chart
         .series
         .iter()
-        .map(|s| (s.name.as_str(), clean_points(&s.points, chart.x_log2)))
+        .map(|s| {
+            let mut points = clean_points(&s.points, chart.x_log2);
+            points.retain(|(_, y)| !chart.y_log10 || *y > 0.0);
+            (s.name.as_str(), points)
+        })
         .collect();
     let all = || series.iter().flat_map(|(_, points)| points.iter());
     if all().next().is_none() {
@@ -179,8 +186,6 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
     }
     let x_low = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_high = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-    let y_low = all().map(|p| p.1).fold(0.0, f64::min);
-    let y_high = all().map(|p| p.1).fold(0.0, f64::max) * 1.12;
     let (x_low, x_high) = axis_range(x_low, x_high, chart.x_log2);
     // A margin, so that the first and last points are not cut by the frame.
     let (x_low, x_high) = if chart.x_log2 {
@@ -189,35 +194,97 @@ fn draw_lines(root: &Area<'_>, chart: &LineChart) -> Result<(), String> {
         let pad = (x_high - x_low) * 0.03;
         (x_low - pad, x_high + pad)
     };
-    let (y_low, y_high) = axis_range(y_low, y_high, false);
+    // The top of the y axis leaves the legend's share of the plot empty: the legend sits
+    // in an upper corner, and would otherwise cover the points there.
+    let share = legend_share(series.len());
+    let (y_low, y_high) = if chart.y_log10 {
+        let low = all().map(|p| p.1).fold(f64::INFINITY, f64::min) / 2.0;
+        let high = all().map(|p| p.1).fold(0.0, f64::max) * 1.2;
+        let top = (high.ln() + (high.ln() - low.ln()) * share / (1.0 - share)).exp();
+        axis_range(low, top, true)
+    } else {
+        let low = all().map(|p| p.1).fold(0.0, f64::min);
+        let high = all().map(|p| p.1).fold(0.0, f64::max) * 1.05;
+        axis_range(low, high + (high - low) * share / (1.0 - share), false)
+    };
     let corner = legend_corner(&series, (x_low, x_high), chart.x_log2);
     let mut builder = ChartBuilder::on(root);
     builder
-        .margin(14)
-        .x_label_area_size(48)
+        .margin(LINE_MARGIN_PX)
+        .x_label_area_size(LINE_X_LABELS_PX)
         .y_label_area_size(78);
-    if chart.x_log2 {
-        let mut ctx = builder
-            .build_cartesian_2d(log_axis(x_low, x_high, 2.0), linear_axis(y_low, y_high))
-            .map_err(|e| e.to_string())?;
-        finish_lines(&mut ctx, chart, &series, corner)
-    } else {
-        let mut ctx = builder
-            .build_cartesian_2d(linear_axis(x_low, x_high), linear_axis(y_low, y_high))
-            .map_err(|e| e.to_string())?;
-        finish_lines(&mut ctx, chart, &series, corner)
+    let lines = Lines {
+        chart,
+        series: &series,
+        corner,
+    };
+    match (chart.x_log2, chart.y_log10) {
+        (true, true) => lines.draw_on(
+            &mut builder,
+            log_axis(x_low, x_high, 2.0),
+            log_axis(y_low, y_high, 10.0),
+        ),
+        (true, false) => lines.draw_on(
+            &mut builder,
+            log_axis(x_low, x_high, 2.0),
+            linear_axis(y_low, y_high),
+        ),
+        (false, true) => lines.draw_on(
+            &mut builder,
+            linear_axis(x_low, x_high),
+            log_axis(y_low, y_high, 10.0),
+        ),
+        (false, false) => lines.draw_on(
+            &mut builder,
+            linear_axis(x_low, x_high),
+            linear_axis(y_low, y_high),
+        ),
     }
 }
 
-/// Mesh, lines, points and legend, for either x axis.
-fn finish_lines<'a, X>(
-    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, TickedAxis<RangedCoordf64>>>,
+/// The share of a line chart's plot height that its legend box takes for `series` lines
+/// (about 20 px a line and 14 px of frame, plus a few to spare), at most a half.
+fn legend_share(series: usize) -> f64 {
+    let plot_px = f64::from(HEIGHT_PX - 2 * LINE_MARGIN_PX - LINE_X_LABELS_PX);
+    let legend_px = 20.0 * series as f64 + 20.0;
+    (legend_px / plot_px).min(0.5)
+}
+
+/// A line chart's cleaned series and legend corner, to draw on any pair of axes.
+struct Lines<'c> {
+    chart: &'c LineChart,
+    series: &'c [(&'c str, Vec<(f64, f64)>)],
+    corner: SeriesLabelPosition,
+}
+
+impl Lines<'_> {
+    fn draw_on<'a, X, Y>(
+        self,
+        builder: &mut ChartBuilder<'_, '_, SVGBackend<'a>>,
+        x: X,
+        y: Y,
+    ) -> Result<(), String>
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let mut ctx = builder
+            .build_cartesian_2d(x, y)
+            .map_err(|e| e.to_string())?;
+        finish_lines(&mut ctx, self.chart, self.series, self.corner)
+    }
+}
+
+/// Mesh, lines, points and legend, for any pair of axes.
+fn finish_lines<'a, X, Y>(
+    ctx: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     chart: &LineChart,
     series: &[(&str, Vec<(f64, f64)>)],
     corner: SeriesLabelPosition,
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     ctx.configure_mesh()
         .x_desc(chart.x_label.as_str())

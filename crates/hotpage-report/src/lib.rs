@@ -21,6 +21,7 @@
 //!         x_label: "sessions".into(),
 //!         y_label: "rows/s".into(),
 //!         x_log2: true,
+//!         y_log10: false,
 //!         series: vec![Series::new("identity", vec![(1.0, 900.0), (8.0, 700.0)])],
 //!     }))],
 //! });
@@ -181,6 +182,10 @@ pub struct LineChart {
     pub y_label: String,
     /// A base-2 logarithmic x axis (sessions 1, 2, 4 … 64 spaced evenly); positive x only.
     pub x_log2: bool,
+    /// A base-10 logarithmic y axis, for values that span decades (latencies, where one
+    /// engine's outlier would flatten every other line on a linear axis); points whose y
+    /// is not positive are left out.
+    pub y_log10: bool,
     /// One line each.
     pub series: Vec<Series>,
 }

@@ -21,6 +21,7 @@ fn scaling(series: Vec<Series>) -> Chart {
         x_label: "sessions".into(),
         y_label: "rows/s".into(),
         x_log2: true,
+        y_log10: false,
         series,
     })
 }
@@ -326,6 +327,7 @@ fn all_charts(name: &str, points: Vec<(f64, f64)>, values: &[f64]) -> Vec<Block>
         Block::Chart(scaling(vec![Series::new(name, points.clone())])),
         Block::Chart(Chart::Lines(LineChart {
             x_log2: false,
+            y_log10: false,
             series: vec![Series::new(name, points)],
             ..LineChart::default()
         })),
@@ -417,5 +419,140 @@ proptest! {
         let html = render_html(&one_section(blocks)).expect("renders");
         prop_assert_eq!(svg_count(&html), 5);
         prop_assert!(!html.contains("<script"));
+    }
+}
+
+/// The `cy` of every `<circle>` (a line chart's points) of `html`, in order.
+fn circle_heights(html: &str) -> Vec<f64> {
+    html.split("<circle ")
+        .skip(1)
+        .filter_map(|circle| {
+            let at = circle.find("cy=\"")? + 4;
+            let end = circle[at..].find('"')?;
+            circle[at..at + end].parse().ok()
+        })
+        .collect()
+}
+
+/// The text of every `<text>` element of `html` (tick labels, axis names, legend).
+fn text_labels(html: &str) -> Vec<String> {
+    html.split("<text")
+        .skip(1)
+        .filter_map(|text| {
+            let body = &text[text.find('>')? + 1..];
+            Some(body[..body.find('<')?].trim().to_string())
+        })
+        .collect()
+}
+
+fn latency_by_sessions(series: Vec<Series>) -> Chart {
+    Chart::Lines(LineChart {
+        title: "p99 latency by sessions".into(),
+        x_label: "sessions".into(),
+        y_label: "µs (log scale)".into(),
+        x_log2: true,
+        y_log10: true,
+        series,
+    })
+}
+
+#[test]
+fn a_log_y_axis_keeps_small_values_apart_beside_an_outlier() {
+    // compare's p99 curves: one engine's 142 ms at 64 sessions beside the others' 60 µs
+    // to 4 ms. On a linear axis 60 µs and 4 ms lie a few pixels apart.
+    let steady = Series::new("hotpage", vec![(1.0, 60.0), (8.0, 550.0), (64.0, 4_000.0)]);
+    let outlier = Series::new(
+        "fjall",
+        vec![(1.0, 63.0), (8.0, 4_440.0), (64.0, 141_820.0)],
+    );
+    let chart = latency_by_sessions(vec![steady, outlier]);
+    let html = render_html(&one_section(vec![Block::Chart(chart.clone())])).expect("renders");
+    let heights = circle_heights(&html);
+    assert_eq!(heights.len(), 6, "every point is marked");
+    // y grows downwards in SVG: 60 µs lies well below 4 ms, which lies well below 142 ms.
+    assert!(heights[0] - heights[2] > 80.0, "{heights:?}");
+    assert!(heights[2] - heights[5] > 80.0, "{heights:?}");
+    let labels = text_labels(&html);
+    for decade in ["100", "1000", "10k", "100k"] {
+        assert!(labels.iter().any(|l| l == decade), "{decade} in {labels:?}");
+    }
+    let Chart::Lines(mut linear) = chart else {
+        unreachable!("built as lines")
+    };
+    linear.y_log10 = false;
+    let html =
+        render_html(&one_section(vec![Block::Chart(Chart::Lines(linear))])).expect("renders");
+    let heights = circle_heights(&html);
+    assert!(
+        heights[0] - heights[2] < 20.0,
+        "linear: flattened, {heights:?}"
+    );
+}
+
+#[test]
+fn a_log_y_axis_leaves_out_what_it_cannot_place() {
+    let some = latency_by_sessions(vec![Series::new(
+        "a",
+        vec![(1.0, 0.0), (2.0, 10.0), (4.0, -3.0)],
+    )]);
+    let none = latency_by_sessions(vec![Series::new("b", vec![(1.0, 0.0), (2.0, f64::NAN)])]);
+    let html = render_html(&one_section(vec![Block::Chart(some)])).expect("renders");
+    assert_eq!(circle_heights(&html).len(), 1, "only the positive point");
+    let html = render_html(&one_section(vec![Block::Chart(none)])).expect("renders");
+    assert!(html.contains("no data"));
+}
+
+/// The value of attribute `name` in the element text `element`.
+fn attribute(element: &str, name: &str) -> Option<f64> {
+    let at = element.find(&format!(" {name}=\""))? + name.len() + 3;
+    let end = element[at..].find('"')?;
+    element[at..at + end].parse().ok()
+}
+
+#[test]
+fn the_legend_covers_no_point() {
+    // Every line peaks at both ends, so whichever upper corner the legend takes has
+    // points under it unless the axis leaves room above them.
+    for lines in 1..=6 {
+        for y_log10 in [false, true] {
+            let series = (0..lines)
+                .map(|i| {
+                    let top = 1_000.0 * (i + 1) as f64;
+                    Series::new(
+                        format!("engine {i}"),
+                        vec![(1.0, top), (8.0, 10.0), (64.0, top)],
+                    )
+                })
+                .collect();
+            let mut chart = latency_by_sessions(series);
+            if let Chart::Lines(lines) = &mut chart {
+                lines.y_log10 = y_log10;
+            }
+            let html = render_html(&one_section(vec![Block::Chart(chart)])).expect("renders");
+            let legend = html
+                .split("<rect")
+                .find(|r| r.contains("stroke=\"#B4B4B4\""))
+                .expect("a legend box");
+            let (x, y) = (
+                attribute(legend, "x").unwrap(),
+                attribute(legend, "y").unwrap(),
+            );
+            let (w, h) = (
+                attribute(legend, "width").unwrap(),
+                attribute(legend, "height").unwrap(),
+            );
+            for circle in html.split("<circle").skip(1) {
+                let (cx, cy) = (
+                    attribute(circle, "cx").unwrap(),
+                    attribute(circle, "cy").unwrap(),
+                );
+                let inside =
+                    cx >= x - 4.0 && cx <= x + w + 4.0 && cy >= y - 4.0 && cy <= y + h + 4.0;
+                assert!(
+                    !inside,
+                    "{lines} lines, log {y_log10}: point ({cx}, {cy}) under the legend at ({x}, {y}) {w}×{h}"
+                );
+            }
+        }
     }
 }

@@ -93,6 +93,7 @@ fn sizes(bench: &mut Bench, durability: &str) -> Result<Vec<Block>, CliError> {
         x_label: "row bytes".into(),
         y_label: "average page fill, %".into(),
         x_log2: true,
+        y_log10: false,
         series: vec![
             series("hotpage", &|i| reports[i].target.index.avg_fill_pct),
             series("seed 002 (SQL Server)", &|i| s002::SIZES[i].4),
@@ -103,6 +104,7 @@ fn sizes(bench: &mut Bench, durability: &str) -> Result<Vec<Block>, CliError> {
         x_label: "row bytes".into(),
         y_label: "map updates".into(),
         x_log2: true,
+        y_log10: false,
         series: vec![
             series("hotpage FSM", &|i| {
                 reports[i].target.fsm.updates as f64 * per_article
@@ -266,6 +268,7 @@ fn session_blocks(
             x_label: "sessions".into(),
             y_label: "waits".into(),
             x_log2: true,
+            y_log10: false,
             series,
         })),
     ]

@@ -77,6 +77,7 @@ pub fn run(bench: &mut Bench) -> Result<Section, CliError> {
         x_label: "sessions".into(),
         y_label: "rows/s".into(),
         x_log2: true,
+        y_log10: false,
         series: vec![
             line("identity (sequential)", &|p| p.0.rows_per_s),
             line("hash-prefix (spread)", &|p| p.1.rows_per_s),
