@@ -328,6 +328,12 @@ fn all_charts(name: &str, points: Vec<(f64, f64)>, values: &[f64]) -> Vec<Block>
         Block::Chart(Chart::Lines(LineChart {
             x_log2: false,
             y_log10: false,
+            series: vec![Series::new(name, points.clone())],
+            ..LineChart::default()
+        })),
+        Block::Chart(Chart::Lines(LineChart {
+            x_log2: true,
+            y_log10: true,
             series: vec![Series::new(name, points)],
             ..LineChart::default()
         })),
@@ -376,7 +382,7 @@ fn every_pair_of_extreme_values_renders() {
             let values = [a, b, 1.0, b, a];
             let html = render_html(&one_section(all_charts("pair", points, &values)))
                 .unwrap_or_else(|e| panic!("({a:e}, {b:e}): {e}"));
-            assert_eq!(svg_count(&html), 5, "({a:e}, {b:e})");
+            assert_eq!(svg_count(&html), 6, "({a:e}, {b:e})");
         }
     }
 }
@@ -417,7 +423,7 @@ proptest! {
     ) {
         let blocks = all_charts(&name, points, &values);
         let html = render_html(&one_section(blocks)).expect("renders");
-        prop_assert_eq!(svg_count(&html), 5);
+        prop_assert_eq!(svg_count(&html), 6);
         prop_assert!(!html.contains("<script"));
     }
 }
