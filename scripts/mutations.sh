@@ -461,3 +461,15 @@ PACKAGE=hotpage-report unit legend-room-none crates/hotpage-report/src/charts.rs
   '(legend_px / plot_px).min(0.5)' \
   '0.0 * (legend_px / plot_px).min(0.5)' \
   --test render the_legend_covers_no_point
+# The append fast path of a leaf's search misses an equal last key: a duplicate at the
+# end of a page is taken for a new key.
+unit search-fast-path-equal-missed crates/hotpage/src/page.rs \
+  'CmpOrdering::Equal => return Ok(last),' \
+  'CmpOrdering::Equal => return Err(hi),' \
+  --lib page::tests::keys_whose_heads_tie_are_ordered_by_their_records
+# The append fast path of an inner page sends a key equal to the last separator to the
+# child before it.
+unit separator-fast-path-equal-missed crates/hotpage/src/page.rs \
+  'if self.compare_key_headed(last, key, head) != CmpOrdering::Greater {' \
+  'if self.compare_key_headed(last, key, head) == CmpOrdering::Less {' \
+  --lib page::tests::keys_whose_heads_tie_are_ordered_by_their_records

@@ -516,11 +516,29 @@ impl<'a> Page<'a> {
         std::hint::black_box(seen);
     }
 
+    /// The last of `slots` slots, when the page's latest insert went there (an ascending
+    /// key's page): where `search` and `separators_at_or_below` look first.
+    fn last_slot_if_appended(&self, slots: usize) -> Option<usize> {
+        let last = slots.checked_sub(1)?;
+        (self.last_insert() == Some(last)).then_some(last)
+    }
+
     /// Binary search for `key`: `Ok(slot)` if present, `Err(insert position)` if not.
     pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
         let (mut lo, mut hi) = (0, self.slot_count());
-        self.warm_slots(hi);
         let head = key_head(key);
+        // The append fast path: an ascending key goes past the last slot, found with one
+        // comparison instead of a search. Only where the latest insert was the last slot
+        // (the hint shares the slot count's word): a page of random keys seldom is, and
+        // does not pay the comparison's cache line.
+        if let Some(last) = self.last_slot_if_appended(hi) {
+            match self.compare_key_headed(last, key, head) {
+                CmpOrdering::Less => return Err(hi),
+                CmpOrdering::Equal => return Ok(last),
+                CmpOrdering::Greater => hi = last,
+            }
+        }
+        self.warm_slots(hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             match self.compare_key_headed(mid, key, head) {
@@ -576,8 +594,15 @@ impl<'a> Page<'a> {
     /// bounded above by separator number this (exclusive), when there is one.
     pub fn separators_at_or_below(&self, key: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.slot_count());
-        self.warm_slots(hi);
         let head = key_head(key);
+        // The append fast path, as in `search`: an ascending key descends to the last child.
+        if let Some(last) = self.last_slot_if_appended(hi) {
+            if self.compare_key_headed(last, key, head) != CmpOrdering::Greater {
+                return hi;
+            }
+            hi = last;
+        }
+        self.warm_slots(hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.compare_key_headed(mid, key, head) == CmpOrdering::Greater {
@@ -975,9 +1000,17 @@ mod tests {
             for (i, key) in sorted.iter().enumerate() {
                 prop_assert!(inner.insert_record(i, key, &(i as u64).to_le_bytes()));
             }
+            // Ascending order: every insert appends, so searches take the append fast path.
+            let appended_buf = PageBuf::new(8192);
+            let appended = appended_buf.page();
+            appended.init(PageId::new(0, 3), PageType::Leaf, 0);
+            for (i, key) in sorted.iter().enumerate() {
+                prop_assert!(appended.insert_record(i, key, b"row"));
+            }
             for probe in probes.iter().chain(keys.iter()) {
                 let expected = sorted.binary_search(&probe);
                 prop_assert_eq!(leaf.search(probe), expected);
+                prop_assert_eq!(appended.search(probe), expected);
                 let at_or_below = sorted.iter().filter(|k| k.as_slice() <= probe.as_slice()).count();
                 prop_assert_eq!(inner.separators_at_or_below(probe), at_or_below);
             }

@@ -37,9 +37,8 @@ use std::time::Instant;
 
 /// Bytes of the largest inner record: key-length byte, key, child page id.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
-/// How often an insert tries a busy leaf's latch before it combines, and how long it spins
-/// between tries (`BTree::try_fix_leaf`).
-const LEAF_LATCH_TRIES: usize = 1;
+/// How long (in pauses) an insert spins on a busy leaf's latch before it combines
+/// (`BTree::try_fix_leaf`).
 const LEAF_LATCH_SPINS: usize = 16;
 /// Levels a tree may have: bounds every descent, so a damaged tree cannot loop one forever.
 const LEVELS_MAX: u8 = 32;
@@ -306,17 +305,12 @@ impl BTree {
     /// The leaf latched exclusively, if it comes free within a short spin: a single insert
     /// holds it for well under a microsecond, and at two or three sessions a brief spin is
     /// cheaper than joining a combining group (measured: combining at once cost 10 % at two
-    /// sessions on two cores).
+    /// sessions on two cores). The spin watches the latch and takes it as soon as it is
+    /// free (`BufferPool::try_fix_exclusive_spinning`): a fixed spin and one more try lost
+    /// the latch's release by up to the whole spin (docs/BENCHMARKS.md, 2026-11-28).
     fn try_fix_leaf(&self, leaf_id: PageId) -> Result<Option<ExclusivePage<'_>>> {
-        for _ in 0..LEAF_LATCH_TRIES {
-            if let Some(leaf) = self.pool.try_fix_exclusive(leaf_id)? {
-                return Ok(Some(leaf));
-            }
-            for _ in 0..LEAF_LATCH_SPINS {
-                std::hint::spin_loop();
-            }
-        }
-        self.pool.try_fix_exclusive(leaf_id)
+        self.pool
+            .try_fix_exclusive_spinning(leaf_id, LEAF_LATCH_SPINS)
     }
 
     /// Inserts through the leaf's combining queue (`combine`): as a waiter, returns what

@@ -930,6 +930,32 @@ impl BufferPool {
         }
     }
 
+    /// [`BufferPool::try_fix_exclusive`], spinning up to `spins` pauses while the page's
+    /// latch is held. Test before test-and-set: while held, the spin only reads the latch's
+    /// version, which shares its cache line with the holder, where a repeated
+    /// compare-and-swap would take the line away from the holder each time.
+    pub fn try_fix_exclusive_spinning(
+        &self,
+        page_id: PageId,
+        spins: usize,
+    ) -> Result<Option<ExclusivePage<'_>>> {
+        if let Some(page) = self.try_fix_exclusive(page_id)? {
+            return Ok(Some(page));
+        }
+        // The frame may be evicted and reused meanwhile: its latch is then only a hint,
+        // and `try_fix_exclusive` looks the page up again.
+        let frame = &self.frames[self.frame_index(page_id)?];
+        for _ in 0..spins {
+            std::hint::spin_loop();
+            if frame.latch.optimistic().is_some()
+                && let Some(page) = self.try_fix_exclusive(page_id)?
+            {
+                return Ok(Some(page));
+            }
+        }
+        Ok(None)
+    }
+
     /// Number of data files the pool spreads pages over.
     pub fn file_count(&self) -> u32 {
         self.files.len() as u32
@@ -1374,6 +1400,43 @@ mod tests {
         let snap = pool.stats().snapshot();
         assert!(snap.counter(Counter::PagesWritten) >= 140);
         assert!(snap.counter(Counter::PagesRead) >= 140);
+    }
+
+    #[test]
+    fn a_spinning_try_gives_up_on_a_held_latch_and_takes_a_released_one() {
+        let (_mem, pool) = pool(POOL_FRAMES_MIN);
+        let page_id = pool
+            .allocate(PageType::Leaf, 0)
+            .expect("allocate")
+            .page_id();
+        let held = pool.try_fix_exclusive(page_id).expect("fix").expect("free");
+        std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                let page = pool.try_fix_exclusive_spinning(page_id, 64).expect("fix");
+                page.is_some()
+            });
+            assert!(
+                !other.join().expect("spinner"),
+                "took a latch held throughout"
+            );
+        });
+        drop(held);
+        let taken = pool.try_fix_exclusive_spinning(page_id, 1).expect("fix");
+        assert_eq!(taken.expect("free now").page_id(), page_id);
+        // Released while the other thread spins: it takes the latch.
+        let held = pool.try_fix_exclusive(page_id).expect("fix").expect("free");
+        let taken = std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                let page = pool
+                    .try_fix_exclusive_spinning(page_id, 1 << 26)
+                    .expect("fix");
+                page.map(|p| p.page_id())
+            });
+            std::thread::sleep(Duration::from_millis(5));
+            drop(held);
+            other.join().expect("spinner")
+        });
+        assert_eq!(taken, Some(page_id), "the spinner missed the release");
     }
 
     /// Holds every frame of `pool` latched (a direct user of the pool, outside the budget).
