@@ -88,6 +88,11 @@
 #  50. a flush wakes no delegated waiter (nobody applies its commits' rows);
 #  51. a flush may wake a delegated waiter that registered after an earlier flush covered
 #      it (not parked: nobody applies this flush's commits; the crash campaign hung).
+# And (no spin on a busy leaf with more sessions than cores, src/access/btree.rs and
+# src/db/mod.rs tests):
+#  52. an insert spins on a busy leaf however many sessions there are;
+#  53. a session is not counted (the count stays 0: every insert spins).
+# (Later mutations are listed only beside their `unit` lines at the end of this file.)
 # ONLY=name,name runs just those.
 # Usage: scripts/mutations.sh [seeds]   (default 300; about 15 minutes on 2 cores)
 set -u
@@ -473,3 +478,13 @@ unit separator-fast-path-equal-missed crates/hotpage/src/page.rs \
   'if self.compare_key_headed(last, key, head) != CmpOrdering::Greater {' \
   'if self.compare_key_headed(last, key, head) == CmpOrdering::Less {' \
   --lib page::tests::keys_whose_heads_tie_are_ordered_by_their_records
+# An insert spins on a busy leaf however many sessions share the cores.
+unit leaf-spin-always crates/hotpage/src/access/btree.rs \
+  'if sessions > cores {' \
+  'if sessions > cores.max(usize::MAX - 1) {' \
+  --lib access::btree::tests::an_insert_spins_on_a_busy_leaf_only_while_each_session_has_a_core
+# A session is not counted: the database's count stays 0, and every insert spins.
+unit sessions-uncounted crates/hotpage/src/db/mod.rs \
+  '_slot: self.inner.stats.session_slot(),' \
+  '_slot: crate::stats::Stats::new().session_slot(),' \
+  --lib db::tests::open_sessions_are_counted_with_or_without_a_log

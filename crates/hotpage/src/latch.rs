@@ -17,8 +17,16 @@
 use crate::stats::elapsed_ns;
 use parking_lot::RawRwLock;
 use parking_lot::lock_api::RawRwLock as RawRwLockApi;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::time::Instant;
+
+/// The cores this process may run on (1 when the system cannot say), read once: whether a
+/// waiter spins or gets out of the way depends on whether every session has a core.
+pub(crate) fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// A page latch. One cache line, so two latches never share a line.
 #[repr(align(64))]

@@ -107,7 +107,7 @@ pub mod testing {
         TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,
     };
     pub use crate::log::{LogReader, RecordKind, WalOptions};
-    pub use crate::stats::{Counter, Stats, WaitType};
+    pub use crate::stats::{Counter, SessionSlot, Stats, WaitType};
     pub use crate::storage::{CrashMode, FaultOp, MemStorage, StdStorage, Storage};
 
     /// The memory table's checkpoint-file codecs.

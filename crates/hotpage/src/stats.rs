@@ -14,7 +14,7 @@ use crate::format::PageId;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -202,6 +202,25 @@ impl Shard {
 pub struct Stats {
     id: u64,
     shards: Mutex<Vec<Arc<Shard>>>,
+    sessions: SessionCount,
+}
+
+/// How many sessions the database has open, counted by `SessionSlot`s (a gauge: `reset`
+/// leaves it alone). On a cache line of its own: waits read it, and nothing else here may
+/// be written beside it.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct SessionCount(AtomicUsize);
+
+/// One session of the database, counted while it lives (`Stats::session_slot`).
+#[derive(Debug)]
+pub struct SessionSlot(Arc<Stats>);
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        let before = self.0.sessions.0.fetch_sub(1, Ordering::Relaxed);
+        debug_assert!(before > 0, "a session slot is given back once");
+    }
 }
 
 impl std::fmt::Debug for Stats {
@@ -223,7 +242,21 @@ impl Stats {
         Arc::new(Stats {
             id: NEXT_STATS_ID.fetch_add(1, Ordering::Relaxed),
             shards: Mutex::new(Vec::new()),
+            sessions: SessionCount::default(),
         })
+    }
+
+    /// How many sessions the database has open now. Waits are shaped by it: the log keeps
+    /// a commit group together only while there are few (`log::group`), and an insert
+    /// spins on a busy leaf only while every session has a core (`btree::leaf_spins`).
+    pub fn sessions(&self) -> usize {
+        self.sessions.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more open session while the slot lives.
+    pub fn session_slot(self: &Arc<Self>) -> SessionSlot {
+        self.sessions.0.fetch_add(1, Ordering::Relaxed);
+        SessionSlot(Arc::clone(self))
     }
 
     fn with_shard<R>(&self, f: impl FnOnce(&Shard) -> R) -> R {
@@ -569,6 +602,21 @@ impl Drop for WaitMark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The session gauge follows the slots, and a reset of the statistics leaves it alone.
+    #[test]
+    fn the_session_count_follows_its_slots() {
+        let stats = Stats::new();
+        assert_eq!(stats.sessions(), 0);
+        let mut slots: Vec<SessionSlot> = (0..3).map(|_| stats.session_slot()).collect();
+        assert_eq!(stats.sessions(), 3);
+        stats.reset();
+        assert_eq!(stats.sessions(), 3, "a reset cleared a gauge");
+        slots.pop();
+        assert_eq!(stats.sessions(), 2);
+        drop(slots);
+        assert_eq!(stats.sessions(), 0);
+    }
 
     #[test]
     fn waits_from_many_threads_sum_exactly() {

@@ -3,10 +3,15 @@
 //! while reader threads look rows up and scan. Afterwards the tree must hold exactly the
 //! model's rows (a `BTreeMap` built from what each insert reported), in order, and pass
 //! its structural check.
+//!
+//! A tree outside a database counts no sessions, and an insert that finds its leaf busy
+//! spins first. The `…_counted_as_sessions` runs count every writer as a database counts
+//! its sessions, so that with more writers than cores an insert on a busy leaf combines
+//! at once, as it does in a database.
 
 use hotpage::testing::{BTree, Inserted};
 use hotpage::testing::{BufferPool, Placement};
-use hotpage::testing::{Counter, Stats};
+use hotpage::testing::{Counter, SessionSlot, Stats};
 use hotpage::testing::{MemStorage, Storage};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::collections::BTreeMap;
@@ -45,9 +50,40 @@ const RUN_SECONDS_MAX: u64 = 240;
 /// if it does not finish in time (a deadlock among the inserting threads). Returns the rows
 /// the busy leaves' combining leaders inserted.
 fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64 {
+    run_with(Run {
+        pattern,
+        threads,
+        rows_per_thread,
+        seed,
+        sessions: Sessions::Uncounted,
+    })
+}
+
+/// Whether the writers are counted as sessions (`Stats::session_slot`).
+#[derive(Clone, Copy, Debug)]
+enum Sessions {
+    Uncounted,
+    Counted,
+}
+
+/// One model run.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    pattern: Pattern,
+    threads: usize,
+    rows_per_thread: u64,
+    seed: u64,
+    sessions: Sessions,
+}
+
+/// `run` for any `Run`.
+fn run_with(run: Run) -> u64 {
+    let Run {
+        pattern, threads, ..
+    } = run;
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let combined = run_model(pattern, threads, rows_per_thread, seed);
+        let combined = run_model(run);
         let _ = done.send(combined);
     });
     match finished.recv_timeout(std::time::Duration::from_secs(RUN_SECONDS_MAX)) {
@@ -61,11 +97,22 @@ fn run(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64
     }
 }
 
-fn run_model(pattern: Pattern, threads: usize, rows_per_thread: u64, seed: u64) -> u64 {
+fn run_model(run: Run) -> u64 {
+    let Run {
+        pattern,
+        threads,
+        rows_per_thread,
+        seed,
+        sessions,
+    } = run;
     let mem = MemStorage::new(seed);
     let file = mem.open("data.0", true).expect("open");
     // 4 KiB pages, 64 frames: the finished tree is several times the pool.
     let stats = Stats::new();
+    let _slots: Vec<SessionSlot> = match sessions {
+        Sessions::Counted => (0..threads).map(|_| stats.session_slot()).collect(),
+        Sessions::Uncounted => Vec::new(),
+    };
     let pool = BufferPool::open(file, "data.0", 4096, 64 * 4096, Arc::clone(&stats)).expect("pool");
     let tree = BTree::create(Arc::new(pool), Placement::Spread).expect("tree");
     let counter = AtomicU64::new(0);
@@ -219,6 +266,41 @@ fn sixteen_threads_mixed_keys() {
 fn sixty_four_threads_ascending_keys_on_two_cores() {
     // The busy last leaf is where combining happens: prove the test exercises it.
     let combined = run(Pattern::Ascending, 64, 800, 4);
+    assert!(combined > 0, "no insert was combined");
+}
+
+#[test]
+fn eight_threads_ascending_keys_counted_as_sessions() {
+    run_with(Run {
+        pattern: Pattern::Ascending,
+        threads: 8,
+        rows_per_thread: 6_000,
+        seed: 6,
+        sessions: Sessions::Counted,
+    });
+}
+
+#[test]
+fn sixty_four_threads_ascending_keys_counted_as_sessions() {
+    let combined = run_with(Run {
+        pattern: Pattern::Ascending,
+        threads: 64,
+        rows_per_thread: 800,
+        seed: 7,
+        sessions: Sessions::Counted,
+    });
+    assert!(combined > 0, "no insert was combined");
+}
+
+#[test]
+fn thirty_two_threads_ascending_in_four_buckets_counted_as_sessions() {
+    let combined = run_with(Run {
+        pattern: Pattern::Buckets,
+        threads: 32,
+        rows_per_thread: 1_500,
+        seed: 8,
+        sessions: Sessions::Counted,
+    });
     assert!(combined > 0, "no insert was combined");
 }
 

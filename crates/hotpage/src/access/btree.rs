@@ -27,6 +27,7 @@ use crate::access::{Inserted, PageLogger, TreePage, TreeStats};
 use crate::buffer::{BufferPool, ExclusivePage, OptimisticPage, Placement};
 use crate::error::{Error, Result};
 use crate::format::{PageId, data_file_name};
+use crate::latch;
 use crate::page::{self, HEADER_BYTES, Page, PageType, SLOT_BYTES};
 use crate::stats::{Counter, WaitType, elapsed_ns, mark_waiting};
 use parking_lot::MutexGuard;
@@ -37,8 +38,8 @@ use std::time::Instant;
 
 /// Bytes of the largest inner record: key-length byte, key, child page id.
 const INNER_RECORD_BYTES_MAX: usize = 1 + KEY_BYTES_MAX + 8;
-/// How long (in pauses) an insert spins on a busy leaf's latch before it combines
-/// (`BTree::try_fix_leaf`).
+/// How long (in pauses) an insert spins on a busy leaf's latch before it combines, while
+/// every session has a core (`leaf_spins`).
 const LEAF_LATCH_SPINS: usize = 16;
 /// Levels a tree may have: bounds every descent, so a damaged tree cannot loop one forever.
 const LEVELS_MAX: u8 = 32;
@@ -142,6 +143,23 @@ impl TailSlack {
             }
             _ => {}
         }
+    }
+}
+
+/// How many pauses an insert spins on a busy leaf before it combines (`combine`), in a
+/// database with `sessions` open sessions on `cores` cores.
+///
+/// While every session has a core, the holder is running and lets go within a
+/// microsecond: a short spin is cheaper than joining a group (combining at once cost 10 %
+/// at 2 sessions on 2 cores). With more sessions than cores, a spinner takes a core from a
+/// session that has work to do, maybe from the holder itself, which need not even be
+/// running: no spin then (docs/BENCHMARKS.md, "No spin on a busy leaf with more sessions
+/// than cores"). A tree outside a database counts no sessions, and spins.
+fn leaf_spins(sessions: usize, cores: usize) -> usize {
+    if sessions > cores {
+        0
+    } else {
+        LEAF_LATCH_SPINS
     }
 }
 
@@ -302,15 +320,14 @@ impl BTree {
         Err(self.corrupt(self.root, "descent deeper than the tallest possible tree"))
     }
 
-    /// The leaf latched exclusively, if it comes free within a short spin: a single insert
-    /// holds it for well under a microsecond, and at two or three sessions a brief spin is
-    /// cheaper than joining a combining group (measured: combining at once cost 10 % at two
-    /// sessions on two cores). The spin watches the latch and takes it as soon as it is
-    /// free (`BufferPool::try_fix_exclusive_spinning`): a fixed spin and one more try lost
-    /// the latch's release by up to the whole spin (docs/BENCHMARKS.md, 2026-11-28).
+    /// The leaf latched exclusively, if it is free now or, where `leaf_spins` says a spin
+    /// is worth it, comes free within one. The spin watches the latch and takes it as soon
+    /// as it is free (`BufferPool::try_fix_exclusive_spinning`): a fixed spin and one more
+    /// try lost the latch's release by up to the whole spin (docs/BENCHMARKS.md,
+    /// 2026-11-28).
     fn try_fix_leaf(&self, leaf_id: PageId) -> Result<Option<ExclusivePage<'_>>> {
-        self.pool
-            .try_fix_exclusive_spinning(leaf_id, LEAF_LATCH_SPINS)
+        let spins = leaf_spins(self.pool.stats().sessions(), latch::cores());
+        self.pool.try_fix_exclusive_spinning(leaf_id, spins)
     }
 
     /// Inserts through the leaf's combining queue (`combine`): as a waiter, returns what
@@ -1310,6 +1327,27 @@ mod tests {
 
     fn key(i: u64) -> [u8; 8] {
         i.to_be_bytes()
+    }
+
+    /// A busy leaf is worth a spin only while every session has a core; a tree that counts
+    /// no sessions (outside a database) always spins.
+    #[test]
+    fn an_insert_spins_on_a_busy_leaf_only_while_each_session_has_a_core() {
+        for (sessions, cores, spins) in [
+            (0, 2, LEAF_LATCH_SPINS),
+            (1, 2, LEAF_LATCH_SPINS),
+            (2, 2, LEAF_LATCH_SPINS),
+            (3, 2, 0),
+            (64, 2, 0),
+            (16, 16, LEAF_LATCH_SPINS),
+            (17, 16, 0),
+        ] {
+            assert_eq!(
+                leaf_spins(sessions, cores),
+                spins,
+                "{sessions} sessions on {cores} cores"
+            );
+        }
     }
 
     /// A combining leader inserts only rows that provably belong on its leaf. On a leaf

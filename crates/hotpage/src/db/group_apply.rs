@@ -58,8 +58,8 @@ use super::TableHandle;
 use crate::access::keys::Key;
 use crate::log::{GROUP_SESSIONS_MAX, Lsn};
 use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 
 /// Whether a database with `sessions` sessions applies its durable commits in groups:
@@ -72,9 +72,7 @@ use std::thread::Thread;
 /// leaves stay full without grouping (94.5–95 % at 8 and 16 sessions on 2 cores, grouped
 /// or not: docs/BENCHMARKS.md).
 pub(super) fn worth_grouping(sessions: usize) -> bool {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    sessions > cores.max(GROUP_SESSIONS_MAX)
+    sessions > crate::latch::cores().max(GROUP_SESSIONS_MAX)
 }
 
 /// How many batches one taker inserts before it hands the role on (`ApplyQueue::take_more`):

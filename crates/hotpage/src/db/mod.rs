@@ -742,7 +742,7 @@ impl Database {
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
             apply_slot: Arc::default(),
             apply_batch: group_apply::Batch::default(),
-            _log_slot: self.inner.wal.as_ref().map(|wal| wal.session_slot()),
+            _slot: self.inner.stats.session_slot(),
         }
     }
 
@@ -1122,8 +1122,8 @@ pub struct Session {
     // (see `group_apply`).
     apply_slot: Arc<group_apply::ApplySlot>,
     apply_batch: group_apply::Batch,
-    // Counts this session for the log's commit groups (`log::SessionSlot`).
-    _log_slot: Option<crate::log::SessionSlot>,
+    // Counts this session while it lives (`Stats::sessions`).
+    _slot: crate::stats::SessionSlot,
 }
 
 /// Stops the database after a durable commit's rows failed to apply, and returns the
@@ -1585,7 +1585,7 @@ impl Session {
                     .map_err(|error| stop_after_apply(&self.db, &wal, &error));
             }
             // A commit without rows (a TRUNCATE's) has nothing to apply in order.
-            if group_apply::worth_grouping(wal.sessions())
+            if group_apply::worth_grouping(self.db.stats.sessions())
                 && !rows.is_empty()
                 && rows.iter().all(|(t, _, _)| t.applies_in_key_order())
             {
@@ -1941,6 +1941,25 @@ mod tests {
     use super::*;
     use crate::buffer;
     use crate::storage::{CrashMode, MemStorage};
+
+    /// Every open session is counted, with a log or without one (`Durability::None` has
+    /// no log, and its inserts are where the count decides the leaf spin).
+    #[test]
+    fn open_sessions_are_counted_with_or_without_a_log() {
+        for durability in [Durability::None, Durability::Sync] {
+            let storage = MemStorage::new(9) as Arc<dyn Storage>;
+            let options = Options {
+                durability,
+                ..Options::default()
+            };
+            let db = Database::open_with_storage(storage, Path::new("m"), options).expect("open");
+            assert_eq!(db.inner.wal.is_some(), durability == Durability::Sync);
+            let sessions: Vec<Session> = (0..5).map(|_| db.session()).collect();
+            assert_eq!(db.inner.stats.sessions(), 5, "{durability:?}");
+            drop(sessions);
+            assert_eq!(db.inner.stats.sessions(), 0, "{durability:?}");
+        }
+    }
 
     /// A commit logged before a checkpoint's points and applied while the checkpoint takes
     /// them, onto a leaf another session imaged meanwhile: its row is in no page record

@@ -10,7 +10,7 @@
 //! again after its wake-up, longer than the flush it waits for.
 //!
 //! Both hold only while the database has few sessions (`GROUP_SESSIONS_MAX`, counted by
-//! `SessionSlot`). With many sessions a flush is full anyway and the CPU, not the disk, is
+//! `Stats::session_slot`). With many sessions a flush is full anyway and the CPU, not the disk, is
 //! the limit; there a held-back flush only adds latency (the first try at gathering lost
 //! 6–19 % at 64 sessions), and spinning committers wake in no order, so their rows reach
 //! the last leaf out of key order and split it early (leaf fill fell from 88 % to 79 % at
@@ -20,8 +20,6 @@
 //! Nothing here changes what a flush writes or whom it wakes: only when a flush starts and
 //! how a committer waits. Durability does not depend on it.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most sessions a database may have for its flushes to gather their group and its
@@ -87,33 +85,6 @@ impl GroupPlan {
     }
 }
 
-/// Counts the sessions of a database that may commit (`SessionSlot`).
-#[derive(Clone, Debug, Default)]
-pub(super) struct SessionCount(Arc<AtomicUsize>);
-
-impl SessionCount {
-    pub(super) fn get(&self) -> usize {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    pub(super) fn slot(&self) -> SessionSlot {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        SessionSlot(self.clone())
-    }
-}
-
-/// One session of the database, counted while it lives: the log keeps a group together
-/// only while there are few (`GROUP_SESSIONS_MAX`).
-#[derive(Debug)]
-pub(crate) struct SessionSlot(SessionCount);
-
-impl Drop for SessionSlot {
-    fn drop(&mut self) {
-        let before = (self.0).0.fetch_sub(1, Ordering::Relaxed);
-        debug_assert!(before > 0, "a session slot is given back once");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,17 +110,5 @@ mod tests {
         let many = GroupPlan::after_flush(4, 4, 64);
         assert!(many.gather_until().is_none());
         assert!(!GroupPlan::spin_waits(8, 64));
-    }
-
-    #[test]
-    fn a_slot_counts_its_session_while_it_lives() {
-        let count = SessionCount::default();
-        let a = count.slot();
-        let b = count.slot();
-        assert_eq!(count.get(), 2);
-        drop(a);
-        assert_eq!(count.get(), 1);
-        drop(b);
-        assert_eq!(count.get(), 0);
     }
 }

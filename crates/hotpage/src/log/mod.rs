@@ -51,8 +51,8 @@ use crate::format::{segment_index, segment_name};
 use crate::stats::{Stats, WaitType};
 use crate::storage::{BLOCK_BYTES, Storage, StorageFile};
 use commit_wait::{DIRECT_WAKES_MAX, Waiters, Waker};
-use group::{COMMIT_SPIN_MAX, GroupPlan, SessionCount};
-pub(crate) use group::{GROUP_SESSIONS_MAX, SessionSlot};
+pub(crate) use group::GROUP_SESSIONS_MAX;
+use group::{COMMIT_SPIN_MAX, GroupPlan};
 use parking_lot::{Condvar, Mutex};
 use record::{HEADER_BYTES, header_word, record_crc, round8};
 use std::sync::Arc;
@@ -199,8 +199,6 @@ struct Shared {
     // The commits the next flush expects (`GroupPlan::target`, published for committers
     // deciding whether to spin or park).
     group_target: AtomicUsize,
-    // The database's sessions: groups are kept together only while they are few.
-    sessions: SessionCount,
     // One flush at a time, by the flusher thread or by a committer that finds no flush
     // under way and does its own (see `Wal::wait_durable`).
     flush: Mutex<FlushState>,
@@ -362,14 +360,10 @@ impl Wal {
         self.shared.reserved.load(Ordering::SeqCst)
     }
 
-    /// How many sessions the database has now.
-    pub(crate) fn sessions(&self) -> usize {
-        self.shared.sessions.get()
-    }
-
-    /// Counts one more session of the database while the slot lives (see `group`).
-    pub(crate) fn session_slot(&self) -> SessionSlot {
-        self.shared.sessions.slot()
+    #[cfg(test)]
+    /// Counts one more session of the log's database while the slot lives (see `group`).
+    fn session_slot(&self) -> crate::stats::SessionSlot {
+        self.shared.stats.session_slot()
     }
 
     /// Everything below this is durable.
@@ -571,7 +565,6 @@ impl Shared {
             progress: Condvar::new(),
             waiters: Waiters::default(),
             group_target: AtomicUsize::new(0),
-            sessions: SessionCount::default(),
             flush: Mutex::new(FlushState {
                 image: Vec::new(),
                 tail: Vec::new(),
@@ -794,7 +787,7 @@ impl Shared {
     /// Bounded by `COMMIT_SPIN_MAX`; the caller parks after it.
     fn spin_for_durable(&self, lsn: Lsn) {
         let target = self.group_target.load(Ordering::Relaxed);
-        if !GroupPlan::spin_waits(target, self.sessions.get()) {
+        if !GroupPlan::spin_waits(target, self.stats.sessions()) {
             return;
         }
         self.yield_until(Instant::now() + COMMIT_SPIN_MAX, || {
@@ -854,8 +847,11 @@ impl Shared {
                 // Exactly the commits this flush covers; handed off when many, so the
                 // next write starts while they are woken.
                 let covered = self.waiters.take_covered(before, to, &mut state.woken);
-                state.group =
-                    GroupPlan::after_flush(covered + own, self.waiters.len(), self.sessions.get());
+                state.group = GroupPlan::after_flush(
+                    covered + own,
+                    self.waiters.len(),
+                    self.stats.sessions(),
+                );
                 self.group_target
                     .store(state.group.target(), Ordering::Relaxed);
                 self.waker.wake(&mut state.woken);
