@@ -418,8 +418,14 @@ fn inspect_log_counts_records_by_kind() {
 
 /// 64 sessions on one last leaf: sessions that find it latched hand their rows to the
 /// holder (combining), and the report says how many rows each such latch hold took.
+///
+/// Whether a session ever finds the leaf latched depends on the scheduler: in a run of
+/// 50 ms on a machine busy with the other tests, the sessions may run one after another
+/// and never meet (CI saw that once). So each check gets a few runs, and at least one
+/// must combine; a run that reports a round must report at least one row per round.
 #[test]
 fn combining_at_the_busy_leaf_is_reported() {
+    const RUNS: usize = 5;
     let args = [
         "stress",
         "--sessions",
@@ -429,13 +435,18 @@ fn combining_at_the_busy_leaf_is_reported() {
         "--durability",
         "none",
     ];
-    let r = json(&hotpage(&[&args[..], &["--json"]].concat()));
-    let rounds = r["index"]["combine_rounds"].as_u64().expect("rounds");
-    let rows = r["index"]["combined_rows"].as_u64().expect("rows");
-    assert!(rounds > 0 && rows >= rounds, "{rounds} rounds, {rows} rows");
-    assert_eq!(r["index"]["rows_in_table"], 64_000);
-    let text = String::from_utf8_lossy(&hotpage(&args).stdout).into_owned();
-    assert!(text.contains("Combining at busy leaves:"), "{text}");
+    let combined = (0..RUNS).any(|_| {
+        let r = json(&hotpage(&[&args[..], &["--json"]].concat()));
+        assert_eq!(r["index"]["rows_in_table"], 64_000);
+        let rounds = r["index"]["combine_rounds"].as_u64().expect("rounds");
+        let rows = r["index"]["combined_rows"].as_u64().expect("rows");
+        assert!(rows >= rounds, "{rounds} rounds, {rows} rows");
+        rounds > 0
+    });
+    assert!(combined, "no insert combined in {RUNS} runs");
+    let mut texts = (0..RUNS).map(|_| String::from_utf8_lossy(&hotpage(&args).stdout).into_owned());
+    let reported = texts.any(|text| text.contains("Combining at busy leaves:"));
+    assert!(reported, "no text report of {RUNS} showed combining");
 }
 
 #[test]
