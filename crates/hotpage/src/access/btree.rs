@@ -326,8 +326,9 @@ impl BTree {
     /// try lost the latch's release by up to the whole spin (docs/BENCHMARKS.md,
     /// 2026-11-28).
     fn try_fix_leaf(&self, leaf_id: PageId) -> Result<Option<ExclusivePage<'_>>> {
-        let spins = leaf_spins(self.pool.stats().sessions(), latch::cores());
-        self.pool.try_fix_exclusive_spinning(leaf_id, spins)
+        self.pool.try_fix_exclusive_spinning(leaf_id, || {
+            leaf_spins(self.pool.stats().sessions(), latch::cores())
+        })
     }
 
     /// Inserts through the leaf's combining queue (`combine`): as a waiter, returns what

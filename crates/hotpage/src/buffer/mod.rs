@@ -930,17 +930,22 @@ impl BufferPool {
         }
     }
 
-    /// [`BufferPool::try_fix_exclusive`], spinning up to `spins` pauses while the page's
+    /// [`BufferPool::try_fix_exclusive`], spinning up to `spins()` pauses while the page's
     /// latch is held. Test before test-and-set: while held, the spin only reads the latch's
     /// version, which shares its cache line with the holder, where a repeated
-    /// compare-and-swap would take the line away from the holder each time.
+    /// compare-and-swap would take the line away from the holder each time. `spins` is
+    /// asked only once the first try has failed, so a free latch costs nothing more.
     pub fn try_fix_exclusive_spinning(
         &self,
         page_id: PageId,
-        spins: usize,
+        spins: impl FnOnce() -> usize,
     ) -> Result<Option<ExclusivePage<'_>>> {
         if let Some(page) = self.try_fix_exclusive(page_id)? {
             return Ok(Some(page));
+        }
+        let spins = spins();
+        if spins == 0 {
+            return Ok(None);
         }
         // The frame may be evicted and reused meanwhile: its latch is then only a hint,
         // and `try_fix_exclusive` looks the page up again.
@@ -1412,7 +1417,9 @@ mod tests {
         let held = pool.try_fix_exclusive(page_id).expect("fix").expect("free");
         std::thread::scope(|s| {
             let other = s.spawn(|| {
-                let page = pool.try_fix_exclusive_spinning(page_id, 64).expect("fix");
+                let page = pool
+                    .try_fix_exclusive_spinning(page_id, || 64)
+                    .expect("fix");
                 page.is_some()
             });
             assert!(
@@ -1421,14 +1428,14 @@ mod tests {
             );
         });
         drop(held);
-        let taken = pool.try_fix_exclusive_spinning(page_id, 1).expect("fix");
+        let taken = pool.try_fix_exclusive_spinning(page_id, || 1).expect("fix");
         assert_eq!(taken.expect("free now").page_id(), page_id);
         // Released while the other thread spins: it takes the latch.
         let held = pool.try_fix_exclusive(page_id).expect("fix").expect("free");
         let taken = std::thread::scope(|s| {
             let other = s.spawn(|| {
                 let page = pool
-                    .try_fix_exclusive_spinning(page_id, 1 << 26)
+                    .try_fix_exclusive_spinning(page_id, || 1 << 26)
                     .expect("fix");
                 page.map(|p| p.page_id())
             });
