@@ -10,8 +10,8 @@
 //! again after its wake-up, longer than the flush it waits for.
 //!
 //! Both hold only while the database has few sessions (`GROUP_SESSIONS_MAX`, counted by
-//! `Stats::session_slot`). With many sessions a flush is full anyway and the CPU, not the disk, is
-//! the limit; there a held-back flush only adds latency (the first try at gathering lost
+//! `Stats::session_slot`). With many sessions a flush is full anyway and the CPU, not the
+//! disk, is the limit; there a held-back flush only adds latency (the first try at gathering lost
 //! 6–19 % at 64 sessions), and spinning committers wake in no order, so their rows reach
 //! the last leaf out of key order and split it early (leaf fill fell from 88 % to 79 % at
 //! 64 sessions when spinning was allowed there; docs/BENCHMARKS.md, "Gathering a flush
