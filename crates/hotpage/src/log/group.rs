@@ -11,11 +11,11 @@
 //!
 //! Both hold only while the database has few sessions (`GROUP_SESSIONS_MAX`, counted by
 //! `Stats::session_slot`). With many sessions a flush is full anyway and the CPU, not the
-//! disk, is the limit; there a held-back flush only adds latency (the first try at gathering lost
-//! 6–19 % at 64 sessions), and spinning committers wake in no order, so their rows reach
-//! the last leaf out of key order and split it early (leaf fill fell from 88 % to 79 % at
-//! 64 sessions when spinning was allowed there; docs/BENCHMARKS.md, "Gathering a flush
-//! group").
+//! disk, is the limit; there a held-back flush only adds latency (the first try at
+//! gathering lost 6–19 % at 64 sessions), and spinning committers wake in no order, so
+//! their rows reach the last leaf out of key order and split it early (leaf fill fell from
+//! 88 % to 79 % at 64 sessions when spinning was allowed there; docs/BENCHMARKS.md,
+//! "Gathering a flush group").
 //!
 //! Nothing here changes what a flush writes or whom it wakes: only when a flush starts and
 //! how a committer waits. Durability does not depend on it.
