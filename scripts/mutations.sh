@@ -488,3 +488,22 @@ unit sessions-uncounted crates/hotpage/src/db/mod.rs \
   '_slot: self.inner.stats.session_slot(),' \
   '_slot: crate::stats::Stats::new().session_slot(),' \
   --lib db::tests::open_sessions_are_counted_with_or_without_a_log
+# A split in place leaves the new record out of the right page (the row is acknowledged
+# and lost).
+unit in-place-split-drops-new-row crates/hotpage/src/access/btree.rs \
+  'for i in at..=count {' \
+  'for i in at..count {' \
+  --lib access::btree::split_tests::a_split_in_place_makes_the_tree_a_full_split_makes
+# Any last slots count as the page's lowest records: a split in place then frees bytes a
+# kept record still uses.
+unit in-place-split-any-records crates/hotpage/src/page.rs \
+  '(moved_high <= kept_low).then_some(kept_low)' \
+  'Some(kept_low.max(moved_high))' \
+  --lib page::tests::dropping_the_lowest_records_frees_them_exactly
+# A split in place keeps the left page's slots from the split point on (their rows are
+# then on both pages).
+unit in-place-split-keeps-slots crates/hotpage/src/page.rs \
+  '        self.set_slot_count(n);
+        self.set_free_end(area_start);' \
+  '        self.set_free_end(area_start);' \
+  --lib access::btree::split_tests::a_split_in_place_makes_the_tree_a_full_split_makes

@@ -109,7 +109,7 @@ fn print_shape(r: &Report) -> Result<(), CliError> {
     let index = &r.target.index;
     match &r.target.memory {
         None => outln!(
-            "{}: {} levels, {} pages, leaf fill {:.1} %, {} page splits, {} rows in the table",
+            "{}: {} levels, {} pages, leaf fill {:.1} %, {} page splits ({} in place), {} rows in the table",
             if heap {
                 "Heap (pages, page fill)"
             } else {
@@ -119,6 +119,7 @@ fn print_shape(r: &Report) -> Result<(), CliError> {
             index.pages,
             index.avg_fill_pct,
             index.splits,
+            index.splits_in_place,
             index.rows_in_table
         )?,
         Some(memory) => outln!(

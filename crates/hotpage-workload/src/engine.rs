@@ -247,6 +247,7 @@ pub fn table_figures(
             levels: tree.levels,
             avg_fill_pct: tree.leaf_fill_pct,
             splits: snapshot.counter(Counter::PageSplits),
+            splits_in_place: snapshot.counter(Counter::SplitsInPlace),
             rows_in_table: tree.rows,
             combined_rows: snapshot.counter(Counter::CombinedRows),
             combine_rounds: snapshot.counter(Counter::CombineRounds),

@@ -205,6 +205,9 @@ pub struct IndexFigures {
     pub avg_fill_pct: f64,
     /// Page splits in the measured phase.
     pub splits: u64,
+    /// Of those, leaf splits that moved only the right half and left the rest in place.
+    #[serde(default)]
+    pub splits_in_place: u64,
     /// Rows in the table (every run's, not only this one's).
     pub rows_in_table: u64,
     /// Rows inserted by combining at a busy leaf: a session holding the leaf's latch
@@ -379,6 +382,7 @@ mod tests {
                     levels: 2,
                     avg_fill_pct: 88.5,
                     splits: 2,
+                    splits_in_place: 1,
                     rows_in_table: 400,
                     combined_rows: 120,
                     combine_rounds: 30,

@@ -709,6 +709,36 @@ impl<'a> Page<'a> {
     }
 
     /// Appends a whole record (as copied by `copy_record`) after the last slot.
+    /// Where the record area would start if slots `n..` were dropped: `Some` when their
+    /// records all lie below every record of slots `..n`, as on a page filled in key order
+    /// (the tail of an ascending index), so dropping them frees one run of bytes at the
+    /// area's low end. `None` when a kept record lies among them.
+    pub fn low_records_from(&self, n: usize) -> Option<usize> {
+        let count = self.slot_count();
+        assert!(n <= count, "slot {n} past slot count {count}");
+        let kept_low = (0..n).map(|i| self.slot(i).0).min().unwrap_or(self.size());
+        let moved_high = (n..count)
+            .map(|i| {
+                let (off, len) = self.slot(i);
+                off + len
+            })
+            .max()
+            .unwrap_or(0);
+        (moved_high <= kept_low).then_some(kept_low)
+    }
+
+    /// Drops slots `n..`, whose records `low_records_from(n)` said end at `area_start`:
+    /// the record area starts there now, and the bytes below it are free.
+    pub fn truncate_low(&self, n: usize, area_start: usize) {
+        debug_assert_eq!(self.low_records_from(n), Some(area_start));
+        assert!(
+            n <= self.slot_count() && area_start <= self.size(),
+            "truncating to {n} slots, area from {area_start}"
+        );
+        self.set_slot_count(n);
+        self.set_free_end(area_start);
+    }
+
     pub fn push_record(&self, record: &[u8]) -> bool {
         let Some((&key_len, rest)) = record.split_first() else {
             return false;
@@ -888,6 +918,63 @@ mod tests {
             let below = seps.iter().filter(|s| **s <= probe).count();
             let expected = PageId::new(0, if below == 0 { 1000 } else { (below - 1) as u64 });
             prop_assert_eq!(page.child_for(&probe.to_be_bytes()), expected);
+        }
+    }
+
+    proptest! {
+        /// Dropping the last slots frees their bytes only when their records are the
+        /// lowest of the area (`low_records_from`), and then the page keeps exactly the
+        /// other rows, verifies, and has that many bytes more free: whatever the order the
+        /// rows came in (ascending runs, stragglers, random).
+        #[test]
+        fn dropping_the_lowest_records_frees_them_exactly(
+            keys in proptest::collection::vec(any::<u16>(), 2..150),
+            ascending in any::<bool>(),
+            payload_bytes in 1usize..60,
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let buf = PageBuf::new(8192);
+            let page = buf.page();
+            page.init(PageId::new(0, 7), PageType::Leaf, 0);
+            let mut keys = keys;
+            if ascending {
+                keys.sort_unstable();
+            }
+            for k in &keys {
+                let key = k.to_be_bytes();
+                if let Err(pos) = page.search(&key) {
+                    page.insert_record(pos, &key, &vec![*k as u8; payload_bytes]);
+                }
+            }
+            let count = page.slot_count();
+            let n = cut.index(count + 1);
+            let before = rows(&page);
+            let free_before = page.free_bytes();
+            let moved_bytes: usize = (n..count).map(|i| page.slot(i).1).sum();
+            // The rule, by brute force: no kept record lies below a moved one.
+            let lowest = (n..count).all(|m| (0..n).all(|k| page.slot(m).0 < page.slot(k).0));
+            let rule = page.low_records_from(n);
+            if ascending {
+                prop_assert!(rule.is_some(), "an ascending page drops its tail in place");
+            }
+            match rule {
+                Some(area_start) => {
+                    prop_assert!(lowest);
+                    page.truncate_low(n, area_start);
+                    prop_assert_eq!(rows(&page), before[..n].to_vec());
+                    prop_assert_eq!(page.free_bytes(), free_before + moved_bytes + (count - n) * SLOT_BYTES);
+                    let mut image = vec![0u8; 8192];
+                    page.copy_to(&mut image);
+                    seal(&mut image);
+                    prop_assert_eq!(verify(&image, PageId::new(0, 7)), Ok(()));
+                    // The freed room takes new rows.
+                    let key = u32::MAX.to_be_bytes();
+                    if page.free_bytes() >= 1 + key.len() + payload_bytes + SLOT_BYTES {
+                        prop_assert!(page.insert_record(n, &key, &vec![1; payload_bytes]));
+                    }
+                }
+                None => prop_assert!(!lowest),
+            }
         }
     }
 

@@ -92,6 +92,9 @@ impl WaitType {
 pub enum Counter {
     /// B+tree page splits (leaf and inner).
     PageSplits,
+    /// Leaf splits that moved only the right half out and left the rest of the page where
+    /// it was (the tail of an ascending index; see `BTree::split_leaf_in_place`).
+    SplitsInPlace,
     /// Pages read from disk into the pool.
     PagesRead,
     /// Pages written from the pool to disk.
@@ -113,8 +116,9 @@ pub enum Counter {
 
 impl Counter {
     /// Every counter, in report order.
-    pub const ALL: [Counter; 9] = [
+    pub const ALL: [Counter; 10] = [
         Counter::PageSplits,
+        Counter::SplitsInPlace,
         Counter::PagesRead,
         Counter::PagesWritten,
         Counter::OptimisticRestarts,
@@ -129,6 +133,7 @@ impl Counter {
     pub fn name(self) -> &'static str {
         match self {
             Counter::PageSplits => "page_splits",
+            Counter::SplitsInPlace => "splits_in_place",
             Counter::PagesRead => "pages_read",
             Counter::PagesWritten => "pages_written",
             Counter::OptimisticRestarts => "optimistic_restarts",

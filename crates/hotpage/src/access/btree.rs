@@ -71,6 +71,19 @@ enum Attempt {
     Split,
 }
 
+/// A new record for a page: its position, key and payload.
+type NewRecord<'a> = (usize, &'a [u8], &'a [u8]);
+
+/// A leaf split that keeps the left page's records in place (`BTree::in_place_split`):
+/// the first record that goes right, the rule chosen, and where the left page's record
+/// area starts once the records that go right have left it.
+#[derive(Clone, Copy, Debug)]
+struct InPlaceSplit {
+    at: usize,
+    kind: SplitKind,
+    area_start: usize,
+}
+
 /// A combining leader's view of one request: its row (locked), the request, and what
 /// became of it (`None`: not placed yet).
 type GroupRow<'g> = (
@@ -533,13 +546,14 @@ impl BTree {
                         self.log_insert(&node, key, row)?;
                         return Ok(Some(Inserted::Yes));
                     }
-                    records.copy_page(&page, Some((pos, key, row)));
                 }
                 None if page.fits(INNER_RECORD_BYTES_MAX) => return Ok(None), // split already
-                None => records.copy_page(&page, None),
+                None => {}
             }
+            let new = row.map(|row| (pos, key, row));
             let Some(parent) = parent else {
                 debug_assert_eq!(node.page_id(), self.root);
+                records.copy_page(&page, new);
                 self.split_root(&node, &records, pos)?;
                 return Ok(row.map(|_| Inserted::Yes));
             };
@@ -549,7 +563,14 @@ impl BTree {
                 continue;
             }
             parent.mark_dirty();
-            let (separator, right) = self.split(&node, &records, pos)?;
+            let in_place = new.and_then(|new| Some((new, self.in_place_split(&node, new)?)));
+            let (separator, right) = match in_place {
+                Some((new, split)) => self.split_leaf_in_place(&node, &mut records, new, split)?,
+                None => {
+                    records.copy_page(&page, new);
+                    self.split(&node, &records, pos)?
+                }
+            };
             let parent_page = parent.page();
             let Err(at) = parent_page.search(separator) else {
                 return Err(self.corrupt(parent.page_id(), "separator already present"));
@@ -655,6 +676,101 @@ impl BTree {
         mark_new_record(&page, &right_page, page_type, new_pos, at);
         self.pool.stats().count(Counter::PageSplits, 1);
         Ok((separator, right))
+    }
+
+    /// The split of leaf `left` for the new record `new`, if it can keep the left page's
+    /// records where they are (`split_leaf_in_place`): the new record goes right, and so do
+    /// only records that lie below every record staying left. `choose_split`'s rule, read
+    /// from the slots without copying a record.
+    fn in_place_split(
+        &self,
+        left: &ExclusivePage<'_>,
+        (new_pos, key, row): NewRecord<'_>,
+    ) -> Option<InPlaceSplit> {
+        #[cfg(test)]
+        if split_tests::FULL_SPLITS_ONLY.get() {
+            return None;
+        }
+        let page = left.page();
+        if page.page_type() != Some(PageType::Leaf) {
+            return None;
+        }
+        let sizes = SlotSizes {
+            page: &page,
+            new_pos,
+            new_size: 1 + key.len() + row.len(),
+        };
+        let (at, kind) = choose_split(
+            &sizes,
+            new_pos,
+            page.last_insert(),
+            page.next().is_none(),
+            (page.size(), self.slack.fill_pct()),
+        );
+        let area_start = page.low_records_from(at).filter(|_| at <= new_pos)?;
+        Some(InPlaceSplit {
+            at,
+            kind,
+            area_start,
+        })
+    }
+
+    /// Splits leaf `left` (where `splits_in_place` said so) by moving only what goes
+    /// right: the records from the split point on, and the new record, go to a new right
+    /// page, and the left page drops their slots and keeps every other record where it is.
+    /// At the tail of an ascending index that is a twentieth of the page, where copying
+    /// the whole page out and writing both halves back took about 10 µs (docs/BENCHMARKS.md,
+    /// "A tail split that moves only the right half"). The same pages as `split` makes,
+    /// but for where the left page's records lie. Returns the separator (held in
+    /// `records`) and the new right page, still latched.
+    fn split_leaf_in_place<'r>(
+        &self,
+        left: &ExclusivePage<'_>,
+        records: &'r mut Records,
+        (new_pos, key, row): NewRecord<'_>,
+        InPlaceSplit {
+            at,
+            kind,
+            area_start,
+        }: InPlaceSplit,
+    ) -> Result<(&'r [u8], ExclusivePage<'_>)> {
+        left.mark_dirty();
+        let page = left.page();
+        let count = page.slot_count();
+        debug_assert!(at <= new_pos && new_pos <= count);
+        self.slack.observe(kind, page.next().is_none());
+        let right = self
+            .pool
+            .allocate_placed(self.placement, None, PageType::Leaf, 0)?;
+        let right_page = right.page();
+        right_page.set_next(page.next());
+        let mut record = std::mem::take(&mut records.bytes);
+        for i in at..=count {
+            let placed = if i == new_pos {
+                right_page.insert_record(right_page.slot_count(), key, row)
+            } else {
+                record.clear();
+                page.copy_record(if i < new_pos { i } else { i - 1 }, &mut record);
+                right_page.push_record(&record)
+            };
+            if !placed {
+                return Err(self.corrupt(right.page_id(), "split half does not fit its page"));
+            }
+        }
+        page.truncate_low(at, area_start);
+        page.set_next(right.page_id());
+        mark_new_record(&page, &right_page, PageType::Leaf, new_pos, at);
+        // The separator is the right page's first key.
+        record.clear();
+        right_page.copy_record(0, &mut record);
+        records.bytes = record;
+        records.ends.clear();
+        records.ends.push(records.bytes.len());
+        self.pool.stats().count(Counter::PageSplits, 1);
+        self.pool.stats().count(Counter::SplitsInPlace, 1);
+        #[cfg(test)]
+        split_tests::IN_PLACE_SPLITS.set(split_tests::IN_PLACE_SPLITS.get() + 1);
+        Ok((record_key(records.get(0)), right))
     }
 
     /// Splits the root in place: its records move to two new children and the root
@@ -1143,19 +1259,53 @@ impl Records {
         self.ends.push(self.bytes.len());
     }
 
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
     /// Record `i`'s bytes.
     fn get(&self, i: usize) -> &[u8] {
         let start = i.checked_sub(1).map_or(0, |before| self.ends[before]);
         &self.bytes[start..self.ends[i]]
     }
+}
+
+/// The sizes `choose_split` weighs: `len` records, record `i` taking `size(i)` bytes.
+trait RecordSizes {
+    fn len(&self) -> usize;
+    fn size(&self, i: usize) -> usize;
 
     /// Bytes the records in `range` take on a page, slots included.
     fn page_bytes(&self, range: std::ops::Range<usize>) -> usize {
-        range.map(|i| self.get(i).len() + SLOT_BYTES).sum()
+        range.map(|i| self.size(i) + SLOT_BYTES).sum()
+    }
+}
+
+impl RecordSizes for Records {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn size(&self, i: usize) -> usize {
+        self.get(i).len()
+    }
+}
+
+/// A page's records as they would be with a new one of `new_size` bytes at `new_pos`,
+/// read from its slots: what `choose_split` needs, without copying a record.
+struct SlotSizes<'p> {
+    page: &'p Page<'p>,
+    new_pos: usize,
+    new_size: usize,
+}
+
+impl RecordSizes for SlotSizes<'_> {
+    fn len(&self) -> usize {
+        self.page.slot_count() + 1
+    }
+
+    fn size(&self, i: usize) -> usize {
+        match i.cmp(&self.new_pos) {
+            Ordering::Less => self.page.slot(i).1,
+            Ordering::Equal => self.new_size,
+            Ordering::Greater => self.page.slot(i - 1).1,
+        }
     }
 }
 
@@ -1181,7 +1331,7 @@ pub(crate) fn child_payload(child: PageId) -> [u8; 8] {
 /// right (for inner pages: the separator that moves up). `last_insert` is the page's hint:
 /// the slot its previous insert went to.
 fn choose_split(
-    records: &Records,
+    records: &impl RecordSizes,
     new_pos: usize,
     last_insert: Option<usize>,
     rightmost: bool,
@@ -1222,8 +1372,8 @@ fn choose_split(
     };
     let mut used = 0;
     let mut at = 0;
-    while at < n && used + records.get(at).len() + SLOT_BYTES <= target {
-        used += records.get(at).len() + SLOT_BYTES;
+    while at < n && used + records.size(at) + SLOT_BYTES <= target {
+        used += records.size(at) + SLOT_BYTES;
         at += 1;
     }
     (at.clamp(1, n - 1), kind)
@@ -1579,6 +1729,92 @@ mod split_tests {
     use super::*;
     use crate::stats::Stats;
     use crate::storage::{MemStorage, Storage};
+
+    thread_local! {
+        /// Set: every split on this thread copies the page out and writes both halves
+        /// back (`BTree::in_place_split` declines), for a tree to compare with.
+        pub(super) static FULL_SPLITS_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Splits on this thread that kept the left page's records in place.
+        pub(super) static IN_PLACE_SPLITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A key and its row.
+    type Row = (Vec<u8>, Vec<u8>);
+
+    /// A tree of `keys` (40-byte rows), its shape, its rows in order, and how many of its
+    /// splits kept the left page's records in place.
+    fn load(keys: &[Vec<u8>], full_splits_only: bool) -> (TreeStats, Vec<Row>, u64) {
+        FULL_SPLITS_ONLY.set(full_splits_only);
+        IN_PLACE_SPLITS.set(0);
+        let mem = MemStorage::new(3);
+        let file = mem.open("data.0", true).expect("open");
+        let pool = BufferPool::open(file, "data.0", 4096, 4096 * 4096, Stats::new()).expect("pool");
+        let tree = BTree::create(Arc::new(pool), Placement::Spread).expect("tree");
+        for (i, key) in keys.iter().enumerate() {
+            tree.insert(key, &[i as u8; 40]).expect("insert");
+        }
+        FULL_SPLITS_ONLY.set(false);
+        let mut rows = Vec::new();
+        tree.scan(None, |k, v| {
+            rows.push((k.to_vec(), v.to_vec()));
+            true
+        })
+        .expect("scan");
+        (tree.verify().expect("verify"), rows, IN_PLACE_SPLITS.get())
+    }
+
+    /// A split that keeps the left page's records where they are makes the tree a full
+    /// split makes: the same pages per level, fill and rows, for ascending keys, keys that
+    /// arrive late (some splits in place, some not), sixteen interleaved runs and random
+    /// keys.
+    #[test]
+    fn a_split_in_place_makes_the_tree_a_full_split_makes() {
+        let ascending: Vec<Vec<u8>> = (0..20_000u64).map(|i| i.to_be_bytes().to_vec()).collect();
+        // Keys that arrive late: every key up to 50 places (few splits find the records
+        // that go right at the bottom of the page), or one in 100 up to 1000 (most do).
+        let late = |every: u64, late_max: u64| {
+            let mut late: Vec<(u64, u64)> = (0..20_000u64)
+                .map(|i| {
+                    let mix = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+                    (i + if mix % every == 0 { mix % late_max } else { 0 }, i)
+                })
+                .collect();
+            late.sort_unstable();
+            late.iter()
+                .map(|(_, i)| i.to_be_bytes().to_vec())
+                .collect::<Vec<_>>()
+        };
+        let (shuffled, stragglers) = (late(1, 50), late(100, 1000));
+        let runs: Vec<Vec<u8>> = (0..20_000u64)
+            .map(|i| [((i % 16) as u16).to_be_bytes().as_slice(), &i.to_be_bytes()].concat())
+            .collect();
+        let random: Vec<Vec<u8>> = (0..20_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes().to_vec())
+            .collect();
+        // How many leaf splits kept their records in place: at least, and at most.
+        for (name, keys, in_place_min, in_place_max) in [
+            ("ascending", &ascending, 1.0, 1.0),
+            ("shuffled", &shuffled, 0.0, 0.5),
+            ("stragglers", &stragglers, 0.5, 1.0),
+            ("runs", &runs, 0.0, 1.0),
+            ("random", &random, 0.0, 0.2),
+        ] {
+            let (full, full_rows, none) = load(keys, true);
+            let (in_place, in_place_rows, splits_in_place) = load(keys, false);
+            assert_eq!(none, 0, "{name}: no split in place when declined");
+            // Every leaf but the first came from a split of a non-root leaf, but for the
+            // root's split (two leaves from one).
+            let leaf_splits = in_place.leaf_pages() - 2;
+            let share = splits_in_place as f64 / leaf_splits as f64;
+            assert!(
+                (in_place_min..=in_place_max).contains(&share),
+                "{name}: {splits_in_place} of {leaf_splits} leaf splits in place"
+            );
+            assert_eq!(in_place, full, "{name}: shape");
+            assert_eq!(in_place_rows.len(), keys.len(), "{name}: rows");
+            assert!(in_place_rows == full_rows, "{name}: rows differ");
+        }
+    }
 
     fn fill_after(keys: impl Iterator<Item = Vec<u8>>) -> f64 {
         let mem = MemStorage::new(3);

@@ -737,6 +737,10 @@ impl Database {
             txn: None,
             txn_name: None,
             held_keys: Vec::new(),
+            commit_refs: Some(CommitRefs {
+                applying: Arc::clone(&applying),
+                db: Arc::clone(&self.inner),
+            }),
             applying,
             record: Vec::new(),
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
@@ -1114,6 +1118,10 @@ pub struct Session {
     held_keys: Vec<(TableHandle, Key)>,
     // Marks the commit this session is applying, if any (see `apply_marker`).
     applying: Arc<ApplyMarker>,
+    // The marker and the database again, each cloned once, for `commit_rows` to hold while
+    // it borrows the session mutably (`None` only while a commit runs, or after one
+    // panicked).
+    commit_refs: Option<CommitRefs>,
     // Reused commit-record buffer.
     record: Vec<u8>,
     // Its buffer-pool frame permits: reserved for life, or taken per operation.
@@ -1124,6 +1132,21 @@ pub struct Session {
     apply_batch: group_apply::Batch,
     // Counts this session while it lives (`Stats::sessions`).
     _slot: crate::stats::SessionSlot,
+}
+
+/// What a commit holds while it runs: the session's applying marker and the database.
+struct CommitRefs {
+    applying: Arc<ApplyMarker>,
+    db: Arc<Inner>,
+}
+
+impl CommitRefs {
+    fn of(session: &Session) -> CommitRefs {
+        CommitRefs {
+            applying: Arc::clone(&session.applying),
+            db: Arc::clone(&session.db),
+        }
+    }
 }
 
 /// Stops the database after a durable commit's rows failed to apply, and returns the
@@ -1536,18 +1559,28 @@ impl Session {
         // check: a rebuild that marks the table dropped after this check waits for the
         // marker to clear (`wait_for_appliers`), so it counts these rows.
         let since = self.db.wal.as_ref().map_or(0, |wal| wal.end());
-        let (applying, db) = (Arc::clone(&self.applying), Arc::clone(&self.db));
-        let stop = StopOnPanic {
-            stop: &db.stop,
-            wal: db.wal.as_deref(),
+        // Moved out for the commit, not cloned: a clone of the database's `Arc` per commit
+        // was a locked write to one cache line that every session's commits shared.
+        let refs = self
+            .commit_refs
+            .take()
+            .unwrap_or_else(|| CommitRefs::of(self));
+        let result = {
+            let stop = StopOnPanic {
+                stop: &refs.db.stop,
+                wal: refs.db.wal.as_deref(),
+            };
+            let _marked = refs.applying.begin(since, stop);
+            self.commit_rows_marked(&refs.db, rows, truncating)
         };
-        let _marked = applying.begin(since, stop);
-        self.commit_rows_marked(rows, truncating)
+        self.commit_refs = Some(refs);
+        result
     }
 
     /// [`Session::commit_rows`] with this session's applying marker set.
     fn commit_rows_marked(
         &mut self,
+        db: &Inner,
         rows: &[(&TableHandle, Key, &[u8])],
         truncating: Option<u64>,
     ) -> Result<()> {
@@ -1563,37 +1596,37 @@ impl Session {
         #[cfg(test)]
         run_hook(&self.db.hooks.after_dropped_check);
         self.db.stop.check()?;
-        let Some(wal) = self.db.wal.clone() else {
+        let Some(wal) = db.wal.as_deref() else {
             return self.apply(rows);
         };
         if rows.iter().any(|(t, _, _)| t.unlogged) {
-            return self.commit_with_unlogged(rows, truncating);
+            return self.commit_with_unlogged(db, rows, truncating);
         }
         let txn = truncating.unwrap_or_else(|| self.next_txn_id());
-        let logged = self.log_commit(&wal, txn, rows);
+        let logged = self.log_commit(wal, txn, rows);
         if logged.is_ok() && truncating.is_some() {
             // Before the marker is cleared (see `truncate`'s module docs).
             truncate::mark_logged(&self.db, txn);
             #[cfg(test)]
             run_hook(&self.db.hooks.after_swap_logged);
         }
-        let logged = logged.map(|end| self.log_name(&wal, txn).unwrap_or(end));
+        let logged = logged.map(|end| self.log_name(wal, txn).unwrap_or(end));
         logged.and_then(|end| {
             if self.durability != Durability::Sync {
                 return self
                     .apply(rows)
-                    .map_err(|error| stop_after_apply(&self.db, &wal, &error));
+                    .map_err(|error| stop_after_apply(&self.db, wal, &error));
             }
             // A commit without rows (a TRUNCATE's) has nothing to apply in order.
             if group_apply::worth_grouping(self.db.stats.sessions())
                 && !rows.is_empty()
                 && rows.iter().all(|(t, _, _)| t.applies_in_key_order())
             {
-                return self.commit_grouped(&wal, end, rows);
+                return self.commit_grouped(wal, end, rows);
             }
             wal.wait_durable(end)?;
             self.apply(rows)
-                .map_err(|error| stop_after_apply(&self.db, &wal, &error))
+                .map_err(|error| stop_after_apply(&self.db, wal, &error))
         })
     }
 
@@ -1686,6 +1719,7 @@ impl Session {
     /// crash can lose them (their table is emptied anyway) but never the logged ones.
     fn commit_with_unlogged(
         &mut self,
+        db: &Inner,
         rows: &[(&TableHandle, Key, &[u8])],
         truncating: Option<u64>,
     ) -> Result<()> {
@@ -1695,7 +1729,7 @@ impl Session {
         if !logged.is_empty() || truncating.is_some() {
             // Not `commit_rows`: that would clear this commit's applying marker before the
             // unlogged rows below are applied (`wait_for_appliers` must see them).
-            self.commit_rows_marked(&logged, truncating)?;
+            self.commit_rows_marked(db, &logged, truncating)?;
         }
         #[cfg(test)]
         run_hook(&self.db.hooks.before_unlogged_apply);
