@@ -708,7 +708,6 @@ impl<'a> Page<'a> {
         true
     }
 
-    /// Appends a whole record (as copied by `copy_record`) after the last slot.
     /// Where the record area would start if slots `n..` were dropped: `Some` when their
     /// records all lie below every record of slots `..n`, as on a page filled in key order
     /// (the tail of an ascending index), so dropping them frees one run of bytes at the
@@ -737,8 +736,12 @@ impl<'a> Page<'a> {
         );
         self.set_slot_count(n);
         self.set_free_end(area_start);
+        if self.last_insert().is_some_and(|slot| slot >= n) {
+            self.set_last_insert(None);
+        }
     }
 
+    /// Appends a whole record (as copied by `copy_record`) after the last slot.
     pub fn push_record(&self, record: &[u8]) -> bool {
         let Some((&key_len, rest)) = record.split_first() else {
             return false;

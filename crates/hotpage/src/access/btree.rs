@@ -715,7 +715,7 @@ impl BTree {
         })
     }
 
-    /// Splits leaf `left` (where `splits_in_place` said so) by moving only what goes
+    /// Splits leaf `left` (where `in_place_split` said so) by moving only what goes
     /// right: the records from the split point on, and the new record, go to a new right
     /// page, and the left page drops their slots and keeps every other record where it is.
     /// At the tail of an ascending index that is a twentieth of the page, where copying
@@ -1741,7 +1741,7 @@ mod split_tests {
     /// A key and its row.
     type Row = (Vec<u8>, Vec<u8>);
 
-    /// A tree of `keys` (40-byte rows), its shape, its rows in order, and how many of its
+    /// A tree of `keys`, its shape, its rows in order, and how many of its
     /// splits kept the left page's records in place.
     fn load(keys: &[Vec<u8>], full_splits_only: bool) -> (TreeStats, Vec<Row>, u64) {
         FULL_SPLITS_ONLY.set(full_splits_only);
@@ -1750,8 +1750,10 @@ mod split_tests {
         let file = mem.open("data.0", true).expect("open");
         let pool = BufferPool::open(file, "data.0", 4096, 4096 * 4096, Stats::new()).expect("pool");
         let tree = BTree::create(Arc::new(pool), Placement::Spread).expect("tree");
+        // Rows of 24 to 63 bytes: a split point depends on every record's size.
         for (i, key) in keys.iter().enumerate() {
-            tree.insert(key, &[i as u8; 40]).expect("insert");
+            tree.insert(key, &vec![i as u8; 24 + i * 7 % 40])
+                .expect("insert");
         }
         FULL_SPLITS_ONLY.set(false);
         let mut rows = Vec::new();
@@ -1761,6 +1763,37 @@ mod split_tests {
         })
         .expect("scan");
         (tree.verify().expect("verify"), rows, IN_PLACE_SPLITS.get())
+    }
+
+    /// The sizes a split in place weighs, read from the slots, are the sizes of the
+    /// records a full split copies out, wherever the new record goes.
+    #[test]
+    fn slot_sizes_are_the_copied_records_sizes() {
+        let buf = crate::page::PageBuf::new(4096);
+        let page = buf.page();
+        page.init(PageId::new(0, 7), PageType::Leaf, 0);
+        for i in 0..40u64 {
+            let key = (i * 2).to_be_bytes();
+            assert!(page.insert_record(i as usize, &key, &vec![1; 10 + (i as usize * 7) % 30]));
+        }
+        let (key, row) = (5u64.to_be_bytes(), [2u8; 17]);
+        for new_pos in 0..=page.slot_count() {
+            let mut records = Records::default();
+            records.copy_page(&page, Some((new_pos, &key, &row)));
+            let sizes = SlotSizes {
+                page: &page,
+                new_pos,
+                new_size: 1 + key.len() + row.len(),
+            };
+            assert_eq!(RecordSizes::len(&sizes), RecordSizes::len(&records));
+            for i in 0..RecordSizes::len(&records) {
+                assert_eq!(
+                    sizes.size(i),
+                    records.size(i),
+                    "record {i}, new at {new_pos}"
+                );
+            }
+        }
     }
 
     /// A split that keeps the left page's records where they are makes the tree a full

@@ -739,7 +739,8 @@ impl Database {
             held_keys: Vec::new(),
             commit_refs: Some(CommitRefs {
                 applying: Arc::clone(&applying),
-                db: Arc::clone(&self.inner),
+                stop: Arc::clone(&self.inner.stop),
+                wal: self.inner.wal.clone(),
             }),
             applying,
             record: Vec::new(),
@@ -1118,8 +1119,8 @@ pub struct Session {
     held_keys: Vec<(TableHandle, Key)>,
     // Marks the commit this session is applying, if any (see `apply_marker`).
     applying: Arc<ApplyMarker>,
-    // The marker and the database again, each cloned once, for `commit_rows` to hold while
-    // it borrows the session mutably (`None` only while a commit runs, or after one
+    // The marker, the stop and the log again, each cloned once, for `commit_rows` to hold
+    // while it borrows the session mutably (`None` only while a commit runs, or after one
     // panicked).
     commit_refs: Option<CommitRefs>,
     // Reused commit-record buffer.
@@ -1134,17 +1135,21 @@ pub struct Session {
     _slot: crate::stats::SessionSlot,
 }
 
-/// What a commit holds while it runs: the session's applying marker and the database.
+/// What a commit holds while it runs: the session's applying marker, the database's stop
+/// and its log. Not the database itself: `Database::close` counts the database's other
+/// references as its open handles and sessions.
 struct CommitRefs {
     applying: Arc<ApplyMarker>,
-    db: Arc<Inner>,
+    stop: Arc<FailStop>,
+    wal: Option<Arc<Wal>>,
 }
 
 impl CommitRefs {
     fn of(session: &Session) -> CommitRefs {
         CommitRefs {
             applying: Arc::clone(&session.applying),
-            db: Arc::clone(&session.db),
+            stop: Arc::clone(&session.db.stop),
+            wal: session.db.wal.clone(),
         }
     }
 }
@@ -1567,11 +1572,11 @@ impl Session {
             .unwrap_or_else(|| CommitRefs::of(self));
         let result = {
             let stop = StopOnPanic {
-                stop: &refs.db.stop,
-                wal: refs.db.wal.as_deref(),
+                stop: &refs.stop,
+                wal: refs.wal.as_deref(),
             };
             let _marked = refs.applying.begin(since, stop);
-            self.commit_rows_marked(&refs.db, rows, truncating)
+            self.commit_rows_marked(refs.wal.as_deref(), rows, truncating)
         };
         self.commit_refs = Some(refs);
         result
@@ -1580,7 +1585,7 @@ impl Session {
     /// [`Session::commit_rows`] with this session's applying marker set.
     fn commit_rows_marked(
         &mut self,
-        db: &Inner,
+        wal: Option<&Wal>,
         rows: &[(&TableHandle, Key, &[u8])],
         truncating: Option<u64>,
     ) -> Result<()> {
@@ -1596,11 +1601,11 @@ impl Session {
         #[cfg(test)]
         run_hook(&self.db.hooks.after_dropped_check);
         self.db.stop.check()?;
-        let Some(wal) = db.wal.as_deref() else {
+        let Some(wal) = wal else {
             return self.apply(rows);
         };
         if rows.iter().any(|(t, _, _)| t.unlogged) {
-            return self.commit_with_unlogged(db, rows, truncating);
+            return self.commit_with_unlogged(wal, rows, truncating);
         }
         let txn = truncating.unwrap_or_else(|| self.next_txn_id());
         let logged = self.log_commit(wal, txn, rows);
@@ -1719,7 +1724,7 @@ impl Session {
     /// crash can lose them (their table is emptied anyway) but never the logged ones.
     fn commit_with_unlogged(
         &mut self,
-        db: &Inner,
+        wal: &Wal,
         rows: &[(&TableHandle, Key, &[u8])],
         truncating: Option<u64>,
     ) -> Result<()> {
@@ -1729,7 +1734,7 @@ impl Session {
         if !logged.is_empty() || truncating.is_some() {
             // Not `commit_rows`: that would clear this commit's applying marker before the
             // unlogged rows below are applied (`wait_for_appliers` must see them).
-            self.commit_rows_marked(db, &logged, truncating)?;
+            self.commit_rows_marked(Some(wal), &logged, truncating)?;
         }
         #[cfg(test)]
         run_hook(&self.db.hooks.before_unlogged_apply);
@@ -1993,6 +1998,27 @@ mod tests {
             drop(sessions);
             assert_eq!(db.inner.stats.sessions(), 0, "{durability:?}");
         }
+    }
+
+    /// `close` refuses while a session is open and says how many: each session counts once,
+    /// however many commits it made (a commit must not hold the database a second time).
+    #[test]
+    fn close_counts_each_open_session_once() {
+        let storage = MemStorage::new(9) as Arc<dyn Storage>;
+        let db =
+            Database::open_with_storage(storage, Path::new("m"), Options::default()).expect("open");
+        let identity = KeyKind::Identity { start: 1, step: 1 };
+        let table = db.create_table("t", "identity", identity).expect("create");
+        let mut session = db.session();
+        session.insert(&table, b"row").expect("insert");
+        let refused = db.close().expect_err("a session is open");
+        assert!(
+            refused
+                .to_string()
+                .contains("close: 1 other handles or sessions"),
+            "{refused}"
+        );
+        drop(session);
     }
 
     /// A commit logged before a checkpoint's points and applied while the checkpoint takes
