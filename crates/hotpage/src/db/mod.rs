@@ -737,11 +737,7 @@ impl Database {
             txn: None,
             txn_name: None,
             held_keys: Vec::new(),
-            commit_refs: Some(CommitRefs {
-                applying: Arc::clone(&applying),
-                stop: Arc::clone(&self.inner.stop),
-                wal: self.inner.wal.clone(),
-            }),
+            commit_refs: None,
             applying,
             record: Vec::new(),
             frames: FrameClaim::new(Arc::clone(&self.inner.pool)),
@@ -1119,9 +1115,9 @@ pub struct Session {
     held_keys: Vec<(TableHandle, Key)>,
     // Marks the commit this session is applying, if any (see `apply_marker`).
     applying: Arc<ApplyMarker>,
-    // The marker, the stop and the log again, each cloned once, for `commit_rows` to hold
-    // while it borrows the session mutably (`None` only while a commit runs, or after one
-    // panicked).
+    // The marker, the stop and the log again, cloned at the first commit, for `commit_rows`
+    // to hold while it borrows the session mutably (`None` before the first commit and
+    // while a commit runs).
     commit_refs: Option<CommitRefs>,
     // Reused commit-record buffer.
     record: Vec<u8>,
