@@ -139,3 +139,54 @@ fn a_crash_during_a_multi_part_commit_leaves_all_or_nothing() {
     }
     assert!(all > 0 && none > 0, "{all} whole, {none} absent");
 }
+
+/// A commit far larger than `checkpoint_log_bytes` leaves its segments obsolete at the next
+/// checkpoint; only as many stay on disk for reuse as the log fills before the checkpoint
+/// after (one more than `checkpoint_log_bytes` takes), and every row is there after a crash.
+#[test]
+fn a_burst_does_not_keep_its_log_segments_for_good() {
+    let storage = MemStorage::new(3);
+    let options = Options {
+        checkpoint_log_bytes: 1 << 20,
+        ..options()
+    };
+    let open = |storage: &Arc<MemStorage>| {
+        Database::open_with_storage(
+            Arc::clone(storage) as Arc<dyn Storage>,
+            Path::new("big"),
+            options.clone(),
+        )
+    };
+    let db = open(&storage).expect("open");
+    let t = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut s = db.session();
+    s.begin().expect("begin");
+    let rows = TXN_BYTES_MAX / 1024;
+    for i in 0..rows {
+        s.insert(&t, &vec![i as u8; ROW_BYTES]).expect("insert");
+    }
+    s.commit().expect("commit");
+    let segments = |storage: &MemStorage| {
+        let names = storage.list().expect("list");
+        names.iter().filter(|n| n.starts_with("wal.")).count()
+    };
+    assert!(
+        segments(&storage) >= 6,
+        "the commit took six segments or more"
+    );
+    db.checkpoint().expect("checkpoint");
+    db.checkpoint().expect("checkpoint");
+    // The segments the log still needs (from the checkpoint's, 1 or 2 of them) and two
+    // free ones (1 MiB of log to the next checkpoint, and one for the segment it is in).
+    assert!(segments(&storage) <= 4, "{} segments", segments(&storage));
+    let removed = db.log_counters().expect("log").segments_removed;
+    assert!(removed >= 2, "{removed} removed");
+    drop((s, t));
+    let storage = storage.reboot(CrashMode::DropAll, 4).expect("reboot");
+    drop(db);
+    let db = open(&storage).expect("reopen");
+    let info = db.tables().into_iter().find(|i| i.name == "t").expect("t");
+    assert_eq!(info.rows, rows as u64);
+}

@@ -1045,7 +1045,7 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
     swaps.forget_settled(inner);
     inner.log_start.store(logical, Ordering::SeqCst);
     if let Some(wal) = &inner.wal {
-        wal.release_before(logical);
+        wal.release_before(logical, inner.options.checkpoint_log_bytes);
     }
     state.last_end = redo;
     state.last_at = Instant::now();

@@ -134,6 +134,9 @@ pub struct WalCounters {
     pub commits: u64,
     /// Segments renamed for reuse.
     pub segments_recycled: u64,
+    /// Obsolete segments removed because more were free than the log will reuse
+    /// (`Wal::release_before`).
+    pub segments_removed: u64,
 }
 
 /// Where a log opened for appending starts, and what it may reuse.
@@ -209,6 +212,7 @@ struct Shared {
     flushes: AtomicU64,
     commits: AtomicU64,
     recycled: AtomicU64,
+    removed: AtomicU64,
     // The lowest LSN reserved by a record that was never filled in (`u64::MAX`: none): its
     // wait for buffer space ended in a shutdown or stop. Nothing past it can ever be a
     // complete prefix, so a shutting-down flusher stops there instead of waiting for ever.
@@ -402,25 +406,44 @@ impl Wal {
             flushes: s.flushes.load(Ordering::Relaxed),
             commits: s.commits.load(Ordering::Relaxed),
             segments_recycled: s.recycled.load(Ordering::Relaxed),
+            segments_removed: s.removed.load(Ordering::Relaxed),
         }
     }
 
     /// After a checkpoint: segments wholly below `keep_from` are no longer needed by
-    /// recovery; they become free for reuse (renamed into future segments).
-    pub fn release_before(&self, keep_from: Lsn) {
+    /// recovery; they become free for reuse (renamed into future segments). At most as
+    /// many stay free as the log fills before the next checkpoint (`next_checkpoint_bytes`
+    /// of log, and one more for the segment a checkpoint falls in); the oldest others are
+    /// removed, so that a burst, or a checkpoint held back, does not keep its segments on
+    /// disk for good (PostgreSQL's `min_wal_size` does the same job).
+    pub fn release_before(&self, keep_from: Lsn, next_checkpoint_bytes: u64) {
         let s = &self.shared;
         let segment_bytes = s.options.segment_bytes;
-        // Listed under the lock: the flusher renames free segments under it, and a segment
-        // renamed away must not be pushed back as free.
-        let mut segments = s.segments.lock();
-        let Ok(names) = s.storage.list() else {
-            return; // nothing released; the next checkpoint tries again
+        let surplus = {
+            // Listed under the lock: the flusher renames free segments under it, and a
+            // segment renamed away must not be pushed back as free.
+            let mut segments = s.segments.lock();
+            let Ok(names) = s.storage.list() else {
+                return; // nothing released; the next checkpoint tries again
+            };
+            for index in names.iter().filter_map(|n| segment_index(n)) {
+                let obsolete = (index + 1) * segment_bytes <= keep_from;
+                let open = segments.open.iter().any(|o| o.index == index);
+                if obsolete && !open && !segments.free.contains(&index) {
+                    segments.free.push(index);
+                }
+            }
+            let keep = free_segments_kept(next_checkpoint_bytes, segment_bytes);
+            take_surplus(&mut segments.free, keep)
         };
-        for index in names.iter().filter_map(|n| segment_index(n)) {
-            let obsolete = (index + 1) * segment_bytes <= keep_from;
-            let open = segments.open.iter().any(|o| o.index == index);
-            if obsolete && !open && !segments.free.contains(&index) {
-                segments.free.push(index);
+        // Removed without the lock, which every flush takes: a segment out of the free
+        // list is never renamed, and the next release (checkpoints run one at a time)
+        // lists it again only if its removal failed, which leaves it free as before. A
+        // removal a crash undoes leaves one more obsolete segment; no sync is needed.
+        for index in surplus {
+            debug_assert!((index + 1) * segment_bytes <= keep_from);
+            if s.storage.remove(&segment_name(index)).is_ok() {
+                s.removed.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -497,6 +520,27 @@ impl WordWriter<'_> {
         self.shared.store_word(self.at, word, Ordering::Relaxed);
         self.at += 8;
     }
+}
+
+/// How many free segments a log keeps for reuse: enough for the log that fills them
+/// before the next checkpoint releases more, and one for the segment it falls in.
+fn free_segments_kept(next_checkpoint_bytes: u64, segment_bytes: u64) -> usize {
+    let segments = next_checkpoint_bytes
+        .div_ceil(segment_bytes)
+        .saturating_add(1);
+    usize::try_from(segments).unwrap_or(usize::MAX)
+}
+
+/// Takes from `free` all but the `keep` newest segments, and returns them, oldest first.
+/// The newest stay: `inspect log` shows the segments that run unbroken up to the end.
+fn take_surplus(free: &mut Vec<u64>, keep: usize) -> Vec<u64> {
+    if free.len() <= keep {
+        return Vec::new();
+    }
+    free.sort_unstable();
+    let surplus: Vec<u64> = free.drain(..free.len() - keep).collect();
+    debug_assert!(surplus.iter().all(|old| free.iter().all(|kept| old < kept)));
+    surplus
 }
 
 /// Clears what the segment files hold past the recovered end (a torn write) and returns
@@ -583,6 +627,7 @@ impl Shared {
             flushes: AtomicU64::new(0),
             commits: AtomicU64::new(0),
             recycled: AtomicU64::new(0),
+            removed: AtomicU64::new(0),
             abandoned: AtomicU64::new(u64::MAX),
             salt: start.salt,
             options,
@@ -1626,6 +1671,64 @@ mod tests {
             "the recycled segment's stale records do not validate"
         );
         assert_eq!(first, Some(cut));
+    }
+
+    /// A checkpoint that frees more segments than the log fills before the next one keeps
+    /// only those it will reuse, the newest; the log still reads from the checkpoint, and
+    /// the kept ones are renamed into new segments rather than new files made.
+    #[test]
+    fn surplus_free_segments_are_removed_the_newest_kept() {
+        let mem = MemStorage::new(5);
+        let wal = open(&mem);
+        let big = vec![7u8; 100_000];
+        let mut checkpoint = 0;
+        while wal.end() < 9 << 20 {
+            let (lsn, _) = wal.append(RecordKind::PageImages, &[&big]).expect("append");
+            if checkpoint < 8 << 20 {
+                checkpoint = lsn;
+            }
+        }
+        wal.flush_all().expect("flush");
+        let segment_files = |mem: &MemStorage| list_segments(mem).expect("list");
+        assert_eq!(segment_files(&mem), (0..=9).collect::<Vec<u64>>());
+        // A checkpoint in segment 8 frees segments 0..=7; 2 MiB to the next keeps three.
+        wal.release_before(checkpoint, 2 << 20);
+        assert_eq!(segment_files(&mem), (5..=9).collect::<Vec<u64>>());
+        assert_eq!(wal.counters().segments_removed, 5);
+        // Nothing more is removed while the free ones are within the bound.
+        wal.release_before(checkpoint, 2 << 20);
+        assert_eq!(wal.counters().segments_removed, 5);
+        let (_, end) = read_from(&*mem, checkpoint);
+        assert_eq!(end, wal.end(), "the log reads whole from the checkpoint");
+        while wal.end() < 12 << 20 {
+            wal.append(RecordKind::PageImages, &[&big]).expect("append");
+        }
+        wal.flush_all().expect("flush");
+        assert_eq!(
+            wal.counters().segments_recycled,
+            3,
+            "segments 10..=12 were made from free ones"
+        );
+        assert_eq!(segment_files(&mem), (8..=12).collect::<Vec<u64>>());
+        let (_, end) = read_from(&*mem, checkpoint);
+        assert_eq!(end, wal.end());
+    }
+
+    #[test]
+    fn free_segments_kept_cover_the_log_before_the_next_checkpoint() {
+        assert_eq!(free_segments_kept(256 << 20, 64 << 20), 5);
+        assert_eq!(free_segments_kept((256 << 20) + 1, 64 << 20), 6);
+        assert_eq!(free_segments_kept(0, 64 << 20), 1);
+        assert_eq!(
+            free_segments_kept(u64::MAX, 1 << 20),
+            (u64::MAX >> 20) as usize + 2
+        );
+        let mut free = vec![9, 2, 5, 7];
+        assert_eq!(take_surplus(&mut free, 2), [2, 5]);
+        assert_eq!(free, [7, 9]);
+        assert!(take_surplus(&mut free, 2).is_empty());
+        assert!(take_surplus(&mut free, 5).is_empty());
+        assert_eq!(free, [7, 9]);
     }
 
     fn reader(mem: &MemStorage) -> LogReader<'_> {
