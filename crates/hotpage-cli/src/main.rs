@@ -161,7 +161,10 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         E::NoSuchTable(_) => EXIT_NOT_FOUND,
         E::Locked { .. } => EXIT_LOCKED,
         E::FormatTooNew { .. } | E::FormatTooOld { .. } => EXIT_FORMAT_TOO_NEW,
-        E::CorruptPage { .. } | E::CorruptFile { .. } | E::CorruptLog { .. } => EXIT_CORRUPT,
+        E::CorruptPage { .. }
+        | E::CorruptFile { .. }
+        | E::CorruptLog { .. }
+        | E::RowsMissing { .. } => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }
 }

@@ -359,6 +359,10 @@ pub(crate) fn engine_error(e: EngineError) -> SqlError {
         EngineError::KeySpaceExhausted(_) => sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
         EngineError::PoolExhausted { .. } | EngineError::TransactionMemory { .. } => "53200",
         EngineError::Io { .. } => sqlstate::IO_ERROR,
+        EngineError::CorruptPage { .. }
+        | EngineError::CorruptFile { .. }
+        | EngineError::CorruptLog { .. }
+        | EngineError::RowsMissing { .. } => sqlstate::DATA_CORRUPTED,
         _ => sqlstate::INTERNAL_ERROR,
     };
     SqlError::new(state, e.to_string())

@@ -32,6 +32,17 @@ pub enum Error {
         offset: u64,
         reason: String,
     },
+    /// A scan of a whole table met fewer rows than the table had when the scan began:
+    /// pages that pass every check have lost rows (an older copy of a page: a lost or
+    /// misdirected write). Rows are never deleted, so this is damage, never a race.
+    #[error(
+        "table {table}: a scan of the whole table found {found} rows, but {counted} were stored in it: pages that pass their checksums have lost rows (a stale copy of a page, as a lost or misdirected write leaves); run `hotpage check`, and restore from a backup"
+    )]
+    RowsMissing {
+        table: String,
+        counted: u64,
+        found: u64,
+    },
     /// A database file that is not what it should be (bad magic, bad catalog).
     #[error("{path} is not a hotpage database: {reason}")]
     NotADatabase { path: PathBuf, reason: String },

@@ -1173,7 +1173,7 @@ fn count_applied(pending_rows: &mut [u64], table: &TableHandle) {
     let pending = &mut pending_rows[table.id];
     *pending += 1;
     if *pending >= ROW_COUNT_FLUSH_EVERY {
-        table.rows.fetch_add(*pending, Ordering::Relaxed);
+        table.rows.fetch_add(*pending, Ordering::Release);
         *pending = 0;
     }
 }
@@ -1965,7 +1965,7 @@ impl Drop for Session {
             if *pending > 0
                 && let Some(table) = tables.get(id)
             {
-                table.rows.fetch_add(*pending, Ordering::Relaxed);
+                table.rows.fetch_add(*pending, Ordering::Release);
             }
         }
     }
