@@ -523,3 +523,9 @@ unit scan-count-unchecked crates/hotpage/src/db/routing.rs \
   '        if from.is_none() && !stopped && met < counted {' \
   '        if from.is_none() && !stopped && met < counted && counted == 0 {' \
   --test stale_pages
+# An open ignores log.durable: a log whose last segment lost its flush marks reads as a
+# torn tail again.
+unit durable-mark-ignored crates/hotpage/src/db/open.rs \
+  '        reader.check_reaches_durable_mark(end.end, mark.durable)?;' \
+  '        let _ = mark;' \
+  --test log_damage

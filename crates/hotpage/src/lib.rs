@@ -103,6 +103,7 @@ pub mod testing {
     pub use crate::catalog::Catalog;
     pub use crate::db::txn_names::{decode_txn_name, encode_txn_name};
     pub use crate::format::{CREATING_FILE, DATA_FILE_MAGIC, memtable_file_name};
+    pub use crate::log::durable_mark::{DURABLE_MARK_FILE, read_latest as read_durable_mark};
     pub use crate::log::page_records::{
         TreeSplit, decode_heap_link, decode_page_images, decode_page_insert,
     };

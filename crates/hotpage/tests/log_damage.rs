@@ -154,6 +154,136 @@ fn a_torn_tail_still_opens_with_every_acknowledged_row() {
     }
 }
 
+/// A crashed database whose log spans three segments, once `log.durable` records a durable
+/// end in the last one (the checkpointer writes it at its ticks, every 100 ms). Returns the
+/// rebooted storage, the keys and that end.
+fn crashed_database_with_durable_mark(seed: u64) -> (Arc<MemStorage>, Vec<Key>, u64) {
+    let storage = MemStorage::new(seed);
+    let db = open(&storage, options()).expect("create");
+    let table = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut session = db.session();
+    let mut keys = Vec::new();
+    let in_last_segment = 2 * SEGMENT_BYTES + 16_384;
+    let mut waited = 0;
+    let marked = loop {
+        let mark = hotpage::testing::read_durable_mark(&*storage)
+            .expect("read")
+            .map_or(0, |m| m.durable);
+        if mark >= in_last_segment {
+            break mark;
+        }
+        if db.log_end().expect("log") < in_last_segment + 4096 {
+            keys.push(session.insert(&table, &[7u8; 300]).expect("insert"));
+        } else {
+            waited += 1;
+            assert!(waited < 1000, "no durable mark in 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let rebooted = storage.reboot(CrashMode::Torn, seed + 1).expect("reboot");
+    drop((session, table, db));
+    (rebooted, keys, marked)
+}
+
+/// A damage done to a crashed database's files, given the durable mark.
+type Damage = dyn Fn(&MemStorage, u64);
+
+/// Damage that takes the log's flush marks with it (the last segment cut short, deleted,
+/// or overwritten by an earlier one) used to read as a torn tail: the open dropped the
+/// acknowledged commits in it without a word. `log.durable` says how far the log was
+/// durable, so the open refuses it as damage, naming the file, and changes nothing.
+#[test]
+fn whole_file_damage_to_the_last_segment_is_corruption() {
+    const LAST: &str = "wal.0000000000000002";
+    let cut_short = |storage: &MemStorage, marked: u64| {
+        let file = storage.open(LAST, false).expect("open");
+        file.set_len((marked % SEGMENT_BYTES) / 2).expect("cut");
+    };
+    let deleted = |storage: &MemStorage, _: u64| storage.remove(LAST).expect("remove");
+    let overwritten = |storage: &MemStorage, _: u64| {
+        let first = storage.read_file("wal.0000000000000000").expect("read");
+        let file = storage.open(LAST, false).expect("open");
+        file.write_at(&first, 0).expect("overwrite");
+    };
+    let damages: [(&str, &Damage); 3] = [
+        ("cut short", &cut_short),
+        ("deleted", &deleted),
+        ("overwritten", &overwritten),
+    ];
+    for (name, damage) in damages {
+        let (storage, keys, marked) = crashed_database_with_durable_mark(31);
+        damage(&storage, marked);
+        let before = snapshot(&storage);
+        match open(&storage, options()) {
+            Err(Error::CorruptLog { file, reason, .. }) => {
+                assert!(file.starts_with("wal."), "{name}: {file}");
+                assert!(reason.contains("log.durable"), "{name}: {reason}");
+            }
+            Ok(db) => {
+                let table = db.table("t").expect("table");
+                let session = db.session();
+                let kept = keys
+                    .iter()
+                    .filter(|k| session.get(&table, k).expect("get").is_some())
+                    .count();
+                panic!("{name}: opened with {kept} of {} rows", keys.len());
+            }
+            Err(other) => panic!("{name}: {other}"),
+        }
+        assert_eq!(snapshot(&storage), before, "{name}: a file changed");
+    }
+}
+
+/// After such damage, salvage starts the new log past the durable mark, so that the
+/// salvaged database opens, and opens again after a crash, without a false alarm.
+#[test]
+fn salvage_after_a_lost_last_segment_starts_past_the_durable_mark() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (live, crashed) = (dir.path().join("live"), dir.path().join("crashed"));
+    let db = Database::open(&live, options()).expect("create");
+    let table = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut session = db.session();
+    let mut waited = 0;
+    let salt_free_mark = |path: &Path| {
+        let storage = hotpage::testing::StdStorage::open_dir(path, false).expect("dir");
+        hotpage::testing::read_durable_mark(&storage)
+            .expect("read")
+            .map_or(0, |m| m.durable)
+    };
+    while salt_free_mark(&live) < SEGMENT_BYTES + 16_384 {
+        if db.log_end().expect("log") < SEGMENT_BYTES + 20_480 {
+            session.insert(&table, &[9u8; 300]).expect("insert");
+        } else {
+            waited += 1;
+            assert!(waited < 1000, "no durable mark in 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    copy_dir(&live, &crashed);
+    drop((session, table));
+    db.close().expect("close");
+    std::fs::remove_file(crashed.join("LOCK")).expect("the copy's lock file");
+    let marked = salt_free_mark(&crashed);
+    std::fs::remove_file(crashed.join("wal.0000000000000001")).expect("the last segment");
+    match Database::open(&crashed, options()) {
+        Err(Error::CorruptLog { reason, .. }) => assert!(reason.contains("log.durable")),
+        other => panic!("the last segment deleted: {:?}", other.map(|_| ())),
+    }
+    let report = Database::salvage(&crashed, options()).expect("salvage");
+    assert!(report.applied, "{report:?}");
+    assert!(report.new_log_start > marked, "{report:?}");
+    let db = Database::open(&crashed, options()).expect("open after salvage");
+    db.close().expect("close");
+    Database::open(&crashed, options())
+        .expect("open again")
+        .close()
+        .expect("close");
+}
+
 /// Copies a database directory's files (the database is open: this is the state a kill
 /// -9 would leave, every acknowledged commit being durable in the log).
 fn copy_dir(from: &Path, to: &Path) {

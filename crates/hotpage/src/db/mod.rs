@@ -27,6 +27,7 @@ use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{LOGICAL_LEAVES_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
+use crate::log::durable_mark::MarkWriter;
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Counter, Stats, StatsSnapshot};
@@ -1066,6 +1067,7 @@ fn spawn_checkpointer(inner: &Arc<Inner>) -> Result<JoinHandle<()>> {
 /// Checkpoints when enough log has accumulated or enough time has passed. Holds the
 /// database only while it checks and checkpoints, so dropping the last handle ends it.
 fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
+    let mut durable_mark: Option<MarkWriter> = None;
     loop {
         {
             let mut stopped = stop.stopped.lock();
@@ -1093,7 +1095,23 @@ fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
             // A failed checkpoint is retried at the next tick; commits report log failures.
             let _ = checkpoint(&inner, true);
         }
+        note_durable_end(&inner, &mut durable_mark);
     }
+}
+
+/// Records the log's durable end in `log.durable` when it has moved (see
+/// `log::durable_mark`). It is evidence for a later open, not a promise to anyone: a
+/// write that fails is tried again at the next tick.
+fn note_durable_end(inner: &Inner, writer: &mut Option<MarkWriter>) {
+    let Some(wal) = &inner.wal else {
+        return;
+    };
+    if wal.has_failed() {
+        return;
+    }
+    let writer =
+        writer.get_or_insert_with(|| MarkWriter::new(Arc::clone(&inner.storage), inner.log_salt));
+    let _ = writer.write(wal.durable());
 }
 
 /// One session: a thread's connection to the database. Holds per-session key state

@@ -492,23 +492,7 @@ fn recover_pages(
     );
     let start = catalog.logical_lsn.min(catalog.redo_lsn);
     let log_end = match policy {
-        LogPolicy::Strict => {
-            // Logs written since format 5 are durable up to the redo point at each
-            // checkpoint: one that ends before it lost records.
-            let required = if catalog.format_version >= LOG_FORMAT_VERSION {
-                catalog.redo_lsn
-            } else {
-                0
-            };
-            let end = reader.find_end(start, required)?;
-            // `find_end` refuses a log that ends before the redo point it was asked to
-            // prove: redo from a point past the end would skip records.
-            assert!(
-                end.end >= required,
-                "the proven log end precedes the redo point"
-            );
-            end
-        }
+        LogPolicy::Strict => proven_log_end(storage, &reader, catalog, start)?,
         LogPolicy::Truncated { until, .. } => crate::log::LogEnd {
             end: until,
             torn_bytes: 0,
@@ -520,6 +504,36 @@ fn recover_pages(
         crate::log::sync_segments(storage)?;
     }
     recovery::redo(&reader, start, log_end, pool, catalog)
+}
+
+/// Where the log from `start` ends, proven: not before the last checkpoint's redo point
+/// (logs written since format 5 are durable up to it at each checkpoint), nor before the
+/// durable end `log.durable` last recorded (`log::durable_mark`). A log that ends before
+/// either lost durable records: `Error::CorruptLog`. Reads only.
+pub(super) fn proven_log_end(
+    storage: &dyn Storage,
+    reader: &LogReader<'_>,
+    catalog: &Catalog,
+    start: Lsn,
+) -> Result<crate::log::LogEnd> {
+    let required = if catalog.format_version >= LOG_FORMAT_VERSION {
+        catalog.redo_lsn
+    } else {
+        0
+    };
+    let end = reader.find_end(start, required)?;
+    // `find_end` refuses a log that ends before the redo point it was asked to prove:
+    // redo from a point past the end would skip records.
+    assert!(
+        end.end >= required,
+        "the proven log end precedes the redo point"
+    );
+    let mark = crate::log::durable_mark::read(storage, catalog.log_salt)
+        .map_err(|e| Error::io("reading the log's durable mark", e))?;
+    if let Some(mark) = mark {
+        reader.check_reaches_durable_mark(end.end, mark.durable)?;
+    }
+    Ok(end)
 }
 
 /// Step 5: the log, opened for appending at `append_from` (none without durability or

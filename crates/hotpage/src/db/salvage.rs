@@ -22,7 +22,7 @@ use super::{Database, Options};
 use crate::buffer::{self, BufferPool};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::format::{LOG_FORMAT_VERSION, PageId};
+use crate::format::PageId;
 use crate::log::{LogReader, Lsn, RecordKind};
 use crate::page;
 use crate::stats::Stats;
@@ -166,12 +166,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
     let seg = segment_bytes(catalog, options);
     let reader = LogReader::new(storage, seg, catalog.log_salt);
     let start = catalog.logical_lsn.min(catalog.redo_lsn);
-    let required = if catalog.format_version >= LOG_FORMAT_VERSION {
-        catalog.redo_lsn
-    } else {
-        0
-    };
-    let damage = match reader.find_end(start, required) {
+    let damage = match super::open::proven_log_end(storage, &reader, catalog, start) {
         Ok(_) => return Ok(SalvageReport::default()),
         Err(Error::CorruptLog {
             file,
@@ -205,7 +200,13 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
     })?;
     discarded.bytes = files_end.saturating_sub(damage.lsn);
     let pages_lsn = highest_page_lsn(storage, catalog, options)?;
+    // Past the durable mark too: a new log that started before it would read as one
+    // that lost records at its next open.
+    let mark = crate::log::durable_mark::read(storage, catalog.log_salt)
+        .map_err(|e| Error::io("reading the log's durable mark", e))?
+        .map_or(0, |mark| mark.durable);
     let past = files_end
+        .max(mark)
         .max(catalog.redo_lsn)
         .max(pages_lsn)
         .max(damage.lsn)

@@ -35,6 +35,7 @@
 //! grows; a published record's header is never zero.
 
 mod commit_wait;
+pub(crate) mod durable_mark;
 mod group;
 pub(crate) mod page_records;
 mod reader;

@@ -115,6 +115,22 @@ impl<'a> LogReader<'a> {
         })
     }
 
+    /// A log that ends at `end` although `log.durable` says it was durable to `durable`
+    /// lost durable records: damage (see `durable_mark`), named at the end.
+    pub fn check_reaches_durable_mark(&self, end: Lsn, durable: Lsn) -> Result<()> {
+        if end >= durable {
+            return Ok(());
+        }
+        Err(self.damage(
+            end,
+            format!(
+                "the log ends here, but it had been made durable up to LSN {durable} ({} says so): {} bytes of acknowledged log are missing or unreadable (a segment deleted, cut short, overwritten or swapped?)",
+                super::durable_mark::DURABLE_MARK_FILE,
+                durable - end
+            ),
+        ))
+    }
+
     /// Every segment from the one holding `from` to the last must exist.
     fn check_segments(&self, segments: &[u64], from: Lsn) -> Result<()> {
         let first = from / self.segment_bytes;

@@ -1,0 +1,208 @@
+//! The log's durable end, kept outside the log (`log.durable`), so that whole-file damage
+//! to the log's last segments is not taken for a torn tail.
+//!
+//! The flush marks inside the log prove a bad record durable only when a later mark
+//! survives (`reader`). Damage that takes the marks with it leaves no such proof: the last
+//! segment deleted, truncated, overwritten by another segment or swapped with one, or bytes
+//! cut out of it. The log then reads as if the crash had cut it there, and commits that were
+//! acknowledged were dropped without a word (a damage campaign of the CLI, 2026-11-29).
+//!
+//! So the checkpointer, at each of its ticks (100 ms), writes the log's durable LSN here
+//! when it has moved, durably. A log found to end before it lost durable records: an open
+//! refuses it as damage (`Error::CorruptLog`), exactly as one that ends before the last
+//! checkpoint's redo point. What the last tick did not see (at most about 100 ms of
+//! commits) is still only as safe as the flush marks make it.
+//!
+//! Layout: two 512-byte slots (offsets 0 and 512), written in turn, so that a torn write
+//! spoils at most the slot being written and the other still holds the previous mark. A
+//! slot: magic `HPDURMK1` | sequence u64 | log salt u64 | durable LSN u64 | crc32c u32 of
+//! the 32 bytes before it (little-endian). The valid slot with the higher sequence counts;
+//! a mark of another log (its salt differs from the catalog's) counts for nothing, and so
+//! does a file with no valid slot (a crash during its first write).
+
+use super::record::Lsn;
+use crate::storage::{Storage, StorageFile};
+use std::io;
+use std::sync::Arc;
+
+/// The file's name in the database directory.
+pub const DURABLE_MARK_FILE: &str = "log.durable";
+const MAGIC: &[u8; 8] = b"HPDURMK1";
+const SLOT_BYTES: usize = 512;
+const BODY_BYTES: usize = 32;
+
+/// A mark read back: the log (by its salt) and the LSN it was durable to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurableMark {
+    sequence: u64,
+    /// The salt of the log the mark belongs to.
+    pub salt: u64,
+    /// Everything in the log before this LSN was durable when the mark was written.
+    pub durable: Lsn,
+}
+
+fn encode(mark: &DurableMark) -> [u8; SLOT_BYTES] {
+    let mut slot = [0u8; SLOT_BYTES];
+    slot[..8].copy_from_slice(MAGIC);
+    slot[8..16].copy_from_slice(&mark.sequence.to_le_bytes());
+    slot[16..24].copy_from_slice(&mark.salt.to_le_bytes());
+    slot[24..32].copy_from_slice(&mark.durable.to_le_bytes());
+    let crc = crc32c::crc32c(&slot[..BODY_BYTES]);
+    slot[BODY_BYTES..BODY_BYTES + 4].copy_from_slice(&crc.to_le_bytes());
+    slot
+}
+
+/// The mark in `slot`, if it is whole.
+fn decode(slot: &[u8]) -> Option<DurableMark> {
+    let body = slot.get(..BODY_BYTES)?;
+    let crc = slot.get(BODY_BYTES..BODY_BYTES + 4)?;
+    if &body[..8] != MAGIC || crc32c::crc32c(body).to_le_bytes() != crc {
+        return None;
+    }
+    let word = |at: usize| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&body[at..at + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    Some(DurableMark {
+        sequence: word(8),
+        salt: word(16),
+        durable: word(24),
+    })
+}
+
+/// The latest whole mark of the log salted `salt`, if the file holds one. Reads only.
+pub fn read(storage: &dyn Storage, salt: u64) -> io::Result<Option<DurableMark>> {
+    Ok(read_latest(storage)?.filter(|mark| mark.salt == salt))
+}
+
+/// The latest whole mark in the file, of whichever log. Reads only.
+pub fn read_latest(storage: &dyn Storage) -> io::Result<Option<DurableMark>> {
+    if !storage.exists(DURABLE_MARK_FILE)? {
+        return Ok(None);
+    }
+    let file = storage.open(DURABLE_MARK_FILE, false)?;
+    let len = usize::try_from(file.len()?)
+        .unwrap_or(0)
+        .min(2 * SLOT_BYTES);
+    let mut bytes = vec![0u8; len];
+    file.read_at(&mut bytes, 0)?;
+    Ok(bytes
+        .chunks(SLOT_BYTES)
+        .filter_map(decode)
+        .max_by_key(|mark| mark.sequence))
+}
+
+/// Writes marks for one open log, in turn into the two slots.
+pub struct MarkWriter {
+    storage: Arc<dyn Storage>,
+    file: Option<Arc<dyn StorageFile>>,
+    salt: u64,
+    last: DurableMark,
+}
+
+impl MarkWriter {
+    /// A writer for the log salted `salt`; it goes on from the file's latest mark, if any.
+    pub fn new(storage: Arc<dyn Storage>, salt: u64) -> MarkWriter {
+        let found = read(&*storage, salt).ok().flatten();
+        let last = found.unwrap_or(DurableMark {
+            sequence: 0,
+            salt,
+            durable: 0,
+        });
+        MarkWriter {
+            storage,
+            file: None,
+            salt,
+            last,
+        }
+    }
+
+    /// Records durably that the log was durable to `durable`, unless the last mark said as
+    /// much already. The caller passes only an LSN the log has made durable.
+    pub fn write(&mut self, durable: Lsn) -> io::Result<()> {
+        if durable <= self.last.durable {
+            return Ok(());
+        }
+        let file = match &self.file {
+            Some(file) => Arc::clone(file),
+            None => {
+                let created = !self.storage.exists(DURABLE_MARK_FILE)?;
+                let file = self.storage.open(DURABLE_MARK_FILE, true)?;
+                if created {
+                    // A mark must not vanish with its directory entry after a crash.
+                    self.storage.sync_dir()?;
+                }
+                self.file = Some(Arc::clone(&file));
+                file
+            }
+        };
+        let mark = DurableMark {
+            sequence: self.last.sequence + 1,
+            salt: self.salt,
+            durable,
+        };
+        let at = (mark.sequence % 2) * SLOT_BYTES as u64;
+        file.write_durable_at(&encode(&mark), at)?;
+        self.last = mark;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemStorage;
+
+    #[test]
+    fn the_latest_whole_mark_of_the_log_counts() {
+        let mem = MemStorage::new(1);
+        assert_eq!(read(&*mem, 7).expect("read"), None, "no file: no mark");
+        let mut writer = MarkWriter::new(mem.clone(), 7);
+        writer.write(4096).expect("write");
+        writer
+            .write(4096)
+            .expect("the same mark again writes nothing");
+        writer.write(10_000).expect("write");
+        assert_eq!(
+            read(&*mem, 7).expect("read").map(|m| m.durable),
+            Some(10_000)
+        );
+        assert_eq!(read(&*mem, 8).expect("read"), None, "another log's mark");
+        // A torn write of the newer slot leaves the older mark.
+        let newer = (writer.last.sequence % 2) * SLOT_BYTES as u64;
+        mem.damage(DURABLE_MARK_FILE, newer + 20, &[0xFF])
+            .expect("damage");
+        assert_eq!(read(&*mem, 7).expect("read").map(|m| m.durable), Some(4096));
+        // A new writer goes on from the file's latest whole mark.
+        let mut again = MarkWriter::new(mem.clone(), 7);
+        again.write(20_000).expect("write");
+        assert_eq!(
+            read(&*mem, 7).expect("read").map(|m| m.durable),
+            Some(20_000)
+        );
+        let older = (again.last.sequence % 2 + 1) % 2 * SLOT_BYTES as u64;
+        mem.damage(DURABLE_MARK_FILE, older, &[0u8; SLOT_BYTES])
+            .expect("damage");
+        assert_eq!(
+            read(&*mem, 7).expect("read").map(|m| m.durable),
+            Some(20_000)
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_whole_slot_holds_no_mark() {
+        let mem = MemStorage::new(2);
+        let file = mem.open(DURABLE_MARK_FILE, true).expect("create");
+        file.write_at(&[0xAB; 700], 0).expect("write");
+        assert_eq!(read(&*mem, 0).expect("read"), None);
+        for cut in [0, 10, BODY_BYTES + 3] {
+            let slot = encode(&DurableMark {
+                sequence: 1,
+                salt: 0,
+                durable: 99,
+            });
+            assert_eq!(decode(&slot[..cut]), None, "a slot cut at {cut}");
+        }
+    }
+}
