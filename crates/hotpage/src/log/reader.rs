@@ -20,9 +20,11 @@
 //! log's starting point, and (for logs written since the checkpoint flushes the log up to
 //! its redo point) a log that ends before the last checkpoint's redo point.
 //!
-//! What this cannot see: damage inside the very last flush before the crash, with no later
-//! mark to prove it durable, reads as a torn tail; and a deleted last segment leaves no
-//! trace in the segments before it. docs/design.md says so.
+//! Whole-file damage to the last segments (deleted, cut, overwritten, swapped) takes their
+//! marks with it; `durable_mark` keeps the durable end outside the log for that, and the
+//! open checks it (`check_reaches_durable_mark`). What neither can see: damage inside the
+//! log written since the last durable mark, with no later flush mark to prove it durable,
+//! reads as a torn tail. docs/design.md says so.
 
 use super::RECORD_BYTES_MAX;
 use super::record::{
