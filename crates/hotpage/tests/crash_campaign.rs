@@ -205,10 +205,16 @@ impl Model {
 /// Opens a single-session seed's database: a 32-page pool, checkpoints only when the
 /// campaign asks.
 fn open_db(storage: &Arc<MemStorage>, files: u32, seed: u64) -> Result<Database, Error> {
+    // No durable marks: their writes follow the wall clock, and a seed must replay
+    // exactly. The concurrent seeds keep them (crashes while they are written).
+    let options = Options {
+        durable_marks: false,
+        ..options(files, seed, 32, u64::MAX)
+    };
     Database::open_with_storage(
         Arc::clone(storage) as Arc<dyn Storage>,
         Path::new(PATH),
-        options(files, seed, 32, u64::MAX),
+        options,
     )
 }
 

@@ -118,6 +118,12 @@ pub struct Options {
     /// so that a single-session run replays exactly (the crash campaign's seeds do).
     /// `None`, the default: the OS random source and the wall clock.
     pub key_seed: Option<u64>,
+    /// Record the log's durable end in `log.durable` at the checkpointer's ticks (every
+    /// 100 ms), so that an open can tell a damaged last segment from a torn write (see
+    /// `log::durable_mark`). On by default; off only for simulations that must replay
+    /// exactly (the crash campaign's single-session seeds): the moment of the write
+    /// follows the wall clock, not the operations.
+    pub durable_marks: bool,
 }
 
 impl Default for Options {
@@ -134,6 +140,7 @@ impl Default for Options {
             data_files: 1,
             read_only: false,
             key_seed: None,
+            durable_marks: true,
         }
     }
 }
@@ -1106,7 +1113,7 @@ fn note_durable_end(inner: &Inner, writer: &mut Option<MarkWriter>) {
     let Some(wal) = &inner.wal else {
         return;
     };
-    if wal.has_failed() {
+    if wal.has_failed() || !inner.options.durable_marks {
         return;
     }
     let writer =
