@@ -175,8 +175,7 @@ impl From<anyhow::Error> for CliError {
             .chain()
             .find_map(|cause| cause.downcast_ref::<hotpage::Error>())
             .map_or(EXIT_FAILURE, exit_code);
-        // One line: the context chain joined, outermost first.
-        let mut message = format!("{error:#}");
+        let mut message = one_line(&error);
         if error.chain().any(|cause| {
             matches!(
                 cause.downcast_ref(),
@@ -189,6 +188,24 @@ impl From<anyhow::Error> for CliError {
         }
         CliError::new(code, message)
     }
+}
+
+/// An error's context chain joined on one line, outermost first. A cause that its outer
+/// message already ends with is left out: the engine's I/O errors say their OS error
+/// themselves, and anyhow's chain would say it again.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.ends_with(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 /// Opens an existing database for inspection or checking (never creates one).

@@ -393,3 +393,24 @@ fn a_new_database_directory_is_fsynced_in_its_parent_and_its_marker_before_its_f
         "the marker is not durable before data.0 exists"
     );
 }
+
+/// An OS error is said once, and the failed lock names its file (a damage campaign found
+/// "I/O error while locking <dir>: Is a directory (os error 21): Is a directory (os error
+/// 21)" for a LOCK replaced by a directory).
+#[test]
+fn a_lock_file_that_is_a_directory_is_named_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let made = hotpage(&["sql", "--db", s(&db), "-c", "CREATE TABLE t (id bigint)"]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    std::fs::remove_file(db.join("LOCK")).expect("remove LOCK");
+    std::fs::create_dir(db.join("LOCK")).expect("LOCK as a directory");
+    let out = hotpage(&["sql", "--db", s(&db), "-c", "SELECT 1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("locking {}", s(&db.join("LOCK")))),
+        "{err}"
+    );
+    assert_eq!(err.matches("os error 21").count(), 1, "{err}");
+}

@@ -324,7 +324,10 @@ fn lock(storage: &dyn Storage, path: &Path) -> Result<()> {
         std::io::ErrorKind::WouldBlock => Error::Locked {
             path: path.to_path_buf(),
         },
-        _ => Error::io(format!("locking {}", path.display()), e),
+        _ => Error::io(
+            format!("locking {}", path.join(crate::format::LOCK_FILE).display()),
+            e,
+        ),
     })
 }
 
