@@ -8,7 +8,7 @@
 
 use hotpage::testing::WalOptions;
 use hotpage::testing::{CrashMode, MemStorage, Storage};
-use hotpage::{Database, Error, Key, KeyKind, Options};
+use hotpage::{Database, Error, Key, KeyKind, Options, TableHandle};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -52,14 +52,20 @@ fn snapshot(storage: &MemStorage) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// A crashed database whose log spans three segments of acknowledged commits (each
-/// autocommit waited for its fdatasync). Returns the rebooted storage and the keys.
-fn crashed_database(seed: u64) -> (Arc<MemStorage>, Vec<Key>) {
+/// A new database on storage seeded `seed`, with its identity table `t`.
+fn new_database(seed: u64) -> (Arc<MemStorage>, Database, TableHandle) {
     let storage = MemStorage::new(seed);
     let db = open(&storage, options()).expect("create");
     let table = db
         .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
         .expect("table");
+    (storage, db, table)
+}
+
+/// A crashed database whose log spans three segments of acknowledged commits (each
+/// autocommit waited for its fdatasync). Returns the rebooted storage and the keys.
+fn crashed_database(seed: u64) -> (Arc<MemStorage>, Vec<Key>) {
+    let (storage, db, table) = new_database(seed);
     let mut session = db.session();
     let mut keys = Vec::new();
     while storage
@@ -158,11 +164,7 @@ fn a_torn_tail_still_opens_with_every_acknowledged_row() {
 /// end in the last one (the checkpointer writes it at its ticks, every 100 ms). Returns the
 /// rebooted storage, the keys and that end.
 fn crashed_database_with_durable_mark(seed: u64) -> (Arc<MemStorage>, Vec<Key>, u64) {
-    let storage = MemStorage::new(seed);
-    let db = open(&storage, options()).expect("create");
-    let table = db
-        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-        .expect("table");
+    let (storage, db, table) = new_database(seed);
     let mut session = db.session();
     let mut keys = Vec::new();
     let in_last_segment = 2 * SEGMENT_BYTES + 16_384;
