@@ -531,12 +531,17 @@ pub(super) fn proven_log_end(
         end.end >= required,
         "the proven log end precedes the redo point"
     );
-    let mark = crate::log::durable_mark::read(storage, catalog.log_salt)
-        .map_err(|e| Error::io("reading the log's durable mark", e))?;
-    if let Some(mark) = mark {
-        reader.check_reaches_durable_mark(end.end, mark.durable)?;
+    if let Some(durable) = durable_mark(storage, catalog)? {
+        reader.check_reaches_durable_mark(end.end, durable)?;
     }
     Ok(end)
+}
+
+/// The durable end `log.durable` records for this catalog's log, if it holds one.
+pub(super) fn durable_mark(storage: &dyn Storage, catalog: &Catalog) -> Result<Option<Lsn>> {
+    let mark = crate::log::durable_mark::read(storage, catalog.log_salt)
+        .map_err(|e| Error::io("reading the log's durable mark", e))?;
+    Ok(mark.map(|mark| mark.durable))
 }
 
 /// Step 5: the log, opened for appending at `append_from` (none without durability or

@@ -202,9 +202,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
     let pages_lsn = highest_page_lsn(storage, catalog, options)?;
     // Past the durable mark too: a new log that started before it would read as one
     // that lost records at its next open.
-    let mark = crate::log::durable_mark::read(storage, catalog.log_salt)
-        .map_err(|e| Error::io("reading the log's durable mark", e))?
-        .map_or(0, |mark| mark.durable);
+    let mark = super::open::durable_mark(storage, catalog)?.unwrap_or(0);
     let past = files_end
         .max(mark)
         .max(catalog.redo_lsn)
