@@ -526,6 +526,32 @@ unit scan-count-unchecked crates/hotpage/src/db/routing.rs \
 # An open ignores log.durable: a log whose last segment lost its flush marks reads as a
 # torn tail again.
 unit durable-mark-ignored crates/hotpage/src/db/open.rs \
-  '        reader.check_reaches_durable_mark(end.end, mark.durable)?;' \
-  '        let _ = mark;' \
+  '        reader.check_reaches_durable_mark(end.end, durable)?;' \
+  '        let _ = durable;' \
   --test log_damage
+# The flushes no longer write the durable mark (only the checkpointer's 100 ms tick does).
+unit durable-mark-flush-silent crates/hotpage/src/log/mod.rs \
+  '                self.note_durable_mark(state, false);' \
+  '' \
+  --test log_damage the_durable_mark_keeps_up_with_a_busy_log
+# The flusher goes to sleep without bringing the durable mark up to the log's end.
+unit durable-mark-idle-silent crates/hotpage/src/log/mod.rs \
+  '            if let Some(mut flush) = self.flush.try_lock() {' \
+  '            if let Some(mut flush) = self.flush.try_lock().filter(|_| false) {' \
+  --test log_damage the_durable_mark_keeps_up_with_a_busy_log
+# A missing middle segment is placed at its first byte, though the record before it runs
+# on into it: salvage then fails ("the files changed").
+unit missing-segment-at-its-boundary crates/hotpage/src/log/reader.rs \
+  '        let (lsn, reason) = if readable_end == missing_from {' \
+  '        let (lsn, reason) = if readable_end <= missing_from {' \
+  --test log_damage salvage_after_a_missing_middle_segment
+# Salvage counts only the records that still validate: a lost segment reads as 0 rows.
+unit salvage-unreadable-uncounted crates/hotpage/src/db/salvage.rs \
+  '    discarded.unreadable_bytes = written_end - damage.lsn - readable_bytes;' \
+  '    discarded.unreadable_bytes = 0 * (written_end - damage.lsn - readable_bytes);' \
+  --test log_damage salvage_after_a_missing_middle_segment
+# Files that do not fit a catalog that verified are "not a hotpage database" again (exit 3).
+PACKAGE=hotpage-cli unit damaged-database-not-a-database crates/hotpage/src/db/open.rs \
+  '        Error::NotADatabase { path, reason } if !creating => {' \
+  '        Error::NotADatabase { path, reason } if !creating && false => {' \
+  --test durability_cli damage_to_any_file_is_exit_7

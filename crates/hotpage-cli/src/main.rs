@@ -164,6 +164,7 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         E::CorruptPage { .. }
         | E::CorruptFile { .. }
         | E::CorruptLog { .. }
+        | E::DamagedDatabase { .. }
         | E::RowsMissing { .. } => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }

@@ -66,6 +66,7 @@ fn to_json(report: &SalvageReport) -> serde_json::Value {
             "records": report.discarded.records,
             "commits": report.discarded.commits,
             "rows": report.discarded.rows,
+            "unreadable_bytes": report.discarded.unreadable_bytes,
         },
         "copies": report.copies,
         "new_log_start": report.new_log_start,
@@ -103,6 +104,12 @@ fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError
         d.commits,
         d.rows
     )?;
+    if d.unreadable_bytes > 0 {
+        outln!(
+            "unreadable  {} bytes of log that was written are missing or do not validate: the commits and rows they held cannot be counted, so more may be lost than the line above says",
+            d.unreadable_bytes
+        )?;
+    }
     if report.applied {
         outln!("copied      {}", report.copies.join(", "))?;
         outln!(

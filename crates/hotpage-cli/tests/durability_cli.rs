@@ -80,7 +80,10 @@ fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
     }
     assert!(stderr(&hotpage(&["check", "--db", s(&db)])).contains("corrupt log"));
     let dry_run = hotpage(&["recover", "--db", s(&db)]);
-    assert!(String::from_utf8_lossy(&dry_run.stdout).contains("would discard"));
+    let said = String::from_utf8_lossy(&dry_run.stdout);
+    assert!(said.contains("would discard"), "{said}");
+    // The damaged record's bytes: what commits they held is not known.
+    assert!(said.contains("cannot be counted"), "{said}");
 
     let salvaged = json(&hotpage(&[
         "recover",
@@ -92,6 +95,7 @@ fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
     assert_eq!(salvaged["applied"], true, "{salvaged}");
     assert_eq!(salvaged["damage"]["file"], "wal.0000000000000001");
     assert!(salvaged["discarded"]["commits"].as_u64().expect("commits") > 0);
+    assert!(salvaged["discarded"]["unreadable_bytes"].as_u64().expect("unreadable") >= 64);
     let copy = db.join("salvage-1-wal.0000000000000001");
     assert_eq!(
         std::fs::read(copy).expect("copy"),
@@ -119,6 +123,33 @@ fn a_missing_segment_that_recovery_needs_is_exit_7() {
         stderr(&out)
     );
     assert_eq!(files(&db), before, "check changed a file");
+}
+
+/// A middle segment deleted: salvage keeps the log before it (it used to fail, taking the
+/// record that runs on into the gap for one that "validated a moment ago"), and says that
+/// the segment's commits cannot be counted.
+#[test]
+fn a_missing_middle_segment_is_salvaged_and_reported_uncounted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    killed_database(&db, 4, &[]);
+    std::fs::remove_file(db.join("wal.0000000000000002")).expect("rm wal.2");
+    let out = hotpage(&["check", "--db", s(&db)]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(stderr(&out).contains("wal.0000000000000002"), "{}", stderr(&out));
+    let salvaged = json(&hotpage(&[
+        "recover",
+        "--db",
+        s(&db),
+        "--accept-loss",
+        "--json",
+    ]));
+    assert_eq!(salvaged["applied"], true, "{salvaged}");
+    let unreadable = salvaged["discarded"]["unreadable_bytes"].as_u64();
+    assert!(unreadable.expect("unreadable") >= 1 << 20, "{salvaged}");
+    assert_eq!(salvaged["table_faults"].as_array().map(Vec::len), Some(0));
+    let check = hotpage(&["check", "--db", s(&db)]);
+    assert!(check.status.success(), "{}", stderr(&check));
 }
 
 /// The log's tail lost (its last segments gone: nothing in the segments before says they
@@ -413,4 +444,75 @@ fn a_lock_file_that_is_a_directory_is_named_once() {
         "{err}"
     );
     assert_eq!(err.matches("os error 21").count(), 1, "{err}");
+}
+
+/// A database whose files are damaged is exit 7 ("damaged", restore a backup), whichever
+/// file it is; exit 3 ("not a hotpage database") is kept for a directory that never was
+/// one. Before, a damaged catalog or data-file header, or data.0 deleted, said exit 3, and
+/// a data file cut inside a page was an I/O error.
+#[test]
+fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base");
+    let made = hotpage(&[
+        "stress", "--db", s(&base), "--design", "identity", "--sessions", "1", "--rows",
+        "5000", "--row-bytes", "200",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let page_bytes = 8192;
+    let data_len = std::fs::metadata(base.join("data.0")).expect("data.0").len() as usize;
+    type Damage = fn(&Path, usize);
+    let cases: [(&str, Damage, &str); 4] = [
+        ("catalog bytes flipped", |db, _| flip(&db.join("catalog"), 40), "catalog"),
+        ("data.0's header page zeroed", |db, page| zero(&db.join("data.0"), 0, page), "data.0"),
+        ("data.0 deleted", |db, _| std::fs::remove_file(db.join("data.0")).expect("rm"), "data.0"),
+        ("data.0 cut inside its last page", |db, _| cut(&db.join("data.0"), 3000), "cut short"),
+    ];
+    for (what, damage, named) in cases {
+        let db = dir.path().join(what.replace(' ', "-"));
+        std::fs::create_dir(&db).expect("mkdir");
+        for (name, bytes) in files(&base) {
+            std::fs::write(db.join(name), bytes).expect("copy");
+        }
+        damage(&db, page_bytes);
+        let out = hotpage(&["check", "--db", s(&db)]);
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert_eq!(out.status.code(), Some(7), "{what}: {said}");
+        assert!(said.contains(named), "{what}: {said}");
+        assert!(!said.contains("not a hotpage database"), "{what}: {said}");
+        let out = hotpage(&["sql", "--db", s(&db), "-c", "SELECT count(*) FROM identity"]);
+        let said = stderr(&out);
+        assert!(
+            said.contains("damaged hotpage database") || said.contains("XX001"),
+            "{what}: {said}"
+        );
+    }
+    assert!(data_len > 2 * page_bytes, "a table of more than one page");
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("notes.txt"), b"hello").expect("write");
+    let out = hotpage(&["check", "--db", s(&foreign)]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a hotpage database"), "{}", stderr(&out));
+}
+
+fn flip(file: &Path, at: usize) {
+    let mut bytes = std::fs::read(file).expect("read");
+    bytes[at] ^= 0xFF;
+    std::fs::write(file, bytes).expect("write");
+}
+
+fn zero(file: &Path, at: usize, len: usize) {
+    let mut bytes = std::fs::read(file).expect("read");
+    bytes[at..at + len].fill(0);
+    std::fs::write(file, bytes).expect("write");
+}
+
+fn cut(file: &Path, by: u64) {
+    let len = std::fs::metadata(file).expect("len").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(file)
+        .and_then(|f| f.set_len(len - by))
+        .expect("truncate");
 }

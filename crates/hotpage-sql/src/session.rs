@@ -362,6 +362,7 @@ pub(crate) fn engine_error(e: EngineError) -> SqlError {
         EngineError::CorruptPage { .. }
         | EngineError::CorruptFile { .. }
         | EngineError::CorruptLog { .. }
+        | EngineError::DamagedDatabase { .. }
         | EngineError::RowsMissing { .. } => sqlstate::DATA_CORRUPTED,
         _ => sqlstate::INTERNAL_ERROR,
     };

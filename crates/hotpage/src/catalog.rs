@@ -464,7 +464,15 @@ impl Catalog {
         let (body, crc) = bytes.split_at(bytes.len() - 4);
         let stored = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
         if crc32c::crc32c(body) != stored {
-            return Err(bad("checksum mismatch"));
+            // hotpage's magic, then damage: this is a database, and its catalog is hurt
+            // (it is replaced whole by a rename, so no crash leaves it torn).
+            return Err(Error::DamagedDatabase {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "its catalog fails its checksum (stored {stored:#010x}, computed {:#010x})",
+                    crc32c::crc32c(body)
+                ),
+            });
         }
         let mut r = Reader {
             bytes: body,

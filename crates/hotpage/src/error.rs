@@ -43,9 +43,18 @@ pub enum Error {
         counted: u64,
         found: u64,
     },
-    /// A database file that is not what it should be (bad magic, bad catalog).
+    /// A directory or file that is not a hotpage database (no catalog, a file with no
+    /// hotpage magic, a creation that never finished).
     #[error("{path} is not a hotpage database: {reason}")]
     NotADatabase { path: PathBuf, reason: String },
+    /// A hotpage database whose catalog, or a data file that does not fit its catalog, is
+    /// damaged: a catalog with hotpage's magic that fails its checksum, a data file whose
+    /// header page is damaged or missing, or that says it is another file. Not
+    /// `NotADatabase`: this is the right directory, and its files lost data.
+    #[error(
+        "{path} is a damaged hotpage database: {reason}; restore it from a backup"
+    )]
+    DamagedDatabase { path: PathBuf, reason: String },
     /// The database was written by a newer on-disk format than this binary reads.
     #[error(
         "database format version {found} is newer than this binary supports ({supported}); upgrade hotpage"

@@ -1068,9 +1068,7 @@ impl BufferPool {
         let read = IO_SCRATCH.with(|scratch| -> Result<()> {
             let mut image = scratch.borrow_mut();
             image.resize(self.page_size, 0);
-            data.file
-                .read_at(&mut image, number * self.page_size as u64)
-                .map_err(|e| Error::io(format!("reading page {number} of {}", data.name), e))?;
+            self.read_image(data, page_id, &mut image)?;
             page::verify(&image, page_id).map_err(|reason| self.corrupt(page_id, reason))?;
             frame.buf.page().copy_from(&image);
             Ok(())
@@ -1257,10 +1255,30 @@ impl BufferPool {
             ));
         }
         let mut image = vec![0u8; self.page_size];
-        data.file
-            .read_at(&mut image, number * self.page_size as u64)
-            .map_err(|e| Error::io(format!("reading page {number} of {}", data.name), e))?;
+        self.read_image(data, page_id, &mut image)?;
         Ok(image)
+    }
+
+    /// Reads page `page_id`'s bytes from `data`, its file. A file that ends inside the page
+    /// was cut short (pages are written whole, and a file only grows by whole pages): that
+    /// is damage, `CorruptPage`, not an I/O error.
+    fn read_image(&self, data: &DataFile, page_id: PageId, image: &mut [u8]) -> Result<()> {
+        debug_assert_eq!(image.len(), self.page_size);
+        let number = page_id.number();
+        match data.file.read_at(image, number * self.page_size as u64) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(self.corrupt(
+                page_id,
+                format!(
+                    "{} ends inside this page: the file was cut short; restore it from a backup",
+                    data.name
+                ),
+            )),
+            Err(e) => Err(Error::io(
+                format!("reading page {number} of {}", data.name),
+                e,
+            )),
+        }
     }
 }
 

@@ -27,7 +27,6 @@ use crate::catalog::{Catalog, NAME_BYTES_MAX, TableEntry};
 use crate::error::{Error, Result};
 use crate::failstop::FailStop;
 use crate::format::{LOGICAL_LEAVES_FORMAT_VERSION, PageId, SCHEMA_BYTES_MAX};
-use crate::log::durable_mark::MarkWriter;
 use crate::log::{Lsn, RecordKind, Wal, WalCounters, WalOptions};
 use crate::page::PAGE_SIZE_DEFAULT;
 use crate::stats::{Counter, Stats, StatsSnapshot};
@@ -1074,7 +1073,6 @@ fn spawn_checkpointer(inner: &Arc<Inner>) -> Result<JoinHandle<()>> {
 /// Checkpoints when enough log has accumulated or enough time has passed. Holds the
 /// database only while it checks and checkpoints, so dropping the last handle ends it.
 fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
-    let mut durable_mark: Option<MarkWriter> = None;
     loop {
         {
             let mut stopped = stop.stopped.lock();
@@ -1102,23 +1100,21 @@ fn checkpointer_loop(weak: &Weak<Inner>, stop: &StopSignal) {
             // A failed checkpoint is retried at the next tick; commits report log failures.
             let _ = checkpoint(&inner, true);
         }
-        note_durable_end(&inner, &mut durable_mark);
+        note_durable_end(&inner);
     }
 }
 
-/// Records the log's durable end in `log.durable` when it has moved (see
-/// `log::durable_mark`). It is evidence for a later open, not a promise to anyone: a
-/// write that fails is tried again at the next tick.
-fn note_durable_end(inner: &Inner, writer: &mut Option<MarkWriter>) {
+/// Makes the log's durable end in `log.durable` durable (the flushes write it: see
+/// `log::durable_mark`). It is evidence for a later open, not a promise to anyone: a sync
+/// that fails is tried again at the next tick.
+fn note_durable_end(inner: &Inner) {
     let Some(wal) = &inner.wal else {
         return;
     };
     if wal.has_failed() || !inner.options.durable_marks {
         return;
     }
-    let writer =
-        writer.get_or_insert_with(|| MarkWriter::new(Arc::clone(&inner.storage), inner.log_salt));
-    let _ = writer.write(wal.durable());
+    wal.sync_durable_mark();
 }
 
 /// One session: a thread's connection to the database. Holds per-session key state

@@ -128,18 +128,22 @@ pub(super) fn open_steps(
     lock(&*storage, path)?;
     let (mut catalog, creating) = load_or_begin_catalog(&*storage, path, &options)?;
     let mut report = RecoveryReport::default();
+    let damage = damage_unless(creating);
     let (new_file_count, data_existed) =
-        prepare_data_files(&*storage, path, &catalog, &options, &mut report)?;
+        prepare_data_files(&*storage, path, &catalog, &options, &mut report).map_err(&damage)?;
     let stats = Stats::new();
-    let pool = Arc::new(BufferPool::open_in(
-        &*storage,
-        path,
-        catalog.page_size as usize,
-        options.pool_bytes,
-        new_file_count,
-        Arc::clone(&stats),
-    )?);
-    open_unlogged_file(&pool, &*storage, path, &catalog, &mut report)?;
+    let pool = Arc::new(
+        BufferPool::open_in(
+            &*storage,
+            path,
+            catalog.page_size as usize,
+            options.pool_bytes,
+            new_file_count,
+            Arc::clone(&stats),
+        )
+        .map_err(&damage)?,
+    );
+    open_unlogged_file(&pool, &*storage, path, &catalog, &mut report).map_err(&damage)?;
     let redo = recover_pages(&*storage, &catalog, &pool, &options, policy)?;
     report.records = redo.records;
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
@@ -329,6 +333,19 @@ fn lock(storage: &dyn Storage, path: &Path) -> Result<()> {
             e,
         ),
     })
+}
+
+/// Once a catalog has verified, the directory is a hotpage database: data files that do
+/// not fit it (a damaged or missing header page, data.0 gone, a file that says it is
+/// another) are damage to it, `DamagedDatabase` (the CLI's exit 7), not a directory of
+/// other files (`NotADatabase`, exit 3). While `creating`, they are what they say.
+pub(super) fn damage_unless(creating: bool) -> impl Fn(Error) -> Error {
+    move |error| match error {
+        Error::NotADatabase { path, reason } if !creating => {
+            Error::DamagedDatabase { path, reason }
+        }
+        other => other,
+    }
 }
 
 /// Step 2: the existing catalog, or a new one for a database being created (then `true`,
@@ -574,6 +591,9 @@ fn open_log(
         Arc::clone(pool.fail_stop()),
     )?);
     pool.attach_log(Arc::clone(&wal));
+    if options.durable_marks {
+        wal.start_durable_marks();
+    }
     Ok(Some(wal))
 }
 

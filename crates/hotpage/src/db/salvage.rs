@@ -56,6 +56,12 @@ pub struct DiscardedLog {
     pub commits: u64,
     /// Rows those commits hold.
     pub rows: u64,
+    /// Bytes of log that were written but hold no readable record: from the damage to the
+    /// durable end `log.durable` records or to the last readable record, whichever is
+    /// further, less the readable records' bytes. A segment that is missing, cut short or
+    /// overwritten, and damaged bytes, are here. The commits and rows they held cannot be
+    /// counted: `commits` and `rows` are then only what can be.
+    pub unreadable_bytes: u64,
 }
 
 /// What [`Database::examine_log`] found, or what [`Database::salvage`] did.
@@ -182,8 +188,12 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         Err(other) => return Err(other),
     };
     let mut discarded = DiscardedLog::default();
+    // Readable records past the damage: their bytes, and where the last one ends.
+    let (mut readable_bytes, mut readable_end) = (0, damage.lsn);
     let files_end = reader.records_between(damage.lsn + 8, Lsn::MAX, |record| {
         discarded.records += 1;
+        readable_bytes += record.end - record.lsn;
+        readable_end = record.end;
         match record.kind {
             RecordKind::TxnCommit => {
                 discarded.commits += 1;
@@ -199,10 +209,16 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         Ok(())
     })?;
     discarded.bytes = files_end.saturating_sub(damage.lsn);
-    let pages_lsn = highest_page_lsn(storage, catalog, options)?;
     // Past the durable mark too: a new log that started before it would read as one
     // that lost records at its next open.
     let mark = super::open::durable_mark(storage, catalog)?.unwrap_or(0);
+    let written_end = mark.max(readable_end).max(damage.lsn);
+    assert!(
+        readable_bytes <= written_end - damage.lsn,
+        "readable records past the damage overlap"
+    );
+    discarded.unreadable_bytes = written_end - damage.lsn - readable_bytes;
+    let pages_lsn = highest_page_lsn(storage, catalog, options)?;
     let past = files_end
         .max(mark)
         .max(catalog.redo_lsn)
@@ -236,7 +252,8 @@ fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options)
         (buffer::POOL_FRAMES_MIN * page_size).max(options.pool_bytes.min(8 << 20)),
         1,
         Stats::new(),
-    )?;
+    )
+    .map_err(super::open::damage_unless(false))?;
     let mut highest = 0;
     for (file, pages) in (0u32..).zip(pool.info().file_pages_each) {
         for number in 1..pages {

@@ -7,11 +7,14 @@
 //! cut out of it. The log then reads as if the crash had cut it there, and commits that were
 //! acknowledged were dropped without a word (a damage campaign of the CLI, 2026-11-29).
 //!
-//! So the checkpointer, at each of its ticks (100 ms), writes the log's durable LSN here
-//! when it has moved, durably. A log found to end before it lost durable records: an open
+//! So the log writes its durable LSN here (`Shared::note_durable_mark`): after a flush
+//! when the last mark is at least `MARK_INTERVAL` (1 ms) old, and before the flusher
+//! sleeps, into the page cache; the checkpointer makes the file durable at each of its
+//! ticks (100 ms). A log found to end before the mark lost durable records: an open
 //! refuses it as damage (`Error::CorruptLog`), exactly as one that ends before the last
-//! checkpoint's redo point. What the last tick did not see (at most about 100 ms of
-//! commits) is still only as safe as the flush marks make it.
+//! checkpoint's redo point. What no mark covers is still only as safe as the flush marks
+//! make it: after a process is killed, at most the last millisecond of a busy log; after a
+//! power cut, what the last tick's sync did not cover (about 100 ms).
 //!
 //! Layout: two 512-byte slots (offsets 0 and 512), written in turn, so that a torn write
 //! spoils at most the slot being written and the other still holds the previous mark. A
@@ -99,6 +102,8 @@ pub struct MarkWriter {
     file: Option<Arc<dyn StorageFile>>,
     salt: u64,
     last: DurableMark,
+    // A mark was written since the file was last made durable.
+    unsynced: bool,
 }
 
 impl MarkWriter {
@@ -115,55 +120,79 @@ impl MarkWriter {
             file: None,
             salt,
             last,
+            unsynced: false,
         }
     }
 
-    /// Records durably that the log was durable to `durable`, unless the last mark said as
-    /// much already. The caller passes only an LSN the log has made durable.
-    pub fn write(&mut self, durable: Lsn) -> io::Result<()> {
+    /// Records that the log was durable to `durable`, unless the last mark said as much
+    /// already: written, not yet made durable ([`MarkWriter::unsynced_file`] is for that).
+    /// A process killed after this leaves the mark with the kernel, which writes it back
+    /// as it does every other file; a power cut may take it, and leaves an older slot.
+    /// Either way no mark says more than the log holds: the caller passes only an LSN the
+    /// log has already made durable. True when it wrote.
+    pub fn record(&mut self, durable: Lsn) -> io::Result<bool> {
         if durable <= self.last.durable {
-            return Ok(());
+            return Ok(false);
         }
-        let file = match &self.file {
-            Some(file) => Arc::clone(file),
-            None => {
-                let created = !self.storage.exists(DURABLE_MARK_FILE)?;
-                let file = self.storage.open(DURABLE_MARK_FILE, true)?;
-                if created {
-                    // A mark must not vanish with its directory entry after a crash.
-                    self.storage.sync_dir()?;
-                }
-                self.file = Some(Arc::clone(&file));
-                file
-            }
-        };
+        let file = self.file()?;
         let mark = DurableMark {
             sequence: self.last.sequence + 1,
             salt: self.salt,
             durable,
         };
         let at = (mark.sequence % 2) * SLOT_BYTES as u64;
-        file.write_durable_at(&encode(&mark), at)?;
+        file.write_at(&encode(&mark), at)?;
         self.last = mark;
-        Ok(())
+        self.unsynced = true;
+        Ok(true)
+    }
+
+    /// The file, when marks were written since it was last made durable: the caller
+    /// makes it durable (`sync_data`), outside whatever lock guards this writer. If that
+    /// fails, the next mark is written and synced again later: a mark is evidence, not a
+    /// promise.
+    pub fn unsynced_file(&mut self) -> Option<Arc<dyn StorageFile>> {
+        if !std::mem::take(&mut self.unsynced) {
+            return None;
+        }
+        self.file.clone()
+    }
+
+    fn file(&mut self) -> io::Result<Arc<dyn StorageFile>> {
+        if let Some(file) = &self.file {
+            return Ok(Arc::clone(file));
+        }
+        let created = !self.storage.exists(DURABLE_MARK_FILE)?;
+        let file = self.storage.open(DURABLE_MARK_FILE, true)?;
+        if created {
+            // A mark must not vanish with its directory entry after a crash.
+            self.storage.sync_dir()?;
+        }
+        self.file = Some(Arc::clone(&file));
+        Ok(file)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::MemStorage;
+    use crate::storage::{CrashMode, MemStorage};
 
     #[test]
     fn the_latest_whole_mark_of_the_log_counts() {
         let mem = MemStorage::new(1);
         assert_eq!(read(&*mem, 7).expect("read"), None, "no file: no mark");
         let mut writer = MarkWriter::new(mem.clone(), 7);
-        writer.write(4096).expect("write");
-        writer
-            .write(4096)
-            .expect("the same mark again writes nothing");
-        writer.write(10_000).expect("write");
+        writer.record(4096).expect("write");
+        assert!(
+            !writer
+                .record(4096)
+                .expect("the same mark again writes nothing")
+        );
+        sync(&mut writer);
+        assert!(writer.unsynced_file().is_none(), "synced already");
+        assert!(writer.record(10_000).expect("write"));
+        sync(&mut writer);
         assert_eq!(
             read(&*mem, 7).expect("read").map(|m| m.durable),
             Some(10_000)
@@ -176,7 +205,8 @@ mod tests {
         assert_eq!(read(&*mem, 7).expect("read").map(|m| m.durable), Some(4096));
         // A new writer goes on from the file's latest whole mark.
         let mut again = MarkWriter::new(mem.clone(), 7);
-        again.write(20_000).expect("write");
+        again.record(20_000).expect("write");
+        sync(&mut again);
         assert_eq!(
             read(&*mem, 7).expect("read").map(|m| m.durable),
             Some(20_000)
@@ -188,6 +218,33 @@ mod tests {
             read(&*mem, 7).expect("read").map(|m| m.durable),
             Some(20_000)
         );
+    }
+
+    fn sync(writer: &mut MarkWriter) {
+        let file = writer.unsynced_file().expect("a mark was written");
+        file.sync_data().expect("sync");
+    }
+
+    /// Marks written and not synced may die in a power cut; what survives never says more
+    /// than the marks written, and a synced mark always survives.
+    #[test]
+    fn a_power_cut_keeps_the_synced_mark_or_a_later_one() {
+        for seed in 0..20 {
+            let mem = MemStorage::new(seed);
+            let mut writer = MarkWriter::new(mem.clone(), 3);
+            writer.record(1_000).expect("write");
+            sync(&mut writer);
+            for durable in [2_000, 3_000, 4_000] {
+                writer.record(durable).expect("write");
+            }
+            let mode = [CrashMode::Torn, CrashMode::DropAll, CrashMode::Reorder][seed as usize % 3];
+            let rebooted = mem.reboot(mode, seed).expect("reboot");
+            let found = read(&*rebooted, 3).expect("read").map(|m| m.durable);
+            assert!(
+                matches!(found, Some(1_000 | 2_000 | 3_000 | 4_000)),
+                "seed {seed}, {mode:?}: {found:?}"
+            );
+        }
     }
 
     #[test]

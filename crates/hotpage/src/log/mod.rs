@@ -72,6 +72,10 @@ pub const BUFFER_BYTES_MAX: usize = 128 << 20;
 pub const RECORD_BYTES_MAX: u64 = (BUFFER_BYTES_MAX / 2) as u64;
 /// How long the flusher looks for a new commit before it sleeps (`Shared::wait_for_work`).
 const FLUSHER_SPIN: Duration = Duration::from_micros(20);
+/// How often a busy log writes its durable end to `log.durable` (`durable_mark`): after a
+/// flush once the last mark is this old. One small write to the page cache per
+/// millisecond at most, off the commit's wait (the commits are woken first).
+const MARK_INTERVAL: Duration = Duration::from_millis(1);
 /// Default bound on how long an `async` commit may stay only in memory.
 pub const ASYNC_FLUSH_INTERVAL_DEFAULT: Duration = Duration::from_millis(10);
 
@@ -237,6 +241,10 @@ struct FlushState {
     // (Where the log was opened, not where it is when the flusher first runs: that would
     // race the first appends, and a crash test's seed would not replay.)
     marked_to: Lsn,
+    // The writer of `log.durable`, once the database turned the marks on, and when it
+    // last wrote (see `note_durable_mark`).
+    durable_marks: Option<durable_mark::MarkWriter>,
+    durable_marked_at: Instant,
 }
 
 /// The write-ahead log of one database.
@@ -374,6 +382,31 @@ impl Wal {
     /// Everything below this is durable.
     pub fn durable(&self) -> Lsn {
         self.shared.durable.load(Ordering::Acquire)
+    }
+
+    /// Turns on the log's durable marks (`durable_mark`): from now on the flushes write the
+    /// log's durable end to `log.durable`, and [`Wal::sync_durable_mark`] makes it durable.
+    pub fn start_durable_marks(&self) {
+        let shared = &self.shared;
+        let mut flush = shared.flush.lock();
+        if flush.durable_marks.is_none() {
+            let writer = durable_mark::MarkWriter::new(Arc::clone(&shared.storage), shared.salt);
+            flush.durable_marks = Some(writer);
+        }
+    }
+
+    /// Brings `log.durable` up to the durable end and makes it durable (the checkpointer's
+    /// tick). The fdatasync runs outside the flush's lock, so no flush waits for it. A
+    /// failure is left for the next tick.
+    pub fn sync_durable_mark(&self) {
+        let file = {
+            let mut flush = self.shared.flush.lock();
+            self.shared.note_durable_mark(&mut flush, true);
+            flush.durable_marks.as_mut().and_then(|m| m.unsynced_file())
+        };
+        if let Some(file) = file {
+            let _ = file.sync_data();
+        }
     }
 
     /// The largest payload one record holds.
@@ -617,6 +650,8 @@ impl Shared {
                 woken: Vec::new(),
                 group: GroupPlan::none(),
                 marked_to: start.end,
+                durable_marks: None,
+                durable_marked_at: Instant::now(),
             }),
             waker: Waker::start().map_err(|e| Error::io("starting the log waker", e))?,
             segments: Mutex::new(Segments {
@@ -901,6 +936,7 @@ impl Shared {
                 self.group_target
                     .store(state.group.target(), Ordering::Relaxed);
                 self.waker.wake(&mut state.woken);
+                self.note_durable_mark(state, false);
             }
             // Fail-stop: never retry a failed fdatasync and carry on.
             Err((context, error)) => {
@@ -909,6 +945,21 @@ impl Shared {
             }
         }
         true
+    }
+
+    /// Writes the durable end to `log.durable` (not synced: see `durable_mark`) when the
+    /// marks are on and it moved, if the last mark is `MARK_INTERVAL` old or `now`.
+    /// A failed write is left for the next one: the mark is evidence, not a promise.
+    fn note_durable_mark(&self, state: &mut FlushState, now: bool) {
+        let Some(marks) = &mut state.durable_marks else {
+            return;
+        };
+        if !now && state.durable_marked_at.elapsed() < MARK_INTERVAL {
+            return;
+        }
+        if let Ok(true) = marks.record(self.durable.load(Ordering::Acquire)) {
+            state.durable_marked_at = Instant::now();
+        }
     }
 
     /// Waits for a reason to flush. True when the flusher should exit: at shutdown once
@@ -922,6 +973,12 @@ impl Shared {
         let spin_start = Instant::now();
         while idle() && !shutdown() && spin_start.elapsed() < FLUSHER_SPIN {
             std::hint::spin_loop();
+        }
+        if idle() && !shutdown() {
+            // Going to sleep: the mark catches up with the last flushes first.
+            if let Some(mut flush) = self.flush.try_lock() {
+                self.note_durable_mark(&mut flush, true);
+            }
         }
         self.flusher_idle.store(true, Ordering::SeqCst);
         let mut state = self.state.lock();

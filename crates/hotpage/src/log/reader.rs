@@ -149,19 +149,37 @@ impl<'a> LogReader<'a> {
                 "this segment is missing, and the log recovery needs starts in it (the last checkpoint's start point)",
             ));
         }
-        for pair in needed.windows(2) {
-            if pair[1] != pair[0] + 1 {
-                return Err(self.damage(
-                    (pair[0] + 1) * self.segment_bytes,
-                    format!(
-                        "this segment is missing between {} and {}",
-                        segment_name(pair[0]),
-                        segment_name(pair[1])
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        let Some(gap) = needed.windows(2).find(|pair| pair[1] != pair[0] + 1) else {
+            return Ok(());
+        };
+        let missing_from = (gap[0] + 1) * self.segment_bytes;
+        // Where the readable log stops before the gap: a record that runs on into the
+        // missing segment (or damage before it) ends the log that can be kept, and
+        // salvage keeps only whole records.
+        let readable_end = self.valid_prefix_end(from)?;
+        assert!(
+            readable_end <= missing_from,
+            "a valid record was read from a missing segment"
+        );
+        let (lsn, reason) = if readable_end == missing_from {
+            (missing_from, "this segment is missing".to_string())
+        } else {
+            (
+                readable_end,
+                format!(
+                    "no whole valid record starts here, and the log cannot be read on: the next segment, {}, is missing",
+                    segment_name(gap[0] + 1)
+                ),
+            )
+        };
+        Err(self.damage(
+            lsn,
+            format!(
+                "{reason} (between {} and {})",
+                segment_name(gap[0]),
+                segment_name(gap[1])
+            ),
+        ))
     }
 
     /// The LSN just past the last 8-byte word holding a non-zero byte in the segment
