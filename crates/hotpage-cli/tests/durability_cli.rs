@@ -95,7 +95,12 @@ fn mid_log_damage_is_exit_7_changes_nothing_and_salvage_keeps_the_rest() {
     assert_eq!(salvaged["applied"], true, "{salvaged}");
     assert_eq!(salvaged["damage"]["file"], "wal.0000000000000001");
     assert!(salvaged["discarded"]["commits"].as_u64().expect("commits") > 0);
-    assert!(salvaged["discarded"]["unreadable_bytes"].as_u64().expect("unreadable") >= 64);
+    assert!(
+        salvaged["discarded"]["unreadable_bytes"]
+            .as_u64()
+            .expect("unreadable")
+            >= 64
+    );
     let copy = db.join("salvage-1-wal.0000000000000001");
     assert_eq!(
         std::fs::read(copy).expect("copy"),
@@ -136,7 +141,11 @@ fn a_missing_middle_segment_is_salvaged_and_reported_uncounted() {
     std::fs::remove_file(db.join("wal.0000000000000002")).expect("rm wal.2");
     let out = hotpage(&["check", "--db", s(&db)]);
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
-    assert!(stderr(&out).contains("wal.0000000000000002"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("wal.0000000000000002"),
+        "{}",
+        stderr(&out)
+    );
     let salvaged = json(&hotpage(&[
         "recover",
         "--db",
@@ -455,18 +464,45 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = dir.path().join("base");
     let made = hotpage(&[
-        "stress", "--db", s(&base), "--design", "identity", "--sessions", "1", "--rows",
-        "5000", "--row-bytes", "200",
+        "stress",
+        "--db",
+        s(&base),
+        "--design",
+        "identity",
+        "--sessions",
+        "1",
+        "--rows",
+        "5000",
+        "--row-bytes",
+        "200",
     ]);
     assert!(made.status.success(), "{}", stderr(&made));
     let page_bytes = 8192;
-    let data_len = std::fs::metadata(base.join("data.0")).expect("data.0").len() as usize;
+    let data_len = std::fs::metadata(base.join("data.0"))
+        .expect("data.0")
+        .len() as usize;
     type Damage = fn(&Path, usize);
     let cases: [(&str, Damage, &str); 4] = [
-        ("catalog bytes flipped", |db, _| flip(&db.join("catalog"), 40), "catalog"),
-        ("data.0's header page zeroed", |db, page| zero(&db.join("data.0"), 0, page), "data.0"),
-        ("data.0 deleted", |db, _| std::fs::remove_file(db.join("data.0")).expect("rm"), "data.0"),
-        ("data.0 cut inside its last page", |db, _| cut(&db.join("data.0"), 3000), "cut short"),
+        (
+            "catalog bytes flipped",
+            |db, _| flip(&db.join("catalog"), 40),
+            "catalog",
+        ),
+        (
+            "data.0's header page zeroed",
+            |db, page| zero(&db.join("data.0"), 0, page),
+            "data.0",
+        ),
+        (
+            "data.0 deleted",
+            |db, _| std::fs::remove_file(db.join("data.0")).expect("rm"),
+            "data.0",
+        ),
+        (
+            "data.0 cut inside its last page",
+            |db, _| cut(&db.join("data.0"), 3000),
+            "cut short",
+        ),
     ];
     for (what, damage, named) in cases {
         let db = dir.path().join(what.replace(' ', "-"));
@@ -493,7 +529,11 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
     std::fs::write(foreign.join("notes.txt"), b"hello").expect("write");
     let out = hotpage(&["check", "--db", s(&foreign)]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not a hotpage database"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a hotpage database"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 fn flip(file: &Path, at: usize) {

@@ -51,9 +51,7 @@ pub enum Error {
     /// damaged: a catalog with hotpage's magic that fails its checksum, a data file whose
     /// header page is damaged or missing, or that says it is another file. Not
     /// `NotADatabase`: this is the right directory, and its files lost data.
-    #[error(
-        "{path} is a damaged hotpage database: {reason}; restore it from a backup"
-    )]
+    #[error("{path} is a damaged hotpage database: {reason}; restore it from a backup")]
     DamagedDatabase { path: PathBuf, reason: String },
     /// The database was written by a newer on-disk format than this binary reads.
     #[error(

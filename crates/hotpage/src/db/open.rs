@@ -128,22 +128,10 @@ pub(super) fn open_steps(
     lock(&*storage, path)?;
     let (mut catalog, creating) = load_or_begin_catalog(&*storage, path, &options)?;
     let mut report = RecoveryReport::default();
-    let damage = damage_unless(creating);
-    let (new_file_count, data_existed) =
-        prepare_data_files(&*storage, path, &catalog, &options, &mut report).map_err(&damage)?;
     let stats = Stats::new();
-    let pool = Arc::new(
-        BufferPool::open_in(
-            &*storage,
-            path,
-            catalog.page_size as usize,
-            options.pool_bytes,
-            new_file_count,
-            Arc::clone(&stats),
-        )
-        .map_err(&damage)?,
-    );
-    open_unlogged_file(&pool, &*storage, path, &catalog, &mut report).map_err(&damage)?;
+    let (pool, data_existed) =
+        open_data_files(&*storage, path, &catalog, &options, &stats, &mut report)
+            .map_err(damage_unless(creating))?;
     let redo = recover_pages(&*storage, &catalog, &pool, &options, policy)?;
     report.records = redo.records;
     report.log_bytes = redo.end - catalog.redo_lsn.min(redo.end);
@@ -333,6 +321,30 @@ fn lock(storage: &dyn Storage, path: &Path) -> Result<()> {
             e,
         ),
     })
+}
+
+/// Between steps 2 and 3: the data files made ready, the buffer pool over them, and the
+/// unlogged tables' file. Also whether data.0 existed.
+fn open_data_files(
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &Catalog,
+    options: &Options,
+    stats: &Arc<Stats>,
+    report: &mut RecoveryReport,
+) -> Result<(Arc<BufferPool>, bool)> {
+    let (new_file_count, data_existed) =
+        prepare_data_files(storage, path, catalog, options, report)?;
+    let pool = Arc::new(BufferPool::open_in(
+        storage,
+        path,
+        catalog.page_size as usize,
+        options.pool_bytes,
+        new_file_count,
+        Arc::clone(stats),
+    )?);
+    open_unlogged_file(&pool, storage, path, catalog, report)?;
+    Ok((pool, data_existed))
 }
 
 /// Once a catalog has verified, the directory is a hotpage database: data files that do
