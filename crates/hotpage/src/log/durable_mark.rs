@@ -8,13 +8,14 @@
 //! acknowledged were dropped without a word (a damage campaign of the CLI, 2026-11-29).
 //!
 //! So the log writes its durable LSN here (`Shared::note_durable_mark`): after a flush
-//! when the last mark is at least `MARK_INTERVAL` (1 ms) old, and before the flusher
-//! sleeps, into the page cache; the checkpointer makes the file durable at each of its
+//! when the last mark is at least `MARK_INTERVAL` (1 ms) old, and when the flusher wakes
+//! from a whole `async_flush_interval` (10 ms) without a commit, into the page cache; the checkpointer makes the file durable at each of its
 //! ticks (100 ms). A log found to end before the mark lost durable records: an open
 //! refuses it as damage (`Error::CorruptLog`), exactly as one that ends before the last
 //! checkpoint's redo point. What no mark covers is still only as safe as the flush marks
-//! make it: after a process is killed, at most the last millisecond of a busy log; after a
-//! power cut, what the last tick's sync did not cover (about 100 ms).
+//! make it: after a process is killed, at most the last millisecond of a busy log (the last
+//! flush interval of one that fell idle); after a power cut, what the last tick's sync did
+//! not cover (about 100 ms).
 //!
 //! Layout: two 512-byte slots (offsets 0 and 512), written in turn, so that a torn write
 //! spoils at most the slot being written and the other still holds the previous mark. A
