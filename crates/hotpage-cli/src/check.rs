@@ -25,11 +25,26 @@ pub struct CheckArgs {
 
 /// Runs `hotpage check`.
 pub fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let db = open_existing(&args.db)?;
+    let name = args.db.display().to_string();
+    let db = match open_existing(&args.db) {
+        Ok(db) => db,
+        Err(error) => {
+            if args.json {
+                // A script that reads the JSON learns why there is no report, too.
+                outln!(
+                    "{}",
+                    json!({
+                        "db": name, "opened": false, "ok": false,
+                        "error": error.message, "exit_code": error.code,
+                    })
+                )?;
+            }
+            return Err(error);
+        }
+    };
     let report = db
         .check()
         .map_err(|e| CliError::failure(format!("reading the data files: {e}")))?;
-    let name = args.db.display().to_string();
     if args.json {
         outln!("{}", report_json(&name, &report))?;
     } else {
@@ -92,6 +107,7 @@ fn table_json(table: &TableCheck) -> Value {
 fn report_json(db: &str, report: &CheckReport) -> Value {
     json!({
         "db": db,
+        "opened": true,
         "pages_checked": report.pages_checked,
         "files": report.pages_per_file.len(),
         "pages_per_file": report.pages_per_file,

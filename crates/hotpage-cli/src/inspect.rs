@@ -708,6 +708,9 @@ fn log_json(report: &LogReport) -> Value {
             "rows_reapplied": recovery.rows_reapplied,
             "elapsed_s": recovery.elapsed.as_secs_f64(),
             "unlogged_tables_emptied": recovery.unlogged_tables_emptied,
+            "rows_missing": recovery.rows_missing.iter().map(|m| json!({
+                "table": m.table, "counted": m.counted, "found": m.found,
+            })).collect::<Vec<_>>(),
         },
     })
 }

@@ -219,8 +219,24 @@ pub fn open_existing(path: &std::path::Path) -> Result<hotpage::Database, CliErr
         read_only: true,
         ..hotpage::Options::default()
     };
-    Ok(hotpage::Database::open(path, options)
-        .with_context(|| format!("cannot open database {}", path.display()))?)
+    let db = hotpage::Database::open(path, options)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    warn_rows_missing(&db);
+    Ok(db)
+}
+
+/// Says on standard error which tables recovery found short of the rows the last
+/// checkpoint had counted (`RecoveryReport::rows_missing`): the database opens, and every
+/// whole scan of such a table fails, but a user who only inserts would not see it.
+pub fn warn_rows_missing(db: &hotpage::Database) {
+    for missing in &db.recovery_report().rows_missing {
+        errln!(
+            "warning: table {}: recovery found {} rows, but the last checkpoint had counted {} (rows are never deleted: a page was already stale, a lost or misdirected write, when the database stopped); whole-table scans and `hotpage check` report it; restore from a backup",
+            missing.table,
+            missing.found,
+            missing.counted
+        );
+    }
 }
 
 fn main() -> ExitCode {

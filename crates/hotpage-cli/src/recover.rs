@@ -78,7 +78,8 @@ fn to_json(report: &SalvageReport) -> serde_json::Value {
 fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError> {
     let Some(damage) = &report.damage else {
         outln!(
-            "hotpage recover {}: the log is whole; nothing to recover",
+            "hotpage recover {}: the log is whole; there is nothing to salvage from it (this says nothing of the data files: `hotpage check --db {}` checks them)",
+            args.db.display(),
             args.db.display()
         )?;
         return Ok(());

@@ -228,6 +228,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
         Database::open(path, options)
             .with_context(|| format!("cannot open database {}", path.display()))?,
     );
+    crate::warn_rows_missing(&db);
     let recovery = db.recovery_report();
     if recovery.records > 0 {
         errln!(

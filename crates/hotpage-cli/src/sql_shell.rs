@@ -175,6 +175,7 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
         Database::open(path, options)
             .with_context(|| format!("cannot open database {}", path.display()))?,
     );
+    crate::warn_rows_missing(&db);
     let outcome = SqlDatabase::new(Arc::clone(&db))
         .map_err(|e| CliError::failure(format!("cannot read the SQL catalog: {e}")))
         .and_then(|sql| {

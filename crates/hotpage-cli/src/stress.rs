@@ -452,6 +452,7 @@ fn run_sql(args: &StressArgs) -> Result<Report, CliError> {
     let durability = parse_durability(args)?;
     let db = open_for_stress(&path, engine_options(args, durability), false)
         .with_context(|| format!("cannot open database {}", path.display()))?;
+    crate::warn_rows_missing(&db);
     let label = args.db.as_ref().map(|p| p.display().to_string());
     if args.dialect == "tsql" {
         return run_tsql(args, db, setup.as_deref(), statement, label, durability);
@@ -652,6 +653,7 @@ fn run_one_with_progress(
         args.simulate_power_loss,
     )
     .with_context(|| format!("cannot open database {}", path.display()))?;
+    crate::warn_rows_missing(&db);
     let config = EngineConfig {
         table: table_name.to_string(),
         design,

@@ -516,6 +516,11 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
         assert_eq!(out.status.code(), Some(7), "{what}: {said}");
         assert!(said.contains(named), "{what}: {said}");
         assert!(!said.contains("not a hotpage database"), "{what}: {said}");
+        let out = hotpage(&["check", "--db", s(&db), "--json"]);
+        assert_eq!(out.status.code(), Some(7), "{what}: {}", stderr(&out));
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object, even when no open");
+        assert_eq!(report["ok"], false, "{what}: {report}");
         let out = hotpage(&["sql", "--db", s(&db), "-c", "SELECT count(*) FROM identity"]);
         let said = stderr(&out);
         assert!(

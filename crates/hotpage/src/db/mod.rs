@@ -324,6 +324,22 @@ pub struct RecoveryReport {
     pub memory_rows_loaded: u64,
     /// Bytes of a torn write past the end of the log (never acknowledged), discarded.
     pub torn_log_bytes: u64,
+    /// Tables whose recount after the crash found fewer rows than the last checkpoint had
+    /// counted in them (rows are never deleted): a page already stale when the database
+    /// crashed. Their count stays the checkpoint's, so every whole scan reports
+    /// `Error::RowsMissing` and `hotpage check` a fault, until a backup is restored.
+    pub rows_missing: Vec<MissingRows>,
+}
+
+/// A table short of rows after a crash (see [`RecoveryReport::rows_missing`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingRows {
+    /// The table.
+    pub table: String,
+    /// Rows the last checkpoint counted in it.
+    pub counted: u64,
+    /// Rows its pages hold after recovery.
+    pub found: u64,
 }
 
 struct Inner {
@@ -992,6 +1008,16 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
     run_hook(&inner.hooks.before_checkpoint_points);
     // Before the points (see `truncate`'s module docs).
     let swaps = truncate::SwapSnapshot::take(inner);
+    // Before the points too: each row these counts hold was applied, so its commit lies
+    // before the redo point, which is durable before the catalog is stored. Recovery must
+    // find at least these rows (`open::reapply_and_recount`); a later read could count a
+    // row whose commit an asynchronous crash then loses, as it may.
+    let counted: Vec<(usize, u64)> = inner
+        .tables
+        .read()
+        .iter()
+        .map(|t| (t.id, t.rows.load(Ordering::Acquire)))
+        .collect();
     let (redo, logical) = match &inner.wal {
         Some(wal) => checkpoint_points(inner, wal),
         None => (state.last_end, state.last_end),
@@ -1024,27 +1050,7 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
         format_version: LOGICAL_LEAVES_FORMAT_VERSION,
         metadata: inner.metadata.lock().clone(),
         pending_truncates: Vec::new(),
-        tables: tables
-            .iter()
-            .map(|t| {
-                let roots = t.roots();
-                TableEntry {
-                    name: t.name.clone(),
-                    design: t.design.clone(),
-                    kind: t.keys.kind(),
-                    root: roots.first().copied().unwrap_or(PageId::NONE),
-                    key_high_water: t.keys.high_water(),
-                    rows: t.rows.load(Ordering::Relaxed),
-                    layout: t.layout,
-                    extra_roots: roots.get(1..).unwrap_or_default().to_vec(),
-                    memory_bytes: t.memory_bytes(),
-                    dropped: t.is_dropped(),
-                    user_keys: t.user_keys,
-                    schema: t.schema.clone(),
-                    unlogged: t.unlogged,
-                }
-            })
-            .collect(),
+        tables: tables.iter().map(|t| table_entry(t, &counted)).collect(),
     };
     swaps.write_into(&mut catalog);
     catalog.format_version = catalog.written_format();
@@ -1058,6 +1064,31 @@ fn checkpoint_locked(inner: &Inner, state: &mut CheckpointState, staying_open: b
     state.last_at = Instant::now();
     state.checkpoints += 1;
     Ok(())
+}
+
+/// A table's catalog entry, with the row count `counted` read for it before the
+/// checkpoint's points (0 for a table created since).
+fn table_entry(t: &Table, counted: &[(usize, u64)]) -> TableEntry {
+    let roots = t.roots();
+    let rows = counted
+        .iter()
+        .find(|(id, _)| *id == t.id)
+        .map_or(0, |(_, rows)| *rows);
+    TableEntry {
+        name: t.name.clone(),
+        design: t.design.clone(),
+        kind: t.keys.kind(),
+        root: roots.first().copied().unwrap_or(PageId::NONE),
+        key_high_water: t.keys.high_water(),
+        rows,
+        layout: t.layout,
+        extra_roots: roots.get(1..).unwrap_or_default().to_vec(),
+        memory_bytes: t.memory_bytes(),
+        dropped: t.is_dropped(),
+        user_keys: t.user_keys,
+        schema: t.schema.clone(),
+        unlogged: t.unlogged,
+    }
 }
 
 /// Starts the checkpointer thread (at open, and again after a refused `close` stopped it).

@@ -160,7 +160,10 @@ pub(super) fn open_steps(
     if policy != LogPolicy::Strict {
         keys_past_every_row(&tables)?;
     }
-    reapply_and_recount(&*storage, &catalog, &redo, &tables, creating, &mut report)?;
+    // Rows may be gone knowingly after a salvage, or a truncation that settled here.
+    let lossy = policy != LogPolicy::Strict || truncates_settled;
+    let recount = Recount { creating, lossy };
+    reapply_and_recount(&*storage, &catalog, &redo, &tables, recount, &mut report)?;
     report.elapsed = started.elapsed();
     let recovered = !creating && (redo.records > 0 || catalog.unlogged_open || truncates_settled);
     let db = Database {
@@ -758,7 +761,7 @@ fn reapply_and_recount(
     catalog: &Catalog,
     redo: &RedoOutcome,
     tables: &[TableHandle],
-    creating: bool,
+    recount: Recount,
     report: &mut RecoveryReport,
 ) -> Result<()> {
     if redo.commits > 0 {
@@ -768,14 +771,35 @@ fn reapply_and_recount(
     // A crash after a checkpoint: the checkpoint's counts may lack rows sessions had not
     // added yet, even with nothing in the log after it.
     let recovered =
-        !creating && (redo.records > 0 || catalog.unlogged_open || catalog.rows_uncounted);
+        !recount.creating && (redo.records > 0 || catalog.unlogged_open || catalog.rows_uncounted);
     if recovered {
         for table in tables {
-            let shape = table.verify()?;
-            table.rows.store(shape.rows, Ordering::Relaxed);
+            let found = table.verify()?.rows;
+            // The checkpoint counted only rows whose commits it made durable (see
+            // `checkpoint_locked`), and rows are never deleted: recovery must find them.
+            let counted = catalog.tables.get(table.id).map_or(0, |entry| entry.rows);
+            let rows = if found < counted && !recount.lossy && !table.is_dropped() {
+                report.rows_missing.push(super::MissingRows {
+                    table: table.name.clone(),
+                    counted,
+                    found,
+                });
+                counted
+            } else {
+                found
+            };
+            table.rows.store(rows, Ordering::Relaxed);
         }
     }
     Ok(())
+}
+
+/// How step 6b treats the tables' counts: none after a creation; and when rows may be
+/// gone knowingly (`lossy`), a count below the checkpoint's is taken as it is.
+#[derive(Clone, Copy)]
+struct Recount {
+    creating: bool,
+    lossy: bool,
 }
 
 /// Step 7: make the recovered (or new) state the checkpoint, so that recovery never has

@@ -146,7 +146,7 @@ impl<'a> LogReader<'a> {
         if missing_first {
             return Err(self.damage(
                 from,
-                "this segment is missing, and the log recovery needs starts in it (the last checkpoint's start point)",
+                "this segment is missing, and recovery must start reading the log in it (at the last checkpoint's start point)",
             ));
         }
         let Some(gap) = needed.windows(2).find(|pair| pair[1] != pair[0] + 1) else {
