@@ -564,6 +564,12 @@ unit checkpoint-counts-late crates/hotpage/src/db/mod.rs \
   '        .map_or(0, |(_, rows)| *rows)
         .max(t.rows.load(Ordering::Relaxed));' \
   --test stale_pages an_async_crash_is_never_taken_for_missing_rows
+# A segment whose records validate as another's is not reported (a swap reads as damage
+# only, and salvage discards what the swapped files hold).
+unit misplaced-never-named crates/hotpage/src/log/reader.rs \
+  '                    return Ok((home != index).then_some(home));' \
+  '                    return Ok((home != index && false).then_some(home));' \
+  --test log_damage swapped_segments
 # Files that do not fit a catalog that verified are "not a hotpage database" again (exit 3).
 PACKAGE=hotpage-cli unit damaged-database-not-a-database crates/hotpage/src/db/open.rs \
   '        Error::NotADatabase { path, reason } if !creating => {' \

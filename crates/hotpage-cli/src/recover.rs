@@ -45,12 +45,17 @@ pub fn run(args: &RecoverArgs) -> Result<(), CliError> {
         print_text(args, &report)?;
     }
     if report.damage.is_some() && !report.applied {
+        let advice = if report.misplaced_segments.is_empty() {
+            format!(
+                "run 'hotpage recover --db {} --accept-loss' to keep what precedes the damage, or restore a backup",
+                args.db.display()
+            )
+        } else {
+            "log segments are misplaced: put them back under the names they hold first (see above); a salvage now would discard their records".to_string()
+        };
         return Err(CliError::new(
             EXIT_CORRUPT,
-            format!(
-                "the log is damaged; run 'hotpage recover --db {} --accept-loss' to keep what precedes the damage, or restore a backup",
-                args.db.display()
-            ),
+            format!("the log is damaged; {advice}"),
         ));
     }
     Ok(())
@@ -68,6 +73,9 @@ fn to_json(report: &SalvageReport) -> serde_json::Value {
             "rows": report.discarded.rows,
             "unreadable_bytes": report.discarded.unreadable_bytes,
         },
+        "misplaced_segments": report.misplaced_segments.iter().map(|m| json!({
+            "file": m.file, "holds": m.holds,
+        })).collect::<Vec<_>>(),
         "copies": report.copies,
         "new_log_start": report.new_log_start,
         "applied": report.applied,
@@ -109,6 +117,13 @@ fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError
         outln!(
             "unreadable  {} bytes of log that was written are missing or do not validate: the commits and rows they held cannot be counted, so more may be lost than the line above says",
             d.unreadable_bytes
+        )?;
+    }
+    for m in &report.misplaced_segments {
+        outln!(
+            "misplaced   {} holds the records of {} (renamed, swapped, or overwritten by a copy?): copy the directory aside, put each such file back under the name it holds, and run `hotpage recover` again before salvaging",
+            m.file,
+            m.holds
         )?;
     }
     if report.applied {

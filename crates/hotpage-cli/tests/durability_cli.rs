@@ -161,6 +161,43 @@ fn a_missing_middle_segment_is_salvaged_and_reported_uncounted() {
     assert!(check.status.success(), "{}", stderr(&check));
 }
 
+/// Two log segments swapped: `recover` names each and where it belongs, and says to put
+/// them back rather than salvage; put back, `check` passes.
+#[test]
+fn swapped_segments_are_named_by_recover() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    killed_database(&db, 4, &[]);
+    let (a, b) = (
+        db.join("wal.0000000000000001"),
+        db.join("wal.0000000000000002"),
+    );
+    let swap = || {
+        std::fs::rename(&a, db.join("swap")).expect("rename");
+        std::fs::rename(&b, &a).expect("rename");
+        std::fs::rename(db.join("swap"), &b).expect("rename");
+    };
+    swap();
+    let out = hotpage(&["recover", "--db", s(&db)]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("wal.0000000000000001 holds the records of wal.0000000000000002"),
+        "{said}"
+    );
+    assert!(stderr(&out).contains("misplaced"), "{}", stderr(&out));
+    let out = hotpage(&["recover", "--db", s(&db), "--json"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        report["misplaced_segments"].as_array().map(Vec::len),
+        Some(2)
+    );
+    swap();
+    let check = hotpage(&["check", "--db", s(&db)]);
+    assert!(check.status.success(), "{}", stderr(&check));
+}
+
 /// The log's tail lost (its last segments gone: nothing in the segments before says they
 /// existed): `check` finds it all the same, by the pages on disk whose changes the log no
 /// longer reaches.

@@ -207,12 +207,12 @@ fn check_finds_damage_in_a_later_file_and_a_missing_file_is_refused() {
         true
     );
 
-    // A missing data file: not a database (exit 3), naming the file.
+    // A missing data file: a damaged database (exit 7), naming the file.
     std::fs::remove_file(&data).expect("remove data.2");
-    assert_one_line_error(&hotpage(&["check", "--db", s(&db)]), 3, "data.2 is missing");
+    assert_one_line_error(&hotpage(&["check", "--db", s(&db)]), 7, "data.2 is missing");
     assert_one_line_error(
         &hotpage(&["stress", "--rows", "1", "--db", s(&db)]),
-        3,
+        7,
         "data.2 is missing",
     );
 }

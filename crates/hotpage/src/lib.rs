@@ -46,8 +46,8 @@ pub use access::layout::Layout;
 pub use access::memtable::MemoryUsage;
 pub use buffer::PoolInfo;
 pub use db::{
-    Database, DiscardedLog, LogDamage, MissingRows, Options, RecoveryReport, SalvageReport,
-    Session, TableHandle, TableInfo, TableSpec,
+    Database, DiscardedLog, LogDamage, MisplacedSegment, MissingRows, Options, RecoveryReport,
+    SalvageReport, Session, TableHandle, TableInfo, TableSpec,
 };
 // The integrity check's and the inspection reports' typed values (the CLI renders them).
 pub use db::{

@@ -65,7 +65,7 @@ pub use inspect::{LogKindCount, LogReport, LogSummary, PageLocation, PageOwner, 
 pub use log_records::{LogRecordInfo, LoggedPage, PageChange};
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
-pub use salvage::{DiscardedLog, LogDamage, SalvageReport};
+pub use salvage::{DiscardedLog, LogDamage, MisplacedSegment, SalvageReport};
 pub use staged::{STAGED_ROW_OVERHEAD_BYTES, SUPPLIED_KEY_OVERHEAD_BYTES};
 pub use txn_names::{TXN_NAME_BYTES_MAX, TxnName};
 use unique::KeyLocks;

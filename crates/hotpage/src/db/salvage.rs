@@ -64,6 +64,15 @@ pub struct DiscardedLog {
     pub unreadable_bytes: u64,
 }
 
+/// A log segment file that holds another segment's records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MisplacedSegment {
+    /// The file.
+    pub file: String,
+    /// The segment whose records it holds (its name).
+    pub holds: String,
+}
+
 /// What [`Database::examine_log`] found, or what [`Database::salvage`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SalvageReport {
@@ -77,6 +86,10 @@ pub struct SalvageReport {
     pub new_log_start: Lsn,
     /// True once salvage has happened (false for `examine_log`).
     pub applied: bool,
+    /// Log segments whose records validate as another segment's (renamed, swapped, or
+    /// overwritten by a copy): what salvage would discard may be in them. Found only when
+    /// the log is damaged.
+    pub misplaced_segments: Vec<MisplacedSegment>,
     /// What the salvaged tables' structural check found (`salvage` only): empty when every
     /// table verifies. Anything here means the data files held changes from after the
     /// damage that the kept log cannot reconcile: restore a backup.
@@ -226,6 +239,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         .max(damage.lsn)
         + 1;
     Ok(SalvageReport {
+        misplaced_segments: misplaced_segments(storage, &reader, start)?,
         damage: Some(damage),
         discarded,
         copies: Vec::new(),
@@ -233,6 +247,35 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         applied: false,
         table_faults: Vec::new(),
     })
+}
+
+/// The segments recovery reads (from the one holding `start`) whose records belong to
+/// another of them or to a missing one in their run. Old records in a segment renamed for
+/// reuse belong before `start`, so they are never taken for a misplaced segment.
+fn misplaced_segments(
+    storage: &dyn Storage,
+    reader: &LogReader<'_>,
+    start: Lsn,
+) -> Result<Vec<MisplacedSegment>> {
+    let first = start / reader.segment_bytes();
+    let live: Vec<u64> = crate::log::list_segments(storage)?
+        .into_iter()
+        .filter(|index| *index >= first)
+        .collect();
+    let Some(&last) = live.last() else {
+        return Ok(Vec::new());
+    };
+    let homes: Vec<u64> = (first..=last + 1).collect();
+    let mut misplaced = Vec::new();
+    for &index in &live {
+        if let Some(home) = reader.misplaced_home(index, &homes)? {
+            misplaced.push(MisplacedSegment {
+                file: crate::format::segment_name(index),
+                holds: crate::format::segment_name(home),
+            });
+        }
+    }
+    Ok(misplaced)
 }
 
 /// The highest LSN on any page of any data file (damaged pages included: their LSN may

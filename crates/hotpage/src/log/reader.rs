@@ -434,6 +434,48 @@ impl<'a> LogReader<'a> {
         Some(u64::from_le_bytes(body[1..9].try_into().ok()?))
     }
 
+    /// Whose records segment `index`'s file holds, when they validate as another
+    /// segment's (one of `homes`) and not as its own: a segment renamed, swapped with
+    /// another or overwritten by a copy of one. The checksums are salted with each
+    /// record's LSN, so the first two records of the file say where it belongs. `None`
+    /// when they validate as its own, or as none of `homes` (in the first
+    /// `MISPLACED_SCAN_BYTES`). Reads only; for `hotpage recover`'s report.
+    pub fn misplaced_home(&self, index: u64, homes: &[u64]) -> Result<Option<u64>> {
+        const MISPLACED_SCAN_BYTES: usize = 64 << 10;
+        let bytes = self.read_segment(index)?;
+        let candidates: Vec<u64> = std::iter::once(index)
+            .chain(homes.iter().copied().filter(|home| *home != index))
+            .collect();
+        let limit = bytes.len().min(MISPLACED_SCAN_BYTES);
+        for at in (0..limit).step_by(8) {
+            for &home in &candidates {
+                let base = home * self.segment_bytes;
+                let Some(len) = self.record_len_at(&bytes, at, base) else {
+                    continue;
+                };
+                if self.record_len_at(&bytes, at + len, base).is_some() {
+                    return Ok((home != index).then_some(home));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The padded length of the record at `bytes[at..]` if one validates there as the
+    /// record at LSN `base + at`.
+    fn record_len_at(&self, bytes: &[u8], at: usize, base: Lsn) -> Option<usize> {
+        let header = bytes.get(at..at + HEADER_BYTES as usize)?;
+        let (len, crc) = parse_header(u64::from_le_bytes(header.try_into().ok()?));
+        // Longer records are rare, and a body's checksum is computed for each try.
+        if len <= HEADER_BYTES || len > RECORD_BYTES_MAX.min(1 << 20) {
+            return None;
+        }
+        let body = bytes.get(at + HEADER_BYTES as usize..at + len as usize)?;
+        let valid = record_crc(self.salt, base + at as u64, &[body]) == crc
+            && RecordKind::from_byte(body[0]).is_some();
+        valid.then_some(round8(len) as usize)
+    }
+
     fn read_segment(&self, index: u64) -> Result<Vec<u8>> {
         let name = segment_name(index);
         let read = || -> std::io::Result<Vec<u8>> {
