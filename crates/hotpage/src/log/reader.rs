@@ -442,7 +442,8 @@ impl<'a> LogReader<'a> {
     /// `MISPLACED_SCAN_BYTES`). Reads only; for `hotpage recover`'s report.
     pub fn misplaced_home(&self, index: u64, homes: &[u64]) -> Result<Option<u64>> {
         const MISPLACED_SCAN_BYTES: usize = 64 << 10;
-        let bytes = self.read_segment(index)?;
+        // The records tried start in the first 64 KiB and are at most 1 MiB long.
+        let bytes = self.read_segment_prefix(index, MISPLACED_SCAN_BYTES as u64 + (2 << 20))?;
         let candidates: Vec<u64> = std::iter::once(index)
             .chain(homes.iter().copied().filter(|home| *home != index))
             .collect();
@@ -477,10 +478,15 @@ impl<'a> LogReader<'a> {
     }
 
     fn read_segment(&self, index: u64) -> Result<Vec<u8>> {
+        self.read_segment_prefix(index, self.segment_bytes)
+    }
+
+    /// The first `max` bytes of segment `index` (fewer if the file is shorter).
+    fn read_segment_prefix(&self, index: u64, max: u64) -> Result<Vec<u8>> {
         let name = segment_name(index);
         let read = || -> std::io::Result<Vec<u8>> {
             let file = self.storage.open(&name, false)?;
-            let len = file.len()?.min(self.segment_bytes);
+            let len = file.len()?.min(self.segment_bytes).min(max);
             let mut bytes = vec![0u8; len as usize];
             file.read_at(&mut bytes, 0)?;
             Ok(bytes)
