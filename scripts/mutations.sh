@@ -570,6 +570,12 @@ unit misplaced-never-named crates/hotpage/src/log/reader.rs \
   '                    return Ok((home != index).then_some(home));' \
   '                    return Ok((home != index && false).then_some(home));' \
   --test log_damage swapped_segments
+# An interrupted creation that made log.durable takes it for a file hotpage did not make,
+# and the creation can never be completed.
+unit creation-forgets-durable-mark crates/hotpage/src/db/open.rs \
+  '            || name == crate::log::durable_mark::DURABLE_MARK_FILE' \
+  '            || name == "log.durable.not"' \
+  --test atomic_creation
 # Files that do not fit a catalog that verified are "not a hotpage database" again (exit 3).
 PACKAGE=hotpage-cli unit damaged-database-not-a-database crates/hotpage/src/db/open.rs \
   '        Error::NotADatabase { path, reason } if !creating => {' \

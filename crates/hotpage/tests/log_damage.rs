@@ -515,6 +515,26 @@ fn salvage_keeps_what_precedes_the_damage_and_reports_what_it_discards() {
     assert_eq!((again.damage, again.applied), (None, false));
 }
 
+/// A database in `live` with table `t`, rows of 300 bytes committed until its log reaches
+/// `log_bytes`, copied to `copy` while open (what a kill -9 leaves: every acknowledged
+/// commit durable in the log), then closed. Returns the keys and the log's end.
+fn killed_copy(live: &Path, copy: &Path, options: Options, log_bytes: u64) -> (Vec<Key>, u64) {
+    let db = Database::open(live, options).expect("create");
+    let table = db
+        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
+        .expect("table");
+    let mut session = db.session();
+    let mut keys = Vec::new();
+    while db.log_end().expect("log") < log_bytes {
+        keys.push(session.insert(&table, &[3u8; 300]).expect("insert"));
+    }
+    let log_end = db.log_end().expect("log");
+    copy_dir(live, copy);
+    drop((session, table));
+    db.close().expect("close");
+    (keys, log_end)
+}
+
 /// A middle segment deleted: the record that runs on into it is where the kept log ends
 /// (a salvage that kept it whole failed with "the files changed"), and the report says
 /// that the missing bytes' commits cannot be counted.
@@ -527,20 +547,8 @@ fn salvage_after_a_missing_middle_segment_keeps_the_log_before_it() {
         durable_marks: false, // the missing bytes are counted without the mark too
         ..options()
     };
-    let db = Database::open(&live, options()).expect("create");
-    let table = db
-        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-        .expect("table");
-    let mut session = db.session();
-    let mut keys = Vec::new();
-    while db.log_end().expect("log") < 4 * SEGMENT_BYTES + 4096 {
-        keys.push(session.insert(&table, &[3u8; 300]).expect("insert"));
-    }
-    let log_end = db.log_end().expect("log");
     let crashed = dir.path().join("crashed");
-    copy_dir(&live, &crashed);
-    drop((session, table));
-    db.close().expect("close");
+    let (keys, log_end) = killed_copy(&live, &crashed, options(), 4 * SEGMENT_BYTES + 4096);
     let mut straddled = 0;
     for middle in 1..=3u64 {
         let case = dir.path().join(format!("case-{middle}"));
@@ -594,19 +602,8 @@ fn salvage_after_a_missing_middle_segment_keeps_the_log_before_it() {
 fn swapped_segments_are_named_and_open_once_put_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let live = dir.path().join("live");
-    let db = Database::open(&live, options()).expect("create");
-    let table = db
-        .create_table("t", "identity", KeyKind::Identity { start: 1, step: 1 })
-        .expect("table");
-    let mut session = db.session();
-    let mut keys = Vec::new();
-    while db.log_end().expect("log") < 2 * SEGMENT_BYTES + 4096 {
-        keys.push(session.insert(&table, &[4u8; 300]).expect("insert"));
-    }
     let crashed = dir.path().join("crashed");
-    copy_dir(&live, &crashed);
-    drop((session, table));
-    db.close().expect("close");
+    let (keys, _) = killed_copy(&live, &crashed, options(), 2 * SEGMENT_BYTES + 4096);
     std::fs::remove_file(crashed.join("LOCK")).expect("the copy's lock file");
     let (a, b) = (
         crashed.join("wal.0000000000000000"),

@@ -438,6 +438,7 @@ fn remove_interrupted_creation(storage: &dyn Storage, path: &Path, files: &[Stri
     let ours = |name: &str| {
         name == CREATING_FILE
             || name == "catalog.tmp"
+            || name == crate::log::durable_mark::DURABLE_MARK_FILE
             || crate::format::parse_data_file_name(name).is_some()
             || name.starts_with("wal.")
             || name.starts_with("mem.")

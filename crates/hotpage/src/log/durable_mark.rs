@@ -159,6 +159,13 @@ impl MarkWriter {
         self.file.clone()
     }
 
+    /// Opens the file, creating it (and syncing the directory) if it is missing, so that
+    /// the first mark, written on a flush's path, does not wait for a directory sync.
+    /// A failure here is tried again at the first mark.
+    pub fn prepare(&mut self) -> io::Result<()> {
+        self.file().map(|_| ())
+    }
+
     fn file(&mut self) -> io::Result<Arc<dyn StorageFile>> {
         if let Some(file) = &self.file {
             return Ok(Arc::clone(file));

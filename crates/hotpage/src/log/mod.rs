@@ -390,7 +390,10 @@ impl Wal {
         let shared = &self.shared;
         let mut flush = shared.flush.lock();
         if flush.durable_marks.is_none() {
-            let writer = durable_mark::MarkWriter::new(Arc::clone(&shared.storage), shared.salt);
+            let mut writer =
+                durable_mark::MarkWriter::new(Arc::clone(&shared.storage), shared.salt);
+            // Evidence, not a promise: a failure is tried again at the first mark.
+            let _ = writer.prepare();
             flush.durable_marks = Some(writer);
         }
     }
