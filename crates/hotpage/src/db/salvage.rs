@@ -108,7 +108,7 @@ impl Database {
         let storage = OverlayStorage::new(Arc::new(base));
         lock(&storage, path)?;
         let catalog = load(&storage, path)?;
-        plan(&storage, &catalog, &options)
+        plan(&storage, path, &catalog, &options)
     }
 
     /// Salvages the database in `path` after log damage (see the module docs): keeps what
@@ -126,7 +126,7 @@ impl Database {
         );
         lock(&*storage, path)?;
         let catalog = load(&*storage, path)?;
-        let mut report = plan(&*storage, &catalog, &options)?;
+        let mut report = plan(&*storage, path, &catalog, &options)?;
         let Some(damage) = report.damage.clone() else {
             return Ok(report);
         };
@@ -178,7 +178,12 @@ fn segment_bytes(catalog: &Catalog, options: &Options) -> u64 {
 
 /// Finds the damage an open would stop at, what lies past it, and where a new log would
 /// start. Reads only.
-fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<SalvageReport> {
+fn plan(
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &Catalog,
+    options: &Options,
+) -> Result<SalvageReport> {
     if catalog.unlogged_open {
         return Ok(SalvageReport::default()); // an unlogged run has no log to damage
     }
@@ -231,7 +236,7 @@ fn plan(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<S
         "readable records past the damage overlap"
     );
     discarded.unreadable_bytes = written_end - damage.lsn - readable_bytes;
-    let pages_lsn = highest_page_lsn(storage, catalog, options)?;
+    let pages_lsn = highest_page_lsn(storage, path, catalog, options)?;
     let past = files_end
         .max(mark)
         .max(catalog.redo_lsn)
@@ -280,7 +285,12 @@ fn misplaced_segments(
 
 /// The highest LSN on any page of any data file (damaged pages included: their LSN may
 /// be damaged too, which can only move the new log further on).
-fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options) -> Result<Lsn> {
+fn highest_page_lsn(
+    storage: &dyn Storage,
+    path: &Path,
+    catalog: &Catalog,
+    options: &Options,
+) -> Result<Lsn> {
     if !storage
         .exists(crate::format::DATA_FILE)
         .map_err(|e| Error::io("looking for the data file", e))?
@@ -290,7 +300,7 @@ fn highest_page_lsn(storage: &dyn Storage, catalog: &Catalog, options: &Options)
     let page_size = catalog.page_size as usize;
     let pool = BufferPool::open_in(
         storage,
-        Path::new("salvage"),
+        path,
         page_size,
         (buffer::POOL_FRAMES_MIN * page_size).max(options.pool_bytes.min(8 << 20)),
         1,
