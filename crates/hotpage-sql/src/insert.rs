@@ -1,5 +1,6 @@
-//! INSERT: `VALUES` (one or many rows), `DEFAULT VALUES`, `RETURNING`. Planned once
-//! (columns resolved, expressions compiled), executed per call with its parameters.
+//! INSERT: `VALUES` (one or many rows), `DEFAULT VALUES`, `SELECT …` (a query's rows),
+//! `RETURNING`. Planned once (columns resolved, expressions compiled, a query planned),
+//! executed per call with its parameters.
 //!
 //! A row's key is either given (every key column has a value: the engine proves it unique
 //! before it logs the row) or made by the engine's key generator (identity, sequence, GUID,
@@ -9,21 +10,51 @@
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{self, Scalar, object_name};
 use crate::schema::KeyGen;
-use crate::select::{self, Projection};
+use crate::select::{self, Projection, SelectPlan};
 use crate::session::{ColumnInfo, Ctx, StatementResult, engine_error};
 use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
 use hotpage::{Error as EngineError, Key};
-use sqlparser::ast::{Expr, Insert, SetExpr, TableObject};
+use sqlparser::ast::{Expr, Insert, Query, SelectItem, SetExpr, TableObject, Value as AstValue};
 use std::sync::Arc;
 
 pub(crate) struct InsertPlan {
     table: Arc<SqlTable>,
-    /// Per VALUES row, per table column: the given expression (None: its default).
-    rows: Vec<Vec<Option<Scalar>>>,
+    source: RowSource,
     returning: Option<Projection>,
     params: Vec<Option<SqlType>>,
+}
+
+/// Where an INSERT's rows come from.
+enum RowSource {
+    /// Per VALUES row, per table column: the given expression (None: its default).
+    Values(Vec<Vec<Option<Scalar>>>),
+    /// A query's rows: its column `i` goes into table column `targets[i]`, and every
+    /// other column takes its default.
+    Query {
+        query: Box<SelectPlan>,
+        targets: Vec<usize>,
+    },
+}
+
+/// One row's given values, per table column (None: its default).
+enum Given<'a> {
+    Exprs(&'a [Option<Scalar>]),
+    Values(Vec<Option<Value>>),
+}
+
+impl Given<'_> {
+    /// The value given for `column`, evaluated now.
+    fn take(&mut self, column: usize, ctx: &mut Ctx<'_>) -> SqlResult<Option<Value>> {
+        match self {
+            Given::Exprs(exprs) => exprs[column]
+                .as_ref()
+                .map(|scalar| scalar.eval(&[], ctx))
+                .transpose(),
+            Given::Values(values) => Ok(values[column].take()),
+        }
+    }
 }
 
 pub(crate) fn plan(db: &crate::session::SqlDatabase, ins: &Insert) -> SqlResult<InsertPlan> {
@@ -35,42 +66,121 @@ pub(crate) fn plan(db: &crate::session::SqlDatabase, ins: &Insert) -> SqlResult<
     }
     let table = db.table(&object_name(name))?;
     let targets = target_columns(&table, &ins.columns)?;
-    let given_rows: Vec<Vec<Expr>> = match ins.source.as_deref() {
-        None => vec![Vec::new()],
-        Some(query) => match query.body.as_ref() {
-            SetExpr::Values(values) => values.rows.iter().map(|r| r.content.clone()).collect(),
-            _ => return Err(SqlError::unsupported("INSERT ... SELECT")),
-        },
-    };
-    let mut params = Vec::new();
-    let mut rows = Vec::with_capacity(given_rows.len());
-    for given in &given_rows {
-        if ins.source.is_some() && given.len() != targets.len() {
-            let (state, message) = if given.len() > targets.len() {
-                (
-                    sqlstate::SYNTAX_ERROR,
-                    "INSERT has more expressions than target columns",
-                )
-            } else {
-                (
-                    sqlstate::SYNTAX_ERROR,
-                    "INSERT has more target columns than expressions",
-                )
-            };
-            return Err(SqlError::new(state, message));
-        }
-        rows.push(plan_row(&table, &targets, given, &mut params)?);
-    }
     let returning = match &ins.returning {
         Some(items) => Some(select::project(items, &table.scope)?),
         None => None,
     };
+    let (source, params) = match ins.source.as_deref() {
+        None => plan_values(&table, &targets, &[Vec::new()], false)?,
+        Some(query) => match query.body.as_ref() {
+            SetExpr::Values(values) => {
+                let rows: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.clone()).collect();
+                plan_values(&table, &targets, &rows, true)?
+            }
+            _ => plan_query(db, &table, targets, query)?,
+        },
+    };
     Ok(InsertPlan {
         table,
-        rows,
+        source,
         returning,
         params,
     })
+}
+
+/// The VALUES rows (or DEFAULT VALUES' one empty row, `counted` false), each as many
+/// expressions as target columns.
+fn plan_values(
+    table: &SqlTable,
+    targets: &[usize],
+    given_rows: &[Vec<Expr>],
+    counted: bool,
+) -> SqlResult<(RowSource, Vec<Option<SqlType>>)> {
+    let mut params = Vec::new();
+    let mut rows = Vec::with_capacity(given_rows.len());
+    for given in given_rows {
+        if counted {
+            check_count(given.len(), targets.len())?;
+        }
+        rows.push(plan_row(table, targets, given, &mut params)?);
+    }
+    Ok((RowSource::Values(rows), params))
+}
+
+/// PostgreSQL's error when the expressions and the target columns differ in number.
+fn check_count(expressions: usize, targets: usize) -> SqlResult<()> {
+    let message = match expressions.cmp(&targets) {
+        std::cmp::Ordering::Equal => return Ok(()),
+        std::cmp::Ordering::Greater => "INSERT has more expressions than target columns",
+        std::cmp::Ordering::Less => "INSERT has more target columns than expressions",
+    };
+    Err(SqlError::new(sqlstate::SYNTAX_ERROR, message))
+}
+
+/// `INSERT … SELECT`: the query planned as any SELECT, its columns matched to the
+/// targets by position, and their types checked as PostgreSQL's assignment casts allow
+/// (so a mismatch fails at plan time, not at the first row).
+fn plan_query(
+    db: &crate::session::SqlDatabase,
+    table: &SqlTable,
+    targets: Vec<usize>,
+    query: &Query,
+) -> SqlResult<(RowSource, Vec<Option<SqlType>>)> {
+    let plan = select::plan(db, query)?;
+    check_count(plan.columns.len(), targets.len())?;
+    let untyped = untyped_items(query);
+    for (i, (&column, source)) in targets.iter().zip(&plan.columns).enumerate() {
+        refuse_generated_always(table, column)?;
+        let target = &table.schema.columns[column];
+        if !untyped.get(i).copied().unwrap_or(false) && !assignable(&source.ty, &target.ty) {
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{}\" is of type {} but expression is of type {}",
+                    target.name,
+                    target.ty.name(),
+                    source.ty.name()
+                ),
+            )
+            .with_hint("You will need to rewrite or cast the expression."));
+        }
+    }
+    let params = plan.param_types();
+    let query = Box::new(plan);
+    Ok((RowSource::Query { query, targets }, params))
+}
+
+/// Per item of the query's select list: true for a bare string literal or NULL, whose
+/// type PostgreSQL takes from the column it goes into (`INSERT … SELECT '42', NULL`).
+fn untyped_items(query: &Query) -> Vec<bool> {
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return Vec::new();
+    };
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(Expr::Value(v))
+            | SelectItem::ExprWithAlias {
+                expr: Expr::Value(v),
+                ..
+            } => {
+                matches!(v.value, AstValue::SingleQuotedString(_) | AstValue::Null)
+            }
+            _ => false,
+        })
+        .collect()
+}
+
+/// Whether a value of type `from` may be stored in a column of type `to` without an
+/// explicit cast: PostgreSQL's implicit and assignment casts among the types hotpage
+/// has (numbers among themselves, anything into text, timestamp and timestamptz).
+fn assignable(from: &SqlType, to: &SqlType) -> bool {
+    from == to
+        || to.is_text_like()
+        || (from.is_text_like() && matches!(to, SqlType::Name))
+        || (from.is_numeric_family() && to.is_numeric_family())
+        || (from.is_timestamp() && to.is_timestamp())
 }
 
 fn target_columns(
@@ -165,7 +275,11 @@ fn refuse_generated_always(table: &SqlTable, column: usize) -> SqlResult<()> {
 impl InsertPlan {
     /// True if the table was dropped or replaced after the plan was made.
     pub fn is_stale(&self) -> bool {
-        self.table.handle.is_dropped()
+        let query_stale = match &self.source {
+            RowSource::Query { query, .. } => query.is_stale(),
+            RowSource::Values(_) => false,
+        };
+        self.table.handle.is_dropped() || query_stale
     }
 
     pub fn table_name(&self) -> &str {
@@ -183,18 +297,22 @@ impl InsertPlan {
         self.params.clone()
     }
 
-    /// Inserts every row. A statement of several rows outside a transaction block is its
-    /// own transaction: all its rows or none (PostgreSQL's statement atomicity).
+    /// Inserts every row. A statement of several rows (or a query's, however many)
+    /// outside a transaction block is its own transaction: all its rows or none
+    /// (PostgreSQL's statement atomicity).
     pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
         // One row with RETURNING is its own transaction too: RETURNING can fail after the
         // row is in.
-        let own_transaction =
-            (self.rows.len() > 1 || self.returning.is_some()) && !ctx.engine.in_transaction();
+        let many = match &self.source {
+            RowSource::Values(rows) => rows.len() > 1,
+            RowSource::Query { .. } => true,
+        };
+        let own_transaction = (many || self.returning.is_some()) && !ctx.engine.in_transaction();
         if own_transaction {
             ctx.engine.begin().map_err(engine_error)?;
         }
-        let returned = match self.insert_rows(ctx) {
-            Ok(returned) => returned,
+        let (inserted, returned) = match self.insert_rows(ctx) {
+            Ok(done) => done,
             Err(error) => {
                 if own_transaction {
                     ctx.engine.rollback().map_err(engine_error)?;
@@ -208,39 +326,64 @@ impl InsertPlan {
                 .map_err(|e| self.insert_error(e, None))?;
         }
         Ok(StatementResult {
-            tag: insert_tag(self.rows.len()),
+            tag: insert_tag(inserted),
             columns: self.columns(),
             rows: returned,
         })
     }
 
-    fn insert_rows(&self, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
+    /// Inserts every row; returns how many, and what RETURNING made of them.
+    fn insert_rows(&self, ctx: &mut Ctx<'_>) -> SqlResult<(usize, Vec<Vec<Value>>)> {
         let mut returned = Vec::new();
         let mut row_bytes = Vec::with_capacity(64);
-        for given in &self.rows {
+        let mut insert = |given: Given<'_>, ctx: &mut Ctx<'_>| -> SqlResult<()> {
             let values = self.insert_row(given, ctx, &mut row_bytes)?;
             if let Some(projection) = &self.returning {
                 returned.push(projection.eval(&values, ctx)?);
             }
-        }
-        Ok(returned)
+            Ok(())
+        };
+        let inserted = match &self.source {
+            RowSource::Values(rows) => {
+                for given in rows {
+                    insert(Given::Exprs(given), ctx)?;
+                }
+                rows.len()
+            }
+            RowSource::Query { query, targets } => {
+                // The query's rows first, then the inserts: the statement never reads
+                // its own rows (they are staged until commit in any case).
+                let rows = query.execute(ctx)?.rows;
+                let (count, width) = (rows.len(), self.table.schema.columns.len());
+                for row in rows {
+                    let mut given = vec![None; width];
+                    for (&column, value) in targets.iter().zip(row) {
+                        given[column] = Some(value);
+                    }
+                    insert(Given::Values(given), ctx)?;
+                }
+                count
+            }
+        };
+        Ok((inserted, returned))
     }
 
     /// Inserts one row; returns all its values (the generated key's included).
     fn insert_row(
         &self,
-        given: &[Option<Scalar>],
+        mut given: Given<'_>,
         ctx: &mut Ctx<'_>,
         row_bytes: &mut Vec<u8>,
     ) -> SqlResult<Vec<Value>> {
         let table = &self.table;
         let schema = &table.schema;
-        let mut values = Vec::with_capacity(given.len());
+        let width = schema.columns.len();
+        let mut values = Vec::with_capacity(width);
         let mut key_missing = false;
-        for (column, given) in given.iter().enumerate() {
+        for column in 0..width {
             let in_key = schema.key.iter().any(|&(c, _)| c == column);
-            let value = match given {
-                Some(scalar) => scalar.eval(&[], ctx)?,
+            let value = match given.take(column, ctx)? {
+                Some(value) => value,
                 None if in_key && schema.columns[column].generated.is_some() => Value::Null,
                 None if in_key && schema.keygen != KeyGen::Supplied => {
                     key_missing = true;
