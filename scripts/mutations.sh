@@ -148,6 +148,8 @@ unit() {
   out=$(cd "$work/$name" && CARGO_TARGET_DIR="$work/target" cargo test -q -p "${PACKAGE:-hotpage}" "$@" 2>&1)
   if echo "$out" | grep -q "test result: FAILED"; then
     echo "$name: caught: $(echo "$out" | grep -E -m1 'panicked at|assertion' | cut -c1-200)"
+  elif echo "$out" | grep -q "has overflowed its stack"; then
+    echo "$name: caught: the test binary aborted on a stack overflow"
   elif echo "$out" | grep -q "test result: ok"; then
     echo "$name: NOT CAUGHT"
   else
@@ -581,3 +583,16 @@ PACKAGE=hotpage-cli unit damaged-database-not-a-database crates/hotpage/src/db/o
   '        Error::NotADatabase { path, reason } if !creating => {' \
   '        Error::NotADatabase { path, reason } if !creating && false => {' \
   --test durability_cli damage_to_any_file_is_exit_7
+# The depth check is gone: a deep expression overflows the stack (an abort that took a
+# whole server down) instead of being 54001.
+PACKAGE=hotpage-sql unit expression-depth-unchecked crates/hotpage-sql/src/session.rs \
+  '            if self.0 > EXPR_DEPTH_MAX {' \
+  '            if self.0 > EXPR_DEPTH_MAX * 1000 {' \
+  --test deep_expressions
+# Evaluation no longer grows its stack: its frames are the largest, and 1,000 levels of
+# them overflow a 2 MiB thread.
+PACKAGE=hotpage-sql unit eval-stack-not-grown crates/hotpage-sql/src/expr.rs \
+  '    #[recursive::recursive]
+    pub fn eval(' \
+  '    pub fn eval(' \
+  --test deep_expressions

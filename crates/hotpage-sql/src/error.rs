@@ -57,6 +57,7 @@ pub mod sqlstate {
     /// in_failed_sql_transaction
     pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
     /// program_limit_exceeded
+    pub const STATEMENT_TOO_COMPLEX: &str = "54001";
     pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
     /// read_only_sql_transaction
     pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";

@@ -163,6 +163,7 @@ pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
     compile_inner(expr, scope).map_err(|e| e.at_line_column(position_of(expr)))
 }
 
+#[recursive::recursive]
 fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
     let boxed = |e: &Expr| compile(e, scope).map(Box::new);
     Ok(match expr {
@@ -445,6 +446,7 @@ impl Scalar {
     }
 
     /// Evaluates against one input row.
+    #[recursive::recursive]
     pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> SqlResult<Value> {
         Ok(match self {
             Scalar::Const(v, _) => v.clone(),

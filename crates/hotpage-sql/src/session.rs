@@ -1349,8 +1349,80 @@ fn setting_text(e: &Expr) -> String {
     }
 }
 
-/// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position.
+/// How deep an expression may nest (operators, calls, casts): deeper is 54001, as
+/// PostgreSQL refuses an expression past its `max_stack_depth`. Everything that walks a
+/// statement's tree (sqlparser's clone, display, visitors and drop, the planners) recurses
+/// once per level; at this depth all of it fits a 2 MiB thread stack, Rust's default (a
+/// test runs each operator there). Compiling and evaluating grow the stack on the heap
+/// besides (`recursive`), their frames being the largest.
+pub(crate) const EXPR_DEPTH_MAX: usize = 1000;
+
+/// Statements up to this long cannot nest deeper than [`EXPR_DEPTH_MAX`] (each level takes
+/// at least one byte of text), so they are not walked to check.
+const SHALLOW_SQL_BYTES: usize = EXPR_DEPTH_MAX;
+
+/// Stack for checking and dropping a long statement's tree: the tree may nest about as
+/// deep as the text is long (sqlparser's parser grows its own stack), and a drop takes a
+/// small frame per level. Reserved address space only: pages are used as touched.
+fn deep_check_stack_bytes(sql_bytes: usize) -> usize {
+    (1 << 20) + sql_bytes.saturating_mul(256)
+}
+
+/// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position, and an
+/// expression nested deeper than [`EXPR_DEPTH_MAX`] is 54001.
 pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    if sql.len() <= SHALLOW_SQL_BYTES {
+        return parse_parts(sql);
+    }
+    // On a stack of its own: the check, and the drop of a tree it refuses, recurse as
+    // deep as the tree, which only the parser (growing its stack) has walked so far.
+    stacker::grow(deep_check_stack_bytes(sql.len()), || {
+        let statements = parse_parts(sql)?;
+        match nesting_past_limit(&statements) {
+            false => Ok(statements),
+            true => {
+                drop(statements);
+                Err(SqlError::new(
+                    sqlstate::STATEMENT_TOO_COMPLEX,
+                    "stack depth limit exceeded",
+                )
+                .with_hint(format!(
+                    "An expression may nest at most {EXPR_DEPTH_MAX} levels (operators, \
+                     calls, casts). Write a long chain of OR as IN (…), or split the \
+                     expression."
+                )))
+            }
+        }
+    })
+}
+
+/// True if an expression of `statements` nests deeper than [`EXPR_DEPTH_MAX`]. The walk
+/// stops at the first level past it.
+fn nesting_past_limit(statements: &[Statement]) -> bool {
+    use sqlparser::ast::{Visit, Visitor};
+    use std::ops::ControlFlow;
+    struct Depth(usize);
+    impl Visitor for Depth {
+        type Break = ();
+        fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+            self.0 += 1;
+            if self.0 > EXPR_DEPTH_MAX {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+        fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+            self.0 -= 1;
+            ControlFlow::Continue(())
+        }
+    }
+    statements
+        .iter()
+        .any(|statement| statement.visit(&mut Depth(0)).is_break())
+}
+
+fn parse_parts(sql: &str) -> SqlResult<Vec<Statement>> {
     // sqlparser reads everything after `COPY … FROM STDIN;` as the COPY's inline data, so
     // the statements after one in a Query would vanish: parse the two parts apart.
     if let Some(cut) = copy::end_of_copy_from_stdin(sql)
@@ -1358,7 +1430,7 @@ pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     {
         let mut statements = parse_one_part(&sql[..cut])?;
         let before = sql[..cut].chars().count();
-        let rest = parse(&sql[cut..]).map_err(|e| {
+        let rest = parse_parts(&sql[cut..]).map_err(|e| {
             let position = e.position.map(|p| p + before);
             SqlError { position, ..e }
         })?;
