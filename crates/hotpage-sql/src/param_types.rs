@@ -14,7 +14,7 @@ use sqlparser::ast::BinaryOperator;
 pub(crate) fn infer(scalar: &Scalar, types: &mut [Option<SqlType>]) {
     match scalar {
         Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_) => {}
-        Scalar::Neg(inner) => infer(inner, types),
+        Scalar::Neg(inner) | Scalar::Deep(inner) => infer(inner, types),
         Scalar::Not(inner) => {
             set(inner, Some(SqlType::Bool), types);
             infer(inner, types);
@@ -38,7 +38,7 @@ pub(crate) fn infer(scalar: &Scalar, types: &mut [Option<SqlType>]) {
             infer(left, types);
             infer(right, types);
         }
-        Scalar::InList(item, list, _) => {
+        Scalar::InList(item, list, _, _) => {
             set(item, list.iter().find_map(Scalar::ty), types);
             for entry in list {
                 set(entry, item.ty(), types);
