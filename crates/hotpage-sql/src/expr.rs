@@ -211,7 +211,7 @@ fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
         scalar,
         Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_)
     );
-    Ok(match level.0 % DEEP_EVERY_LEVELS == 0 && !leaf {
+    Ok(match level.0.is_multiple_of(DEEP_EVERY_LEVELS) && !leaf {
         true => Scalar::Deep(Box::new(scalar)),
         false => scalar,
     })
