@@ -1148,16 +1148,50 @@ impl SqlSession {
             ObjectType::Sequence => "DROP SEQUENCE",
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         };
+        // Every name is checked before anything is dropped: a statement that fails drops
+        // nothing (it dropped the names before a missing one). A name given twice is
+        // dropped once.
+        let mut unique: Vec<String> = Vec::with_capacity(names.len());
         for name in names.iter().map(object_name) {
-            let found = match object_type {
-                ObjectType::Table => self.drop_table(&name)?,
-                _ => self.drop_sequence(&name)?,
-            };
-            if !found && !if_exists {
-                return Err(undefined_table(&name));
+            if !unique.contains(&name) {
+                unique.push(name);
             }
         }
+        for name in &unique {
+            if !self.droppable(object_type, name)? && !if_exists {
+                return Err(undefined_table(name));
+            }
+        }
+        for name in &unique {
+            match object_type {
+                ObjectType::Table => self.drop_table(name)?,
+                _ => self.drop_sequence(name)?,
+            };
+        }
         Ok(StatementResult::command(tag))
+    }
+
+    /// True if `name` is a table (or sequence) that `DROP` may drop; an error if it exists
+    /// but may not be dropped (a sequence a table's keys depend on).
+    fn droppable(&self, object_type: ObjectType, name: &str) -> SqlResult<bool> {
+        let meta = self.db.metadata();
+        if object_type == ObjectType::Table {
+            return Ok(meta.pending.iter().any(|p| p.name == name)
+                || self.db.engine.table(name).is_ok());
+        }
+        let Some(seq) = meta.sequences.iter().find(|s| s.name == name) else {
+            return Ok(false);
+        };
+        if !seq.owner.is_empty() {
+            return Err(SqlError::new(
+                "2BP01",
+                format!(
+                    "cannot drop sequence {name} because table {} depends on it",
+                    seq.owner
+                ),
+            ));
+        }
+        Ok(true)
     }
 
     fn drop_table(&mut self, name: &str) -> SqlResult<bool> {
@@ -1220,17 +1254,8 @@ impl SqlSession {
 
     fn drop_sequence(&mut self, name: &str) -> SqlResult<bool> {
         let mut meta = self.db.metadata();
-        let Some(seq) = meta.sequences.iter().find(|s| s.name == name) else {
+        if !self.droppable(ObjectType::Sequence, name)? {
             return Ok(false);
-        };
-        if !seq.owner.is_empty() {
-            return Err(SqlError::new(
-                "2BP01",
-                format!(
-                    "cannot drop sequence {name} because table {} depends on it",
-                    seq.owner
-                ),
-            ));
         }
         meta.sequences.retain(|s| s.name != name);
         self.db.store_metadata(meta)?;
