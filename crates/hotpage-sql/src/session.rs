@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 /// SQL Server's trace flag for fn_dblog over the inactive log too.
 pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
 
+mod access_mode;
 mod alter;
 mod copy;
 mod maintenance;
@@ -182,6 +183,7 @@ impl SqlDatabase {
             prepared: HashMap::new(),
             activity,
             truncated: Vec::new(),
+            read_only: false,
         }
     }
 
@@ -388,6 +390,8 @@ pub struct SqlSession {
     /// Tables the open transaction truncates: their cached plans' tables are replaced at
     /// commit.
     truncated: Vec<String>,
+    /// The open block is READ ONLY (see `access_mode`).
+    read_only: bool,
 }
 
 /// Parameter `$index + 1` of a statement's execution.
@@ -743,6 +747,7 @@ impl SqlSession {
     }
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> SqlResult<StatementResult> {
+        self.refuse_write_if_read_only(plan)?;
         let pid = self.activity.pid;
         let mut ctx = Ctx {
             db: &self.db,
@@ -773,17 +778,14 @@ impl SqlSession {
                 names,
                 ..
             } => self.drop(*object_type, *if_exists, names),
-            Statement::StartTransaction { .. } => {
-                let outermost = self.txn == TxnStatus::Idle;
-                let begun = self.begin()?;
-                if outermost {
-                    // SQL Server's name for a transaction BEGIN opens (fn_dblog).
-                    self.name_transaction("user_transaction")?;
-                }
-                Ok(begun)
-            }
-            Statement::Commit { .. } => self.commit(),
-            Statement::Rollback { .. } => self.rollback(),
+            Statement::StartTransaction { modes, .. } => self.start_transaction(modes),
+            Statement::Commit { chain, .. } => self.end_transaction(true, *chain),
+            Statement::Rollback {
+                savepoint: Some(_), ..
+            } => Err(SqlError::unsupported(
+                "ROLLBACK TO SAVEPOINT (hotpage has no savepoints)",
+            )),
+            Statement::Rollback { chain, .. } => self.end_transaction(false, *chain),
             Statement::Set(set) => self.set(set),
             Statement::ShowVariable { variable } => self.show(variable),
             Statement::Prepare {
@@ -1176,8 +1178,9 @@ impl SqlSession {
     fn droppable(&self, object_type: ObjectType, name: &str) -> SqlResult<bool> {
         let meta = self.db.metadata();
         if object_type == ObjectType::Table {
-            return Ok(meta.pending.iter().any(|p| p.name == name)
-                || self.db.engine.table(name).is_ok());
+            return Ok(
+                meta.pending.iter().any(|p| p.name == name) || self.db.engine.table(name).is_ok()
+            );
         }
         let Some(seq) = meta.sequences.iter().find(|s| s.name == name) else {
             return Ok(false);
@@ -1284,6 +1287,9 @@ impl SqlSession {
             Set::SetTimeZone { value, .. } => ("timezone".to_string(), setting_text(value)),
             Set::SetNames { charset_name, .. } => {
                 ("client_encoding".to_string(), charset_name.to_string())
+            }
+            Set::SetTransaction { modes, session, .. } => {
+                return self.set_transaction(modes, *session);
             }
             other => return Err(SqlError::unsupported(format!("{other}"))),
         };
