@@ -168,6 +168,15 @@ fn validate(args: &CrashtestArgs) -> Result<(), CliError> {
             "--trials, --sessions and --batch must be at least 1",
         ));
     }
+    if args.sessions > crate::stress::SESSIONS_MAX {
+        // The stress child would refuse it, and a child that exits early reads as a
+        // failed trial.
+        return Err(CliError::usage(format!(
+            "--sessions must be from 1 to {}, not {}",
+            crate::stress::SESSIONS_MAX,
+            args.sessions
+        )));
+    }
     crate::stress::validate_checkpoint_mib(args.checkpoint_mib)?;
     crate::stress::validate_files(args.files)?;
     if let Err(error) = args.design.parse::<hotpage_workload::DesignName>() {

@@ -257,9 +257,19 @@ fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 };
             }
-            // Keep clap's first line ("error: ...") and point at --help: one clear line.
+            // Clap's first paragraph as one line (the line after "required arguments were
+            // not provided:" names them; the one after an invalid value lists the possible
+            // ones, or a tip for a negative number), and a pointer to --help.
             let rendered = error.render().to_string();
-            let first = rendered.lines().next().unwrap_or("error: bad arguments");
+            let paragraph: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|line| !line.is_empty())
+                .collect();
+            let first = match paragraph.join(" ") {
+                joined if joined.is_empty() => "error: bad arguments".to_string(),
+                joined => joined,
+            };
             errln!("{first} (see 'hotpage --help')");
             return ExitCode::from(EXIT_USAGE);
         }

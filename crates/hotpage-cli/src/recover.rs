@@ -34,10 +34,27 @@ pub fn run(args: &RecoverArgs) -> Result<(), CliError> {
     };
     let report = if args.accept_loss {
         Database::salvage(&args.db, options)
-            .with_context(|| format!("cannot salvage database {}", args.db.display()))?
+            .with_context(|| format!("cannot salvage database {}", args.db.display()))
     } else {
         Database::examine_log(&args.db, options)
-            .with_context(|| format!("cannot read database {}", args.db.display()))?
+            .with_context(|| format!("cannot read database {}", args.db.display()))
+    };
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            let error = CliError::from(error);
+            if args.json {
+                // As `check --json`: a script that reads the JSON learns why there is none.
+                outln!(
+                    "{}",
+                    json!({
+                        "db": args.db.display().to_string(), "opened": false,
+                        "error": error.message, "exit_code": error.code,
+                    })
+                )?;
+            }
+            return Err(error);
+        }
     };
     if args.json {
         outln!("{}", to_json(&report))?;

@@ -258,6 +258,7 @@ pub fn open_options(args: &OpenArgs) -> Result<Options, CliError> {
             )));
         }
     }
+    hotpage::limits::validate_pool_bytes(args.pool_mib << 20).map_err(CliError::usage)?;
     Ok(Options {
         pool_bytes: args.pool_mib << 20,
         txn_memory_bytes_max: args.txn_mib << 20,

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The most sessions one run may start.
-const SESSIONS_MAX: u32 = 4096;
+pub const SESSIONS_MAX: u32 = 4096;
 /// The largest `--pool-mib` (1 TiB): larger values would overflow the byte count, and the
 /// pool allocates a frame descriptor per page when the database opens.
 const POOL_MIB_MAX: usize = 1 << 20;
@@ -308,6 +308,7 @@ fn validate_storage(args: &StressArgs, choice: DesignChoice) -> Result<(), CliEr
             args.pool_mib
         )));
     }
+    hotpage::limits::validate_pool_bytes(args.pool_mib << 20).map_err(CliError::usage)?;
     validate_checkpoint_mib(args.checkpoint_mib)?;
     if !(1..=LOG_SEGMENT_MIB_MAX).contains(&args.log_segment_mib) {
         return Err(CliError::usage(format!(

@@ -519,10 +519,22 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
         .expect("data.0")
         .len() as usize;
     type Damage = fn(&Path, usize);
-    let cases: [(&str, Damage, &str); 4] = [
+    let cases: [(&str, Damage, &str); 6] = [
         (
             "catalog bytes flipped",
             |db, _| flip(&db.join("catalog"), 40),
+            "catalog",
+        ),
+        // Data files and a log, but no catalog: it was one (it said "not a hotpage
+        // database", exit 3).
+        (
+            "catalog emptied",
+            |db, _| std::fs::write(db.join("catalog"), b"").expect("empty"),
+            "catalog",
+        ),
+        (
+            "catalog deleted",
+            |db, _| std::fs::remove_file(db.join("catalog")).expect("rm"),
             "catalog",
         ),
         (
@@ -576,6 +588,18 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
         "{}",
         stderr(&out)
     );
+    // recover says the same of a path that is no database (it said "I/O error", exit 1),
+    // and --json prints one object then too.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    for path in [dir.path().join("nowhere"), file] {
+        let out = hotpage(&["recover", "--db", s(&path), "--json"]);
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object, even when no open");
+        assert_eq!(report["opened"], false, "{report}");
+        assert_eq!(report["exit_code"], 3, "{report}");
+    }
 }
 
 fn flip(file: &Path, at: usize) {

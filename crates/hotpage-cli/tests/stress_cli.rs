@@ -126,6 +126,40 @@ fn bad_arguments_are_one_clear_line() {
         2,
         "unexpected argument",
     );
+    // The crash test checks what its stress child would refuse (it read as a failed
+    // trial, exit 1).
+    assert_one_line_error(
+        &hotpage(&["crashtest", "--sessions", "5000"]),
+        2,
+        "--sessions must be from 1 to 4096, not 5000",
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    assert_one_line_error(
+        &hotpage(&[
+            "sql",
+            "--db",
+            s(&db),
+            "--pool-mib",
+            "1048576",
+            "-c",
+            "SELECT 1",
+        ]),
+        2,
+        "more than this machine's memory",
+    );
+    assert!(!db.exists(), "a refused pool made {}", db.display());
+    // Clap's errors name what they are about on the one line.
+    assert_one_line_error(
+        &hotpage(&["sql", "-c", "SELECT 1"]),
+        2,
+        "required arguments were not provided: --db <DB>",
+    );
+    assert_one_line_error(
+        &hotpage(&["sql", "--dialect", "bogus"]),
+        2,
+        "[possible values: ",
+    );
 }
 
 #[test]
@@ -136,8 +170,13 @@ fn bad_names_and_options_are_refused_before_a_directory_is_made() {
     let too_long = "t".repeat(max + 1);
     let limit = format!("--table must be 1 to {max} bytes");
     let no_such_dir = dir.path().join("no-such-dir");
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--table", &too_long], &limit),
+        // 1 TiB: more memory than the machine has (it took all of it before).
+        (
+            &["--pool-mib", "1048576"],
+            "more than this machine's memory",
+        ),
         (&["--table", ""], &limit),
         (&["--design", "hash-prefix", "--buckets", "0"], "--buckets"),
         (&["--design", "bit-reverse", "--cache", "0"], "--cache"),

@@ -163,13 +163,15 @@ async fn send_fatal(client: &mut Client, message: PgWireBackendMessage) -> std::
     client.close().await
 }
 
-/// The parameters reported at startup (ParameterStatus), as PostgreSQL 16 reports them.
+/// The parameters reported at startup (ParameterStatus), as PostgreSQL reports them;
+/// `server_version` is the one `SHOW server_version` and `version()` give (it said 16.0
+/// here and 15.0 there, and psql 15 warned of a mismatch at every connect).
 struct ServerParameters;
 
 impl ServerParameterProvider for ServerParameters {
     fn server_parameters<C: ClientInfo>(&self, client: &C) -> Option<HashMap<String, String>> {
         let mut params: HashMap<String, String> = [
-            ("server_version", "16.0"),
+            ("server_version", hotpage_sql::SERVER_VERSION),
             ("server_encoding", "UTF8"),
             ("client_encoding", "UTF8"),
             ("DateStyle", "ISO, MDY"),

@@ -37,6 +37,7 @@ mod types;
 mod value;
 mod views;
 
+pub use catalog::settings::SERVER_VERSION;
 pub use error::{SqlError, SqlResult, sqlstate};
 pub use session::{
     BatchObserver, ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus,

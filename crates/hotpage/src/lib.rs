@@ -76,6 +76,7 @@ pub mod limits {
     };
     pub use crate::buffer::{DATA_FILES_MAX, POOL_BYTES_DEFAULT};
     pub use crate::catalog::{NAME_BYTES_MAX, TABLES_MAX};
+    pub use crate::db::validate_pool_bytes;
     pub use crate::db::{
         STAGED_ROW_OVERHEAD_BYTES, SUPPLIED_KEY_OVERHEAD_BYTES, TXN_MEMORY_BYTES_DEFAULT,
     };

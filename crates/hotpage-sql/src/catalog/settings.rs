@@ -7,7 +7,7 @@ use std::collections::HashMap;
 /// The PostgreSQL version hotpage reports (`server_version`, `version()`): the one whose
 /// catalog (`pg_catalog`, as psql 15 queries it) hotpage provides. psql picks its catalog
 /// queries by this number.
-pub(crate) const SERVER_VERSION: &str = "15.0";
+pub const SERVER_VERSION: &str = "15.0";
 /// `server_version_num`.
 pub(crate) const SERVER_VERSION_NUM: &str = "150000";
 

@@ -63,6 +63,7 @@ pub use check::{CheckReport, Fault, FaultKind, TableCheck, TableFigures};
 pub use index_report::{FsmCategories, HeapIndexShape, HeapShape, IndexReport, IndexShape};
 pub use inspect::{LogKindCount, LogReport, LogSummary, PageLocation, PageOwner, TableSummary};
 pub use log_records::{LogRecordInfo, LoggedPage, PageChange};
+pub use open::validate_pool_bytes;
 pub use page_report::{PageHeader, PageReport, SlotContent, SlotReport};
 use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, MisplacedSegment, SalvageReport};

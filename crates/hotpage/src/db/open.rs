@@ -53,6 +53,18 @@ fn not_a_database(path: &Path, reason: &str) -> Error {
     }
 }
 
+/// Refuses a path that is a file, or that does not exist unless it may be created: not a
+/// hotpage database (the CLI's exit 3), before anything reads it.
+pub(super) fn check_directory(path: &Path, may_create: bool) -> Result<()> {
+    if path.exists() && !path.is_dir() {
+        return Err(not_a_database(path, "it is a file, not a directory"));
+    }
+    if !path.exists() && !may_create {
+        return Err(not_a_database(path, "no such directory"));
+    }
+    Ok(())
+}
+
 /// How the log is read back at open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LogPolicy {
@@ -69,12 +81,7 @@ impl Database {
     /// `Options::read_only` it changes nothing on disk and works on a read-only mount.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Database> {
         let path = path.as_ref();
-        if path.exists() && !path.is_dir() {
-            return Err(not_a_database(path, "it is a file, not a directory"));
-        }
-        if !path.exists() && (!options.create_if_missing || options.read_only) {
-            return Err(not_a_database(path, "no such directory"));
-        }
+        check_directory(path, options.create_if_missing && !options.read_only)?;
         validate_options(&options)?;
         let opened = if options.read_only {
             StdStorage::open_dir_read_only(path)
@@ -107,7 +114,36 @@ fn validate_options(options: &Options) -> Result<()> {
             "txn_memory_bytes_max must be at least 1".into(),
         ));
     }
-    Ok(())
+    validate_pool_bytes(options.pool_bytes).map_err(Error::InvalidOption)
+}
+
+/// Refuses a buffer pool larger than the machine's memory. The pool's frames are
+/// allocated at open: such a pool would take all of the memory (and the machine) before
+/// the first page is read.
+pub fn validate_pool_bytes(pool_bytes: usize) -> std::result::Result<(), String> {
+    match physical_memory_bytes() {
+        Some(memory) if pool_bytes > memory => Err(format!(
+            "a buffer pool of {} MiB is more than this machine's memory ({} MiB): choose a \
+             smaller pool (a quarter of the memory is a common choice)",
+            pool_bytes >> 20,
+            memory >> 20
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The machine's physical memory, where the system says.
+fn physical_memory_bytes() -> Option<usize> {
+    // SAFETY: sysconf only reads system configuration; it has no preconditions.
+    let (pages, page_bytes) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let pages = usize::try_from(pages).ok().filter(|&p| p > 0)?;
+    let page_bytes = usize::try_from(page_bytes).ok().filter(|&b| b > 0)?;
+    Some(pages.saturating_mul(page_bytes))
 }
 
 /// Every step of an open (see the module docs).
@@ -373,19 +409,31 @@ fn load_or_begin_catalog(
     let has_marker = storage
         .exists(CREATING_FILE)
         .map_err(|e| Error::io("looking for the creation marker", e))?;
-    if let Some(catalog) = Catalog::load(storage, path)? {
+    let files = || -> Result<Vec<String>> {
+        Ok(storage
+            .list()
+            .map_err(|e| Error::io(format!("listing {}", path.display()), e))?
+            .into_iter()
+            .filter(|name| name != LOCK_FILE)
+            .collect())
+    };
+    let loaded = match Catalog::load(storage, path) {
+        Err(Error::NotADatabase { reason, .. }) if !has_marker && holds_data(&files()?) => {
+            return Err(damaged_catalog(path, &reason));
+        }
+        loaded => loaded?,
+    };
+    if let Some(catalog) = loaded {
         if has_marker && !options.read_only {
             // Killed after the first catalog was durable: the database is whole.
             end_creation(storage)?;
         }
         return Ok((catalog, false));
     }
-    let files: Vec<String> = storage
-        .list()
-        .map_err(|e| Error::io(format!("listing {}", path.display()), e))?
-        .into_iter()
-        .filter(|name| name != LOCK_FILE)
-        .collect();
+    let files = files()?;
+    if !has_marker && holds_data(&files) {
+        return Err(damaged_catalog(path, "no catalog"));
+    }
     if has_marker {
         if !options.create_if_missing || options.read_only {
             return Err(not_a_database(
@@ -408,6 +456,25 @@ fn load_or_begin_catalog(
         .and_then(|_| storage.sync_dir())
         .map_err(|e| Error::io("writing the creation marker", e))?;
     Ok((new_catalog(options), true))
+}
+
+/// True for a directory that holds a hotpage database's data: its first data file and
+/// log segments. Without a creation under way, only a database that was whole once has
+/// both, so a catalog that is missing or not one there is damage, not a foreign directory.
+fn holds_data(files: &[String]) -> bool {
+    files.iter().any(|name| name == "data.0") && files.iter().any(|name| name.starts_with("wal."))
+}
+
+/// A database whose data files and log are there but whose catalog is gone or not one
+/// (emptied, overwritten): damage (exit 7), not "not a hotpage database" (exit 3).
+fn damaged_catalog(path: &Path, reason: &str) -> Error {
+    Error::DamagedDatabase {
+        path: path.to_path_buf(),
+        reason: format!(
+            "{reason}, while data.0 and the log are there (was the catalog file emptied, \
+             overwritten or deleted?)"
+        ),
+    }
 }
 
 /// A new database's catalog: nothing logged yet, a fresh random log salt.

@@ -17,7 +17,7 @@
 //! The data files may still hold part of what came after the damage (pages written before
 //! the crash): run `hotpage check` after salvage; if it finds faults, restore a backup.
 
-use super::open::{LogPolicy, open_steps};
+use super::open::{LogPolicy, check_directory, open_steps};
 use super::{Database, Options};
 use crate::buffer::{self, BufferPool};
 use crate::catalog::Catalog;
@@ -102,6 +102,7 @@ impl Database {
     /// Works on a read-only mount.
     pub fn examine_log(path: impl AsRef<Path>, options: Options) -> Result<SalvageReport> {
         let path = path.as_ref();
+        check_directory(path, false)?;
         let base = StdStorage::open_dir_read_only(path)
             .map_err(|e| Error::io(format!("opening directory {}", path.display()), e))?;
         // Whatever reading needs to write (nothing, normally) stays in memory.
@@ -120,6 +121,7 @@ impl Database {
         if options.read_only {
             return Err(Error::ReadOnly("salvage".into()));
         }
+        check_directory(path, false)?;
         let storage: Arc<dyn Storage> = Arc::new(
             StdStorage::open_dir(path, false)
                 .map_err(|e| Error::io(format!("opening directory {}", path.display()), e))?,
