@@ -328,6 +328,12 @@ pub fn flatten(text: &str) -> String {
         }
         i += len;
     }
+    if matches!(lexer.state, Lex::BlockComment(_)) {
+        // A comment that never ends: the text as it is, for the SQL layer to refuse
+        // (42601). Blanked out, it ran what came before it and dropped the rest of the
+        // script inside it.
+        return text.to_string();
+    }
     // Only whole characters were replaced, so this is UTF-8; the text as it is would do too.
     String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
@@ -344,6 +350,14 @@ mod tests {
         }
         out.extend(s.finish().map(|st| st.text));
         out
+    }
+
+    #[test]
+    fn a_block_comment_that_never_ends_is_not_blanked_out() {
+        let text = "INSERT INTO t VALUES (7) /* x;\nSELECT 2;";
+        assert_eq!(split(text), [text]);
+        assert_eq!(flatten(text), text);
+        assert_eq!(flatten("SELECT 1 /* done */"), "SELECT 1           ");
     }
 
     #[test]

@@ -136,6 +136,9 @@ fn statement_label(name: &str) -> String {
 
 impl SessionState {
     pub(crate) fn parse(&mut self, parse: Parse, out: &mut Output) -> Result<(), SqlError> {
+        if let Some(error) = crate::frame::invalid_text_error(&parse.query) {
+            return Err(error);
+        }
         let name = parse.name.unwrap_or_default();
         if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(SqlError::new(

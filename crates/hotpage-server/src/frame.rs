@@ -90,15 +90,77 @@ impl Decoder for FrameCodec {
             return Ok(None);
         }
         let mut frame = src.split_to(total);
+        let mut invalid = None;
         if typed {
             check_layout(frame[0], &frame[5..]).map_err(FrameError::Malformed)?;
+            invalid = invalid_text(frame[0], &frame[5..]);
         } else if len < 8 {
             return Err(FrameError::Malformed(format!(
                 "invalid startup packet length {len}"
             )));
         }
-        decode_frame(&mut self.inner, &mut frame)
+        let message = decode_frame(&mut self.inner, &mut frame)?;
+        Ok(match (message, invalid) {
+            (message, None) => message,
+            (Some(message), Some(bytes)) => Some(mark_invalid_text(message, &bytes)),
+            (None, Some(_)) => None,
+        })
     }
+}
+
+/// Starts the text of a Query or Parse whose SQL was not valid UTF-8: pgwire decodes
+/// strings lossily (each bad byte becomes U+FFFD), which would store changed text without
+/// a word. A decoded C string never holds NUL, so no client's SQL starts with this; the
+/// session answers such a message with 22021, as PostgreSQL does. After the marker: the
+/// offending bytes, as PostgreSQL names them (`0xff`, `0xc0 0xaf`).
+pub const INVALID_UTF8_MARK: char = '\0';
+
+/// The offending bytes of the first invalid UTF-8 in a Query's or Parse's strings.
+fn invalid_text(tag: u8, body: &[u8]) -> Option<String> {
+    if !matches!(tag, b'Q' | b'P') {
+        return None;
+    }
+    // The C strings: Query's one, Parse's statement name and query (checked by the
+    // layout check: each ends with NUL).
+    let strings = body
+        .split(|b| *b == 0)
+        .take(if tag == b'Q' { 1 } else { 2 });
+    strings.into_iter().find_map(|bytes| {
+        let error = std::str::from_utf8(bytes).err()?;
+        let start = error.valid_up_to();
+        let len = error.error_len().unwrap_or(bytes.len() - start).max(1);
+        let named: Vec<String> = bytes[start..start + len]
+            .iter()
+            .map(|b| format!("{b:#04x}"))
+            .collect();
+        Some(named.join(" "))
+    })
+}
+
+/// `message` with its SQL replaced by [`INVALID_UTF8_MARK`] and the bytes it names.
+fn mark_invalid_text(message: PgWireFrontendMessage, bytes: &str) -> PgWireFrontendMessage {
+    let marked = format!("{INVALID_UTF8_MARK}{bytes}");
+    match message {
+        PgWireFrontendMessage::Query(mut query) => {
+            query.query = marked;
+            PgWireFrontendMessage::Query(query)
+        }
+        PgWireFrontendMessage::Parse(mut parse) => {
+            parse.query = marked;
+            parse.name = None;
+            PgWireFrontendMessage::Parse(parse)
+        }
+        other => other,
+    }
+}
+
+/// The 22021 error for SQL marked by [`mark_invalid_text`], if `sql` is so marked.
+pub fn invalid_text_error(sql: &str) -> Option<hotpage_sql::SqlError> {
+    let bytes = sql.strip_prefix(INVALID_UTF8_MARK)?;
+    Some(hotpage_sql::SqlError::new(
+        "22021",
+        format!("invalid byte sequence for encoding \"UTF8\": {bytes}"),
+    ))
 }
 
 /// pgwire's decode of one whole frame, which it must consume exactly. A panic inside it

@@ -265,7 +265,11 @@ impl SessionState {
     fn simple_query(&mut self, sql: &str, out: &mut Output, inbox: &mut Inbox) {
         self.statements.remove("");
         self.portals.remove("");
-        let error = match check_statement_size(sql, self.limits.max_statement_bytes) {
+        let checked = match crate::frame::invalid_text_error(sql) {
+            Some(error) => Err(error),
+            None => check_statement_size(sql, self.limits.max_statement_bytes),
+        };
+        let error = match checked {
             Err(error) => {
                 self.session.fail_transaction_block();
                 Some(error)

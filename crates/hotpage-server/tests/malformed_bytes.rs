@@ -184,3 +184,74 @@ proptest! {
         healthy_insert(live)?;
     }
 }
+
+/// Reads whole backend messages until ReadyForQuery; returns their tags and bodies.
+fn until_ready(stream: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
+    let mut messages = Vec::new();
+    loop {
+        let mut header = [0u8; 5];
+        stream.read_exact(&mut header).expect("a message header");
+        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        let mut body = vec![0u8; len - 4];
+        stream.read_exact(&mut body).expect("a message body");
+        messages.push((header[0], body));
+        if header[0] == b'Z' {
+            return messages;
+        }
+    }
+}
+
+fn query_message(sql: &[u8]) -> Vec<u8> {
+    let mut message = vec![b'Q'];
+    message.extend_from_slice(&((sql.len() + 5) as i32).to_be_bytes());
+    message.extend_from_slice(sql);
+    message.push(0);
+    message
+}
+
+/// SQL whose bytes are not UTF-8 is 22021, as in PostgreSQL, and nothing is stored: the
+/// bad bytes were taken as U+FFFD and the row stored changed, without a word. The
+/// connection goes on.
+#[test]
+fn sql_that_is_not_utf8_is_22021_and_stores_nothing() {
+    let live = live();
+    live.healthy
+        .lock()
+        .unwrap()
+        .batch_execute("CREATE TABLE not_utf8 (id bigint PRIMARY KEY, t text)")
+        .expect("create");
+    let mut stream = TcpStream::connect(live.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    stream.write_all(&startup()).expect("startup");
+    until_ready(&mut stream);
+    stream
+        .write_all(&query_message(
+            b"INSERT INTO not_utf8 VALUES (1, 'ab\xffcd')",
+        ))
+        .expect("send");
+    let answer = until_ready(&mut stream);
+    let error = answer
+        .iter()
+        .find(|(tag, _)| *tag == b'E')
+        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
+        .expect("an ErrorResponse");
+    assert!(error.contains("22021"), "{error}");
+    assert!(error.contains("0xff"), "{error}");
+    stream
+        .write_all(&query_message(
+            "INSERT INTO not_utf8 VALUES (2, 'caf\u{e9} \u{FFFD}')".as_bytes(),
+        ))
+        .expect("send");
+    let answer = until_ready(&mut stream);
+    assert!(answer.iter().all(|(tag, _)| *tag != b'E'), "{answer:?}");
+    let rows = live
+        .healthy
+        .lock()
+        .unwrap()
+        .query("SELECT id, t FROM not_utf8", &[])
+        .expect("select");
+    let rows: Vec<(i64, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(rows, [(2, "caf\u{e9} \u{FFFD}".to_string())]);
+}

@@ -1402,6 +1402,15 @@ fn deep_check_stack_bytes(sql_bytes: usize) -> usize {
 /// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position, and an
 /// expression nested deeper than [`EXPR_DEPTH_MAX`] is 54001.
 pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    if sql.contains('\0') {
+        // PostgreSQL's text cannot hold NUL, and its wire protocol cannot carry one in a
+        // statement: a NUL from a script (`hotpage sql -f`) would be stored in a text
+        // value and later cut short or refused by every client that reads it.
+        return Err(SqlError::new(
+            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        ));
+    }
     if sql.len() <= SHALLOW_SQL_BYTES {
         return parse_parts(sql);
     }

@@ -156,3 +156,36 @@ proptest! {
         let _ = c.decode(&mut buf);
     }
 }
+
+#[test]
+fn sql_that_is_not_utf8_is_marked_for_22021_and_valid_text_is_not() {
+    let mut c = codec(true, 1 << 20);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&message(b'Q', b"INSERT INTO t VALUES ('ab\xffcd')\0"));
+    buf.extend_from_slice(&message(b'Q', b"SELECT '\xc0\xaf'\0"));
+    // A real U+FFFD (EF BF BD) is valid UTF-8, and stays.
+    buf.extend_from_slice(&message(b'Q', "SELECT '\u{FFFD}'\0".as_bytes()));
+    buf.extend_from_slice(&message(b'P', b"s1\0SELECT '\xed\xa0\x80'\0\0\0"));
+    let mut texts = Vec::new();
+    while let Some(decoded) = c.decode(&mut buf).unwrap() {
+        texts.push(match decoded {
+            PgWireFrontendMessage::Query(q) => q.query,
+            PgWireFrontendMessage::Parse(p) => p.query,
+            other => panic!("{other:?}"),
+        });
+    }
+    let errors: Vec<Option<String>> = texts
+        .iter()
+        .map(|t| invalid_text_error(t).map(|e| format!("{} {}", e.sqlstate, e.message)))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            Some("22021 invalid byte sequence for encoding \"UTF8\": 0xff".to_string()),
+            Some("22021 invalid byte sequence for encoding \"UTF8\": 0xc0".to_string()),
+            None,
+            Some("22021 invalid byte sequence for encoding \"UTF8\": 0xed".to_string()),
+        ]
+    );
+    assert_eq!(texts[2], "SELECT '\u{FFFD}'");
+}
