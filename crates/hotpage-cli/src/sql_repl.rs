@@ -1,4 +1,7 @@
-//! The interactive shell of `hotpage sql`: rustyline reads lines (editing, history), the
+//! The interactive shell of `hotpage sql`: rustyline reads lines (editing, history; with
+//! its `buffer-redux` feature, so that lines that arrive together, a paste into a terminal
+//! without bracketed paste, are all read: without it each line's reader dropped what it had
+//! read past its line, and the next statements were lost without a word), the
 //! [`Runner`] runs them. An error is printed and the shell goes on.
 
 use crate::CliError;
@@ -64,13 +67,17 @@ pub fn run(runner: &mut Runner, db_label: &str) -> Result<(), CliError> {
 fn read_loop(runner: &mut Runner, editor: &mut DefaultEditor) -> Result<(), CliError> {
     loop {
         match editor.readline(&runner.prompt()) {
-            Ok(line) => {
-                if !line.trim().is_empty() {
+            Ok(text) => {
+                if !text.trim().is_empty() {
                     // A history entry that cannot be added is no reason to stop.
-                    let _ = editor.add_history_entry(line.as_str());
+                    let _ = editor.add_history_entry(text.as_str());
                 }
-                if runner.feed_line(&line)? == Outcome::Quit {
-                    return Ok(());
+                // A paste (bracketed) comes as one text of several lines: each is a line,
+                // so that a backslash command on its own line is one, and lines count.
+                for line in text.split('\n') {
+                    if runner.feed_line(line.trim_end_matches('\r'))? == Outcome::Quit {
+                        return Ok(());
+                    }
                 }
             }
             Err(ReadlineError::Interrupted) => runner.clear_input(),

@@ -405,3 +405,34 @@ fn an_unlogged_table_shows_in_inspect_and_check_and_keeps_its_rows_over_a_clean_
     assert!(page.status.success(), "{}", stderr(&page));
     assert!(stdout(&page).contains("table scratch"), "{}", stdout(&page));
 }
+
+/// Lines that reach the interactive shell's terminal together (a paste without bracketed
+/// paste) are all run, in order. Each line's reader dropped what it had read past its line,
+/// so only the first statement ran, and a lost `;` line merged two statements. Runs the
+/// shell on a pseudo-terminal with util-linux's `script`.
+#[test]
+fn the_shell_runs_every_line_of_a_paste() {
+    let (_dir, db) = temp_db();
+    let shell = format!("{} sql --db {db}", env!("CARGO_BIN_EXE_hotpage"));
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &shell, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs the shell on a pseudo-terminal: install it");
+    let mut input = child.stdin.take().expect("stdin");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    input
+        .write_all(b"CREATE TABLE p (id int PRIMARY KEY);\nINSERT INTO p VALUES (1);\nINSERT INTO p VALUES (2)\n;\nSELECT count(*) AS pasted FROM p;\n")
+        .expect("paste");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    input.write_all(b"\\q\n").expect("quit");
+    drop(input);
+    let out = child.wait_with_output().expect("wait");
+    let text = stdout(&out).replace('\r', "");
+    assert!(
+        text.contains("pasted\n--------\n      2\n"),
+        "every pasted statement ran: {text}"
+    );
+}
