@@ -770,8 +770,12 @@ impl SqlSession {
                 if_not_exists,
                 name,
                 sequence_options,
+                data_type,
                 ..
-            } => self.create_sequence(&object_name(name), *if_not_exists, sequence_options),
+            } => {
+                refuse_narrow_sequence(data_type.as_ref())?;
+                self.create_sequence(&object_name(name), *if_not_exists, sequence_options)
+            }
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -1107,9 +1111,20 @@ impl SqlSession {
                             )
                         })?;
                 }
-                SequenceOptions::MinValue(_)
-                | SequenceOptions::MaxValue(_)
-                | SequenceOptions::Cycle(false) => {}
+                // NO MINVALUE, NO MAXVALUE, NO CYCLE (`Cycle(true)`: sqlparser's flag
+                // says NO): what hotpage's sequences are. CYCLE itself was taken, as it
+                // read the flag the other way round, and is refused now.
+                SequenceOptions::MinValue(None)
+                | SequenceOptions::MaxValue(None)
+                | SequenceOptions::Cycle(true) => {}
+                // Accepted and ignored, they let nextval run past the bound (it gave 3
+                // after MAXVALUE 2): refused until a sequence stores its bounds.
+                SequenceOptions::MinValue(Some(_)) | SequenceOptions::MaxValue(Some(_)) => {
+                    return Err(SqlError::unsupported(
+                        "MINVALUE and MAXVALUE with a value (a hotpage sequence runs to \
+                         the end of the bigint range; NO MINVALUE and NO MAXVALUE are taken)",
+                    ));
+                }
                 other => {
                     return Err(SqlError::unsupported(format!(
                         "the sequence option {other}"
@@ -1397,6 +1412,18 @@ const SHALLOW_SQL_BYTES: usize = EXPR_DEPTH_MAX;
 /// small frame per level. Reserved address space only: pages are used as touched.
 fn deep_check_stack_bytes(sql_bytes: usize) -> usize {
     (1 << 20) + sql_bytes.saturating_mul(256)
+}
+
+/// `CREATE SEQUENCE … AS type`: bigint only. A narrower type was ignored, and nextval ran
+/// past its range (32768 from `AS smallint`).
+fn refuse_narrow_sequence(data_type: Option<&sqlparser::ast::DataType>) -> SqlResult<()> {
+    use sqlparser::ast::DataType as D;
+    match data_type {
+        None | Some(D::BigInt(_) | D::Int8(_)) => Ok(()),
+        Some(other) => Err(SqlError::unsupported(format!(
+            "CREATE SEQUENCE … AS {other} (a hotpage sequence is bigint)"
+        ))),
+    }
 }
 
 /// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position, and an
