@@ -584,6 +584,11 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
                 Some(a)
             }
             (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
+            // smallint with integer is integer, either side (PostgreSQL's int24 and int42
+            // operators): `s + 5000` was computed, and overflowed, in smallint.
+            (Some(SqlType::Int), Some(b)) | (Some(b), Some(SqlType::Int)) if b.is_integer() => {
+                Some(SqlType::Int)
+            }
             (Some(a), Some(_)) => Some(a),
             (a, None) => a,
             (None, b) => b,
@@ -693,8 +698,8 @@ fn eval_binary(
         BitwiseAnd | BitwiseOr | PGBitwiseXor => bitwise(op, &a, &b),
         StringConcat => Ok(Value::Text(format!(
             "{}{}",
-            a.to_pg_text(None).unwrap_or_default(),
-            b.to_pg_text(None).unwrap_or_default()
+            cast_text(&a).unwrap_or_default(),
+            cast_text(&b).unwrap_or_default()
         ))),
         other => Err(SqlError::unsupported(format!("the operator {other}"))),
     }
@@ -853,9 +858,19 @@ fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
         }
         (Value::Text(_) | Value::Null, _) => v.coerce(ty),
         (_, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
-            truncate_for_cast(Value::Text(v.to_pg_text(None).unwrap_or_default()), ty).coerce(ty)
+            truncate_for_cast(Value::Text(cast_text(&v).unwrap_or_default()), ty).coerce(ty)
         }
         _ => v.coerce(ty),
+    }
+}
+
+/// A value as its cast to text gives it (None for NULL): the output function's text,
+/// but for booleans, whose cast to text spells the word (`true`), where their output
+/// function prints `t`.
+fn cast_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Bool(b) => Some(b.to_string()),
+        other => other.to_pg_text(None),
     }
 }
 
