@@ -7,7 +7,6 @@
 //! its field names are this command's documented contract, and the engine stays free of a
 //! serialisation dependency that only the command line needs.
 
-use crate::output::or_null;
 use crate::{CliError, EXIT_CORRUPT, open_existing};
 use hotpage::{CheckReport, Fault, TableCheck};
 use serde_json::{Value, json};
@@ -164,13 +163,14 @@ fn print_text(db: &str, report: &CheckReport) -> Result<(), CliError> {
     Ok(())
 }
 
-/// One table's line. A table whose root page is missing has no figures: its line shows
-/// them as `null`, as the JSON does.
+/// One table's line. A figure the walk could not count (it stopped at a damaged page, or
+/// the root page is missing) is `?` here, `null` in the JSON.
 fn table_line(t: &TableCheck) -> String {
     let verdict = if t.ok { "ok" } else { "FAULTS" };
     let f = t.figures.as_ref();
-    let rows_catalog = or_null(f.map(|f| f.rows_catalog));
-    let rows_tree = or_null(f.and_then(|f| f.rows_tree));
+    let or_unknown = |figure: Option<String>| figure.unwrap_or_else(|| "?".to_string());
+    let rows_catalog = or_unknown(f.map(|f| f.rows_catalog.to_string()));
+    let rows_tree = or_unknown(f.and_then(|f| f.rows_tree.map(|n| n.to_string())));
     if let Some(memory) = f.and_then(|f| f.memory.as_ref()) {
         return format!(
             "table {}: {rows_catalog} rows in the catalog, {rows_tree} in memory, checkpoint file {} ({} bytes), no pages: {verdict}",
@@ -186,6 +186,6 @@ fn table_line(t: &TableCheck) -> String {
     format!(
         "table {}: {rows_catalog} rows in the catalog, {rows_tree} in the {holder}, {} pages: {verdict}",
         t.name,
-        or_null(f.and_then(|f| f.pages))
+        or_unknown(f.and_then(|f| f.pages.map(|n| n.to_string())))
     )
 }

@@ -184,6 +184,9 @@ fn parse_sessions(text: &str) -> Option<u32> {
 
 /// Checks every option before anything starts.
 fn validate(args: &CompareArgs) -> Result<Settings, CliError> {
+    if let Some(html) = &args.html {
+        crate::report_html::check_path(html)?;
+    }
     let engine_names = "hotpage, sqlite, rocksdb, fjall, postgres";
     let engines = parse_list("--engines", &args.engines, engine_names, |s| {
         Engine::ALL.into_iter().find(|e| e.name() == s)

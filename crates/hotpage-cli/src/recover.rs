@@ -144,7 +144,11 @@ fn print_text(args: &RecoverArgs, report: &SalvageReport) -> Result<(), CliError
         )?;
     }
     if report.applied {
-        outln!("copied      {}", report.copies.join(", "))?;
+        if report.copies.is_empty() {
+            outln!("copied      nothing (no damaged segment was left to copy aside)")?;
+        } else {
+            outln!("copied      {}", report.copies.join(", "))?;
+        }
         outln!(
             "kept        everything the log holds before LSN {}; the new log starts at LSN {}",
             damage.lsn,

@@ -217,6 +217,28 @@ fn utc_timestamp(unix_s: u64) -> String {
 }
 
 /// Writes `document` to `path`; a failure is exit 1 with the path in the message.
+/// Refuses an `--html` path that cannot be written, before the run it would report on:
+/// found afterwards, the whole run was lost to it.
+pub fn check_path(path: &Path) -> Result<(), CliError> {
+    if path.as_os_str().is_empty() || path.is_dir() {
+        return Err(CliError::usage(format!(
+            "--html '{}' must name a file",
+            path.display()
+        )));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent
+        && !parent.is_dir()
+    {
+        return Err(CliError::usage(format!(
+            "--html '{}': the directory {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
 pub fn write(document: &Document, path: &Path) -> Result<(), CliError> {
     hotpage_report::write_html(document, path).map_err(|e| CliError::failure(e.to_string()))
 }

@@ -309,6 +309,9 @@ fn validate_storage(args: &StressArgs, choice: DesignChoice) -> Result<(), CliEr
         )));
     }
     hotpage::limits::validate_pool_bytes(args.pool_mib << 20).map_err(CliError::usage)?;
+    if let Some(html) = &args.html {
+        crate::report_html::check_path(html)?;
+    }
     validate_checkpoint_mib(args.checkpoint_mib)?;
     if !(1..=LOG_SEGMENT_MIB_MAX).contains(&args.log_segment_mib) {
         return Err(CliError::usage(format!(

@@ -170,8 +170,11 @@ fn bad_names_and_options_are_refused_before_a_directory_is_made() {
     let too_long = "t".repeat(max + 1);
     let limit = format!("--table must be 1 to {max} bytes");
     let no_such_dir = dir.path().join("no-such-dir");
-    let cases: [(&[&str], &str); 10] = [
+    let no_such_html = dir.path().join("no-such-dir").join("report.html");
+    let cases: [(&[&str], &str); 11] = [
         (&["--table", &too_long], &limit),
+        // Found after the run, it cost the run.
+        (&["--html", s(&no_such_html)], "does not exist"),
         // 1 TiB: more memory than the machine has (it took all of it before).
         (
             &["--pool-mib", "1048576"],

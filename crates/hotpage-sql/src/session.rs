@@ -14,8 +14,6 @@ use crate::value::Value;
 use crate::views::{self, Activity};
 use hotpage::{Database, Durability, Error as EngineError};
 use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, Set, Statement};
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -27,6 +25,8 @@ mod access_mode;
 mod alter;
 mod copy;
 mod maintenance;
+mod parse;
+pub(crate) use parse::parse;
 mod protocol;
 
 pub use protocol::{BatchObserver, is_read_result};
@@ -795,15 +795,30 @@ impl SqlSession {
             Statement::Prepare {
                 name, statement, ..
             } => {
+                let name = fold(name);
+                if self.prepared.contains_key(&name) {
+                    // It replaced the first one: an EXECUTE then ran another statement.
+                    return Err(SqlError::new(
+                        "42P05",
+                        format!("prepared statement \"{name}\" already exists"),
+                    ));
+                }
                 let prepared = self.plan((**statement).clone())?;
-                self.prepared.insert(fold(name), prepared);
+                self.prepared.insert(name, prepared);
                 Ok(StatementResult::command("PREPARE"))
             }
             Statement::Execute {
                 name, parameters, ..
             } => self.execute_named(name.as_ref(), parameters, params),
             Statement::Deallocate { name, .. } => {
-                self.prepared.remove(&fold(name));
+                if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+                    self.prepared.clear();
+                } else if self.prepared.remove(&fold(name)).is_none() {
+                    return Err(SqlError::new(
+                        "26000",
+                        format!("prepared statement \"{}\" does not exist", fold(name)),
+                    ));
+                }
                 Ok(StatementResult::command("DEALLOCATE"))
             }
             Statement::Vacuum(vacuum) => self.vacuum(vacuum),
@@ -1395,25 +1410,6 @@ fn setting_text(e: &Expr) -> String {
     }
 }
 
-/// How deep an expression may nest (operators, calls, casts): deeper is 54001, as
-/// PostgreSQL refuses an expression past its `max_stack_depth`. Everything that walks a
-/// statement's tree (sqlparser's clone, display, visitors and drop, the planners) recurses
-/// once per level; at this depth all of it fits a 2 MiB thread stack, Rust's default (a
-/// test runs each operator there). Compiling and evaluating grow the stack on the heap
-/// besides (`recursive`), their frames being the largest.
-pub(crate) const EXPR_DEPTH_MAX: usize = 1000;
-
-/// Statements up to this long cannot nest deeper than [`EXPR_DEPTH_MAX`] (each level takes
-/// at least one byte of text), so they are not walked to check.
-const SHALLOW_SQL_BYTES: usize = EXPR_DEPTH_MAX;
-
-/// Stack for checking and dropping a long statement's tree: the tree may nest about as
-/// deep as the text is long (sqlparser's parser grows its own stack), and a drop takes a
-/// small frame per level. Reserved address space only: pages are used as touched.
-fn deep_check_stack_bytes(sql_bytes: usize) -> usize {
-    (1 << 20) + sql_bytes.saturating_mul(256)
-}
-
 /// `CREATE SEQUENCE … AS type`: bigint only. A narrower type was ignored, and nextval ran
 /// past its range (32768 from `AS smallint`).
 fn refuse_narrow_sequence(data_type: Option<&sqlparser::ast::DataType>) -> SqlResult<()> {
@@ -1424,119 +1420,6 @@ fn refuse_narrow_sequence(data_type: Option<&sqlparser::ast::DataType>) -> SqlRe
             "CREATE SEQUENCE … AS {other} (a hotpage sequence is bigint)"
         ))),
     }
-}
-
-/// Parses SQL text with the PostgreSQL dialect; a syntax error gets its position, and an
-/// expression nested deeper than [`EXPR_DEPTH_MAX`] is 54001.
-pub(crate) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    if sql.contains('\0') {
-        // PostgreSQL's text cannot hold NUL, and its wire protocol cannot carry one in a
-        // statement: a NUL from a script (`hotpage sql -f`) would be stored in a text
-        // value and later cut short or refused by every client that reads it.
-        return Err(SqlError::new(
-            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        ));
-    }
-    if sql.len() <= SHALLOW_SQL_BYTES {
-        return parse_parts(sql);
-    }
-    // On a stack of its own: the check, and the drop of a tree it refuses, recurse as
-    // deep as the tree, which only the parser (growing its stack) has walked so far.
-    stacker::grow(deep_check_stack_bytes(sql.len()), || {
-        let statements = parse_parts(sql)?;
-        match nesting_past_limit(&statements) {
-            false => Ok(statements),
-            true => {
-                drop(statements);
-                Err(SqlError::new(
-                    sqlstate::STATEMENT_TOO_COMPLEX,
-                    "stack depth limit exceeded",
-                )
-                .with_hint(format!(
-                    "An expression may nest at most {EXPR_DEPTH_MAX} levels (operators, \
-                     calls, casts). Write a long chain of OR as IN (…), or split the \
-                     expression."
-                )))
-            }
-        }
-    })
-}
-
-/// True if an expression of `statements` nests deeper than [`EXPR_DEPTH_MAX`]. The walk
-/// stops at the first level past it.
-fn nesting_past_limit(statements: &[Statement]) -> bool {
-    use sqlparser::ast::{Visit, Visitor};
-    use std::ops::ControlFlow;
-    struct Depth(usize);
-    impl Visitor for Depth {
-        type Break = ();
-        fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
-            self.0 += 1;
-            if self.0 > EXPR_DEPTH_MAX {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        }
-        fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
-            self.0 -= 1;
-            ControlFlow::Continue(())
-        }
-    }
-    statements
-        .iter()
-        .any(|statement| statement.visit(&mut Depth(0)).is_break())
-}
-
-fn parse_parts(sql: &str) -> SqlResult<Vec<Statement>> {
-    // sqlparser reads everything after `COPY … FROM STDIN;` as the COPY's inline data, so
-    // the statements after one in a Query would vanish: parse the two parts apart.
-    if let Some(cut) = copy::end_of_copy_from_stdin(sql)
-        && !sql[cut..].trim().is_empty()
-    {
-        let mut statements = parse_one_part(&sql[..cut])?;
-        let before = sql[..cut].chars().count();
-        let rest = parse_parts(&sql[cut..]).map_err(|e| {
-            let position = e.position.map(|p| p + before);
-            SqlError { position, ..e }
-        })?;
-        statements.extend(rest);
-        return Ok(statements);
-    }
-    parse_one_part(sql)
-}
-
-fn parse_one_part(sql: &str) -> SqlResult<Vec<Statement>> {
-    if let Some(rewritten) = maintenance::postgres_vacuum(sql).or_else(|| copy::postgres_copy(sql))
-    {
-        return Parser::parse_sql(&PostgreSqlDialect {}, &rewritten)
-            .map_err(|e| syntax_error(&rewritten, &e));
-    }
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e))
-}
-
-/// sqlparser's "… at Line: L, Column: C" as a 1-based character position.
-fn syntax_error(sql: &str, error: &sqlparser::parser::ParserError) -> SqlError {
-    let text = error.to_string();
-    let message = text
-        .trim_start_matches("sql parser error: ")
-        .split(" at Line: ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let position = text.rsplit_once(" at Line: ").and_then(|(_, at)| {
-        let (line, column) = at.split_once(", Column: ")?;
-        let line: usize = line.trim().parse().ok()?;
-        let column: usize = column.trim().parse().ok()?;
-        let before: usize = sql
-            .split('\n')
-            .take(line.saturating_sub(1))
-            .map(|l| l.chars().count() + 1)
-            .sum();
-        Some(before + column)
-    });
-    SqlError::new(sqlstate::SYNTAX_ERROR, format!("syntax error: {message}")).at(position)
 }
 
 /// Views and table functions are planned by `select`; this is the name check DDL uses.

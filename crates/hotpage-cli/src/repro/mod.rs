@@ -107,12 +107,7 @@ fn validate(args: &ReproArgs) -> Result<Vec<&'static str>, CliError> {
             "unknown durability '{d}'; choose sync, async or none"
         )));
     }
-    if args.html.as_os_str().is_empty() || args.html.is_dir() {
-        return Err(CliError::usage(format!(
-            "--html '{}' must name a file",
-            args.html.display()
-        )));
-    }
+    crate::report_html::check_path(&args.html)?;
     Ok(articles)
 }
 

@@ -115,7 +115,13 @@ fn page_location(args: &[Value]) -> SqlResult<PageLocation> {
                 .map_err(|_| invalid(format!("{page} is not a page number")))?;
             Ok(PageLocation { file, page })
         }
-        other => Err(invalid(format!("{other:?} does not name a page"))),
+        other => {
+            let types: Vec<&str> = other.iter().map(Value::type_name).collect();
+            Err(invalid(format!(
+                "arguments of type ({}) do not name a page",
+                types.join(", ")
+            )))
+        }
     }
 }
 

@@ -29,7 +29,11 @@ pub(super) fn rows(db: &SqlDatabase, args: &[Value]) -> SqlResult<Vec<Vec<Value>
         Some(other) => {
             return Err(SqlError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!("hotpage_index_physical_stats takes a table name as text, not {other:?}"),
+                format!(
+                    "hotpage_index_physical_stats takes a table name as text, not a value of \
+                     type {}",
+                    other.type_name()
+                ),
             ));
         }
     };
