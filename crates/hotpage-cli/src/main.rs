@@ -166,6 +166,8 @@ pub fn exit_code(error: &hotpage::Error) -> u8 {
         | E::CorruptLog { .. }
         | E::DamagedDatabase { .. }
         | E::RowsMissing { .. } => EXIT_CORRUPT,
+        // A stop that damage caused (the advice says to restore, not to reopen).
+        E::Stopped { cause, .. } if cause.kind == std::io::ErrorKind::InvalidData => EXIT_CORRUPT,
         _ => EXIT_FAILURE,
     }
 }

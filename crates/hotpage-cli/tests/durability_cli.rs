@@ -622,3 +622,39 @@ fn cut(file: &Path, by: u64) {
         .and_then(|f| f.set_len(len - by))
         .expect("truncate");
 }
+
+/// An insert that meets a damaged data file stops the database with exit 7 and says to
+/// restore from a backup: it said to check dmesg and reopen (exit 1), and reopening meets
+/// the damage again.
+#[test]
+fn an_insert_that_meets_damage_is_exit_7_and_says_to_restore() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let made = hotpage(&[
+        "stress",
+        "--db",
+        s(&db),
+        "--sessions",
+        "1",
+        "--rows",
+        "5000",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(db.join("data.0"))
+        .and_then(|f| f.set_len(100_000))
+        .expect("cut data.0 short");
+    let out = hotpage(&["stress", "--db", s(&db), "--sessions", "1", "--rows", "1"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("restore the database from a backup"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("reopen the database to recover"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -136,7 +136,7 @@ pub enum Error {
     /// checkpoint is refused until it is reopened, when recovery restores every committed
     /// row. `cause` is the *first* failure's.
     #[error(
-        "the database stopped after a failure ({}: {}); {advice}, then reopen the database to recover",
+        "the database stopped after a failure ({}: {}); {advice}",
         cause.context,
         cause.message
     )]

@@ -42,6 +42,12 @@ impl FailStop {
         let kind = match error {
             Error::Io { source, .. } => source.kind(),
             Error::Stopped { .. } => return, // stopped already, with its own cause
+            // Damage found on the way (a page past a file's end, a checksum): reopening
+            // meets it again, so the advice is not to reopen.
+            Error::CorruptPage { .. }
+            | Error::CorruptFile { .. }
+            | Error::CorruptLog { .. }
+            | Error::DamagedDatabase { .. } => io::ErrorKind::InvalidData,
             _ => io::ErrorKind::Other,
         };
         self.stop(StopCause {
@@ -88,17 +94,26 @@ impl FailStop {
     }
 }
 
-/// What a user should do about a stop of this kind before reopening.
+/// What a user should do about a stop of this kind.
 fn advice(kind: io::ErrorKind) -> &'static str {
     match kind {
         io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
-            "free space on the disk that holds the database (the log and the data files need room to grow)"
+            "free space on the disk that holds the database (the log and the data files need room to grow), then reopen the database to recover"
         }
         io::ErrorKind::ReadOnlyFilesystem => {
-            "the file system is read-only now (often after disk errors): check the disk and the system log (dmesg)"
+            "the file system is read-only now (often after disk errors): check the disk and the system log (dmesg), then reopen the database to recover"
         }
-        io::ErrorKind::PermissionDenied => "give this user write access to the database files",
-        _ => "check the disk and the system log (dmesg) for I/O errors",
+        io::ErrorKind::PermissionDenied => {
+            "give this user write access to the database files, then reopen the database to recover"
+        }
+        // Reopening would meet the damage again (recovery re-applies the commit that
+        // found it), and the open then fails: said so, the user does not try in vain.
+        io::ErrorKind::InvalidData => {
+            "a database file is damaged, and reopening meets the damage again: restore the database from a backup"
+        }
+        _ => {
+            "check the disk and the system log (dmesg) for I/O errors, then reopen the database to recover"
+        }
     }
 }
 
@@ -150,5 +165,33 @@ mod tests {
         let other = FailStop::new();
         other.stop_error("x", &stop.error());
         assert!(!other.is_stopped());
+    }
+
+    #[test]
+    fn a_stop_that_damage_caused_says_to_restore_not_to_reopen() {
+        let stop = FailStop::new();
+        let damage = Error::CorruptPage {
+            file: "data.0".into(),
+            page_id: crate::format::PageId::new(0, 31),
+            reason: "page number 31 is past the end of data.0 (13 pages)".into(),
+        };
+        stop.stop_error("applying a committed transaction's rows", &damage);
+        let said = stop.error().to_string();
+        assert!(
+            said.contains("restore the database from a backup"),
+            "{said}"
+        );
+        assert!(!said.contains("reopen the database to recover"), "{said}");
+        // An I/O failure still says that reopening recovers.
+        let io_stop = FailStop::new();
+        io_stop.stop_io("writing the log", &io::Error::other("EIO"));
+        assert!(
+            io_stop
+                .error()
+                .to_string()
+                .contains("then reopen the database to recover"),
+            "{}",
+            io_stop.error()
+        );
     }
 }
