@@ -334,6 +334,16 @@ fn number(text: &str) -> SqlResult<Scalar> {
     }
     if text.contains(['e', 'E']) {
         let v: f64 = text.parse().map_err(|_| bad_number(text))?;
+        // Past double precision's range: PostgreSQL's 22003, not inf or 0 (`1e400`
+        // became inf, `1e-400` 0, and an INSERT stored the 0).
+        let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+        let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+        if v.is_infinite() || (v == 0.0 && nonzero) {
+            return Err(SqlError::new(
+                sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                format!("\"{text}\" is out of range for type double precision"),
+            ));
+        }
         return Ok(Scalar::Const(Value::Float(v), Some(SqlType::Double)));
     }
     // A decimal literal is numeric, exactly.
