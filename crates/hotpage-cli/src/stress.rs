@@ -48,7 +48,16 @@ pub struct StressArgs {
     /// Insert through the SQL layer instead of a --design: each session prepares this
     /// INSERT once and executes it for every row, e.g. "INSERT INTO t (status) VALUES
     /// ('CREATED')" (ostress's -Q). The report is the table's, as for a design
-    #[arg(long, short = 'Q', value_name = "STATEMENT")]
+    #[arg(
+        long,
+        short = 'Q',
+        value_name = "STATEMENT",
+        // The statement's table is the design: these were ignored without a word.
+        conflicts_with_all = [
+            "design", "row_bytes", "buckets", "cache", "block", "partitions",
+            "flow_control_sessions",
+        ]
+    )]
     pub sql: Option<String>,
     /// With --sql: a SQL script run once before the sessions start (CREATE TABLE ...); a
     /// table that exists already makes its CREATE TABLE fail unless it says IF NOT EXISTS
