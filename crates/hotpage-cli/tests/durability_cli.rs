@@ -588,6 +588,13 @@ fn damage_to_any_file_is_exit_7_and_a_foreign_directory_exit_3() {
         "{}",
         stderr(&out)
     );
+    // A command that opens for writing leaves no LOCK file in a directory it refuses.
+    let out = hotpage(&["stress", "--db", s(&foreign), "--rows", "1"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        !foreign.join("LOCK").exists(),
+        "a stray LOCK in the foreign directory"
+    );
     // recover says the same of a path that is no database (it said "I/O error", exit 1),
     // and --json prints one object then too.
     let file = dir.path().join("a-file");

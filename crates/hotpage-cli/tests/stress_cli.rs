@@ -538,6 +538,12 @@ fn stress_runs_any_insert_through_sql_in_ostress_shape() {
         assert_one_line_error(&out, 2, says);
     }
     // The statement's table is the design: a --design beside it was ignored.
-    let out = hotpage(&["stress", "-Q", "INSERT INTO t VALUES (1)", "--design", "guid"]);
+    let out = hotpage(&[
+        "stress",
+        "-Q",
+        "INSERT INTO t VALUES (1)",
+        "--design",
+        "guid",
+    ]);
     assert_one_line_error(&out, 2, "cannot be used with");
 }

@@ -161,8 +161,7 @@ pub(super) fn open_steps(
     } else {
         storage
     };
-    lock(&*storage, path)?;
-    let (mut catalog, creating) = load_or_begin_catalog(&*storage, path, &options)?;
+    let (mut catalog, creating) = lock_and_load_catalog(&*storage, path, &options)?;
     let mut report = RecoveryReport::default();
     let stats = Stats::new();
     let (pool, data_existed) =
@@ -350,6 +349,26 @@ fn log_segment_bytes(catalog: &Catalog, options: &Options) -> u64 {
 /// Step 1: the directory's lock, held for the database's lifetime (the storage lives in
 /// `Inner`). Taken before the catalog is read, so that no other process changes it
 /// between the read and the lock.
+/// Steps 1 and 2: the lock, then the catalog (or a new one). A directory found not to be
+/// a database keeps no LOCK file of ours (a refused directory had a stray one left in it).
+fn lock_and_load_catalog(
+    storage: &dyn Storage,
+    path: &Path,
+    options: &Options,
+) -> Result<(Catalog, bool)> {
+    let lock_file_was_there = storage.exists(LOCK_FILE).unwrap_or(true);
+    lock(storage, path)?;
+    match load_or_begin_catalog(storage, path, options) {
+        Err(error @ Error::NotADatabase { .. }) => {
+            if !lock_file_was_there {
+                let _ = storage.remove(LOCK_FILE);
+            }
+            Err(error)
+        }
+        loaded => loaded,
+    }
+}
+
 fn lock(storage: &dyn Storage, path: &Path) -> Result<()> {
     storage.lock().map_err(|e| match e.kind() {
         std::io::ErrorKind::WouldBlock => Error::Locked {
