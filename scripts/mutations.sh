@@ -595,3 +595,18 @@ PACKAGE=hotpage-sql unit eval-stack-not-grown crates/hotpage-sql/src/expr.rs \
   '                stacker::maybe_grow(DEEP_STACK_BYTES, DEEP_STACK_BYTES, || inner.eval(row, ctx))?' \
   '                inner.eval(row, ctx)?' \
   --test deep_expressions
+# A read-only transaction's writes are let through (they were: BEGIN READ ONLY wrote).
+PACKAGE=hotpage-sql unit read-only-ignored crates/hotpage-sql/src/session/access_mode.rs \
+  '        match write_of(plan).filter(|_| read_only) {' \
+  '        match write_of(plan).filter(|_| read_only && false) {' \
+  --test sqllogictest
+# DROP of several names checks none first (it dropped the names before a missing one).
+PACKAGE=hotpage-sql unit drop-checks-nothing-first crates/hotpage-sql/src/session.rs \
+  '            if !self.droppable(object_type, name)? && !if_exists {' \
+  '            if false && !self.droppable(object_type, name)? && !if_exists {' \
+  --test sqllogictest
+# A long IN list's hash lookup forgets its NULL (x NOT IN (…, NULL) would be true, not NULL).
+PACKAGE=hotpage-sql unit in-lookup-forgets-null crates/hotpage-sql/src/expr.rs \
+  '                    lookup.has_null = true;' \
+  '                    lookup.has_null = false;' \
+  --test sqllogictest
