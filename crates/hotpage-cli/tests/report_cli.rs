@@ -109,7 +109,8 @@ fn stress_html_to_a_missing_directory_fails_clearly() {
             "no/such/dir/r.html",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
+    // A bad command line, refused before the run (it was found after it, exit 1).
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("no/such/dir/r.html"),
         "{}",
