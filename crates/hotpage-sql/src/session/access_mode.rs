@@ -57,17 +57,21 @@ impl SqlSession {
 
     /// 25006 if `plan` writes and the transaction it would run in is read-only.
     pub(super) fn refuse_write_if_read_only(&self, plan: &Plan) -> SqlResult<()> {
+        // The plan first: a read looks up no setting (this runs for every statement).
+        let Some(command) = write_of(plan) else {
+            return Ok(());
+        };
         let read_only = match self.txn {
             TxnStatus::Idle => self.default_read_only(),
             _ => self.read_only,
         };
-        match write_of(plan).filter(|_| read_only) {
-            Some(command) => Err(SqlError::new(
+        if read_only {
+            return Err(SqlError::new(
                 sqlstate::READ_ONLY_SQL_TRANSACTION,
                 format!("cannot execute {command} in a read-only transaction"),
-            )),
-            None => Ok(()),
+            ));
         }
+        Ok(())
     }
 
     /// `BEGIN` / `START TRANSACTION [modes]`: a block opened now takes the access mode
