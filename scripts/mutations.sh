@@ -610,3 +610,18 @@ PACKAGE=hotpage-sql unit in-lookup-forgets-null crates/hotpage-sql/src/expr.rs \
   '                    lookup.has_null = true;' \
   '                    lookup.has_null = false;' \
   --test sqllogictest
+# A scan no longer looks for a cancel or its timeout: a long SELECT ran to its end.
+PACKAGE=hotpage-sql unit scan-never-interrupted crates/hotpage-sql/src/select.rs \
+  '            if let Err(e) = scan_ctx.state.clock.poll() {' \
+  '            if let Err(e) = Ok::<(), crate::error::SqlError>(()) {' \
+  --test interrupts
+# A T-SQL WHILE loop no longer looks: `WHILE 1 = 1` ran until its iteration limit.
+PACKAGE=hotpage-sql unit while-never-interrupted crates/hotpage-sql/src/tsql/mod.rs \
+  '                    self.sql.poll_interrupt()?;' \
+  '' \
+  --test interrupts
+# TRY … CATCH swallows a timeout: a loop around it could never be stopped.
+PACKAGE=hotpage-sql unit catch-swallows-cancel crates/hotpage-sql/src/tsql/procedures.rs \
+  '        if error.sqlstate == crate::error::sqlstate::QUERY_CANCELED {' \
+  '        if error.sqlstate == "never" {' \
+  --test interrupts

@@ -8,6 +8,7 @@ mod compare;
 mod compare_html;
 mod compare_text;
 mod crashtest;
+mod ctrl_c;
 mod inspect;
 mod recover;
 mod report_html;

@@ -50,11 +50,13 @@ Limits and the errors they give:
   --max-statement-bytes B    longer SQL in a Query or Parse: ERROR 54000
   --idle-session-timeout-ms  no message for that long: FATAL 57P05 (25P03 inside a
                              transaction block)
-  --statement-timeout-ms     ERROR 57014. The engine cannot stop a statement midway: the
-                             timeout is checked before each further statement of a Query
-                             and before a read's rows are sent (a write that ended is
-                             reported as done). A cancel request (psql's Ctrl-C) does the
-                             same.";
+  --statement-timeout-ms     ERROR 57014 once a statement has run that long: a scan, a
+                             loop or pg_sleep stops within about a millisecond, and what
+                             it was writing is not applied. It is the sessions' default
+                             statement_timeout; SET statement_timeout overrides it. A
+                             cancel request (psql's Ctrl-C) stops a statement the same
+                             way. A statement that has begun its commit, or waits for
+                             another session's key, finishes first.";
 
 /// `hotpage serve --help`'s closing part.
 pub const AFTER_HELP: &str = "Examples:
@@ -112,8 +114,8 @@ pub struct ServeArgs {
     /// Close a connection that sends nothing for this many milliseconds (default: never)
     #[arg(long, value_name = "MS")]
     pub idle_session_timeout_ms: Option<u64>,
-    /// Cancel a statement still running after this many milliseconds, where it can be
-    /// stopped (default: never; see above)
+    /// Cancel a statement still running after this many milliseconds (default: never;
+    /// sessions may SET statement_timeout; see above)
     #[arg(long, value_name = "MS")]
     pub statement_timeout_ms: Option<u64>,
     /// The largest protocol message accepted, in bytes (1024 to 2147483647)

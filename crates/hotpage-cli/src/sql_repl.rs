@@ -19,7 +19,7 @@ Backslash commands:
                   counted every 1024 rows and when it ends)
   \\d NAME         a table's columns and types
   \\timing [on|off] print each statement's time
-Ctrl-C clears the statement being typed.
+Ctrl-C clears the statement being typed, or cancels the one running.
 System views: hotpage_wait_stats, pg_stat_activity (SELECT * FROM ...)";
 
 /// Lines of history kept.

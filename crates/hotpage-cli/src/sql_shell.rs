@@ -5,6 +5,7 @@
 //! its own, so its results print as soon as it ends and an error's position is within the
 //! statement shown under it. The shell itself is [`crate::sql_repl`].
 
+use crate::ctrl_c::CtrlC;
 use crate::sql_print::{self, Format};
 use crate::sql_split::{self, Splitter, Statement};
 use crate::{CliError, sql_repl};
@@ -52,7 +53,8 @@ Errors go to standard error, as psql shows them:
 
 The shell: the prompt is hotpage=> , and hotpage-> while a statement is unfinished (no ;
 yet); =*> in a transaction, =!> in a failed one (ROLLBACK ends it). An error is printed
-and the shell goes on. Ctrl-C clears the input, Ctrl-D quits. History is kept in
+and the shell goes on. Ctrl-C clears the input; while a statement runs it cancels the
+statement (57014). Ctrl-D quits. History is kept in
 ~/.hotpage_sql_history, or in the file $HOTPAGE_SQL_HISTORY names. Backslash commands
 (at the start of a line; in scripts too):
   \\q              quit
@@ -176,13 +178,14 @@ pub fn run(args: &SqlArgs) -> Result<(), CliError> {
             .with_context(|| format!("cannot open database {}", path.display()))?,
     );
     crate::warn_rows_missing(&db);
+    let ctrl_c = CtrlC::install();
     let outcome = SqlDatabase::new(Arc::clone(&db))
         .map_err(|e| CliError::failure(format!("cannot read the SQL catalog: {e}")))
         .and_then(|sql| {
             if args.options.dialect == "tsql" {
-                return run_tsql(&sql, scripts.as_deref(), format);
+                return run_tsql(&sql, scripts.as_deref(), format, &ctrl_c);
             }
-            let mut runner = Runner::new(&sql, format, scripts.is_some());
+            let mut runner = Runner::new(&sql, format, scripts.is_some(), ctrl_c);
             match &scripts {
                 Some(scripts) => run_scripts(&mut runner, scripts),
                 None => sql_repl::run(&mut runner, &path.display().to_string()),
@@ -199,6 +202,7 @@ fn run_tsql(
     sql: &Arc<SqlDatabase>,
     scripts: Option<&[Script]>,
     format: Format,
+    ctrl_c: &CtrlC,
 ) -> Result<(), CliError> {
     let Some(scripts) = scripts else {
         return Err(CliError::usage(
@@ -209,7 +213,7 @@ fn run_tsql(
         .iter()
         .map(|s| (s.label.clone(), s.text.clone()))
         .collect();
-    crate::sql_tsql::run_scripts(sql, &scripts, format)
+    crate::sql_tsql::run_scripts(sql, &scripts, format, ctrl_c)
 }
 
 /// Checks the options and turns them into the engine's.
@@ -371,13 +375,23 @@ pub struct Runner {
     /// Stop at the first error (scripts), or go on (the shell).
     stop_on_error: bool,
     splitter: Splitter,
+    /// Ctrl-C cancels the running statement.
+    ctrl_c: CtrlC,
 }
 
 impl Runner {
-    pub fn new(sql: &Arc<SqlDatabase>, format: Format, stop_on_error: bool) -> Runner {
+    pub fn new(
+        sql: &Arc<SqlDatabase>,
+        format: Format,
+        stop_on_error: bool,
+        ctrl_c: CtrlC,
+    ) -> Runner {
+        let mut session = sql.session();
+        session.set_cancel_flag(ctrl_c.cancel_flag());
         Runner {
             sql: Arc::clone(sql),
-            session: sql.session(),
+            session,
+            ctrl_c,
             format,
             timing: false,
             stop_on_error,
@@ -445,7 +459,8 @@ impl Runner {
     fn execute(&mut self, statement: &Statement) -> Result<Outcome, CliError> {
         let flat = sql_split::flatten(&statement.text);
         let started = Instant::now();
-        let (results, error) = self.session.execute_batch(&flat);
+        let session = &mut self.session;
+        let (results, error) = self.ctrl_c.while_running(|| session.execute_batch(&flat));
         let elapsed = started.elapsed();
         for result in &results {
             sql_print::print_result(result, self.format)?;

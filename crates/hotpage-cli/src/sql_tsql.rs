@@ -2,6 +2,7 @@
 //! `GO` lines and run by `hotpage_sql::TsqlSession` (as `sqlcmd -b -i FILE` would).
 
 use crate::CliError;
+use crate::ctrl_c::CtrlC;
 use crate::sql_print::{self, Format};
 use crate::sql_shell::EXIT_SQL_ERROR;
 use hotpage_sql::{SqlDatabase, TsqlOutput, TsqlSession};
@@ -13,10 +14,13 @@ pub fn run_scripts(
     sql: &Arc<SqlDatabase>,
     scripts: &[(String, String)],
     format: Format,
+    ctrl_c: &CtrlC,
 ) -> Result<(), CliError> {
-    let mut session = TsqlSession::new(sql.session());
+    let mut sql_session = sql.session();
+    sql_session.set_cancel_flag(ctrl_c.cancel_flag());
+    let mut session = TsqlSession::new(sql_session);
     for (label, text) in scripts {
-        let (outputs, error) = session.execute_script(text);
+        let (outputs, error) = ctrl_c.while_running(|| session.execute_script(text));
         for output in &outputs {
             match output {
                 TsqlOutput::Result(result) => sql_print::print_result(result, format)?,

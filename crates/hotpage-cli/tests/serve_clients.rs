@@ -463,6 +463,103 @@ fn the_statement_timeout_stops_a_query_before_its_next_statement() {
         .expect("quick");
 }
 
+/// Runs `query` on a client of its own and returns its outcome and how long it took;
+/// `during` runs once the query is seen running.
+fn stopped_query(
+    serve: &Serve,
+    query: &'static str,
+    during: impl FnOnce(&postgres::CancelToken),
+) -> (
+    Result<Vec<postgres::Row>, postgres::Error>,
+    Duration,
+    postgres::Client,
+) {
+    let mut watcher = serve.client();
+    let mut client = serve.client();
+    let token = client.cancel_token();
+    let running = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let outcome = client.query(query, &[]);
+        (outcome, started.elapsed(), client)
+    });
+    wait_until_running(&mut watcher, query);
+    during(&token);
+    running.join().expect("the query's thread")
+}
+
+#[test]
+fn a_cancel_request_stops_a_statement_while_it_runs() {
+    let dir = temp();
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let (outcome, took, mut client) = stopped_query(&serve, "SELECT pg_sleep(60)", |token| {
+        token.cancel_query(NoTls).expect("cancel request");
+    });
+    let err = outcome.unwrap_err();
+    assert_eq!(code(&err), &SqlState::QUERY_CANCELED);
+    assert_eq!(
+        err.as_db_error().map(|e| e.message()),
+        Some("canceling statement due to user request")
+    );
+    assert!(took < Duration::from_secs(20), "the sleep ran on: {took:?}");
+    // The session goes on, and the cancel is spent.
+    client.batch_execute("SELECT pg_sleep(0.2)").expect("next");
+}
+
+#[test]
+fn statement_timeout_set_by_the_session_stops_a_statement_while_it_runs() {
+    let dir = temp();
+    let serve = Serve::start(&dir.path().join("db"), &["--statement-timeout-ms", "60000"]);
+    let mut client = serve.client();
+    let show = |client: &mut postgres::Client| -> String {
+        client
+            .query_one("SHOW statement_timeout", &[])
+            .expect("show")
+            .get(0)
+    };
+    assert_eq!(show(&mut client), "1min", "the server's default");
+    client
+        .batch_execute("SET statement_timeout = '200ms'")
+        .expect("set");
+    assert_eq!(show(&mut client), "200ms");
+    for query in ["SELECT pg_sleep(60)", "SELECT 1; SELECT pg_sleep(60)"] {
+        let started = std::time::Instant::now();
+        // Extended protocol (query) and simple (batch_execute).
+        let err = match query.contains(';') {
+            true => client.batch_execute(query).unwrap_err(),
+            false => client.query(query, &[]).unwrap_err(),
+        };
+        assert_eq!(code(&err), &SqlState::QUERY_CANCELED, "{query}");
+        assert_eq!(
+            err.as_db_error().map(|e| e.message()),
+            Some("canceling statement due to statement timeout")
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{query}");
+    }
+    // 0 turns it off for this session, whatever the server's default.
+    client
+        .batch_execute("SET statement_timeout = 0")
+        .expect("off");
+    client
+        .batch_execute("SELECT pg_sleep(0.4)")
+        .expect("no timeout");
+    let err = client
+        .batch_execute("SET statement_timeout = 'soon'")
+        .unwrap_err();
+    assert_eq!(code(&err), &SqlState::INVALID_PARAMETER_VALUE);
+}
+
+#[test]
+fn the_servers_statement_timeout_stops_a_statement_while_it_runs() {
+    let dir = temp();
+    let serve = Serve::start(&dir.path().join("db"), &["--statement-timeout-ms", "300"]);
+    let mut client = serve.client();
+    let started = std::time::Instant::now();
+    let err = client.query("SELECT pg_sleep(60)", &[]).unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(code(&err), &SqlState::QUERY_CANCELED);
+    assert!(took < Duration::from_secs(20), "the sleep ran on: {took:?}");
+}
+
 #[test]
 fn an_idle_session_is_closed_with_57p05_or_25p03_in_a_block() {
     let dir = temp();

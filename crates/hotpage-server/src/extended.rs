@@ -258,7 +258,7 @@ impl SessionState {
 
     pub(crate) fn execute(&mut self, execute: &Execute, out: &mut Output) -> Result<(), SqlError> {
         let name = execute.name.clone().unwrap_or_default();
-        let timeout = self.limits.timeout;
+        let timeout = self.session.statement_timeout();
         let cancel = Arc::clone(&self.cancel);
         let portal = ready_portal(
             &mut self.portals,

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 /// The limits a session applies to each statement.
 #[derive(Clone, Copy, Debug)]
 pub struct StatementLimits {
+    /// `statement_timeout` for sessions that do not SET their own (`--statement-timeout-ms`).
     pub timeout: Option<Duration>,
     pub max_statement_bytes: usize,
 }
@@ -152,8 +153,9 @@ pub struct SessionState {
     pub cancel: Arc<AtomicBool>,
 }
 
-/// A statement's watch for a cancel request or its timeout, checked where hotpage can stop
-/// a statement: before the next statement of a Query, and before a read's rows are sent.
+/// A Query's or Execute's watch for a cancel request or its timeout, checked between its
+/// statements and before a read's rows are sent (the SQL session looks while a statement
+/// runs: `SqlSession::set_cancel_flag`).
 pub struct Interrupt {
     cancel: Arc<AtomicBool>,
     deadline: Option<Instant>,
@@ -204,10 +206,14 @@ pub fn check_statement_size(sql: &str, limit: usize) -> Result<(), SqlError> {
 
 impl SessionState {
     pub fn new(
-        session: SqlSession,
+        mut session: SqlSession,
         limits: StatementLimits,
         cancel: Arc<AtomicBool>,
     ) -> SessionState {
+        // The session stops a running statement itself (a scan, a loop, pg_sleep); the
+        // server also looks between statements and before a read's rows are sent.
+        session.set_cancel_flag(Arc::clone(&cancel));
+        session.set_default_statement_timeout(limits.timeout);
         SessionState {
             session,
             statements: HashMap::new(),
@@ -276,7 +282,7 @@ impl SessionState {
             }
             Ok(()) => {
                 let mut observer = SimpleQuery {
-                    interrupt: Interrupt::start(&self.cancel, self.limits.timeout),
+                    interrupt: Interrupt::start(&self.cancel, self.session.statement_timeout()),
                     out: &mut *out,
                     inbox,
                     statements: 0,

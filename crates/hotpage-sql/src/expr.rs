@@ -38,6 +38,8 @@ pub(crate) enum Func {
     /// part's name (`'week'`, `'iso_week'`, `'month'`, `'quarter'`, `'year'`,
     /// `'nanosecond'`); `a` and `b` may also be text or day numbers (`tsql_datetime`).
     DateDiff,
+    /// `pg_sleep(seconds)`: waits, stopped by a cancel or the statement's timeout.
+    Sleep,
 }
 
 impl Func {
@@ -65,6 +67,7 @@ impl Func {
             "hotpage_reset_wait_stats" => Func::ResetWaitStats,
             "hotpage_object_name" => Func::ObjectName,
             "hotpage_datediff" => Func::DateDiff,
+            "pg_sleep" => Func::Sleep,
             _ => return None,
         })
     }
@@ -79,7 +82,8 @@ impl Func {
             | Func::Upper
             | Func::Version
             | Func::CurrentDatabase
-            | Func::ObjectName => SqlType::Text,
+            | Func::ObjectName
+            | Func::Sleep => SqlType::Text,
             Func::Abs => return args.first().and_then(Scalar::ty),
             Func::Coalesce => return args.iter().find_map(Scalar::ty),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
@@ -433,7 +437,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         .collect::<SqlResult<Vec<_>>>()?;
     let arity_ok = match func {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
-        Func::CurrVal | Func::NextVal | Func::ObjectName => args.len() == 1,
+        Func::CurrVal | Func::NextVal | Func::ObjectName | Func::Sleep => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
         Func::DateDiff => args.len() == 3 || args.len() == 4,
         _ => args.is_empty(),

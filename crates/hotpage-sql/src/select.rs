@@ -796,6 +796,7 @@ impl SelectPlan {
                     .map(|a| a.eval(&[], ctx))
                     .collect::<SqlResult<Vec<_>>>()?;
                 for row in views::rows(name, ctx.db, &args)? {
+                    ctx.state.clock.poll()?;
                     if !self.offer(row, ctx, sink)? {
                         break;
                     }
@@ -862,6 +863,10 @@ impl SelectPlan {
         let mut failure = None;
         let mut stopped = false;
         let mut visit = |key: &[u8], row: &[u8]| -> bool {
+            if let Err(e) = scan_ctx.state.clock.poll() {
+                failure = Some(e);
+                return false;
+            }
             let values = match table.decode(key, row) {
                 Ok(values) => values,
                 Err(e) => {

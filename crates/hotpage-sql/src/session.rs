@@ -17,6 +17,7 @@ use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 /// SQL Server's trace flag for fn_dblog over the inactive log too.
 pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
@@ -24,6 +25,7 @@ pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
 mod access_mode;
 mod alter;
 mod copy;
+mod interrupt;
 mod maintenance;
 mod parse;
 pub(crate) use parse::parse;
@@ -377,6 +379,11 @@ pub(crate) struct SessionState {
     pub lastval: Option<i64>,
     pub currval: HashMap<String, i64>,
     pub settings: HashMap<String, String>,
+    /// Stops the running statement on a cancel or its timeout (see `interrupt`).
+    pub clock: interrupt::StatementClock,
+    /// `statement_timeout` where the session has not SET it: a server's
+    /// `--statement-timeout-ms`, as PostgreSQL's postgresql.conf.
+    pub default_statement_timeout: Option<Duration>,
 }
 
 /// A session: its engine session, transaction state and prepared statements.
@@ -459,6 +466,25 @@ mod functions {
         };
         Ok(match func {
             Func::Now => Value::Timestamp(now_micros()),
+            Func::Sleep => {
+                let seconds = match args.first() {
+                    None | Some(Value::Null) => 0.0,
+                    Some(v) => v.as_f64().ok_or_else(|| {
+                        SqlError::new(
+                            sqlstate::UNDEFINED_FUNCTION,
+                            "function pg_sleep takes a number of seconds",
+                        )
+                    })?,
+                };
+                // NaN and negatives do not wait; infinity waits until stopped.
+                let wait = if seconds > 0.0 {
+                    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+                } else {
+                    Duration::ZERO
+                };
+                state.clock.sleep(wait)?;
+                Value::Null
+            }
             Func::GenRandomUuid => Value::Uuid(random_uuid(false)),
             Func::UuidV7 => Value::Uuid(random_uuid(true)),
             Func::LastVal => state.lastval.map(Value::Int).ok_or_else(|| {
@@ -653,6 +679,7 @@ impl SqlSession {
             prepared
         };
         self.activity.begin(&prepared.text);
+        self.start_statement_clock();
         // COMMIT and ROLLBACK end a failed block, prepared or not.
         let outcome = if prepared.ends_transaction() {
             Ok(())
@@ -662,6 +689,53 @@ impl SqlSession {
         let outcome = outcome.and_then(|()| self.run_plan(&prepared.plan, params));
         self.activity.end();
         outcome.map_err(|e| self.fail(e))
+    }
+
+    /// Lets `cancel` stop this session's running statement: whoever sets it (a server's
+    /// cancel request, a shell's Ctrl-C) stops the statement with 57014 within about a
+    /// millisecond of its work. A flag set while nothing runs is forgotten when the next
+    /// statement starts, as PostgreSQL ignores a cancel that finds nothing running.
+    pub fn set_cancel_flag(&mut self, cancel: Arc<std::sync::atomic::AtomicBool>) {
+        self.state.clock.set_cancel_flag(cancel);
+    }
+
+    /// `statement_timeout` while the session has not SET it (a server's configured
+    /// default, as postgresql.conf's); `None` for none.
+    pub fn set_default_statement_timeout(&mut self, timeout: Option<Duration>) {
+        self.state.default_statement_timeout = timeout;
+    }
+
+    /// The `statement_timeout` in force: what the session SET, else the default.
+    pub fn statement_timeout(&self) -> Option<Duration> {
+        match self.state.settings.get("statement_timeout") {
+            // SET checked the value; 0 is no timeout.
+            Some(text) => interrupt::parse_timeout(text).flatten(),
+            None => self.state.default_statement_timeout,
+        }
+    }
+
+    /// A statement a client sent starts: its timeout starts now.
+    fn start_statement_clock(&mut self) {
+        let timeout = self.statement_timeout();
+        self.state.clock.start(timeout);
+    }
+
+    /// 57014 if the running statement was cancelled or ran past its timeout (cheap: see
+    /// `interrupt::StatementClock::poll`).
+    pub(crate) fn poll_interrupt(&mut self) -> SqlResult<()> {
+        self.state.clock.poll()
+    }
+
+    /// Makes the statements started until [`SqlSession::release_statement_clock`] part of
+    /// the one running (a T-SQL batch): they keep its deadline.
+    pub(crate) fn hold_statement_clock(&mut self) {
+        self.start_statement_clock();
+        self.state.clock.hold();
+    }
+
+    /// Ends a [`SqlSession::hold_statement_clock`].
+    pub(crate) fn release_statement_clock(&mut self) {
+        self.state.clock.release();
     }
 
     /// The transaction state.
@@ -1331,6 +1405,21 @@ impl SqlSession {
                 format!("parameter \"{}\" cannot be changed", setting.name),
             ));
         }
+        if name == "statement_timeout" {
+            if value.eq_ignore_ascii_case("default") {
+                self.state.settings.remove(&name);
+                return Ok(StatementResult::command("SET"));
+            }
+            if interrupt::parse_timeout(&value).is_none() {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"statement_timeout\": \"{value}\""),
+                )
+                .with_hint(
+                    "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"; 0 turns the timeout off.",
+                ));
+            }
+        }
         if name == "synchronous_commit" || name == "hotpage.durability" {
             let durability = match value.to_lowercase().as_str() {
                 "on" | "true" | "sync" | "remote_apply" | "remote_write" | "local" => {
@@ -1367,6 +1456,9 @@ impl SqlSession {
             },
             "hotpage.durability" => self.engine_durability().name().to_string(),
             "transaction isolation level" => "read committed".to_string(),
+            "statement_timeout" if !self.state.settings.contains_key("statement_timeout") => {
+                interrupt::show_timeout(self.state.default_statement_timeout)
+            }
             other => catalog::settings::value(&self.state.settings, other).ok_or_else(|| {
                 SqlError::new(
                     sqlstate::UNDEFINED_OBJECT,

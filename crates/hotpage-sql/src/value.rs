@@ -287,7 +287,7 @@ impl Value {
     }
 
     /// Any number as an `f64`.
-    fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Int(v) => Some(*v as f64),
             Value::Float(v) => Some(*v),

@@ -106,6 +106,7 @@ impl SqlSession {
             } else {
                 self.activity.begin(&statement.to_string());
             }
+            self.start_statement_clock();
             let outcome = match self.run_copy(&statement, observer) {
                 Some(outcome) => outcome,
                 None => self.run_statement(statement, &[]),

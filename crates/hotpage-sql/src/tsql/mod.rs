@@ -305,6 +305,7 @@ impl TsqlSession {
         self.vars.clear();
         self.output.clear();
         self.failed_at = None;
+        self.sql.hold_statement_clock();
         let mut outcome = Ok(());
         for stmt in batch.stmts.iter() {
             match self.run(stmt).and_then(Flow::outside_loop) {
@@ -317,6 +318,7 @@ impl TsqlSession {
                 }
             }
         }
+        self.sql.release_statement_clock();
         self.vars.clear();
         let error = outcome.err().map(|error| match self.failed_at.take() {
             Some(place) => with_place(error, &place),
@@ -330,6 +332,7 @@ impl TsqlSession {
             Stmt::While { cond, body } => {
                 let mut iterations = 0u64;
                 while self.condition(cond)? {
+                    self.sql.poll_interrupt()?;
                     match self.run(body)? {
                         flow @ Flow::Return(_) => return Ok(flow),
                         Flow::Break => break,

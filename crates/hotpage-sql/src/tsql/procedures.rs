@@ -411,6 +411,11 @@ impl TsqlSession {
         let Some(error) = failed else {
             return Ok(Flow::Next);
         };
+        // A cancel or a timeout stops the batch: SQL Server's CATCH does not handle an
+        // attention either, and a loop that caught it could never be stopped.
+        if error.sqlstate == crate::error::sqlstate::QUERY_CANCELED {
+            return Err(error);
+        }
         // PostgreSQL's rule leaves a transaction the error failed refusing every statement
         // (even the handler's PRINT) until ROLLBACK: roll it back now, so that the handler
         // runs (`IF @@TRANCOUNT > 0 ROLLBACK` then finds none, as after SQL Server's

@@ -1,0 +1,170 @@
+//! A running statement stops on a cancel or its `statement_timeout` (57014) wherever it
+//! can run long: a table scan, a T-SQL WHILE loop (even inside TRY … CATCH), `pg_sleep`.
+//! What it was writing is not applied, and a transaction block it ran in is failed.
+//! (Before 2026-12-05 the server looked only between statements, so each of these ran to
+//! its end.)
+
+use hotpage::{Database, MemStorage, Options, Storage};
+use hotpage_sql::{SqlDatabase, SqlError, SqlSession, TsqlSession, TxnStatus, Value};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn open_mem() -> Arc<SqlDatabase> {
+    static SEED: AtomicU64 = AtomicU64::new(1);
+    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
+    let engine =
+        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
+    SqlDatabase::new(Arc::new(engine)).expect("sql")
+}
+
+fn cancelled(error: &SqlError, why: &str) {
+    assert_eq!(error.sqlstate, "57014", "{error:?}");
+    assert_eq!(error.message, format!("canceling statement due to {why}"));
+}
+
+fn one_value(s: &mut SqlSession, sql: &str) -> Value {
+    let results = s.execute(sql).expect(sql);
+    results.last().expect("a result").rows[0][0].clone()
+}
+
+/// A table of 2^17 rows (131,072), doubled with INSERT … SELECT.
+fn big_table(s: &mut SqlSession) {
+    s.execute("CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)")
+        .expect("create");
+    s.execute("INSERT INTO big (v) VALUES ('x')")
+        .expect("first row");
+    for _ in 0..17 {
+        s.execute("INSERT INTO big (v) SELECT v FROM big")
+            .expect("double");
+    }
+    assert_eq!(
+        one_value(s, "SELECT count(*) FROM big"),
+        Value::Int(1 << 17)
+    );
+}
+
+#[test]
+fn a_scan_stops_at_its_timeout() {
+    let db = open_mem();
+    let mut s = db.session();
+    big_table(&mut s);
+    // A 1 ms timeout: the scan reads 131,072 rows, far more than a millisecond's worth.
+    s.execute("SET statement_timeout = '1ms'").expect("set");
+    let error = s
+        .execute("SELECT count(*) FROM big WHERE length(v) = 1")
+        .unwrap_err();
+    cancelled(&error, "statement timeout");
+    // The same statement with no timeout reads them all.
+    s.execute("SET statement_timeout = 0").expect("off");
+    assert_eq!(
+        one_value(&mut s, "SELECT count(*) FROM big WHERE length(v) = 1"),
+        Value::Int(1 << 17)
+    );
+}
+
+#[test]
+fn an_insert_select_stopped_inserts_nothing_and_fails_its_block() {
+    let db = open_mem();
+    let mut s = db.session();
+    big_table(&mut s);
+    s.execute("CREATE TABLE copy (id bigint PRIMARY KEY, v text)")
+        .expect("create");
+    s.execute("SET statement_timeout = '1ms'").expect("set");
+    let error = s
+        .execute("INSERT INTO copy SELECT id, v FROM big")
+        .unwrap_err();
+    cancelled(&error, "statement timeout");
+    s.execute("SET statement_timeout = 0").expect("off");
+    assert_eq!(
+        one_value(&mut s, "SELECT count(*) FROM copy"),
+        Value::Int(0)
+    );
+
+    s.execute("BEGIN; INSERT INTO copy VALUES (1, 'kept?')")
+        .expect("block");
+    s.execute("SET statement_timeout = '50ms'").expect("set");
+    cancelled(
+        &s.execute("SELECT pg_sleep(60)").unwrap_err(),
+        "statement timeout",
+    );
+    assert_eq!(s.txn_status(), TxnStatus::Failed);
+    s.execute("ROLLBACK").expect("rollback");
+    assert_eq!(
+        one_value(&mut s, "SELECT count(*) FROM copy"),
+        Value::Int(0)
+    );
+}
+
+#[test]
+fn a_cancel_from_another_thread_stops_a_sleep_and_is_spent() {
+    let db = open_mem();
+    let mut s = db.session();
+    let flag = Arc::new(AtomicBool::new(false));
+    s.set_cancel_flag(Arc::clone(&flag));
+    // A cancel that came while nothing ran does not stop the next statement.
+    flag.store(true, Ordering::Relaxed);
+    s.execute("SELECT pg_sleep(0.05)").expect("not cancelled");
+    let canceller = {
+        let flag = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            flag.store(true, Ordering::Relaxed);
+        })
+    };
+    let started = Instant::now();
+    cancelled(
+        &s.execute("SELECT pg_sleep(60)").unwrap_err(),
+        "user request",
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    canceller.join().expect("canceller");
+    s.execute("SELECT pg_sleep(0.05)")
+        .expect("the cancel is spent");
+}
+
+#[test]
+fn a_server_default_applies_until_the_session_sets_its_own() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.set_default_statement_timeout(Some(Duration::from_millis(50)));
+    assert_eq!(s.statement_timeout(), Some(Duration::from_millis(50)));
+    assert_eq!(
+        one_value(&mut s, "SHOW statement_timeout"),
+        Value::Text("50ms".into())
+    );
+    cancelled(
+        &s.execute("SELECT pg_sleep(60)").unwrap_err(),
+        "statement timeout",
+    );
+    s.execute("SET statement_timeout = '2s'").expect("set");
+    assert_eq!(s.statement_timeout(), Some(Duration::from_secs(2)));
+    s.execute("SELECT pg_sleep(0.1)").expect("within 2 s");
+    s.execute("SET statement_timeout TO DEFAULT")
+        .expect("default");
+    assert_eq!(s.statement_timeout(), Some(Duration::from_millis(50)));
+}
+
+#[test]
+fn a_tsql_loop_stops_at_its_timeout_even_inside_try_catch() {
+    let db = open_mem();
+    let mut sql = db.session();
+    sql.set_default_statement_timeout(Some(Duration::from_millis(100)));
+    let mut t = TsqlSession::new(sql);
+    for batch in [
+        "DECLARE @i bigint = 0\nWHILE 1 = 1\nBEGIN\n  SET @i += 1\nEND",
+        "DECLARE @i bigint = 0\nWHILE 1 = 1\nBEGIN\n  BEGIN TRY\n    SET @i += 1\n  END TRY\n  BEGIN CATCH\n    PRINT 'caught'\n  END CATCH\nEND",
+        "BEGIN TRY\n  SELECT pg_sleep(60)\nEND TRY\nBEGIN CATCH\n  PRINT 'caught'\nEND CATCH",
+    ] {
+        let started = Instant::now();
+        let (outputs, error) = t.execute_batch(batch);
+        let error = error.unwrap_or_else(|| panic!("{batch} ended by itself"));
+        cancelled(&error, "statement timeout");
+        assert!(outputs.is_empty(), "the CATCH block ran: {outputs:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+    // The next batch has a timeout of its own.
+    let (_, error) = t.execute_batch("DECLARE @i int = 1\nSET @i += 1");
+    assert!(error.is_none(), "{error:?}");
+}
