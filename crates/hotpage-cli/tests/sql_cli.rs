@@ -436,3 +436,64 @@ fn the_shell_runs_every_line_of_a_paste() {
         "every pasted statement ran: {text}"
     );
 }
+
+/// Sends SIGINT to `child` (through kill(1): the tests have no signal crate).
+fn interrupt(child: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+}
+
+/// Ctrl-C while a statement runs cancels the statement (57014), as psql's does, and the
+/// database is then closed cleanly; with nothing running, it ends the program (130).
+#[test]
+fn ctrl_c_cancels_the_running_statement() {
+    let (_dir, db) = temp_db();
+    sql_ok(&db, &["-c", "CREATE TABLE t (id int PRIMARY KEY)"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(["sql", "--db", &db])
+        .args([
+            "-c",
+            "INSERT INTO t VALUES (1); SELECT pg_sleep(60); INSERT INTO t VALUES (2)",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // The first insert and the sleep have started by then: the open takes far less.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    interrupt(&child);
+    let output = child.wait_with_output().expect("wait");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("57014: canceling statement due to user request"),
+        "{}",
+        stderr(&output)
+    );
+    // The statement before it kept its row; the one after never ran.
+    let rows = sql_ok(&db, &["--csv", "-c", "SELECT id FROM t ORDER BY id"]);
+    assert_eq!(rows.trim(), "id\n1");
+
+    // Nothing running (the program waits for its standard input, before the handler is
+    // installed): it ends, by the signal or with 130.
+    let mut idle = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+        .args(["sql", "--db", &db])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    interrupt(&idle);
+    let status = idle.wait().expect("wait");
+    drop(idle.stdin.take());
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        status.code() == Some(130) || status.signal() == Some(2),
+        "{status:?}"
+    );
+}

@@ -40,6 +40,9 @@ pub(crate) enum Func {
     DateDiff,
     /// `pg_sleep(seconds)`: waits, stopped by a cancel or the statement's timeout.
     Sleep,
+    /// A char(n) value as text, its trailing spaces dropped (no SQL name: the compiler
+    /// puts it where char(n) becomes text).
+    CharToText,
 }
 
 impl Func {
@@ -83,7 +86,8 @@ impl Func {
             | Func::Version
             | Func::CurrentDatabase
             | Func::ObjectName
-            | Func::Sleep => SqlType::Text,
+            | Func::Sleep
+            | Func::CharToText => SqlType::Text,
             Func::Abs => return args.first().and_then(Scalar::ty),
             Func::Coalesce => return args.iter().find_map(Scalar::ty),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
@@ -376,19 +380,61 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
             let ty = binary_type(op, left.ty(), right.ty());
             let scalar = Scalar::Binary(op.clone(), left, right);
             Ok(match ty {
-                Some(ty @ (SqlType::SmallInt | SqlType::Int)) => Scalar::Cast(Box::new(scalar), ty),
+                // real with real is real (PostgreSQL's float4 operators): the double result
+                // of two reals, rounded to real, is what float4 arithmetic gives.
+                Some(ty @ (SqlType::SmallInt | SqlType::Int | SqlType::Real)) => {
+                    Scalar::Cast(Box::new(scalar), ty)
+                }
                 _ => scalar,
             })
         }
-        Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or | StringConcat => {
+        StringConcat => Ok(Scalar::Binary(
+            op.clone(),
+            char_as_text(left),
+            char_as_text(right),
+        )),
+        Eq | NotEq | Lt | LtEq | Gt | GtEq if is_char(&left) || is_char(&right) => Ok(
+            Scalar::Binary(op.clone(), char_operand(left), char_operand(right)),
+        ),
+        Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => {
             Ok(Scalar::Binary(op.clone(), left, right))
         }
         other => Err(SqlError::unsupported(format!("the operator {other}"))),
     }
 }
 
+/// A char(n) operand as text: without its padding, as PostgreSQL's char-to-text cast
+/// gives it (`'ab'::char(4) || 'c'` is `abc`).
+fn char_as_text(scalar: Box<Scalar>) -> Box<Scalar> {
+    match scalar.ty() {
+        Some(SqlType::Char(_)) => Box::new(Scalar::Call(Func::CharToText, vec![*scalar])),
+        _ => scalar,
+    }
+}
+
+fn is_char(scalar: &Scalar) -> bool {
+    matches!(scalar.ty(), Some(SqlType::Char(_)))
+}
+
+/// One side of a comparison with a char(n) value: char(n) values and string literals
+/// (which PostgreSQL reads as char(n) there) compare without their trailing spaces
+/// (`'ab'::char(4) = 'ab'` is true); a text value keeps them.
+fn char_operand(scalar: Box<Scalar>) -> Box<Scalar> {
+    match *scalar {
+        Scalar::Const(Value::Text(s), None) => Box::new(Scalar::Const(
+            Value::Text(s.trim_end_matches(' ').to_string()),
+            None,
+        )),
+        other => char_as_text(Box::new(other)),
+    }
+}
+
 fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
     let ty = SqlType::from_sql(data_type)?;
+    let inner = match ty {
+        SqlType::Text | SqlType::Varchar(_) => *char_as_text(Box::new(inner)),
+        _ => inner,
+    };
     Ok(match inner {
         Scalar::Const(v, _) => Scalar::Const(cast_value(v, &ty)?, Some(ty)),
         other => Scalar::Cast(Box::new(other), ty),
@@ -431,9 +477,18 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
             format!("FILTER specified, but {name} is not an aggregate function"),
         ));
     }
+    // Text functions take char(n) as text, its padding dropped (length('ab'::char(4)) is 2).
+    let text_args = matches!(func, Func::Lower | Func::Upper | Func::Length);
     let args = plain_args(function)?
         .into_iter()
-        .map(|e| compile(e, scope))
+        .map(|e| {
+            let arg = compile(e, scope)?;
+            Ok(if text_args {
+                *char_as_text(Box::new(arg))
+            } else {
+                arg
+            })
+        })
         .collect::<SqlResult<Vec<_>>>()?;
     let arity_ok = match func {
         Func::BitReverse | Func::Abs | Func::Lower | Func::Upper | Func::Length => args.len() == 1,
@@ -593,6 +648,7 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
         Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => Some(SqlType::Bool),
         StringConcat => Some(SqlType::Text),
         _ => match (l, r) {
+            (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
             (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
             (Some(a @ SqlType::Numeric { .. }), _) | (_, Some(a @ SqlType::Numeric { .. })) => {
                 Some(a)
@@ -871,6 +927,12 @@ fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
             truncate_for_cast(v, ty).coerce(ty)
         }
         (Value::Text(_) | Value::Null, _) => v.coerce(ty),
+        // PostgreSQL's explicit casts between integer and boolean (int4 only there; an
+        // integer literal is bigint here, so every integer type is taken).
+        (Value::Int(i), SqlType::Bool) => Ok(Value::Bool(*i != 0)),
+        (Value::Bool(b), SqlType::SmallInt | SqlType::Int | SqlType::BigInt) => {
+            Ok(Value::Int(i64::from(*b)))
+        }
         (_, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
             truncate_for_cast(Value::Text(cast_text(&v).unwrap_or_default()), ty).coerce(ty)
         }
@@ -929,6 +991,10 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
                 _ => Value::Int(s.chars().count() as i64),
             },
             _ => return Err(mismatch("the function needs text")),
+        },
+        Func::CharToText => match first {
+            Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
+            other => other,
         },
         Func::Coalesce => args
             .into_iter()

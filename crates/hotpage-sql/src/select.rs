@@ -438,7 +438,7 @@ fn plan_output(
     let group_exprs: Vec<Expr> = match &select.group_by {
         GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs
             .iter()
-            .map(|e| group_expr_by_position(e, &select.projection))
+            .map(|e| group_expr_by_output(e, &select.projection, scope))
             .collect::<SqlResult<_>>()?,
         _ => return Err(SqlError::unsupported("GROUP BY ALL, ROLLUP, CUBE")),
     };
@@ -539,8 +539,27 @@ fn plan_ungrouped(
     Ok((None, projection, order, windows))
 }
 
-/// `GROUP BY 2`: the second select item's expression.
-fn group_expr_by_position(e: &Expr, projection: &[SelectItem]) -> SqlResult<Expr> {
+/// `GROUP BY 2`: the second select item's expression; `GROUP BY x`, where `x` is no input
+/// column but a select item's alias: that item's expression (PostgreSQL's rule: an input
+/// column's name wins over an alias).
+fn group_expr_by_output(
+    e: &Expr,
+    projection: &[SelectItem],
+    scope: &[(String, SqlType)],
+) -> SqlResult<Expr> {
+    if let Expr::Identifier(ident) = e {
+        let name = fold(ident);
+        if !scope.iter().any(|(column, _)| *column == name) {
+            let aliased = projection.iter().find_map(|item| match item {
+                SelectItem::ExprWithAlias { expr, alias } if fold(alias) == name => Some(expr),
+                _ => None,
+            });
+            if let Some(expr) = aliased {
+                return Ok(expr.clone());
+            }
+        }
+        return Ok(e.clone());
+    }
     if let Expr::Value(v) = e
         && let sqlparser::ast::Value::Number(n, _) = &v.value
     {
@@ -564,6 +583,8 @@ fn agg_type(func: AggFunc, arg: Option<&Scalar>) -> SqlType {
         AggFunc::CountStar | AggFunc::Count => SqlType::BigInt,
         AggFunc::Min | AggFunc::Max => arg_ty.unwrap_or(SqlType::Text),
         AggFunc::Sum => match arg_ty {
+            // sum(real) is real in PostgreSQL (avg(real) is double).
+            Some(SqlType::Real) => SqlType::Real,
             Some(t) if t.is_float() => SqlType::Double,
             Some(SqlType::SmallInt | SqlType::Int) => SqlType::BigInt,
             Some(SqlType::Numeric { scale, .. }) => SqlType::Numeric {
@@ -1089,6 +1110,8 @@ impl Accumulator {
             Accumulator::Count(n) => Value::Int(n),
             Accumulator::Sum(sum) => match (sum, arg.and_then(Scalar::ty)) {
                 (Some(v), Some(SqlType::SmallInt | SqlType::Int)) => v.coerce(&SqlType::BigInt)?,
+                // Summed in double, rounded to real once (PostgreSQL rounds at each step).
+                (Some(v), Some(SqlType::Real)) => v.coerce(&SqlType::Real)?,
                 (Some(v), _) => v,
                 (None, _) => Value::Null,
             },

@@ -384,6 +384,8 @@ pub(crate) struct SessionState {
     /// `statement_timeout` where the session has not SET it: a server's
     /// `--statement-timeout-ms`, as PostgreSQL's postgresql.conf.
     pub default_statement_timeout: Option<Duration>,
+    /// The running statement runs in a read-only transaction: nextval() is refused.
+    pub read_only: bool,
 }
 
 /// A session: its engine session, transaction state and prepared statements.
@@ -512,6 +514,12 @@ mod functions {
             }
             Func::NextVal => {
                 let name = name_arg()?;
+                if state.read_only {
+                    return Err(SqlError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute nextval() in a read-only transaction",
+                    ));
+                }
                 let Some(engine) = engine else {
                     return Err(SqlError::unsupported(
                         "nextval() inside a query that reads a table",
@@ -822,6 +830,7 @@ impl SqlSession {
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> SqlResult<StatementResult> {
         self.refuse_write_if_read_only(plan)?;
+        self.state.read_only = self.in_read_only_transaction();
         let pid = self.activity.pid;
         let mut ctx = Ctx {
             db: &self.db,

@@ -55,17 +55,22 @@ impl SqlSession {
             .is_some_and(|v| is_on(v))
     }
 
+    /// Whether a statement now runs in a read-only transaction.
+    pub(super) fn in_read_only_transaction(&self) -> bool {
+        match self.txn {
+            // No lookup while the session has SET nothing (a stress session).
+            TxnStatus::Idle => !self.state.settings.is_empty() && self.default_read_only(),
+            _ => self.read_only,
+        }
+    }
+
     /// 25006 if `plan` writes and the transaction it would run in is read-only.
     pub(super) fn refuse_write_if_read_only(&self, plan: &Plan) -> SqlResult<()> {
         // The plan first: a read looks up no setting (this runs for every statement).
         let Some(command) = write_of(plan) else {
             return Ok(());
         };
-        let read_only = match self.txn {
-            TxnStatus::Idle => self.default_read_only(),
-            _ => self.read_only,
-        };
-        if read_only {
+        if self.in_read_only_transaction() {
             return Err(SqlError::new(
                 sqlstate::READ_ONLY_SQL_TRANSACTION,
                 format!("cannot execute {command} in a read-only transaction"),
