@@ -8,7 +8,7 @@
 //! serialisation dependency that only the command line needs.
 
 use crate::{CliError, EXIT_CORRUPT, open_existing};
-use hotpage::{CheckReport, Fault, TableCheck};
+use hotpage::{CheckReport, Fault, FaultKind, TableCheck};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -22,11 +22,31 @@ pub struct CheckArgs {
     json: bool,
 }
 
+/// Opens the database to check it: with crash recovery (in memory), or, where recovery
+/// itself meets damage (exit 7), without replaying the log, so that the faults on the
+/// pages can still be listed. The second value is recovery's error in that case.
+fn open_checking(path: &std::path::Path) -> Result<(hotpage::Database, Option<String>), CliError> {
+    let error = match open_existing(path) {
+        Ok(db) => return Ok((db, None)),
+        Err(error) if error.code == EXIT_CORRUPT => error,
+        Err(error) => return Err(error),
+    };
+    let options = hotpage::Options {
+        replay_log: false,
+        ..crate::read_only_options()
+    };
+    match hotpage::Database::open(path, options) {
+        Ok(db) => Ok((db, Some(error.message))),
+        // Damage before the log (the catalog, data.0's header): recovery's error says it.
+        Err(_) => Err(error),
+    }
+}
+
 /// Runs `hotpage check`.
 pub fn run(args: &CheckArgs) -> Result<(), CliError> {
     let name = args.db.display().to_string();
-    let db = match open_existing(&args.db) {
-        Ok(db) => db,
+    let (db, recovery_failed) = match open_checking(&args.db) {
+        Ok(opened) => opened,
         Err(error) => {
             if args.json {
                 // A script that reads the JSON learns why there is no report, too.
@@ -41,11 +61,27 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
             return Err(error);
         }
     };
-    let report = db
+    let mut report = db
         .check()
         .map_err(|e| CliError::failure(format!("reading the data files: {e}")))?;
+    let log_skipped = recovery_failed.is_some();
+    if let Some(message) = recovery_failed {
+        report.faults.insert(
+            0,
+            Fault {
+                kind: FaultKind::Recovery,
+                page: None,
+                table: None,
+                message: format!(
+                    "crash recovery fails ({message}); the pages below were checked as the data files hold them, without the changes logged since the last checkpoint"
+                ),
+            },
+        );
+    }
     if args.json {
-        outln!("{}", report_json(&name, &report))?;
+        let mut json = report_json(&name, &report);
+        json["log_replayed"] = Value::Bool(!log_skipped);
+        outln!("{json}")?;
     } else {
         print_text(&name, &report)?;
     }

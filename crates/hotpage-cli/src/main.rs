@@ -215,17 +215,21 @@ fn one_line(error: &anyhow::Error) -> String {
 /// Opens an existing database for inspection or checking (never creates one).
 pub fn open_existing(path: &std::path::Path) -> Result<hotpage::Database, CliError> {
     use anyhow::Context;
-    let options = hotpage::Options {
+    let db = hotpage::Database::open(path, read_only_options())
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    warn_rows_missing(&db);
+    Ok(db)
+}
+
+/// How `check` and `inspect` open a database.
+pub fn read_only_options() -> hotpage::Options {
+    hotpage::Options {
         pool_bytes: 8 << 20,
         create_if_missing: false,
         // Recovery of a crashed database runs in memory: inspecting never changes a byte.
         read_only: true,
         ..hotpage::Options::default()
-    };
-    let db = hotpage::Database::open(path, options)
-        .with_context(|| format!("cannot open database {}", path.display()))?;
-    warn_rows_missing(&db);
-    Ok(db)
+    }
 }
 
 /// Says on standard error which tables recovery found short of the rows the last

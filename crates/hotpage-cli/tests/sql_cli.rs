@@ -452,7 +452,7 @@ fn interrupt(child: &std::process::Child) {
 fn ctrl_c_cancels_the_running_statement() {
     let (_dir, db) = temp_db();
     sql_ok(&db, &["-c", "CREATE TABLE t (id int PRIMARY KEY)"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
+    let child = Command::new(env!("CARGO_BIN_EXE_hotpage"))
         .args(["sql", "--db", &db])
         .args([
             "-c",

@@ -420,13 +420,13 @@ fn is_char(scalar: &Scalar) -> bool {
 /// (which PostgreSQL reads as char(n) there) compare without their trailing spaces
 /// (`'ab'::char(4) = 'ab'` is true); a text value keeps them.
 fn char_operand(scalar: Box<Scalar>) -> Box<Scalar> {
-    match *scalar {
-        Scalar::Const(Value::Text(s), None) => Box::new(Scalar::Const(
-            Value::Text(s.trim_end_matches(' ').to_string()),
-            None,
-        )),
-        other => char_as_text(Box::new(other)),
-    }
+    let Scalar::Const(Value::Text(s), None) = scalar.as_ref() else {
+        return char_as_text(scalar);
+    };
+    Box::new(Scalar::Const(
+        Value::Text(s.trim_end_matches(' ').to_string()),
+        None,
+    ))
 }
 
 fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {

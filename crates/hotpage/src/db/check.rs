@@ -36,6 +36,9 @@ pub enum FaultKind {
     Orphan,
     /// An empty, unlinked page that no table reaches: leaked space (a warning, not a fault).
     Leaked,
+    /// Crash recovery fails (the log's replay meets damage): the pages were checked as the
+    /// data files hold them, without the log ([`Options::replay_log`](crate::Options)).
+    Recovery,
 }
 
 impl FaultKind {
@@ -49,6 +52,7 @@ impl FaultKind {
             FaultKind::Rows => "rows",
             FaultKind::Orphan => "orphan",
             FaultKind::Leaked => "leaked",
+            FaultKind::Recovery => "recovery",
         }
     }
 }

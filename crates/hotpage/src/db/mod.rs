@@ -124,6 +124,11 @@ pub struct Options {
     /// exactly (the crash campaign's single-session seeds): the moment of the write
     /// follows the wall clock, not the operations.
     pub durable_marks: bool,
+    /// Replay the log at open (crash recovery). On by default. Off only with `read_only`:
+    /// the tables are then as the data files hold them, without what was logged since the
+    /// last checkpoint. `hotpage check` opens so when recovery itself meets damage, to list
+    /// the faults on the pages all the same.
+    pub replay_log: bool,
 }
 
 impl Default for Options {
@@ -141,6 +146,7 @@ impl Default for Options {
             read_only: false,
             key_seed: None,
             durable_marks: true,
+            replay_log: true,
         }
     }
 }

@@ -109,6 +109,13 @@ fn validate_options(options: &Options) -> Result<()> {
     page::validate_page_size(options.page_size).map_err(Error::InvalidOption)?;
     buffer::validate_data_files(options.data_files).map_err(Error::InvalidOption)?;
     options.wal.validate()?;
+    if !options.replay_log && !options.read_only {
+        return Err(Error::InvalidOption(
+            "replay_log off needs read_only: a database that skipped its log must not be \
+             written"
+                .into(),
+        ));
+    }
     if options.txn_memory_bytes_max == 0 {
         return Err(Error::InvalidOption(
             "txn_memory_bytes_max must be at least 1".into(),
@@ -600,7 +607,7 @@ fn recover_pages(
     options: &Options,
     policy: LogPolicy,
 ) -> Result<RedoOutcome> {
-    if catalog.unlogged_open {
+    if catalog.unlogged_open || !options.replay_log {
         return Ok(RedoOutcome {
             end: catalog.redo_lsn,
             latest_values: vec![None; catalog.tables.len()],
