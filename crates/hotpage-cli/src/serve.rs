@@ -226,6 +226,8 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
     };
     let config = server_config(args)?;
     let options = open_options(&args.open)?;
+    // The address first: a taken port must not leave a new database behind.
+    let listener = Server::listen(&config).map_err(|e| CliError::failure(e.to_string()))?;
     let db = Arc::new(
         Database::open(path, options)
             .with_context(|| format!("cannot open database {}", path.display()))?,
@@ -240,7 +242,7 @@ pub fn run(args: &ServeArgs) -> Result<(), CliError> {
             recovery.elapsed.as_secs_f64()
         );
     }
-    match serve(&db, config, args, path) {
+    match serve(&db, (config, listener), args, path) {
         Ok(Stopped::Cleanly) => {
             close(db)?;
             errln!("hotpage serve: the database is closed cleanly");
@@ -267,7 +269,7 @@ enum Stopped {
 /// Serves until a signal; every SQL handle is dropped when it returns.
 fn serve(
     db: &Arc<Database>,
-    config: ServerConfig,
+    (config, listener): (ServerConfig, std::net::TcpListener),
     args: &ServeArgs,
     path: &Path,
 ) -> Result<Stopped, CliError> {
@@ -278,7 +280,8 @@ fn serve(
         Authentication::Scram(file) => format!("scram, {} users", file.len()),
     };
     let tls = config.tls.is_some();
-    let server = Server::bind(sql, config).map_err(|e| CliError::failure(e.to_string()))?;
+    let server = Server::with_listener(sql, config, listener)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     errln!(
         "hotpage serve: listening on {} (database {}, durability {}, auth {}, TLS {}, at most {} connections); stop with Ctrl-C or SIGTERM",
         server.local_addr(),

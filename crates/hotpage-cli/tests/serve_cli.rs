@@ -60,6 +60,8 @@ fn a_database_in_use_and_a_port_in_use_are_clear_errors() {
     // Another database on the same port.
     let out = hotpage(&["serve", "--db", s(&other), "--listen", &listen]);
     assert_one_line_error(&out, 1, &format!("cannot listen on {listen}"));
+    // The address is bound before the database is opened: none was created.
+    assert!(!other.exists(), "a taken port left a new database behind");
     let (status, stderr) = serve.terminate();
     assert!(status.success(), "{stderr}");
 }

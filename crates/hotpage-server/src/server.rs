@@ -189,6 +189,27 @@ impl Server {
     /// Binds `config.listen` and installs the SIGINT/SIGTERM handlers (from here on a
     /// signal asks for a clean shutdown instead of killing the process).
     pub fn bind(sql: Arc<SqlDatabase>, config: ServerConfig) -> Result<Server, ServerError> {
+        let listener = Server::listen(&config)?;
+        Server::with_listener(sql, config, listener)
+    }
+
+    /// Binds `config.listen` alone, before there is a database to serve: `hotpage serve`
+    /// learns that the address is taken before it opens (or creates) the database.
+    pub fn listen(config: &ServerConfig) -> Result<std::net::TcpListener, ServerError> {
+        config.validate()?;
+        let addr = config.listen;
+        let listener = std::net::TcpListener::bind(addr)
+            .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        Ok(listener)
+    }
+
+    /// [`Server::bind`] on a listener [`Server::listen`] bound.
+    pub fn with_listener(
+        sql: Arc<SqlDatabase>,
+        config: ServerConfig,
+        listener: std::net::TcpListener,
+    ) -> Result<Server, ServerError> {
         config.validate()?;
         let scram = match &config.authentication {
             Authentication::Trust => None,
@@ -209,8 +230,7 @@ impl Server {
             .map_err(ServerError::Start)?;
         let addr = config.listen;
         let (listener, signals) = runtime.block_on(async {
-            let listener = TcpListener::bind(addr)
-                .await
+            let listener = TcpListener::from_std(listener)
                 .map_err(|source| ServerError::Bind { addr, source })?;
             let signals = [SignalKind::interrupt(), SignalKind::terminate()]
                 .into_iter()
