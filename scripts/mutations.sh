@@ -625,3 +625,9 @@ PACKAGE=hotpage-sql unit catch-swallows-cancel crates/hotpage-sql/src/tsql/proce
   '        if error.sqlstate == crate::error::sqlstate::QUERY_CANCELED {' \
   '        if error.sqlstate == "never" {' \
   --test interrupts
+# A wait for another transaction's key ignores the session's limits: a statement waiting
+# for a key an idle transaction held could not be cancelled or timed out.
+PACKAGE=hotpage unit key-wait-ignores-limits crates/hotpage/src/db/unique.rs \
+  '                    if let Some(stop) = limits.stop(started, now) {' \
+  '                    if let Some(stop) = None::<WaitStop> {' \
+  --lib a_wait_ends_at

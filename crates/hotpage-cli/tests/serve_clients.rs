@@ -433,9 +433,9 @@ fn a_cancel_request_stops_a_query_before_its_next_statement() {
         err.as_db_error().map(|e| e.message()),
         Some("canceling statement due to user request")
     );
-    // The statement that was running finished (the engine cannot stop it midway) and the
-    // one after it never ran; the Query was one implicit transaction, so the cancel
-    // rolled back its first two inserts too, as in PostgreSQL.
+    // The statement that was waiting for key 1 stopped waiting, and the one after it never
+    // ran; the Query was one implicit transaction, so the cancel rolled back its first
+    // insert too, as in PostgreSQL.
     assert_eq!(ids, Vec::<i64>::new());
 }
 

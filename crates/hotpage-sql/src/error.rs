@@ -83,6 +83,9 @@ pub mod sqlstate {
     pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
     /// `query_canceled`: a cancel request, a statement timeout, or a client's CopyFail.
     pub const QUERY_CANCELED: &str = "57014";
+    /// `lock_not_available`: a wait for another transaction's key ran past `lock_timeout`
+    /// (or, holding keys of its own, past the engine's limit).
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 }
 
 /// An error with its SQLSTATE, a one-line message and, where known, the 1-based character

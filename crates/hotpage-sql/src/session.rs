@@ -348,9 +348,12 @@ pub(crate) fn undefined_table(name: &str) -> SqlError {
 
 /// An engine error as SQL reports it.
 pub(crate) fn engine_error(e: EngineError) -> SqlError {
+    if let EngineError::WaitStopped(stop) = e {
+        return interrupt::wait_stopped(stop);
+    }
     let state = match &e {
         EngineError::DuplicateKey { .. } => sqlstate::UNIQUE_VIOLATION,
-        EngineError::KeyLockTimeout { .. } => "55P03",
+        EngineError::KeyLockTimeout { .. } => sqlstate::LOCK_NOT_AVAILABLE,
         // object_in_use
         EngineError::TableBusy(_) => "55006",
         EngineError::NoSuchTable(_) => sqlstate::UNDEFINED_TABLE,
@@ -722,10 +725,19 @@ impl SqlSession {
         }
     }
 
-    /// A statement a client sent starts: its timeout starts now.
+    /// A statement a client sent starts: its timeout starts now, and a wait for another
+    /// session's key ends at it, at a cancel, or at `lock_timeout`.
     fn start_statement_clock(&mut self) {
         let timeout = self.statement_timeout();
-        self.state.clock.start(timeout);
+        if self.state.clock.start(timeout) {
+            let lock_timeout = self
+                .state
+                .settings
+                .get("lock_timeout")
+                .and_then(|text| interrupt::parse_timeout(text).flatten());
+            self.engine
+                .set_wait_limits(self.state.clock.wait_limits(lock_timeout));
+        }
     }
 
     /// 57014 if the running statement was cancelled or ran past its timeout (cheap: see
@@ -1414,7 +1426,7 @@ impl SqlSession {
                 format!("parameter \"{}\" cannot be changed", setting.name),
             ));
         }
-        if name == "statement_timeout" {
+        if name == "statement_timeout" || name == "lock_timeout" {
             if value.eq_ignore_ascii_case("default") {
                 self.state.settings.remove(&name);
                 return Ok(StatementResult::command("SET"));
@@ -1422,7 +1434,7 @@ impl SqlSession {
             if interrupt::parse_timeout(&value).is_none() {
                 return Err(SqlError::new(
                     sqlstate::INVALID_PARAMETER_VALUE,
-                    format!("invalid value for parameter \"statement_timeout\": \"{value}\""),
+                    format!("invalid value for parameter \"{name}\": \"{value}\""),
                 )
                 .with_hint(
                     "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"; 0 turns the timeout off.",

@@ -152,9 +152,11 @@ fn a_tsql_loop_stops_at_its_timeout_even_inside_try_catch() {
     let mut sql = db.session();
     sql.set_default_statement_timeout(Some(Duration::from_millis(100)));
     let mut t = TsqlSession::new(sql);
+    // The loops would end by themselves, seconds later (so that a test of a loop that is
+    // not stopped ends too): the timeout stops them first.
     for batch in [
-        "DECLARE @i bigint = 0\nWHILE 1 = 1\nBEGIN\n  SET @i += 1\nEND",
-        "DECLARE @i bigint = 0\nWHILE 1 = 1\nBEGIN\n  BEGIN TRY\n    SET @i += 1\n  END TRY\n  BEGIN CATCH\n    PRINT 'caught'\n  END CATCH\nEND",
+        "DECLARE @i bigint = 0\nWHILE @i < 5000000\nBEGIN\n  SET @i += 1\nEND",
+        "DECLARE @i bigint = 0\nWHILE @i < 5000000\nBEGIN\n  BEGIN TRY\n    SET @i += 1\n  END TRY\n  BEGIN CATCH\n    PRINT 'caught'\n  END CATCH\nEND",
         "BEGIN TRY\n  SELECT pg_sleep(60)\nEND TRY\nBEGIN CATCH\n  PRINT 'caught'\nEND CATCH",
     ] {
         let started = Instant::now();
@@ -167,4 +169,71 @@ fn a_tsql_loop_stops_at_its_timeout_even_inside_try_catch() {
     // The next batch has a timeout of its own.
     let (_, error) = t.execute_batch("DECLARE @i int = 1\nSET @i += 1");
     assert!(error.is_none(), "{error:?}");
+}
+
+/// Session A holds key 1 in an open transaction; `run` gets a second session, which then
+/// waits for that key. Returns what `run` returned and how long it took.
+fn while_a_holds_key_1<T>(run: impl FnOnce(&mut SqlSession) -> T) -> (T, Duration) {
+    let db = open_mem();
+    let mut a = db.session();
+    a.execute("CREATE TABLE k (id int PRIMARY KEY)")
+        .expect("create");
+    a.execute("BEGIN; INSERT INTO k VALUES (1)")
+        .expect("a holds key 1");
+    let mut b = db.session();
+    let started = Instant::now();
+    let outcome = run(&mut b);
+    let took = started.elapsed();
+    a.execute("ROLLBACK").expect("a rolls back");
+    (outcome, took)
+}
+
+#[test]
+fn a_wait_for_another_transactions_key_ends_at_lock_timeout_statement_timeout_or_cancel() {
+    let (error, took) = while_a_holds_key_1(|b| {
+        b.execute("SET lock_timeout = '100ms'").expect("set");
+        b.execute("INSERT INTO k VALUES (1)").unwrap_err()
+    });
+    assert_eq!(error.sqlstate, "55P03", "{error:?}");
+    assert_eq!(error.message, "canceling statement due to lock timeout");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+
+    let (error, _) = while_a_holds_key_1(|b| {
+        b.execute("SET statement_timeout = '100ms'").expect("set");
+        b.execute("INSERT INTO k VALUES (1)").unwrap_err()
+    });
+    cancelled(&error, "statement timeout");
+
+    let (error, _) = while_a_holds_key_1(|b| {
+        let flag = Arc::new(AtomicBool::new(false));
+        b.set_cancel_flag(Arc::clone(&flag));
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let error = b.execute("INSERT INTO k VALUES (1)").unwrap_err();
+        canceller.join().expect("canceller");
+        error
+    });
+    cancelled(&error, "user request");
+}
+
+#[test]
+fn without_limits_a_key_wait_lasts_until_the_other_transaction_ends() {
+    let db = open_mem();
+    let mut a = db.session();
+    a.execute("CREATE TABLE k (id int PRIMARY KEY)")
+        .expect("create");
+    a.execute("BEGIN; INSERT INTO k VALUES (1)")
+        .expect("a holds key 1");
+    let mut b = db.session();
+    b.set_cancel_flag(Arc::new(AtomicBool::new(false)));
+    let waiter = std::thread::spawn(move || b.execute("INSERT INTO k VALUES (1)"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!waiter.is_finished(), "b stopped waiting with no limit set");
+    a.execute("ROLLBACK").expect("a rolls back");
+    waiter
+        .join()
+        .expect("b")
+        .expect("b inserts key 1 once a is gone");
 }

@@ -75,6 +75,10 @@ pub enum Error {
         "key {key} in table {table} is being inserted by another open transaction; retry once it ends"
     )]
     KeyLockTimeout { table: String, key: String },
+    /// A wait for another session's key ended early, as the session's
+    /// [`WaitLimits`](crate::WaitLimits) asked (a cancel, a deadline, the lock timeout).
+    #[error("the wait for another transaction's key was stopped: {0:?}")]
+    WaitStopped(crate::WaitStop),
     /// A row is larger than the documented maximum for the page size.
     #[error("row of {len} bytes exceeds the maximum of {max} bytes for this page size")]
     RowTooLarge { len: usize, max: usize },

@@ -47,7 +47,7 @@ pub use access::memtable::MemoryUsage;
 pub use buffer::PoolInfo;
 pub use db::{
     Database, DiscardedLog, LogDamage, MisplacedSegment, MissingRows, Options, RecoveryReport,
-    SalvageReport, Session, TableHandle, TableInfo, TableSpec,
+    SalvageReport, Session, TableHandle, TableInfo, TableSpec, WaitLimits, WaitStop,
 };
 // The integrity check's and the inspection reports' typed values (the CLI renders them).
 pub use db::{

@@ -45,15 +45,26 @@ impl StatementClock {
     /// no timeout). A cancel that came before it does not count, as PostgreSQL ignores a
     /// cancel that finds nothing running. Inside a batch that holds the clock
     /// ([`StatementClock::hold`]) nothing changes.
-    pub(crate) fn start(&mut self, timeout: Option<Duration>) {
+    /// Returns whether it started (false inside a held batch).
+    pub(crate) fn start(&mut self, timeout: Option<Duration>) -> bool {
         if self.nested > 0 {
-            return;
+            return false;
         }
         if let Some(cancel) = &self.cancel {
             cancel.store(false, Ordering::Relaxed);
         }
         self.deadline = timeout.map(|t| Instant::now() + t);
         self.polls_left = POLL_EVERY;
+        true
+    }
+
+    /// What ends the engine's waits for another session's key during this statement.
+    pub(crate) fn wait_limits(&self, lock_timeout: Option<Duration>) -> hotpage::WaitLimits {
+        hotpage::WaitLimits {
+            cancel: self.cancel.clone(),
+            deadline: self.deadline,
+            lock_timeout,
+        }
     }
 
     /// The statements started from now until [`StatementClock::release`] belong to the
@@ -118,6 +129,24 @@ impl StatementClock {
             };
             std::thread::sleep(left.min(SLICE));
         }
+    }
+}
+
+/// The error for a wait the engine ended early, as PostgreSQL words each.
+pub(crate) fn wait_stopped(stop: hotpage::WaitStop) -> SqlError {
+    match stop {
+        hotpage::WaitStop::Cancelled => SqlError::new(
+            sqlstate::QUERY_CANCELED,
+            "canceling statement due to user request",
+        ),
+        hotpage::WaitStop::Deadline => SqlError::new(
+            sqlstate::QUERY_CANCELED,
+            "canceling statement due to statement timeout",
+        ),
+        hotpage::WaitStop::LockTimeout => SqlError::new(
+            sqlstate::LOCK_NOT_AVAILABLE,
+            "canceling statement due to lock timeout",
+        ),
     }
 }
 

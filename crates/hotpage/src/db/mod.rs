@@ -69,7 +69,8 @@ use routing::new_storage;
 pub use salvage::{DiscardedLog, LogDamage, MisplacedSegment, SalvageReport};
 pub use staged::{STAGED_ROW_OVERHEAD_BYTES, SUPPLIED_KEY_OVERHEAD_BYTES};
 pub use txn_names::{TXN_NAME_BYTES_MAX, TxnName};
-use unique::KeyLocks;
+use unique::{KeyLocks, Requester};
+pub use unique::{WaitLimits, WaitStop};
 
 /// Rows a session counts locally before adding them to the table's shared count (so the
 /// count is not a cache line every insert writes).
@@ -767,6 +768,7 @@ impl Database {
             txn: None,
             txn_name: None,
             held_keys: Vec::new(),
+            wait_limits: WaitLimits::default(),
             commit_refs: None,
             applying,
             record: Vec::new(),
@@ -1172,6 +1174,8 @@ pub struct Session {
     txn_name: Option<Arc<str>>,
     // The key locks the open transaction holds (see `insert_unique`).
     held_keys: Vec<(TableHandle, Key)>,
+    // What may end a wait for another session's key (`set_wait_limits`).
+    wait_limits: WaitLimits,
     // Marks the commit this session is applying, if any (see `apply_marker`).
     applying: Arc<ApplyMarker>,
     // The marker, the stop and the log again, cloned at the first commit, for `commit_rows`
@@ -1496,6 +1500,13 @@ impl Session {
         Ok(())
     }
 
+    /// What may end this session's waits for another session's key from now on: a
+    /// cancel flag, a deadline, a lock timeout ([`Error::WaitStopped`]). The default is
+    /// none: a session that holds no key waits until the other transaction ends.
+    pub fn set_wait_limits(&mut self, limits: WaitLimits) {
+        self.wait_limits = limits;
+    }
+
     /// Proves `key` unique, then stages or commits the row: locks the key, looks it up, and
     /// keeps the lock until the row is applied (autocommit) or the transaction ends.
     fn insert_unique(&mut self, table: &TableHandle, key: Key, row: &[u8]) -> Result<()> {
@@ -1508,10 +1519,14 @@ impl Session {
         {
             return Err(duplicate());
         }
-        let holding = !self.held_keys.is_empty();
+        let requester = Requester {
+            session: self.id,
+            holding_others: !self.held_keys.is_empty(),
+            limits: &self.wait_limits,
+        };
         table
             .unique
-            .lock(&key, self.id, holding, &table.name, &self.db.stats, |k| {
+            .lock(&key, &requester, &table.name, &self.db.stats, |k| {
                 table.keys.kind().decode(k)
             })?;
         // A table this transaction truncates holds nothing, as far as it is concerned.

@@ -39,16 +39,22 @@ impl Session {
     ) -> Result<TableHandle> {
         self.check_rebuild(old, spec, rows)?;
         let session = self.id;
+        // A commit is not stopped midway by a cancel or a timeout: no wait limits.
+        let no_limits = super::WaitLimits::default();
+        let requester = super::Requester {
+            session,
+            holding_others: true,
+            limits: &no_limits,
+        };
         let stats = Arc::clone(&self.db.stats);
         // Every key is locked in the new table before anyone can find it: a session
         // inserting into it must not prove a key unique that this commit is about to apply.
         let mut locked: Option<TableHandle> = None;
         let mut lock_keys = |new: &TableHandle| {
             for (key, _) in rows {
-                new.unique
-                    .lock(key, session, true, &new.name, &stats, |k| {
-                        new.keys.kind().decode(k)
-                    })?;
+                new.unique.lock(key, &requester, &new.name, &stats, |k| {
+                    new.keys.kind().decode(k)
+                })?;
             }
             locked = Some(Arc::clone(new));
             Ok(())

@@ -265,14 +265,20 @@ impl Session {
         truncated: &[TableHandle],
         locked: &mut Vec<(TableHandle, crate::access::keys::Key)>,
     ) -> Result<()> {
-        let (session, stats) = (self.id, Arc::clone(&self.db.stats));
+        let stats = Arc::clone(&self.db.stats);
+        // A commit is not stopped midway by a cancel or a timeout: no wait limits.
+        let no_limits = super::WaitLimits::default();
+        let requester = super::Requester {
+            session: self.id,
+            holding_others: true,
+            limits: &no_limits,
+        };
         let rows = &txn.rows;
         let mut lock_keys = |new: &TableHandle| -> Result<()> {
             for (_, key, _) in rows.iter().filter(|(t, _, _)| t.name == new.name) {
-                new.unique
-                    .lock(key, session, true, &new.name, &stats, |k| {
-                        new.keys.kind().decode(k)
-                    })?;
+                new.unique.lock(key, &requester, &new.name, &stats, |k| {
+                    new.keys.kind().decode(k)
+                })?;
                 locked.push((Arc::clone(new), *key));
             }
             Ok(())
