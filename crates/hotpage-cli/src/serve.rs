@@ -55,8 +55,8 @@ Limits and the errors they give:
                              it was writing is not applied. It is the sessions' default
                              statement_timeout; SET statement_timeout overrides it. A
                              cancel request (psql's Ctrl-C) stops a statement the same
-                             way. A statement that has begun its commit, or waits for
-                             another session's key, finishes first.";
+                             way, a wait for another session's key included. A statement
+                             that has begun its commit finishes first.";
 
 /// `hotpage serve --help`'s closing part.
 pub const AFTER_HELP: &str = "Examples:
