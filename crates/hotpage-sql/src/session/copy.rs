@@ -182,8 +182,19 @@ impl RecordReader {
         let mut i = self.scanned;
         while i < self.pending.len() {
             let b = self.pending[i];
-            if format.csv && self.in_quote && b == format.escape && format.escape != format.quote {
-                // An escape inside quotes takes the next byte as it is.
+            // An escape takes the next byte as it is: in CSV, inside quotes; in the text
+            // format, a backslash anywhere (a backslash and a newline are a newline in the
+            // data, as in PostgreSQL).
+            let escapes = if format.csv {
+                self.in_quote && b == format.escape && format.escape != format.quote
+            } else {
+                b == b'\\'
+            };
+            if escapes {
+                if i + 1 == self.pending.len() {
+                    // The escaped byte is in the next chunk: look at the escape again then.
+                    break;
+                }
                 i += 2;
                 continue;
             }
@@ -214,7 +225,7 @@ impl RecordReader {
 /// One record's fields (None: NULL), in the text format.
 fn text_fields(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String>>> {
     let mut fields = Vec::new();
-    for raw in record.split(|&b| b == format.delimiter) {
+    for raw in split_unescaped(record, format.delimiter) {
         // The null marker is matched before backslashes are undone, as in PostgreSQL.
         if raw == format.null.as_bytes() {
             fields.push(None);
@@ -223,6 +234,26 @@ fn text_fields(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<Strin
         fields.push(Some(unescape_text(raw)?));
     }
     Ok(fields)
+}
+
+/// A text-format record cut at each delimiter that no backslash escapes (`\;` with
+/// DELIMITER ';' is a semicolon in the data).
+fn split_unescaped(record: &[u8], delimiter: u8) -> Vec<&[u8]> {
+    let mut fields = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < record.len() {
+        match record[i] {
+            b'\\' => i += 2,
+            b if b == delimiter => {
+                fields.push(&record[start..i]);
+                i += 1;
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    fields.push(&record[start.min(record.len())..]);
+    fields
 }
 
 /// The text format's backslash escapes: \b \f \n \r \t \v, octal \ooo, hex \xhh, and a

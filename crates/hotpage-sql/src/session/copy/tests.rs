@@ -128,3 +128,92 @@ fn statements_after_copy_from_stdin_in_one_query_are_kept() {
     let error = crate::session::parse("COPY w FROM STDIN; SELEC 1").expect_err("syntax");
     assert!(error.position.is_some_and(|p| p > 19), "{error:?}");
 }
+
+/// A backslash takes the next byte as data in the text format: a backslash and a newline
+/// are a newline inside the record (PostgreSQL's rule; it cut the record there), at a
+/// chunk's end too, where the escaped byte comes in the next chunk.
+#[test]
+fn a_backslash_newline_is_inside_the_record_across_chunks() {
+    let text = CopyFormat::text();
+    assert_eq!(
+        records(&text, &[b"1\tx\\\ny\n2\tz\n"]),
+        vec![b"1\tx\\\ny".to_vec(), b"2\tz".to_vec()]
+    );
+    for cut in 1..b"1\tx\\\ny\n2\tz\n".len() {
+        let (head, tail) = b"1\tx\\\ny\n2\tz\n".split_at(cut);
+        assert_eq!(
+            records(&text, &[head, tail]),
+            vec![b"1\tx\\\ny".to_vec(), b"2\tz".to_vec()],
+            "cut at {cut}"
+        );
+    }
+    // An escaped backslash before a newline escapes nothing more.
+    assert_eq!(
+        records(&text, &[b"a\\\\", b"\nb\n"]),
+        vec![b"a\\\\".to_vec(), b"b".to_vec()]
+    );
+    let fields = text_fields(b"1\tx\\\ny", &text).unwrap();
+    assert_eq!(fields[1], Some("x\ny".to_string()));
+    // In CSV, an escape inside quotes at a chunk's end escapes the next chunk's quote.
+    let mut format = csv();
+    format.escape = b'\\';
+    assert_eq!(
+        records(&format, &[b"1,\"a\\", b"\"\nb\"\n2,c\n"]),
+        vec![b"1,\"a\\\"\nb\"".to_vec(), b"2,c".to_vec()]
+    );
+}
+
+/// A delimiter a backslash escapes is data (`\;` with DELIMITER ';'): it was a field
+/// boundary, so data holding the delimiter did not read back.
+#[test]
+fn an_escaped_delimiter_is_data_and_round_trips() {
+    let mut format = CopyFormat::text();
+    format.delimiter = b';';
+    let fields = text_fields(b"5;p;\\;q", &format).unwrap();
+    assert_eq!(
+        fields,
+        vec![Some("5".into()), Some("p".into()), Some(";q".into())]
+    );
+    let written = vec![Some("a;b".to_string()), None, Some("c\\;".to_string())];
+    let mut out = Vec::new();
+    write_record(&written, &format, &mut out);
+    assert_eq!(out.pop(), Some(b'\n'));
+    assert_eq!(text_fields(&out, &format).unwrap(), written);
+}
+
+proptest::proptest! {
+    /// Any fields, written with any of the usual delimiters in either format and read back
+    /// in chunks cut anywhere, are the same fields.
+    #[test]
+    fn any_records_read_back_through_any_chunks(
+        rows in proptest::collection::vec(
+            proptest::collection::vec(
+                proptest::option::of("[a-c\\\\\t\n\r;|,\"N. ]{0,6}"),
+                1..4,
+            ),
+            1..4,
+        ),
+        delimiter in proptest::sample::select(vec![b'\t', b',', b';', b'|']),
+        csv_format in proptest::bool::ANY,
+        cut in 0usize..200,
+    ) {
+        let mut format = if csv_format { csv() } else { CopyFormat::text() };
+        format.delimiter = delimiter;
+        let mut out = Vec::new();
+        for row in &rows {
+            write_record(row, &format, &mut out);
+        }
+        let cut = cut.min(out.len());
+        let (head, tail) = out.split_at(cut);
+        let cut_records = records(&format, &[head, tail]);
+        proptest::prop_assert_eq!(cut_records.len(), rows.len());
+        for (record, row) in cut_records.iter().zip(&rows) {
+            let back = if format.csv {
+                csv_fields(record, &format).unwrap()
+            } else {
+                text_fields(record, &format).unwrap()
+            };
+            proptest::prop_assert_eq!(&back, row);
+        }
+    }
+}
