@@ -104,6 +104,21 @@ enum Refusal {
     Zone,
 }
 
+/// A timestamp from the wire's binary format: the years text input takes (1..=9999) or
+/// an infinity; any other is 22008, as PostgreSQL's timestamp_recv refuses what is past its
+/// range (a value stored past 9999 could not be read back from its own text).
+pub(crate) fn check_timestamp_range(micros: i64) -> SqlResult<i64> {
+    let first = (days_from_civil(1, 1, 1) - PG_EPOCH_DAYS) * USECS_PER_DAY;
+    let end = (days_from_civil(10_000, 1, 1) - PG_EPOCH_DAYS) * USECS_PER_DAY;
+    if micros == INFINITY || micros == NEG_INFINITY || (first..end).contains(&micros) {
+        return Ok(micros);
+    }
+    Err(SqlError::new(
+        sqlstate::DATETIME_FIELD_OVERFLOW,
+        "timestamp out of range",
+    ))
+}
+
 /// Parses a timestamp: `YYYY-MM-DD`, then optionally ` HH:MM[:SS[.ffffff]]` (or with `T`),
 /// then optionally a zone `Z`, `UTC`, `±HH`, `±HHMM` or `±HH:MM`; also `infinity`,
 /// `-infinity` and `epoch`. With `with_zone` the zone converts the time to UTC; without

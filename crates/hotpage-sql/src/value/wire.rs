@@ -181,7 +181,8 @@ fn from_binary(bytes: &[u8], ty: &SqlType) -> SqlResult<Value> {
         }
         SqlType::Uuid => Value::Uuid(fixed(bytes, ty)?),
         SqlType::Timestamp | SqlType::TimestampTz => {
-            Value::Timestamp(i64::from_be_bytes(fixed(bytes, ty)?))
+            let micros = i64::from_be_bytes(fixed(bytes, ty)?);
+            Value::Timestamp(super::datetime::check_timestamp_range(micros)?)
         }
         SqlType::Real => Value::Float(f64::from(f32::from_be_bytes(fixed(bytes, ty)?))),
         SqlType::Double => Value::Float(f64::from_be_bytes(fixed(bytes, ty)?)),
