@@ -285,17 +285,16 @@ fn parse_time(cursor: &mut Cursor<'_>) -> Result<i64, Refusal> {
     Ok(time_us)
 }
 
-/// A fraction's digits as microseconds, rounding half up at the seventh digit.
+/// A fraction's digits as microseconds, rounded as PostgreSQL rounds them.
 fn fraction_micros(digits: &[u8]) -> i64 {
-    let mut micros = 0;
-    for place in 0..6 {
-        let digit = digits.get(place).map_or(0, |b| i64::from(b - b'0'));
-        micros = micros * 10 + digit;
-    }
-    if digits.get(6).is_some_and(|b| *b >= b'5') {
-        micros += 1;
-    }
-    micros
+    // PostgreSQL reads the fraction as a double and rounds its microseconds with rint():
+    // `.0000005` is just below a half as a double (0 µs), `.0000015` just above (2 µs).
+    // The same operations here give the same microsecond.
+    let text: String = std::iter::once('.')
+        .chain(digits.iter().map(|&b| char::from(b)))
+        .collect();
+    let fraction: f64 = text.parse().unwrap_or(0.0);
+    (fraction * 1_000_000.0).round_ties_even() as i64
 }
 
 /// An optional zone: `Z`, `UTC`, `±HH`, `±HHMM`, `±HH:MM` as seconds east of UTC.
@@ -407,9 +406,14 @@ mod tests {
         );
         assert_eq!(parse("2024-01-02 03:04"), parse("2024-01-02 03:04:00"));
         assert_eq!(parse("2024-01-01 24:00:00"), parse("2024-01-02"));
+        // PostgreSQL 15.18 gives 03:04:05 here (see the fractions test).
         assert_eq!(
             parse("2024-01-02 03:04:05.0000005"),
-            parse("2024-01-02 03:04:05.000001")
+            parse("2024-01-02 03:04:05")
+        );
+        assert_eq!(
+            parse("2024-01-02 03:04:05.0000015"),
+            parse("2024-01-02 03:04:05.000002")
         );
         assert_eq!(parse("infinity"), INFINITY);
         assert_eq!(parse("-infinity"), NEG_INFINITY);
@@ -492,6 +496,24 @@ mod tests {
         assert!(parse_timestamp("2024-02-29", true).is_ok());
         assert!(parse_timestamp("2000-02-29", true).is_ok());
         assert!(parse_timestamp("1900-02-29", true).is_err());
+    }
+
+    /// Fractions past microseconds round as PostgreSQL 15.18 rounds them (its outputs, for
+    /// the same inputs): half to even on the double the digits read as. Rounding half up
+    /// at the seventh digit gave .000001 for .0000005 (PostgreSQL: .000000).
+    #[test]
+    fn fractions_past_microseconds_round_as_postgresql_rounds_them() {
+        for (fraction, micros) in [
+            ("0000005", 0),
+            ("0000015", 2),
+            ("0000025", 2),
+            ("1234565", 123_456),
+            ("9999995", 1_000_000),
+            ("5", 500_000),
+            ("123456", 123_456),
+        ] {
+            assert_eq!(fraction_micros(fraction.as_bytes()), micros, ".{fraction}");
+        }
     }
 
     proptest! {
