@@ -13,6 +13,9 @@ use sqlparser::ast::{
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+mod builtin;
+use builtin::PureFunc;
+
 /// A built-in function.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Func {
@@ -43,6 +46,8 @@ pub(crate) enum Func {
     /// A char(n) value as text, its trailing spaces dropped (no SQL name: the compiler
     /// puts it where char(n) becomes text).
     CharToText,
+    /// A function of its arguments alone (`substr`, `round`, `greatest`, …).
+    Pure(PureFunc),
 }
 
 impl Func {
@@ -71,7 +76,7 @@ impl Func {
             "hotpage_object_name" => Func::ObjectName,
             "hotpage_datediff" => Func::DateDiff,
             "pg_sleep" => Func::Sleep,
-            _ => return None,
+            _ => return PureFunc::by_name(name).map(Func::Pure),
         })
     }
 
@@ -89,6 +94,7 @@ impl Func {
             | Func::Sleep
             | Func::CharToText => SqlType::Text,
             Func::Abs => return args.first().and_then(Scalar::ty),
+            Func::Pure(pure) => return pure.ty(&args.iter().map(Scalar::ty).collect::<Vec<_>>()),
             Func::Coalesce => return args.iter().find_map(Scalar::ty),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
         })
@@ -129,6 +135,13 @@ pub(crate) enum Scalar {
     Like(Box<Scalar>, Box<Scalar>, bool),
     Cast(Box<Scalar>, SqlType),
     Call(Func, Vec<Scalar>),
+    /// `CASE [operand] WHEN … THEN … [ELSE …] END`: the arms are tried in order, and only
+    /// the chosen result is evaluated (`CASE WHEN x = 0 THEN 0 ELSE 1 / x END`).
+    Case(
+        Option<Box<Scalar>>,
+        Vec<(Scalar, Scalar)>,
+        Option<Box<Scalar>>,
+    ),
     /// A node [`DEEP_EVERY_LEVELS`] levels down a deep expression: its evaluation makes
     /// sure of the stack the next levels need (see `compile_inner`).
     Deep(Box<Scalar>),
@@ -286,6 +299,85 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             )?
         }
         Expr::Function(function) => call(function, scope)?,
+        other => compile_special(other, scope)?,
+    })
+}
+
+/// The expressions sqlparser parses apart from function calls: CASE, and SUBSTRING,
+/// TRIM, FLOOR and CEIL in their SQL-standard forms.
+fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
+    let boxed = |e: &Expr| compile(e, scope).map(Box::new);
+    Ok(match expr {
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => Scalar::Case(
+            operand.as_deref().map(boxed).transpose()?,
+            conditions
+                .iter()
+                .map(|arm| {
+                    Ok((
+                        compile(&arm.condition, scope)?,
+                        compile(&arm.result, scope)?,
+                    ))
+                })
+                .collect::<SqlResult<_>>()?,
+            else_result.as_deref().map(boxed).transpose()?,
+        ),
+        Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            if substring_from.is_none() && substring_for.is_none() {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    "function substr takes a start position: substr(text, from [, count])",
+                ));
+            }
+            let mut args = vec![*char_as_text(boxed(expr)?)];
+            // SUBSTRING(s FOR n) starts at 1.
+            args.push(match substring_from {
+                Some(from) => compile(from, scope)?,
+                None => Scalar::Const(Value::Int(1), Some(SqlType::Int)),
+            });
+            if let Some(count) = substring_for {
+                args.push(compile(count, scope)?);
+            }
+            Scalar::Call(Func::Pure(PureFunc::Substr), args)
+        }
+        // sqlparser parses FLOOR and CEIL apart; `floor(x)` is all PostgreSQL has.
+        Expr::Floor {
+            expr,
+            field:
+                sqlparser::ast::CeilFloorKind::DateTimeField(sqlparser::ast::DateTimeField::NoDateTime),
+        } => Scalar::Call(Func::Pure(PureFunc::Floor), vec![compile(expr, scope)?]),
+        Expr::Ceil {
+            expr,
+            field:
+                sqlparser::ast::CeilFloorKind::DateTimeField(sqlparser::ast::DateTimeField::NoDateTime),
+        } => Scalar::Call(Func::Pure(PureFunc::Ceil), vec![compile(expr, scope)?]),
+        Expr::Trim {
+            trim_where,
+            trim_what,
+            expr,
+            trim_characters: None,
+        } => {
+            use sqlparser::ast::TrimWhereField as W;
+            let func = match trim_where {
+                Some(W::Leading) => PureFunc::Ltrim,
+                Some(W::Trailing) => PureFunc::Rtrim,
+                Some(W::Both) | None => PureFunc::Btrim,
+            };
+            let mut args = vec![*char_as_text(boxed(expr)?)];
+            if let Some(what) = trim_what {
+                args.push(compile(what, scope)?);
+            }
+            Scalar::Call(Func::Pure(func), args)
+        }
         other => {
             return Err(SqlError::unsupported(format!("the expression {other}")));
         }
@@ -478,7 +570,11 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         ));
     }
     // Text functions take char(n) as text, its padding dropped (length('ab'::char(4)) is 2).
-    let text_args = matches!(func, Func::Lower | Func::Upper | Func::Length);
+    let text_args = match func {
+        Func::Lower | Func::Upper | Func::Length => true,
+        Func::Pure(pure) => pure.takes_text(),
+        _ => false,
+    };
     let args = plain_args(function)?
         .into_iter()
         .map(|e| {
@@ -495,6 +591,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::CurrVal | Func::NextVal | Func::ObjectName | Func::Sleep => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
         Func::DateDiff => args.len() == 3 || args.len() == 4,
+        Func::Pure(pure) => pure.takes(args.len()),
         _ => args.is_empty(),
     };
     if !arity_ok {
@@ -565,6 +662,10 @@ impl Scalar {
             | Scalar::Like(..) => Some(SqlType::Bool),
             Scalar::Binary(op, l, r) => binary_type(op, l.ty(), r.ty()),
             Scalar::Call(func, args) => func.ty(args),
+            Scalar::Case(_, arms, otherwise) => arms
+                .iter()
+                .find_map(|(_, result)| result.ty())
+                .or_else(|| otherwise.as_ref().and_then(|e| e.ty())),
         }
     }
 
@@ -614,6 +715,9 @@ impl Scalar {
                     .collect::<SqlResult<Vec<_>>>()?;
                 eval_call(*func, values, ctx)?
             }
+            Scalar::Case(operand, arms, otherwise) => {
+                eval_case(operand.as_deref(), arms, otherwise.as_deref(), row, ctx)?
+            }
         })
     }
 
@@ -638,8 +742,41 @@ impl Scalar {
             }
             // nextval and friends change state: never treat them as constants.
             Scalar::Call(..) => false,
+            Scalar::Case(operand, arms, otherwise) => {
+                operand
+                    .iter()
+                    .chain(otherwise)
+                    .all(|e| e.is_row_independent())
+                    && arms
+                        .iter()
+                        .all(|(w, r)| w.is_row_independent() && r.is_row_independent())
+            }
         }
     }
+}
+
+/// The chosen arm's result: with an operand, the first arm whose value equals it (NULL
+/// equals nothing); without, the first whose condition is true; else ELSE, or NULL.
+fn eval_case(
+    operand: Option<&Scalar>,
+    arms: &[(Scalar, Scalar)],
+    otherwise: Option<&Scalar>,
+    row: &[Value],
+    ctx: &mut dyn EvalContext,
+) -> SqlResult<Value> {
+    let operand = operand.map(|e| e.eval(row, ctx)).transpose()?;
+    for (when, result) in arms {
+        let value = when.eval(row, ctx)?;
+        let chosen = match &operand {
+            Some(Value::Null) => false,
+            Some(v) => value != Value::Null && compare(v, &value) == Some(Ordering::Equal),
+            None => truth(&value)? == Some(true),
+        };
+        if chosen {
+            return result.eval(row, ctx);
+        }
+    }
+    otherwise.map_or(Ok(Value::Null), |e| e.eval(row, ctx))
 }
 
 fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> Option<SqlType> {
@@ -1001,6 +1138,7 @@ fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResu
             .find(|v| *v != Value::Null)
             .unwrap_or(Value::Null),
         Func::DateDiff => date_diff(&args)?,
+        Func::Pure(pure) => pure.eval(args)?,
         _ => ctx.call(func, &args)?,
     })
 }

@@ -60,8 +60,15 @@ pub(crate) fn infer(scalar: &Scalar, types: &mut [Option<SqlType>]) {
             infer(item, types);
             infer(pattern, types);
         }
+        Scalar::Case(operand, arms, otherwise) => {
+            infer_case(operand.as_deref(), arms, otherwise.as_deref(), types)
+        }
         Scalar::Call(func, args) => {
-            let text_args = matches!(func, Func::Lower | Func::Upper | Func::Length);
+            let text_args = match func {
+                Func::Lower | Func::Upper | Func::Length => true,
+                Func::Pure(pure) => pure.takes_text(),
+                _ => false,
+            };
             for arg in args {
                 if text_args {
                     set(arg, Some(SqlType::Text), types);
@@ -69,6 +76,37 @@ pub(crate) fn infer(scalar: &Scalar, types: &mut [Option<SqlType>]) {
                 infer(arg, types);
             }
         }
+    }
+}
+
+/// CASE: a WHEN compared with the operand takes its type (a condition is boolean), and
+/// the results take one another's.
+fn infer_case(
+    operand: Option<&Scalar>,
+    arms: &[(Scalar, Scalar)],
+    otherwise: Option<&Scalar>,
+    types: &mut [Option<SqlType>],
+) {
+    let result_ty = arms
+        .iter()
+        .find_map(|(_, result)| result.ty())
+        .or_else(|| otherwise.and_then(Scalar::ty));
+    for (when, result) in arms {
+        match operand {
+            Some(operand) => set(when, operand.ty(), types),
+            None => set(when, Some(SqlType::Bool), types),
+        }
+        set(result, result_ty, types);
+        infer(when, types);
+        infer(result, types);
+    }
+    if let Some(operand) = operand {
+        set(operand, arms.iter().find_map(|(when, _)| when.ty()), types);
+        infer(operand, types);
+    }
+    if let Some(otherwise) = otherwise {
+        set(otherwise, result_ty, types);
+        infer(otherwise, types);
     }
 }
 

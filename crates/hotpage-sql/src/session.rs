@@ -455,6 +455,25 @@ impl EvalContext for ScanCtx<'_> {
 mod functions {
     use super::*;
 
+    /// pg_sleep's argument as a wait: NaN and negatives do not wait; infinity waits until
+    /// the statement is stopped.
+    pub(super) fn sleep_duration(seconds: Option<&Value>) -> SqlResult<Duration> {
+        let seconds = match seconds {
+            None | Some(Value::Null) => 0.0,
+            Some(v) => v.as_f64().ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    "function pg_sleep takes a number of seconds",
+                )
+            })?,
+        };
+        Ok(if seconds > 0.0 {
+            Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+        } else {
+            Duration::ZERO
+        })
+    }
+
     pub(super) fn call(
         db: &SqlDatabase,
         state: &mut SessionState,
@@ -472,22 +491,7 @@ mod functions {
         Ok(match func {
             Func::Now => Value::Timestamp(now_micros()),
             Func::Sleep => {
-                let seconds = match args.first() {
-                    None | Some(Value::Null) => 0.0,
-                    Some(v) => v.as_f64().ok_or_else(|| {
-                        SqlError::new(
-                            sqlstate::UNDEFINED_FUNCTION,
-                            "function pg_sleep takes a number of seconds",
-                        )
-                    })?,
-                };
-                // NaN and negatives do not wait; infinity waits until stopped.
-                let wait = if seconds > 0.0 {
-                    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
-                } else {
-                    Duration::ZERO
-                };
-                state.clock.sleep(wait)?;
+                state.clock.sleep(sleep_duration(args.first())?)?;
                 Value::Null
             }
             Func::GenRandomUuid => Value::Uuid(random_uuid(false)),

@@ -3,7 +3,7 @@
 
 mod datetime;
 pub(crate) use datetime::calendar_index;
-mod numeric;
+pub(crate) mod numeric;
 mod text;
 mod wire;
 

@@ -1,0 +1,570 @@
+//! PostgreSQL's common scalar functions that need nothing but their arguments: text
+//! (`substr`, `replace`, `concat`, `trim`, …), numbers (`round`, `floor`, `mod`, …) and
+//! comparisons (`nullif`, `greatest`, `least`). Each follows PostgreSQL 15's results,
+//! NULLs included (checked against it: `tests/slt/functions.slt`).
+
+use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::types::SqlType;
+use crate::value::Value;
+use crate::value::numeric;
+use std::cmp::Ordering;
+
+/// The longest text a function may build (PostgreSQL's limit on a value: 1 GB).
+const TEXT_BYTES_MAX: usize = (1 << 30) - 1;
+
+/// A function of this module.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum PureFunc {
+    Substr,
+    Replace,
+    Concat,
+    ConcatWs,
+    Left,
+    Right,
+    Repeat,
+    Reverse,
+    Strpos,
+    Btrim,
+    Ltrim,
+    Rtrim,
+    Lpad,
+    Rpad,
+    SplitPart,
+    Round,
+    Floor,
+    Ceil,
+    Trunc,
+    Mod,
+    Sqrt,
+    Power,
+    NullIf,
+    Greatest,
+    Least,
+}
+
+impl PureFunc {
+    pub(crate) fn by_name(name: &str) -> Option<PureFunc> {
+        use PureFunc as F;
+        Some(match name {
+            "substr" | "substring" => F::Substr,
+            "replace" => F::Replace,
+            "concat" => F::Concat,
+            "concat_ws" => F::ConcatWs,
+            "left" => F::Left,
+            "right" => F::Right,
+            "repeat" => F::Repeat,
+            "reverse" => F::Reverse,
+            "strpos" => F::Strpos,
+            "btrim" => F::Btrim,
+            "ltrim" => F::Ltrim,
+            "rtrim" => F::Rtrim,
+            "lpad" => F::Lpad,
+            "rpad" => F::Rpad,
+            "split_part" => F::SplitPart,
+            "round" => F::Round,
+            "floor" => F::Floor,
+            "ceil" | "ceiling" => F::Ceil,
+            "trunc" => F::Trunc,
+            "mod" => F::Mod,
+            "sqrt" => F::Sqrt,
+            "power" | "pow" => F::Power,
+            "nullif" => F::NullIf,
+            "greatest" => F::Greatest,
+            "least" => F::Least,
+            _ => return None,
+        })
+    }
+
+    /// Whether `n` arguments is a form the function has.
+    pub(crate) fn takes(self, n: usize) -> bool {
+        use PureFunc as F;
+        match self {
+            F::Reverse | F::Floor | F::Ceil | F::Sqrt => n == 1,
+            F::Substr | F::Lpad | F::Rpad => n == 2 || n == 3,
+            F::Btrim | F::Ltrim | F::Rtrim | F::Round | F::Trunc => n == 1 || n == 2,
+            F::Replace | F::SplitPart => n == 3,
+            F::Left | F::Right | F::Repeat | F::Strpos | F::Mod | F::Power | F::NullIf => n == 2,
+            F::Concat | F::Greatest | F::Least => n >= 1,
+            F::ConcatWs => n >= 2,
+        }
+    }
+
+    /// Whether the first argument is text (a `$1` there is inferred as text).
+    pub(crate) fn takes_text(self) -> bool {
+        use PureFunc as F;
+        !matches!(
+            self,
+            F::Round
+                | F::Floor
+                | F::Ceil
+                | F::Trunc
+                | F::Mod
+                | F::Sqrt
+                | F::Power
+                | F::NullIf
+                | F::Greatest
+                | F::Least
+        )
+    }
+
+    /// The result type, from the arguments' types where it follows them.
+    pub(crate) fn ty(self, args: &[Option<SqlType>]) -> Option<SqlType> {
+        use PureFunc as F;
+        let first = args.first().copied().flatten();
+        Some(match self {
+            F::Strpos => SqlType::Int,
+            F::Sqrt | F::Power => SqlType::Double,
+            F::Round | F::Trunc | F::Floor | F::Ceil => match first {
+                Some(t) if t.is_float() => SqlType::Double,
+                // PostgreSQL picks the double precision forms of floor and ceil for an
+                // integer, the numeric ones of round and trunc.
+                Some(t) if t.is_integer() && matches!(self, F::Floor | F::Ceil) => SqlType::Double,
+                _ => SqlType::Numeric {
+                    precision: 38,
+                    scale: 0,
+                },
+            },
+            F::Mod | F::NullIf => return first,
+            F::Greatest | F::Least => return args.iter().copied().flatten().next(),
+            _ => SqlType::Text,
+        })
+    }
+
+    pub(crate) fn eval(self, args: Vec<Value>) -> SqlResult<Value> {
+        use PureFunc as F;
+        match self {
+            F::Concat => return concat(&args, None),
+            F::ConcatWs => {
+                return match &args[0] {
+                    Value::Null => Ok(Value::Null),
+                    sep => concat(&args[1..], Some(&text_of(sep))),
+                };
+            }
+            F::NullIf => {
+                let equal = crate::expr::compare(&args[0], &args[1]) == Some(Ordering::Equal);
+                return Ok(if equal { Value::Null } else { args[0].clone() });
+            }
+            F::Greatest | F::Least => return Ok(extreme(self, args)),
+            _ => {}
+        }
+        // Every other function is strict: NULL in, NULL out.
+        if args.contains(&Value::Null) {
+            return Ok(Value::Null);
+        }
+        match self {
+            F::Round | F::Trunc | F::Floor | F::Ceil | F::Mod | F::Sqrt | F::Power => {
+                number_func(self, &args)
+            }
+            _ => text_func(self, &args),
+        }
+    }
+}
+
+/// A value as a text argument (PostgreSQL's output text; text as it is).
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        other => other.to_pg_text(None).unwrap_or_default(),
+    }
+}
+
+fn int_arg(v: &Value, what: &str) -> SqlResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Text(t) => t.trim().parse().map_err(|_| {
+            SqlError::new(
+                sqlstate::INVALID_TEXT_REPRESENTATION,
+                format!("invalid input syntax for type integer: \"{t}\""),
+            )
+        }),
+        other => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("{what} takes an integer, not {}", other.type_name()),
+        )),
+    }
+}
+
+fn too_long() -> SqlError {
+    SqlError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        "requested length too large",
+    )
+}
+
+/// `concat` (no separator) and `concat_ws`: NULLs are skipped.
+fn concat(args: &[Value], separator: Option<&str>) -> SqlResult<Value> {
+    let parts: Vec<String> = args
+        .iter()
+        .filter(|v| **v != Value::Null)
+        .map(text_of)
+        .collect();
+    let joined = parts.join(separator.unwrap_or(""));
+    if joined.len() > TEXT_BYTES_MAX {
+        return Err(too_long());
+    }
+    Ok(Value::Text(joined))
+}
+
+/// `greatest` / `least`: NULLs are skipped; NULL only if every argument is.
+fn extreme(func: PureFunc, args: Vec<Value>) -> Value {
+    let wanted = if func == PureFunc::Greatest {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    args.into_iter()
+        .filter(|v| *v != Value::Null)
+        .reduce(|best, v| match crate::expr::compare(&v, &best) {
+            Some(o) if o == wanted => v,
+            _ => best,
+        })
+        .unwrap_or(Value::Null)
+}
+
+fn text_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
+    use PureFunc as F;
+    let s = text_of(&args[0]);
+    let text = |v: String| Ok(Value::Text(v));
+    match func {
+        F::Substr => substr(&s, &args[1..]),
+        F::Replace => {
+            let from = text_of(&args[1]);
+            if from.is_empty() {
+                return text(s);
+            }
+            let replaced = s.replace(&from, &text_of(&args[2]));
+            if replaced.len() > TEXT_BYTES_MAX {
+                return Err(too_long());
+            }
+            text(replaced)
+        }
+        F::Left | F::Right => {
+            let n = int_arg(&args[1], "left and right")?;
+            let chars: Vec<char> = s.chars().collect();
+            let len = chars.len() as i64;
+            // A negative n counts from the other end: all but |n| characters.
+            let keep = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
+            let kept = if func == F::Left {
+                &chars[..keep]
+            } else {
+                &chars[chars.len() - keep..]
+            };
+            text(kept.iter().collect())
+        }
+        F::Repeat => {
+            let n = int_arg(&args[1], "repeat")?.max(0);
+            let bytes = (s.len() as u128) * (n as u128);
+            if bytes > TEXT_BYTES_MAX as u128 {
+                return Err(too_long());
+            }
+            text(s.repeat(n as usize))
+        }
+        F::Reverse => text(s.chars().rev().collect()),
+        F::Strpos => {
+            let found = s.find(&text_of(&args[1]));
+            Ok(Value::Int(
+                found.map_or(0, |at| s[..at].chars().count() as i64 + 1),
+            ))
+        }
+        F::Btrim | F::Ltrim | F::Rtrim => {
+            let set = args.get(1).map_or_else(|| " ".to_string(), text_of);
+            let strip = |c: char| set.contains(c);
+            text(
+                match func {
+                    F::Ltrim => s.trim_start_matches(strip),
+                    F::Rtrim => s.trim_end_matches(strip),
+                    _ => s.trim_matches(strip),
+                }
+                .to_string(),
+            )
+        }
+        F::Lpad | F::Rpad => pad(func, &s, args),
+        F::SplitPart => split_part(&s, &text_of(&args[1]), int_arg(&args[2], "split_part")?),
+        _ => unreachable!("{func:?} is a number function"),
+    }
+}
+
+/// `substr(s, from [, count])`: characters from position `from` (1-based; positions before
+/// 1 count but hold nothing), `count` of them.
+fn substr(s: &str, args: &[Value]) -> SqlResult<Value> {
+    let from = int_arg(&args[0], "substr")?;
+    let end = match args.get(1) {
+        None => i64::MAX,
+        Some(count) => {
+            let count = int_arg(count, "substr")?;
+            if count < 0 {
+                return Err(SqlError::new(
+                    "22011",
+                    "negative substring length not allowed",
+                ));
+            }
+            from.saturating_add(count)
+        }
+    };
+    let start = from.max(1);
+    Ok(Value::Text(
+        s.chars()
+            .enumerate()
+            .filter(|(i, _)| {
+                let position = *i as i64 + 1;
+                position >= start && position < end
+            })
+            .map(|(_, c)| c)
+            .collect(),
+    ))
+}
+
+/// `lpad` / `rpad (s, length [, fill])`: to `length` characters, cut or filled (with
+/// spaces by default; an empty fill leaves the text as it is, cut).
+fn pad(func: PureFunc, s: &str, args: &[Value]) -> SqlResult<Value> {
+    let length = int_arg(&args[1], "lpad and rpad")?.max(0) as usize;
+    if length.saturating_mul(4) > TEXT_BYTES_MAX {
+        return Err(too_long());
+    }
+    let fill: Vec<char> = args
+        .get(2)
+        .map_or_else(|| vec![' '], |f| text_of(f).chars().collect());
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() >= length || fill.is_empty() {
+        return Ok(Value::Text(chars.iter().take(length).collect()));
+    }
+    let filler: String = fill.iter().cycle().take(length - chars.len()).collect();
+    let s: String = chars.iter().collect();
+    Ok(Value::Text(if func == PureFunc::Lpad {
+        filler + &s
+    } else {
+        s + &filler
+    }))
+}
+
+/// `split_part(s, delimiter, n)`: the n-th field (from the end for a negative n; an
+/// empty text past the last).
+fn split_part(s: &str, delimiter: &str, n: i64) -> SqlResult<Value> {
+    if n == 0 {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "field position must not be zero",
+        ));
+    }
+    if delimiter.is_empty() {
+        // The whole text is the one field.
+        let only = n == 1 || n == -1;
+        return Ok(Value::Text(if only {
+            s.to_string()
+        } else {
+            String::new()
+        }));
+    }
+    let fields: Vec<&str> = s.split(delimiter).collect();
+    let index = if n > 0 {
+        usize::try_from(n - 1).ok()
+    } else {
+        fields.len().checked_sub(n.unsigned_abs() as usize)
+    };
+    Ok(Value::Text(
+        index
+            .and_then(|i| fields.get(i))
+            .copied()
+            .unwrap_or("")
+            .to_string(),
+    ))
+}
+
+fn number_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
+    use PureFunc as F;
+    let float = |v: &Value| {
+        v.as_f64().ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("{func:?} takes a number, not {}", v.type_name()).to_lowercase(),
+            )
+        })
+    };
+    match func {
+        F::Mod => args[0].rem(&args[1]),
+        F::Sqrt => {
+            let x = float(&args[0])?;
+            if x < 0.0 {
+                return Err(SqlError::new(
+                    "2201F",
+                    "cannot take square root of a negative number",
+                ));
+            }
+            Ok(Value::Float(x.sqrt()))
+        }
+        F::Power => {
+            let (x, y) = (float(&args[0])?, float(&args[1])?);
+            if x == 0.0 && y < 0.0 {
+                return Err(SqlError::new(
+                    "2201F",
+                    "zero raised to a negative power is undefined",
+                ));
+            }
+            if x < 0.0 && y.fract() != 0.0 {
+                return Err(SqlError::new(
+                    "2201F",
+                    "a negative number raised to a non-integer power yields a complex result",
+                ));
+            }
+            let result = x.powf(y);
+            if result.is_infinite() {
+                return Err(SqlError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
+            }
+            Ok(Value::Float(result))
+        }
+        _ => round_like(func, args),
+    }
+}
+
+/// `round`, `trunc`, `floor`, `ceil`: doubles stay doubles (round halves to even, as
+/// PostgreSQL's rint); numerics and integers are numeric, round halves away from zero.
+fn round_like(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
+    use PureFunc as F;
+    let places = match args.get(1) {
+        None => 0,
+        Some(v) => int_arg(v, "round and trunc")?,
+    };
+    match &args[0] {
+        Value::Float(x) => {
+            if args.len() == 2 {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    "function round(double precision, integer) does not exist",
+                )
+                .with_hint("Cast the first argument to numeric: round(x::numeric, n)."));
+            }
+            Ok(Value::Float(match func {
+                F::Round => x.round_ties_even(),
+                F::Trunc => x.trunc(),
+                F::Floor => x.floor(),
+                _ => x.ceil(),
+            }))
+        }
+        Value::Int(i) if matches!(func, F::Floor | F::Ceil) => Ok(Value::Float(*i as f64)),
+        Value::Int(i) => numeric_round(func, i128::from(*i), 0, places),
+        Value::Numeric { scaled, scale } => numeric_round(func, *scaled, *scale, places),
+        other => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "round, trunc, floor and ceil take a number, not {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+/// A numeric `scaled / 10^scale` rounded (or cut, floored, ceiled) to `places` digits
+/// after the point (0 to 38; a negative count rounds to tens, hundreds, …).
+fn numeric_round(func: PureFunc, scaled: i128, scale: u8, places: i64) -> SqlResult<Value> {
+    use PureFunc as F;
+    if !(-38..=38).contains(&places) {
+        return Err(numeric::overflow());
+    }
+    // Work at `keep` digits after the point, then give the result `shown` of them.
+    let shown = places.max(0) as u8;
+    let drop_digits = i64::from(scale) - places;
+    if drop_digits <= 0 {
+        let scaled = numeric::rescale(scaled, scale, shown).ok_or_else(numeric::overflow)?;
+        return Ok(Value::Numeric {
+            scaled,
+            scale: shown,
+        });
+    }
+    let unit = numeric::pow10(u8::try_from(drop_digits).map_err(|_| numeric::overflow())?)
+        .ok_or_else(numeric::overflow)?;
+    let (quotient, remainder) = (scaled / unit, scaled % unit);
+    let step = match func {
+        F::Round if remainder.unsigned_abs() * 2 >= unit.unsigned_abs() => scaled.signum(),
+        F::Floor if remainder < 0 => -1,
+        F::Ceil if remainder > 0 => 1,
+        _ => 0,
+    };
+    let rounded = quotient + step;
+    // Back up to `shown` digits: a negative `places` leaves zeros before the point.
+    let lift = numeric::pow10(u8::try_from((-places).max(0)).unwrap_or(0))
+        .ok_or_else(numeric::overflow)?;
+    let scaled = rounded.checked_mul(lift).ok_or_else(numeric::overflow)?;
+    Ok(Value::Numeric {
+        scaled,
+        scale: shown,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALL: [PureFunc; 25] = [
+        PureFunc::Substr,
+        PureFunc::Replace,
+        PureFunc::Concat,
+        PureFunc::ConcatWs,
+        PureFunc::Left,
+        PureFunc::Right,
+        PureFunc::Repeat,
+        PureFunc::Reverse,
+        PureFunc::Strpos,
+        PureFunc::Btrim,
+        PureFunc::Ltrim,
+        PureFunc::Rtrim,
+        PureFunc::Lpad,
+        PureFunc::Rpad,
+        PureFunc::SplitPart,
+        PureFunc::Round,
+        PureFunc::Floor,
+        PureFunc::Ceil,
+        PureFunc::Trunc,
+        PureFunc::Mod,
+        PureFunc::Sqrt,
+        PureFunc::Power,
+        PureFunc::NullIf,
+        PureFunc::Greatest,
+        PureFunc::Least,
+    ];
+
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::Int),
+            (-50i64..50).prop_map(Value::Int),
+            any::<f64>().prop_map(Value::Float),
+            "[a-cé ,]{0,8}".prop_map(Value::Text),
+            (any::<i64>(), 0u8..39).prop_map(|(v, scale)| Value::Numeric {
+                scaled: i128::from(v),
+                scale
+            }),
+        ]
+    }
+
+    proptest! {
+        /// Any arguments give a value or an error, never a panic (the slicing, the
+        /// counts and the rounding meet extreme integers and scales here).
+        #[test]
+        fn no_arguments_make_a_function_panic(
+            index in 0..ALL.len(),
+            args in proptest::collection::vec(any_value(), 1..4),
+        ) {
+            let func = ALL[index];
+            prop_assume!(func.takes(args.len()));
+            let _ = func.eval(args);
+        }
+    }
+
+    #[test]
+    fn every_function_is_found_by_its_name() {
+        for func in ALL {
+            let name = format!("{func:?}").to_lowercase();
+            let name = match name.as_str() {
+                "nullif" => "nullif".to_string(),
+                "concatws" => "concat_ws".to_string(),
+                "splitpart" => "split_part".to_string(),
+                _ => name,
+            };
+            assert_eq!(PureFunc::by_name(&name), Some(func), "{name}");
+        }
+    }
+}
