@@ -641,3 +641,8 @@ PACKAGE=hotpage-sql unit copy-cuts-at-escaped-newline crates/hotpage-sql/src/ses
   '                b == b'"'"'\\'"'"'' \
   '                false' \
   --lib copy
+# round() of a numeric rounds a half down (PostgreSQL rounds it away from zero).
+PACKAGE=hotpage-sql unit numeric-round-half-down crates/hotpage-sql/src/expr/builtin.rs \
+  '        F::Round if remainder.unsigned_abs() * 2 >= unit.unsigned_abs() => scaled.signum(),' \
+  '        F::Round if remainder.unsigned_abs() * 2 > unit.unsigned_abs() => scaled.signum(),' \
+  --test sqllogictest
