@@ -732,6 +732,11 @@ impl SqlSession {
     /// A statement a client sent starts: its timeout starts now, and a wait for another
     /// session's key ends at it, at a cancel, or at `lock_timeout`.
     fn start_statement_clock(&mut self) {
+        // A T-SQL batch's inner statements keep the batch's clock: no settings looked up
+        // (a WHILE loop starts several statements a turn).
+        if self.state.clock.is_held() {
+            return;
+        }
         let timeout = self.statement_timeout();
         if self.state.clock.start(timeout) {
             let lock_timeout = self

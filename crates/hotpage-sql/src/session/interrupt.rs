@@ -73,6 +73,11 @@ impl StatementClock {
         self.nested += 1;
     }
 
+    /// Whether a batch holds the clock (statements started now keep its deadline).
+    pub(crate) fn is_held(&self) -> bool {
+        self.nested > 0
+    }
+
     /// Ends a [`StatementClock::hold`].
     pub(crate) fn release(&mut self) {
         assert!(self.nested > 0, "a statement clock released more than held");
