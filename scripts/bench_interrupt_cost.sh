@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench_interrupt_cost.sh BASE HEAD [ROUNDS] (docs/BENCHMARKS.md, 2026-12-05).
 # Interleaved rounds: a 1,048,576-row scan and a 1,000,000-turn T-SQL loop, baseline
-# binary against head binary, each timed by /usr/bin/time; prints seconds per run.
+# binary against head binary, each a fresh `hotpage sql` process; prints wall seconds.
 set -euo pipefail
 base=$1 head=$2 rounds=${3:-5}
 db=/tmp/bench-scan-db

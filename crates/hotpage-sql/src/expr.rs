@@ -770,7 +770,16 @@ fn eval_case(
         let chosen = match &operand {
             Some(Value::Null) => false,
             Some(v) => value != Value::Null && compare(v, &value) == Some(Ordering::Equal),
-            None => truth(&value)? == Some(true),
+            None => match value {
+                Value::Bool(b) => b,
+                Value::Null => false,
+                other => {
+                    return Err(mismatch(&format!(
+                        "argument of CASE/WHEN must be type boolean, not type {}",
+                        other.type_name()
+                    )));
+                }
+            },
         };
         if chosen {
             return result.eval(row, ctx);

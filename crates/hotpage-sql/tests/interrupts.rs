@@ -29,6 +29,16 @@ fn one_value(s: &mut SqlSession, sql: &str) -> Value {
     results.last().expect("a result").rows[0][0].clone()
 }
 
+/// A session on a new database with `big_table`, and a 1 ms statement timeout set.
+fn big_table_and_1ms_timeout() -> (Arc<SqlDatabase>, SqlSession) {
+    let db = open_mem();
+    let mut s = db.session();
+    big_table(&mut s);
+    // 1 ms: a statement that reads 131,072 rows takes far longer.
+    s.execute("SET statement_timeout = '1ms'").expect("set");
+    (db, s)
+}
+
 /// A table of 2^17 rows (131,072), doubled with INSERT … SELECT.
 fn big_table(s: &mut SqlSession) {
     s.execute("CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)")
@@ -47,11 +57,7 @@ fn big_table(s: &mut SqlSession) {
 
 #[test]
 fn a_scan_stops_at_its_timeout() {
-    let db = open_mem();
-    let mut s = db.session();
-    big_table(&mut s);
-    // A 1 ms timeout: the scan reads 131,072 rows, far more than a millisecond's worth.
-    s.execute("SET statement_timeout = '1ms'").expect("set");
+    let (_db, mut s) = big_table_and_1ms_timeout();
     let error = s
         .execute("SELECT count(*) FROM big WHERE length(v) = 1")
         .unwrap_err();
@@ -66,12 +72,9 @@ fn a_scan_stops_at_its_timeout() {
 
 #[test]
 fn an_insert_select_stopped_inserts_nothing_and_fails_its_block() {
-    let db = open_mem();
-    let mut s = db.session();
-    big_table(&mut s);
+    let (_db, mut s) = big_table_and_1ms_timeout();
     s.execute("CREATE TABLE copy (id bigint PRIMARY KEY, v text)")
         .expect("create");
-    s.execute("SET statement_timeout = '1ms'").expect("set");
     let error = s
         .execute("INSERT INTO copy SELECT id, v FROM big")
         .unwrap_err();

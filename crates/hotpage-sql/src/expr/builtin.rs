@@ -144,7 +144,7 @@ impl PureFunc {
                 let equal = crate::expr::compare(&args[0], &args[1]) == Some(Ordering::Equal);
                 return Ok(if equal { Value::Null } else { args[0].clone() });
             }
-            F::Greatest | F::Least => return Ok(extreme(self, args)),
+            F::Greatest | F::Least => return extreme(self, args),
             _ => {}
         }
         // Every other function is strict: NULL in, NULL out.
@@ -205,20 +205,48 @@ fn concat(args: &[Value], separator: Option<&str>) -> SqlResult<Value> {
     Ok(Value::Text(joined))
 }
 
-/// `greatest` / `least`: NULLs are skipped; NULL only if every argument is.
-fn extreme(func: PureFunc, args: Vec<Value>) -> Value {
-    let wanted = if func == PureFunc::Greatest {
-        Ordering::Greater
+/// `greatest` / `least`: NULLs are skipped; NULL only if every argument is. Values
+/// that do not compare are PostgreSQL's errors: text that is not the other's type
+/// (22P02 for `greatest(1, 'a')`), else 42804.
+fn extreme(func: PureFunc, args: Vec<Value>) -> SqlResult<Value> {
+    let (wanted, name) = if func == PureFunc::Greatest {
+        (Ordering::Greater, "GREATEST")
     } else {
-        Ordering::Less
+        (Ordering::Less, "LEAST")
     };
-    args.into_iter()
-        .filter(|v| *v != Value::Null)
-        .reduce(|best, v| match crate::expr::compare(&v, &best) {
-            Some(o) if o == wanted => v,
-            _ => best,
-        })
-        .unwrap_or(Value::Null)
+    let mut best: Option<Value> = None;
+    for v in args.into_iter().filter(|v| *v != Value::Null) {
+        let Some(current) = &best else {
+            best = Some(v);
+            continue;
+        };
+        match super::compare(&v, current) {
+            Some(o) if o == wanted => best = Some(v),
+            Some(_) => {}
+            None => return Err(unmatched(name, &v, current)),
+        }
+    }
+    Ok(best.unwrap_or(Value::Null))
+}
+
+/// Why two arguments of GREATEST or LEAST do not compare.
+fn unmatched(name: &str, a: &Value, b: &Value) -> SqlError {
+    let text_into = |text: &Value, other: &Value| text.clone().coerce(&super::natural_type(other));
+    let coerced = match (a, b) {
+        (Value::Text(_), other) => text_into(a, other),
+        (other, Value::Text(_)) => text_into(b, other),
+        _ => Ok(Value::Null),
+    };
+    coerced.err().unwrap_or_else(|| {
+        SqlError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "{name} types {} and {} cannot be matched",
+                b.type_name(),
+                a.type_name()
+            ),
+        )
+    })
 }
 
 fn text_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
