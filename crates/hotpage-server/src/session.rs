@@ -7,7 +7,10 @@
 
 use crate::encode::{self, code};
 use crate::extended::{Portal, Statement};
-use hotpage_sql::{BatchObserver, SqlError, SqlSession, StatementResult, is_read_result};
+use hotpage_sql::{
+    BatchObserver, SqlError, SqlSession, StatementResult, WaitStop, is_read_result,
+    statement_stopped,
+};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -175,16 +178,10 @@ impl Interrupt {
     /// 57014 if a cancel came or the timeout passed.
     pub fn check(&self) -> Result<(), SqlError> {
         if self.cancel.swap(false, Ordering::Relaxed) {
-            return Err(SqlError::new(
-                code::QUERY_CANCELED,
-                "canceling statement due to user request",
-            ));
+            return Err(statement_stopped(WaitStop::Cancelled));
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(SqlError::new(
-                code::QUERY_CANCELED,
-                "canceling statement due to statement timeout",
-            ));
+            return Err(statement_stopped(WaitStop::Deadline));
         }
         Ok(())
     }

@@ -41,9 +41,11 @@ pub use catalog::settings::SERVER_VERSION;
 pub use error::{SqlError, SqlResult, sqlstate};
 pub use session::{
     BatchObserver, ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus,
-    is_read_result,
+    is_read_result, statement_stopped,
 };
 pub use types::SqlType;
+// Why a statement was stopped ([`statement_stopped`]'s argument): the engine's reasons.
+pub use hotpage::WaitStop;
 pub use value::{NUMERIC_OID, Value, WireFormat};
 // T-SQL front end (issue 15).
 pub use tsql::{Batch, TsqlBatch, TsqlOutput, TsqlSession, split_batches};

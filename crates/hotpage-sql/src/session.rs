@@ -26,6 +26,7 @@ mod access_mode;
 mod alter;
 mod copy;
 mod interrupt;
+pub use interrupt::statement_stopped;
 mod maintenance;
 mod parse;
 pub(crate) use parse::parse;
@@ -349,7 +350,7 @@ pub(crate) fn undefined_table(name: &str) -> SqlError {
 /// An engine error as SQL reports it.
 pub(crate) fn engine_error(e: EngineError) -> SqlError {
     if let EngineError::WaitStopped(stop) = e {
-        return interrupt::wait_stopped(stop);
+        return interrupt::statement_stopped(stop);
     }
     let state = match &e {
         EngineError::DuplicateKey { .. } => sqlstate::UNIQUE_VIOLATION,

@@ -39,6 +39,12 @@ fn big_table_and_1ms_timeout() -> (Arc<SqlDatabase>, SqlSession) {
     (db, s)
 }
 
+/// `SELECT count(*) FROM {from}` with the session's timeout turned off.
+fn count_without_timeout(s: &mut SqlSession, from: &str) -> Value {
+    s.execute("SET statement_timeout = 0").expect("off");
+    one_value(s, &format!("SELECT count(*) FROM {from}"))
+}
+
 /// A table of 2^17 rows (131,072), doubled with INSERT … SELECT.
 fn big_table(s: &mut SqlSession) {
     s.execute("CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)")
@@ -63,9 +69,8 @@ fn a_scan_stops_at_its_timeout() {
         .unwrap_err();
     cancelled(&error, "statement timeout");
     // The same statement with no timeout reads them all.
-    s.execute("SET statement_timeout = 0").expect("off");
     assert_eq!(
-        one_value(&mut s, "SELECT count(*) FROM big WHERE length(v) = 1"),
+        count_without_timeout(&mut s, "big WHERE length(v) = 1"),
         Value::Int(1 << 17)
     );
 }
@@ -79,11 +84,7 @@ fn an_insert_select_stopped_inserts_nothing_and_fails_its_block() {
         .execute("INSERT INTO copy SELECT id, v FROM big")
         .unwrap_err();
     cancelled(&error, "statement timeout");
-    s.execute("SET statement_timeout = 0").expect("off");
-    assert_eq!(
-        one_value(&mut s, "SELECT count(*) FROM copy"),
-        Value::Int(0)
-    );
+    assert_eq!(count_without_timeout(&mut s, "copy"), Value::Int(0));
 
     s.execute("BEGIN; INSERT INTO copy VALUES (1, 'kept?')")
         .expect("block");

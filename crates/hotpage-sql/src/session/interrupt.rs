@@ -13,6 +13,7 @@
 //! transaction block the block is failed.
 
 use crate::error::{SqlError, SqlResult, sqlstate};
+use hotpage::WaitStop;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -99,10 +100,7 @@ impl StatementClock {
         if let Some(cancel) = &self.cancel
             && cancel.swap(false, Ordering::Relaxed)
         {
-            return Err(SqlError::new(
-                sqlstate::QUERY_CANCELED,
-                "canceling statement due to user request",
-            ));
+            return Err(statement_stopped(WaitStop::Cancelled));
         }
         if self
             .deadline
@@ -111,10 +109,7 @@ impl StatementClock {
             // Once: the error ends the statement, and what runs after it (a CATCH block,
             // the transaction's end) is not stopped again by the same deadline.
             self.deadline = None;
-            return Err(SqlError::new(
-                sqlstate::QUERY_CANCELED,
-                "canceling statement due to statement timeout",
-            ));
+            return Err(statement_stopped(WaitStop::Deadline));
         }
         Ok(())
     }
@@ -137,18 +132,19 @@ impl StatementClock {
     }
 }
 
-/// The error for a wait the engine ended early, as PostgreSQL words each.
-pub(crate) fn wait_stopped(stop: hotpage::WaitStop) -> SqlError {
+/// The error for a statement stopped while it ran (by the session's clock, the engine's
+/// key wait or a server between statements), as PostgreSQL words each.
+pub fn statement_stopped(stop: WaitStop) -> SqlError {
     match stop {
-        hotpage::WaitStop::Cancelled => SqlError::new(
+        WaitStop::Cancelled => SqlError::new(
             sqlstate::QUERY_CANCELED,
             "canceling statement due to user request",
         ),
-        hotpage::WaitStop::Deadline => SqlError::new(
+        WaitStop::Deadline => SqlError::new(
             sqlstate::QUERY_CANCELED,
             "canceling statement due to statement timeout",
         ),
-        hotpage::WaitStop::LockTimeout => SqlError::new(
+        WaitStop::LockTimeout => SqlError::new(
             sqlstate::LOCK_NOT_AVAILABLE,
             "canceling statement due to lock timeout",
         ),
