@@ -646,3 +646,26 @@ PACKAGE=hotpage-sql unit numeric-round-half-down crates/hotpage-sql/src/expr/bui
   '        F::Round if remainder.unsigned_abs() * 2 >= unit.unsigned_abs() => scaled.signum(),' \
   '        F::Round if remainder.unsigned_abs() * 2 > unit.unsigned_abs() => scaled.signum(),' \
   --test sqllogictest
+# Joins (the general engine reading user tables, catalog/exec.rs):
+# a join loop no longer looks for a cancel or a timeout where a pair fails its filter.
+PACKAGE=hotpage-sql unit join-never-interrupted crates/hotpage-sql/src/catalog/exec.rs \
+  '                } else {
+                    self.reader.clock.poll()?;
+                }' \
+  '                }' \
+  --test joins a_long_join
+# What a query holds in memory is no longer bounded.
+PACKAGE=hotpage-sql unit join-memory-unbounded crates/hotpage-sql/src/catalog/exec.rs \
+  '        if self.values_held > VALUES_HELD_MAX {' \
+  '        if false {' \
+  --test joins a_join_past
+# A prepared join is never stale: it reads a dropped table.
+PACKAGE=hotpage-sql unit join-plan-never-stale crates/hotpage-sql/src/catalog/mod.rs \
+  '        self.tables.iter().any(|t| t.handle.is_dropped())' \
+  '        self.tables.iter().any(|_| false)' \
+  --test joins a_prepared_join
+# A table read leaves out the open transaction's own rows (select.rs shares the read).
+PACKAGE=hotpage-sql unit read-skips-own-rows crates/hotpage-sql/src/table.rs \
+  '        let mut pending = engine.pending_rows(&self.handle);' \
+  '        let mut pending = engine.pending_rows(&self.handle); pending.clear();' \
+  --test sqllogictest

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 mod builtin;
-use builtin::PureFunc;
+pub(crate) use builtin::PureFunc;
 
 /// A built-in function.
 #[derive(Clone, Copy, Debug, PartialEq)]

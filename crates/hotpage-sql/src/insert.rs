@@ -7,6 +7,7 @@
 //! hash-prefix), which returns it; the key columns' values are then decoded from it for
 //! `RETURNING` and `lastval()`.
 
+use crate::catalog::{self, CatalogPlan};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{self, Scalar, object_name};
 use crate::schema::KeyGen;
@@ -33,9 +34,62 @@ enum RowSource {
     /// A query's rows: its column `i` goes into table column `targets[i]`, and every
     /// other column takes its default.
     Query {
-        query: Box<SelectPlan>,
+        query: QuerySource,
         targets: Vec<usize>,
     },
+}
+
+/// An `INSERT … SELECT`'s query: one table's (`select.rs`), or one with joins, subqueries
+/// or set operations (the general engine, `catalog/`), chosen as for a plain SELECT.
+enum QuerySource {
+    Select(Box<SelectPlan>),
+    General(Box<CatalogPlan>),
+}
+
+impl QuerySource {
+    fn plan(db: &Arc<crate::session::SqlDatabase>, query: &Query) -> SqlResult<QuerySource> {
+        if catalog::handles(query) || catalog::joins_or_nests(query) {
+            return Ok(QuerySource::General(Box::new(catalog::plan(
+                Some(db),
+                query,
+            )?)));
+        }
+        match select::plan(db, query) {
+            Ok(plan) => Ok(QuerySource::Select(Box::new(plan))),
+            Err(e) if e.sqlstate == sqlstate::FEATURE_NOT_SUPPORTED => Ok(QuerySource::General(
+                Box::new(catalog::plan(Some(db), query)?),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn columns(&self) -> &[ColumnInfo] {
+        match self {
+            QuerySource::Select(plan) => &plan.columns,
+            QuerySource::General(plan) => &plan.columns,
+        }
+    }
+
+    fn param_types(&self) -> Vec<Option<SqlType>> {
+        match self {
+            QuerySource::Select(plan) => plan.param_types(),
+            QuerySource::General(plan) => plan.param_types.clone(),
+        }
+    }
+
+    fn is_stale(&self) -> bool {
+        match self {
+            QuerySource::Select(plan) => plan.is_stale(),
+            QuerySource::General(plan) => plan.is_stale(),
+        }
+    }
+
+    fn rows(&self, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
+        match self {
+            QuerySource::Select(plan) => Ok(plan.execute(ctx)?.rows),
+            QuerySource::General(plan) => Ok(plan.execute(ctx)?.rows),
+        }
+    }
 }
 
 /// One row's given values, per table column (None: its default).
@@ -57,7 +111,7 @@ impl Given<'_> {
     }
 }
 
-pub(crate) fn plan(db: &crate::session::SqlDatabase, ins: &Insert) -> SqlResult<InsertPlan> {
+pub(crate) fn plan(db: &Arc<crate::session::SqlDatabase>, ins: &Insert) -> SqlResult<InsertPlan> {
     let TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT into a table function"));
     };
@@ -121,15 +175,15 @@ fn check_count(expressions: usize, targets: usize) -> SqlResult<()> {
 /// targets by position, and their types checked as PostgreSQL's assignment casts allow
 /// (so a mismatch fails at plan time, not at the first row).
 fn plan_query(
-    db: &crate::session::SqlDatabase,
+    db: &Arc<crate::session::SqlDatabase>,
     table: &SqlTable,
     targets: Vec<usize>,
     query: &Query,
 ) -> SqlResult<(RowSource, Vec<Option<SqlType>>)> {
-    let plan = select::plan(db, query)?;
-    check_count(plan.columns.len(), targets.len())?;
+    let plan = QuerySource::plan(db, query)?;
+    check_count(plan.columns().len(), targets.len())?;
     let untyped = untyped_items(query);
-    for (i, (&column, source)) in targets.iter().zip(&plan.columns).enumerate() {
+    for (i, (&column, source)) in targets.iter().zip(plan.columns()).enumerate() {
         refuse_generated_always(table, column)?;
         let target = &table.schema.columns[column];
         if !untyped.get(i).copied().unwrap_or(false) && !assignable(&source.ty, &target.ty) {
@@ -146,8 +200,13 @@ fn plan_query(
         }
     }
     let params = plan.param_types();
-    let query = Box::new(plan);
-    Ok((RowSource::Query { query, targets }, params))
+    Ok((
+        RowSource::Query {
+            query: plan,
+            targets,
+        },
+        params,
+    ))
 }
 
 /// Per item of the query's select list: true for a bare string literal or NULL, whose
@@ -353,7 +412,7 @@ impl InsertPlan {
             RowSource::Query { query, targets } => {
                 // The query's rows first, then the inserts: the statement never reads
                 // its own rows (they are staged until commit in any case).
-                let rows = query.execute(ctx)?.rows;
+                let rows = query.rows(ctx)?;
                 let (count, width) = (rows.len(), self.table.schema.columns.len());
                 for row in rows {
                     let mut given = vec![None; width];

@@ -6,7 +6,7 @@
 
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{self, AggFunc, EvalContext, Scalar, aggregate_of, fold, object_name};
-use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult, engine_error};
+use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult};
 use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
@@ -578,7 +578,12 @@ fn group_expr_by_output(
 }
 
 fn agg_type(func: AggFunc, arg: Option<&Scalar>) -> SqlType {
-    let arg_ty = arg.and_then(Scalar::ty);
+    agg_result_type(func, arg.and_then(Scalar::ty))
+}
+
+/// An aggregate's result type from its argument's, as PostgreSQL types it (shared with the
+/// general engine, `catalog/`).
+pub(crate) fn agg_result_type(func: AggFunc, arg_ty: Option<SqlType>) -> SqlType {
     match func {
         AggFunc::CountStar | AggFunc::Count => SqlType::BigInt,
         AggFunc::Min | AggFunc::Max => arg_ty.unwrap_or(SqlType::Text),
@@ -868,12 +873,6 @@ impl SelectPlan {
             _ => None,
         };
         let first_column = table.schema.key.first().map(|&(c, _)| c);
-        let ordered = table.scans_in_key_order();
-        // The open transaction's own rows, merged in key order (PostgreSQL's read of your
-        // own writes); they are never in the table yet.
-        let mut pending = ctx.engine.pending_rows(&table.handle);
-        pending.retain(|(k, _)| from.as_ref().is_none_or(|f| k >= f));
-        pending.sort_by_key(|(key, _)| *key);
         let Ctx {
             db,
             engine,
@@ -882,8 +881,7 @@ impl SelectPlan {
         } = ctx;
         let mut scan_ctx = ScanCtx { db, state, params };
         let mut failure = None;
-        let mut stopped = false;
-        let mut visit = |key: &[u8], row: &[u8]| -> bool {
+        let visit = |key: &[u8], row: &[u8]| -> bool {
             if let Err(e) = scan_ctx.state.clock.poll() {
                 failure = Some(e);
                 return false;
@@ -910,36 +908,7 @@ impl SelectPlan {
                 }
             }
         };
-        let mut next_pending = 0;
-        // A table this transaction truncated: only its own rows since the TRUNCATE.
-        let truncated = engine.truncates(&table.handle);
-        if !truncated {
-            engine
-                .scan(&table.handle, from.as_ref(), |key, row| {
-                    while ordered
-                        && next_pending < pending.len()
-                        && pending[next_pending].0.as_bytes() < key
-                    {
-                        let (k, r) = &pending[next_pending];
-                        next_pending += 1;
-                        if !visit(k.as_bytes(), r) {
-                            stopped = true;
-                            return false;
-                        }
-                    }
-                    let go_on = visit(key, row);
-                    stopped = !go_on;
-                    go_on
-                })
-                .map_err(engine_error)?;
-        }
-        if !stopped {
-            for (k, r) in &pending[next_pending..] {
-                if !visit(k.as_bytes(), r) {
-                    break;
-                }
-            }
-        }
+        table.visit_rows(engine, from.as_ref(), visit)?;
         failure.map_or(Ok(()), Err)
     }
 
@@ -1115,22 +1084,25 @@ impl Accumulator {
                 (Some(v), _) => v,
                 (None, _) => Value::Null,
             },
-            Accumulator::Avg(sum, n) => match sum {
-                None => Value::Null,
-                Some(Value::Float(f)) => Value::Float(f / n as f64),
-                // numeric sum / count, at PostgreSQL's division scale.
-                Some(s) => s.div(&Value::Numeric {
-                    scaled: i128::from(n),
-                    scale: 0,
-                })?,
-            },
+            Accumulator::Avg(sum, n) => sum.map_or(Ok(Value::Null), |s| average(s, n))?,
             Accumulator::Min(v) | Accumulator::Max(v) => v.unwrap_or(Value::Null),
         })
     }
 }
 
+/// avg(): a sum of `n` values divided by `n`; numeric at PostgreSQL's division scale.
+pub(crate) fn average(sum: Value, n: i64) -> SqlResult<Value> {
+    match sum {
+        Value::Float(f) => Ok(Value::Float(f / n as f64)),
+        s => s.div(&Value::Numeric {
+            scaled: i128::from(n),
+            scale: 0,
+        }),
+    }
+}
+
 /// Sums of integers are kept as numeric, so a bigint sum cannot overflow.
-fn widen(v: Value) -> Value {
+pub(crate) fn widen(v: Value) -> Value {
     match v {
         Value::Int(i) => Value::Numeric {
             scaled: i128::from(i),

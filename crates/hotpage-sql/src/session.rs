@@ -13,7 +13,9 @@ use crate::types::SqlType;
 use crate::value::Value;
 use crate::views::{self, Activity};
 use hotpage::{Database, Durability, Error as EngineError};
-use sqlparser::ast::{CreateTable, Expr, ForValues, ObjectType, SequenceOptions, Set, Statement};
+use sqlparser::ast::{
+    CreateTable, Expr, ForValues, ObjectType, Query, SequenceOptions, Set, Statement,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -25,7 +27,7 @@ pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
 mod access_mode;
 mod alter;
 mod copy;
-mod interrupt;
+pub(crate) mod interrupt;
 pub use interrupt::statement_stopped;
 mod maintenance;
 mod parse;
@@ -181,7 +183,10 @@ impl SqlDatabase {
         SqlSession {
             db: Arc::clone(self),
             engine: self.engine.session(),
-            state: SessionState::default(),
+            state: SessionState {
+                pid: activity.pid,
+                ..SessionState::default()
+            },
             txn: TxnStatus::Idle,
             prepared: HashMap::new(),
             activity,
@@ -390,6 +395,8 @@ pub(crate) struct SessionState {
     pub default_statement_timeout: Option<Duration>,
     /// The running statement runs in a read-only transaction: nextval() is refused.
     pub read_only: bool,
+    /// The session's id (`pg_backend_pid()`, `pg_stat_activity.pid`).
+    pub pid: u32,
 }
 
 /// A session: its engine session, transaction state and prepared statements.
@@ -807,30 +814,44 @@ impl SqlSession {
                     text: Arc::from(""),
                 }
             }
-            Statement::Query(query) if catalog::handles(&query) => {
-                let plan = catalog::plan(&query)?;
-                Prepared {
-                    columns: plan.columns.clone(),
-                    param_types: plan.param_types.clone(),
-                    plan: Plan::Catalog(Arc::new(plan)),
-                    text: Arc::from(""),
-                }
+            Statement::Query(query)
+                if catalog::handles(&query) || catalog::joins_or_nests(&query) =>
+            {
+                self.general_query(&query)?
             }
-            Statement::Query(query) => {
-                let plan = select::plan(&self.db, &query)?;
-                Prepared {
+            // One table (or none) is read by select.rs, which streams its rows and uses
+            // the key's order; what it does not do (joins, subqueries, set operations)
+            // goes to the general engine.
+            Statement::Query(query) => match select::plan(&self.db, &query) {
+                Ok(plan) => Prepared {
                     columns: plan.columns.clone(),
                     param_types: plan.param_types(),
                     plan: Plan::Select(Arc::new(plan)),
                     text: Arc::from(""),
+                },
+                Err(e) if e.sqlstate == sqlstate::FEATURE_NOT_SUPPORTED => {
+                    self.general_query(&query)?
                 }
-            }
+                Err(e) => return Err(e),
+            },
             other => Prepared {
                 columns: Vec::new(),
                 param_types: Vec::new(),
                 text: Arc::from(other.to_string()),
                 plan: Plan::Other(Box::new(other)),
             },
+        })
+    }
+
+    /// A query for the general engine (`catalog/`): the catalog, the system views and the
+    /// user's tables, with joins, subqueries and set operations.
+    fn general_query(&self, query: &Query) -> SqlResult<Prepared> {
+        let plan = catalog::plan(Some(&self.db), query)?;
+        Ok(Prepared {
+            columns: plan.columns.clone(),
+            param_types: plan.param_types.clone(),
+            plan: Plan::Catalog(Arc::new(plan)),
+            text: Arc::from(""),
         })
     }
 
@@ -853,7 +874,6 @@ impl SqlSession {
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> SqlResult<StatementResult> {
         self.refuse_write_if_read_only(plan)?;
         self.state.read_only = self.in_read_only_transaction();
-        let pid = self.activity.pid;
         let mut ctx = Ctx {
             db: &self.db,
             engine: &mut self.engine,
@@ -863,7 +883,7 @@ impl SqlSession {
         match plan {
             Plan::Insert(p) => p.execute(&mut ctx),
             Plan::Select(p) => p.execute(&mut ctx),
-            Plan::Catalog(p) => p.execute(&mut ctx, pid),
+            Plan::Catalog(p) => p.execute(&mut ctx),
             Plan::Other(statement) => self.run_other(statement, params),
         }
     }

@@ -11,9 +11,10 @@ use crate::expr::{self, Scalar};
 use crate::key_codec::{self, KeyColumn, KeyEncoding};
 use crate::row_codec;
 use crate::schema::{Column, KeyGen, TableSchema};
+use crate::session::engine_error;
 use crate::types::SqlType;
 use crate::value::Value;
-use hotpage::{KeyKind, Layout, TableHandle};
+use hotpage::{Key, KeyKind, Layout, Session, TableHandle};
 
 pub(crate) struct SqlTable {
     pub name: String,
@@ -174,6 +175,52 @@ impl SqlTable {
     /// True if scans come back in key order (every layout but a plain heap).
     pub fn scans_in_key_order(&self) -> bool {
         !matches!(self.handle.layout(), Layout::Heap { .. }) && !self.key_columns.is_empty()
+    }
+
+    /// Calls `visit` with each (key, row) a read by `engine`'s session sees, from `from`
+    /// on (every row when `None`), until it returns false: the table's committed rows and
+    /// the open transaction's own (PostgreSQL's read of your own writes; they are never in
+    /// the table yet), merged in key order where the table scans in key order. A table
+    /// this transaction truncated shows only its own rows since the TRUNCATE.
+    pub fn visit_rows(
+        &self,
+        engine: &mut Session,
+        from: Option<&Key>,
+        mut visit: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> SqlResult<()> {
+        let ordered = self.scans_in_key_order();
+        let mut pending = engine.pending_rows(&self.handle);
+        pending.retain(|(k, _)| from.is_none_or(|f| k >= f));
+        pending.sort_by_key(|(key, _)| *key);
+        let mut next_pending = 0;
+        let mut stopped = false;
+        if !engine.truncates(&self.handle) {
+            engine
+                .scan(&self.handle, from, |key, row| {
+                    while ordered
+                        && next_pending < pending.len()
+                        && pending[next_pending].0.as_bytes() < key
+                    {
+                        let (k, r) = &pending[next_pending];
+                        next_pending += 1;
+                        if !visit(k.as_bytes(), r) {
+                            stopped = true;
+                            return false;
+                        }
+                    }
+                    stopped = !visit(key, row);
+                    !stopped
+                })
+                .map_err(engine_error)?;
+        }
+        if !stopped {
+            for (k, r) in &pending[next_pending..] {
+                if !visit(k.as_bytes(), r) {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

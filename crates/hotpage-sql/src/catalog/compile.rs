@@ -9,13 +9,16 @@ use super::functions::ScalarFunc;
 use super::plan::{self, QueryPlan};
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::expr::{fold, object_name};
+use crate::expr::{PureFunc, fold, object_name};
+use crate::session::SqlDatabase;
+use crate::table::SqlTable;
 use crate::types::SqlType;
 use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments,
     Query, SelectItem, UnaryOperator, Value as AstValue, Visit, Visitor,
 };
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 /// A column in scope: the FROM item's name or alias, the column's name and type.
 #[derive(Clone, Debug)]
@@ -52,6 +55,10 @@ pub(crate) struct Compiler {
     /// Every column reference resolved so far, as (level, column): a subquery's outer
     /// reads are those it added of levels above its own.
     read_log: Vec<(usize, usize)>,
+    /// Where user tables are looked up (none: the query may read only the catalog).
+    pub db: Option<Arc<SqlDatabase>>,
+    /// The user tables the query reads, for the plan's staleness check.
+    pub tables: Vec<Arc<SqlTable>>,
 }
 
 /// SQL's functions written without parentheses, as PostgreSQL reads a bare word.
@@ -450,12 +457,67 @@ impl Compiler {
             Expr::CompoundFieldAccess { root, access_chain } => {
                 self.subscript(root, access_chain)?
             }
-            other => {
-                return Err(SqlError::unsupported(format!(
-                    "the expression {other} in a catalog query"
-                )));
-            }
+            other => self.special_form(other)?,
         })
+    }
+
+    /// SUBSTRING, FLOOR, CEIL and TRIM, which sqlparser parses apart from function calls,
+    /// as the SQL layer's functions (`substr`, `floor`, `ceil`, `btrim`/`ltrim`/`rtrim`);
+    /// any other expression is not supported.
+    fn special_form(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        use sqlparser::ast::{CeilFloorKind, DateTimeField, TrimWhereField as W};
+        let plain = |field: &CeilFloorKind| {
+            matches!(
+                field,
+                CeilFloorKind::DateTimeField(DateTimeField::NoDateTime)
+            )
+        };
+        let (name, func, args) = match e {
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } if substring_from.is_some() || substring_for.is_some() => {
+                let mut args = vec![self.expr(expr)?];
+                // SUBSTRING(s FOR n) starts at 1.
+                args.push(match substring_from {
+                    Some(from) => self.expr(from)?,
+                    None => CExpr::constant(Datum::Int(1), INT4),
+                });
+                if let Some(count) = substring_for {
+                    args.push(self.expr(count)?);
+                }
+                ("substr", PureFunc::Substr, args)
+            }
+            Expr::Floor { expr, field } if plain(field) => {
+                ("floor", PureFunc::Floor, vec![self.expr(expr)?])
+            }
+            Expr::Ceil { expr, field } if plain(field) => {
+                ("ceil", PureFunc::Ceil, vec![self.expr(expr)?])
+            }
+            Expr::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters: None,
+            } => {
+                let func = match trim_where {
+                    Some(W::Leading) => PureFunc::Ltrim,
+                    Some(W::Trailing) => PureFunc::Rtrim,
+                    Some(W::Both) | None => PureFunc::Btrim,
+                };
+                let mut args = vec![self.expr(expr)?];
+                if let Some(what) = trim_what {
+                    args.push(self.expr(what)?);
+                }
+                ("trim", func, args)
+            }
+            other => return Err(SqlError::unsupported(format!("the expression {other}"))),
+        };
+        let mut args = args;
+        let (func, ty) = ScalarFunc::resolve_pure(name, func, &mut args)?;
+        Ok(CExpr::new(ExprKind::Call(func, args), ty))
     }
 
     /// `expr COLLATE name`: text compares by its bytes, the database's collation C (also
@@ -644,9 +706,7 @@ impl Compiler {
                     ty,
                 ))
             }
-            other => Err(SqlError::unsupported(format!(
-                "the operator {other} in a catalog query"
-            ))),
+            other => Err(SqlError::unsupported(format!("the operator {other}"))),
         }
     }
 
@@ -836,7 +896,7 @@ impl Compiler {
             && !list.clauses.is_empty()
         {
             return Err(SqlError::unsupported(format!(
-                "{name}() with ORDER BY or other clauses in a catalog query"
+                "{name}() with ORDER BY or other clauses"
             )));
         }
         let (distinct, star) = match &f.args {
@@ -886,7 +946,19 @@ impl Compiler {
             .collect();
         let ty = match func {
             AggFunc::CountStar | AggFunc::Count => INT8,
-            AggFunc::Sum if args[0].ty.is_integer_like() => INT8,
+            // sum and avg as a one-table query types them (select.rs): sum(bigint) and
+            // avg(integer) are numeric.
+            AggFunc::Sum | AggFunc::Avg if matches!(args[0].ty, CType::Sql(_)) => {
+                let plain = if func == AggFunc::Sum {
+                    crate::expr::AggFunc::Sum
+                } else {
+                    crate::expr::AggFunc::Avg
+                };
+                CType::Sql(crate::select::agg_result_type(
+                    plain,
+                    Some(args[0].ty.output_type()),
+                ))
+            }
             AggFunc::Avg => FLOAT8,
             AggFunc::StringAgg => TEXT,
             AggFunc::ArrayAgg => args[0].ty.array_of(),

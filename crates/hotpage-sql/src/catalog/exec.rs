@@ -10,6 +10,8 @@ use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, Sor
 use super::types::{self, CType, Datum};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::SqlDatabase;
+use crate::session::interrupt::StatementClock;
+use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
 use sqlparser::ast::SetOperator;
@@ -47,17 +49,38 @@ impl<'e> Env<'e> {
                     .and_then(|i| e.row.get(i))
                     .cloned()
                     .ok_or_else(|| {
-                        SqlError::unsupported(
-                            "a reference to an earlier FROM item inside a JOIN of a catalog query",
-                        )
+                        SqlError::unsupported("a reference to an earlier FROM item inside a JOIN")
                     });
             }
             env = e.parent;
         }
         Err(SqlError::internal(format!(
-            "catalog query: no row of level {level} in scope"
+            "query: no row of level {level} in scope"
         )))
     }
+}
+
+/// The most values one execution holds in the rows it builds: user tables read, and the
+/// combinations its joins make. At about 40 bytes a value (more for text), 8 Mi values
+/// keep a query to a few hundred MiB; past them the query fails with 54000, where
+/// PostgreSQL would spill to disk.
+pub(crate) const VALUES_HELD_MAX: usize = 8 << 20;
+
+fn too_many_values() -> SqlError {
+    SqlError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        format!(
+            "this query would hold more than {VALUES_HELD_MAX} values in memory (a query with joins, subqueries or set operations keeps the rows it reads and joins)"
+        ),
+    )
+    .with_hint("Narrow each table's rows with WHERE, or join on an equality of the two sides' columns.")
+}
+
+/// What reading a user table needs: the session (its scans, and the open transaction's
+/// own rows) and the statement's clock (a cancel or a timeout stops a long read or join).
+pub(crate) struct TableReader<'a> {
+    pub engine: &'a mut hotpage::Session,
+    pub clock: &'a mut StatementClock,
 }
 
 /// One execution of a catalog query.
@@ -68,7 +91,12 @@ pub(crate) struct Exec<'a> {
     pub params: &'a [Value],
     pub pid: u32,
     pub db: &'a SqlDatabase,
+    reader: TableReader<'a>,
     relations: HashMap<(u8, &'static str), Rc<Rows>>,
+    /// User tables' rows, by table: a table read twice (a self-join) is read once.
+    tables: HashMap<usize, Rc<Rows>>,
+    /// Values held in table rows read and join rows made (see [`VALUES_HELD_MAX`]).
+    values_held: usize,
     subplans: HashMap<usize, Rc<Rows>>,
     regexes: HashMap<(String, bool), regex::Regex>,
 }
@@ -80,6 +108,7 @@ impl<'a> Exec<'a> {
         params: &'a [Value],
         pid: u32,
         db: &'a SqlDatabase,
+        reader: TableReader<'a>,
     ) -> Exec<'a> {
         Exec {
             catalog,
@@ -87,10 +116,64 @@ impl<'a> Exec<'a> {
             params,
             pid,
             db,
+            reader,
             relations: HashMap::new(),
+            tables: HashMap::new(),
+            values_held: 0,
             subplans: HashMap::new(),
             regexes: HashMap::new(),
         }
+    }
+
+    /// Counts `n` more values held; 54000 past [`VALUES_HELD_MAX`]. Also where a long
+    /// join looks for a cancel or a timeout.
+    fn hold(&mut self, n: usize) -> SqlResult<()> {
+        self.reader.clock.poll()?;
+        self.values_held += n;
+        if self.values_held > VALUES_HELD_MAX {
+            return Err(too_many_values());
+        }
+        Ok(())
+    }
+
+    /// A user table's rows as this transaction sees them.
+    fn table_rows(&mut self, table: &SqlTable) -> SqlResult<Rc<Rows>> {
+        // The plan holds the table for the whole execution, so its address names it.
+        let id = std::ptr::from_ref(table) as usize;
+        if let Some(rows) = self.tables.get(&id) {
+            return Ok(Rc::clone(rows));
+        }
+        let width = table.scope.len();
+        let mut rows: Rows = Vec::new();
+        let mut failure = None;
+        let mut held = self.values_held;
+        let clock = &mut *self.reader.clock;
+        table.visit_rows(self.reader.engine, None, |key, row| {
+            held += width;
+            let decoded = clock.poll().and_then(|()| {
+                if held > VALUES_HELD_MAX {
+                    return Err(too_many_values());
+                }
+                table.decode(key, row)
+            });
+            match decoded {
+                Ok(values) => {
+                    rows.push(values.into_iter().map(Datum::from_value).collect());
+                    true
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        self.values_held = held;
+        let rows = Rc::new(rows);
+        self.tables.insert(id, Rc::clone(&rows));
+        Ok(rows)
     }
 
     /// A query's rows.
@@ -223,7 +306,10 @@ impl<'a> Exec<'a> {
                 let mut combined = left.clone();
                 combined.extend(right[i].iter().cloned());
                 if self.all_hold(&step.filters, &Env::new(&combined, level, outer))? {
+                    self.hold(combined.len())?;
                     next.push(combined);
+                } else {
+                    self.reader.clock.poll()?;
                 }
             }
         }
@@ -356,6 +442,7 @@ impl<'a> Exec<'a> {
                 Ok(Rc::new(self.function_rows(item, &env)?))
             }
             FromItem::Subquery(plan) => Ok(Rc::new(self.run_query(plan, outer)?)),
+            FromItem::Table(table) => self.table_rows(&table.0),
             FromItem::Join { .. } => Ok(Rc::new(self.join_rows(item, offset, level, outer)?)),
         }
     }
@@ -434,11 +521,13 @@ impl<'a> Exec<'a> {
                     level,
                     parent: outer,
                 };
+                self.reader.clock.poll()?;
                 let passes = match on {
                     Some(on) => self.holds(on, &env)?,
                     None => true,
                 };
                 if passes {
+                    self.hold(combined.len())?;
                     matched = true;
                     if let Some(m) = right_matched.get_mut(i) {
                         *m = true;
@@ -507,8 +596,8 @@ impl<'a> Exec<'a> {
         }
         let mut out = Vec::with_capacity(groups.len());
         for (mut keys, accs) in groups {
-            for acc in accs {
-                keys.push(acc.finish());
+            for (acc, spec) in accs.into_iter().zip(&grouping.aggs) {
+                keys.push(acc.finish(spec)?);
             }
             if let Some(having) = &grouping.having
                 && !self.holds(having, &Env::new(&keys, level, outer))?
@@ -1065,9 +1154,10 @@ fn sort_rows(mut keyed: Vec<(Vec<Datum>, Vec<Datum>)>, order: &[SortKey]) -> Row
 /// One aggregate's running state.
 enum Accumulator {
     Count(i64),
-    Sum(Option<Datum>),
+    /// sum and avg: the running sum (integers widened to numeric, select.rs's `widen`)
+    /// and the count.
+    Sum(Option<Value>, i64),
     Extreme(Option<Datum>),
-    Avg(f64, i64),
     StringAgg(Option<String>),
     ArrayAgg(Option<Vec<Datum>>),
     Bool(Option<bool>),
@@ -1079,9 +1169,8 @@ impl Accumulator {
     fn new(spec: &AggSpec) -> Accumulator {
         let plain = match spec.func {
             AggFunc::CountStar | AggFunc::Count => Accumulator::Count(0),
-            AggFunc::Sum => Accumulator::Sum(None),
+            AggFunc::Sum | AggFunc::Avg => Accumulator::Sum(None, 0),
             AggFunc::Min | AggFunc::Max => Accumulator::Extreme(None),
-            AggFunc::Avg => Accumulator::Avg(0.0, 0),
             AggFunc::StringAgg => Accumulator::StringAgg(None),
             AggFunc::ArrayAgg => Accumulator::ArrayAgg(None),
             AggFunc::BoolAnd | AggFunc::BoolOr => Accumulator::Bool(None),
@@ -1111,11 +1200,19 @@ impl Accumulator {
                 }
             }
             Accumulator::Count(n) => *n += 1,
-            Accumulator::Sum(sum) => {
+            Accumulator::Sum(sum, n) => {
+                let Some(value) = first.to_value() else {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        "sum() and avg() of an array do not exist",
+                    ));
+                };
+                let widened = crate::select::widen(value);
                 *sum = Some(match sum.take() {
-                    None => first,
-                    Some(s) => arith(ArithOp::Add, s, first, spec.ty)?,
+                    None => widened,
+                    Some(s) => s.add(&widened)?,
                 });
+                *n += 1;
             }
             Accumulator::Extreme(best) => {
                 let better = match best {
@@ -1132,19 +1229,6 @@ impl Accumulator {
                 if better {
                     *best = Some(first);
                 }
-            }
-            Accumulator::Avg(sum, n) => {
-                let v = match first.to_value() {
-                    Some(Value::Int(i)) => i as f64,
-                    Some(Value::Float(f)) => f,
-                    _ => {
-                        return Err(SqlError::unsupported(
-                            "avg() of that type in a catalog query",
-                        ));
-                    }
-                };
-                *sum += v;
-                *n += 1;
             }
             Accumulator::StringAgg(acc) => {
                 let (Datum::Text(s), sep) = (first, args.get(1).cloned().unwrap_or(Datum::Null))
@@ -1175,16 +1259,30 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self) -> Datum {
-        match self {
-            Accumulator::Distinct(_, inner) => inner.finish(),
+    fn finish(self, spec: &AggSpec) -> SqlResult<Datum> {
+        Ok(match self {
+            Accumulator::Distinct(_, inner) => inner.finish(spec)?,
             Accumulator::Count(n) => Datum::Int(n),
-            Accumulator::Sum(sum) | Accumulator::Extreme(sum) => sum.unwrap_or(Datum::Null),
-            Accumulator::Avg(_, 0) => Datum::Null,
-            Accumulator::Avg(sum, n) => Datum::Float(sum / n as f64),
+            Accumulator::Sum(None, _) => Datum::Null,
+            Accumulator::Sum(Some(sum), n) => {
+                let value = if spec.func == AggFunc::Avg {
+                    crate::select::average(sum, n)?
+                } else {
+                    sum
+                };
+                // The declared type: a sum of integers back to bigint (past its range:
+                // 22003, as PostgreSQL's int8 sum), of reals to real.
+                match spec.ty {
+                    CType::Sql(ty @ (SqlType::BigInt | SqlType::Real)) => {
+                        Datum::from_value(value.coerce(&ty)?)
+                    }
+                    _ => Datum::from_value(value),
+                }
+            }
+            Accumulator::Extreme(best) => best.unwrap_or(Datum::Null),
             Accumulator::StringAgg(s) => s.map_or(Datum::Null, Datum::Text),
             Accumulator::ArrayAgg(items) => items.map_or(Datum::Null, Datum::Array),
             Accumulator::Bool(b) => b.map_or(Datum::Null, Datum::Bool),
-        }
+        })
     }
 }

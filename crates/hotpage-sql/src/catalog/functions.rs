@@ -9,11 +9,14 @@ use super::expr::CExpr;
 use super::settings;
 use super::types::{self, BOOL, CType, Datum, INT4, INT8, NAME, OID, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::expr::PureFunc;
 use crate::types::SqlType;
 
 /// A scalar function.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum ScalarFunc {
+    /// A function of the SQL layer's own (see [`ScalarFunc::resolve_pure`]).
+    Pure(PureFunc),
     TableIsVisible,
     TypeIsVisible,
     GetUserById,
@@ -187,6 +190,11 @@ impl ScalarFunc {
     /// The function `name` called with `args` (whose untyped literals take the declared
     /// parameter types), and its result type.
     pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<(ScalarFunc, CType)> {
+        if signature(name).is_none()
+            && let Some(pure) = PureFunc::by_name(name)
+        {
+            return ScalarFunc::resolve_pure(name, pure, args);
+        }
         let sig = signature(name).ok_or_else(|| {
             SqlError::new(
                 sqlstate::UNDEFINED_FUNCTION,
@@ -242,13 +250,19 @@ impl ScalarFunc {
         }
         let result = match sig.func {
             ScalarFunc::Coalesce => {
-                let ty = args
-                    .iter()
-                    .map(|a| a.ty)
-                    .find(|t| *t != CType::Unknown)
-                    .unwrap_or(TEXT);
+                let ty = common_type(args.iter().map(|a| a.ty));
                 let taken = std::mem::take(args);
-                args.extend(taken.into_iter().map(|a| a.cast_to(ty)));
+                args.extend(taken.into_iter().map(|a| match (a.ty, ty) {
+                    // An integer keeps its own scale (PostgreSQL's common numeric type has
+                    // no typmod when the arguments' differ): coalesce(max(x), 0) is 0.
+                    (from, CType::Sql(SqlType::Numeric { .. })) if from.is_integer_like() => {
+                        a.cast_to(CType::Sql(SqlType::Numeric {
+                            precision: 38,
+                            scale: 0,
+                        }))
+                    }
+                    _ => a.cast_to(ty),
+                }));
                 ty
             }
             ScalarFunc::NullIf => args[0].ty,
@@ -256,6 +270,90 @@ impl ScalarFunc {
         };
         Ok((sig.func, result))
     }
+
+    /// One of the SQL layer's functions (`substr`, `round`, `greatest`, …: `expr/builtin.rs`),
+    /// so that a query with joins has the functions a one-table query has. An untyped
+    /// argument is text; the result's type follows the arguments' as there.
+    pub fn resolve_pure(
+        name: &str,
+        pure: PureFunc,
+        args: &mut Vec<CExpr>,
+    ) -> SqlResult<(ScalarFunc, CType)> {
+        if !pure.takes(args.len()) {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {name} with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+        let taken = std::mem::take(args);
+        args.extend(taken.into_iter().map(|a| match a.ty {
+            CType::Unknown => a.cast_to(TEXT),
+            _ => a,
+        }));
+        let types: Vec<Option<SqlType>> = args
+            .iter()
+            .map(|a| match a.ty {
+                CType::Sql(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let result = pure.ty(&types).map_or(TEXT, CType::Sql);
+        Ok((ScalarFunc::Pure(pure), result))
+    }
+}
+
+/// The type COALESCE's arguments share: the first typed one's, or, where they are all
+/// numbers, the widest (integers < numeric < double precision), as PostgreSQL resolves a
+/// numeric category; text when none is typed.
+fn common_type(types: impl Iterator<Item = CType>) -> CType {
+    let rank = |t: CType| match t {
+        CType::Sql(SqlType::SmallInt) => Some(1),
+        CType::Sql(SqlType::Int) => Some(2),
+        CType::Sql(SqlType::BigInt) => Some(3),
+        CType::Sql(SqlType::Numeric { .. }) => Some(4),
+        CType::Sql(SqlType::Real) => Some(5),
+        CType::Sql(SqlType::Double) => Some(6),
+        _ => None,
+    };
+    let mut chosen: Option<CType> = None;
+    for t in types.filter(|t| *t != CType::Unknown) {
+        chosen = Some(match (chosen, rank(t)) {
+            (None, _) => t,
+            (Some(c), Some(r)) if rank(c).is_some_and(|rc| r > rc) => t,
+            (Some(c), _) => c,
+        });
+    }
+    chosen.unwrap_or(TEXT)
+}
+
+/// `format_type(type, typmod)`: NULL for a NULL type.
+fn format_type(args: &[Datum]) -> Datum {
+    match args.first() {
+        Some(Datum::Int(type_oid)) => {
+            let typmod = args.get(1).and_then(Datum::as_int).map(|m| m as i32);
+            Datum::Text(builtin::format_type(*type_oid as u32, typmod))
+        }
+        _ => Datum::Null,
+    }
+}
+
+/// One of the SQL layer's functions, on values.
+fn call_pure(pure: PureFunc, args: &[Datum]) -> SqlResult<Datum> {
+    let values = args
+        .iter()
+        .map(|a| {
+            a.to_value().ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {pure:?}() does not take an array"),
+                )
+            })
+        })
+        .collect::<SqlResult<Vec<_>>>()?;
+    Ok(Datum::from_value(pure.eval(values)?))
 }
 
 /// Calls `func` on evaluated arguments (`types`: their static types).
@@ -267,6 +365,10 @@ pub(crate) fn call(
 ) -> SqlResult<Datum> {
     use ScalarFunc as F;
     // Most functions are strict: NULL in, NULL out.
+    // The SQL layer's functions take NULLs as they do in a one-table query.
+    if let F::Pure(pure) = func {
+        return call_pure(pure, &args);
+    }
     let strict = !matches!(
         func,
         F::Coalesce | F::Concat | F::NullIf | F::FormatType | F::SetConfig | F::CurrentSetting
@@ -281,6 +383,7 @@ pub(crate) fn call(
     };
     let catalog = exec.catalog;
     Ok(match func {
+        F::Pure(_) => return Err(SqlError::internal("a pure function past its own call")),
         F::TableIsVisible => Datum::Bool(catalog.relation_visible(oid(0))),
         F::TypeIsVisible => Datum::Bool(builtin::type_def(oid(0)).is_some()),
         F::GetUserById => Datum::Text(
@@ -288,13 +391,7 @@ pub(crate) fn call(
                 .role_text(oid(0))
                 .unwrap_or_else(|| format!("unknown (OID={})", oid(0))),
         ),
-        F::FormatType => match args.first() {
-            Some(Datum::Int(type_oid)) => {
-                let typmod = args.get(1).and_then(Datum::as_int).map(|m| m as i32);
-                Datum::Text(builtin::format_type(*type_oid as u32, typmod))
-            }
-            _ => Datum::Null,
-        },
+        F::FormatType => format_type(&args),
         F::GetExpr => get_expr(
             catalog,
             &text(0),
@@ -619,7 +716,7 @@ impl SetFunc {
             }
             other => {
                 return Err(SqlError::unsupported(format!(
-                    "the function {other}() in FROM of a catalog query"
+                    "the function {other}() in FROM"
                 )));
             }
         };
@@ -632,7 +729,7 @@ impl SetFunc {
                     ty if ty.is_integer_like() => arg,
                     other => {
                         return Err(SqlError::unsupported(format!(
-                            "generate_series of {} in a catalog query",
+                            "generate_series of {}",
                             other.name()
                         )));
                     }
@@ -693,7 +790,7 @@ impl SetFunc {
                         return Err(SqlError::new(
                             sqlstate::PROGRAM_LIMIT_EXCEEDED,
                             format!(
-                                "generate_series in a catalog query stops at {SERIES_MAX} rows"
+                                "generate_series in a query with joins stops at {SERIES_MAX} rows"
                             ),
                         ));
                     }

@@ -38,13 +38,17 @@ mod types;
 
 use crate::error::SqlResult;
 use crate::expr::{fold, object_name};
-use crate::session::{ColumnInfo, Ctx, StatementResult};
+use crate::session::{ColumnInfo, Ctx, SqlDatabase, StatementResult};
+use crate::table::SqlTable;
 use crate::types::SqlType;
 use builtin::PG_CATALOG;
 use model::Model;
-use sqlparser::ast::{Expr, FunctionArguments, ObjectName, Query, Visit, Visitor};
+use sqlparser::ast::{
+    Expr, FunctionArguments, ObjectName, Query, SetExpr, TableFactor, Visit, Visitor,
+};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use types::{CType, Names};
 
 pub(crate) use functions::version;
@@ -150,11 +154,40 @@ pub(crate) fn handles(query: &Query) -> bool {
     finder.found
 }
 
+/// Whether `query` reads more than one relation, nests a query (a subquery in FROM or in
+/// an expression) or is a set operation: what `select.rs`, which reads one table, leaves
+/// to this engine.
+pub(crate) fn joins_or_nests(query: &Query) -> bool {
+    #[derive(Default)]
+    struct Counter {
+        queries: usize,
+        factors: usize,
+        set_operation: bool,
+    }
+    impl Visitor for Counter {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+            self.queries += 1;
+            self.set_operation |= matches!(query.body.as_ref(), SetExpr::SetOperation { .. });
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, _: &TableFactor) -> ControlFlow<()> {
+            self.factors += 1;
+            ControlFlow::Continue(())
+        }
+    }
+    let mut counter = Counter::default();
+    let _ = query.visit(&mut counter);
+    counter.queries > 1 || counter.factors > 1 || counter.set_operation
+}
+
 /// A planned catalog query.
 pub(crate) struct CatalogPlan {
     query: plan::QueryPlan,
     pub columns: Vec<ColumnInfo>,
     pub param_types: Vec<Option<SqlType>>,
+    /// The user tables it reads.
+    tables: Vec<Arc<SqlTable>>,
 }
 
 impl std::fmt::Debug for CatalogPlan {
@@ -165,9 +198,11 @@ impl std::fmt::Debug for CatalogPlan {
     }
 }
 
-/// Plans a catalog query.
-pub(crate) fn plan(query: &Query) -> SqlResult<CatalogPlan> {
+/// Plans a query over the catalog, the system views and, when `db` is given, the user's
+/// tables.
+pub(crate) fn plan(db: Option<&Arc<SqlDatabase>>, query: &Query) -> SqlResult<CatalogPlan> {
     let mut compiler = compile::Compiler::default();
+    compiler.db = db.cloned();
     let planned = plan::plan_query(&mut compiler, query)?;
     let columns = planned
         .columns
@@ -196,17 +231,35 @@ pub(crate) fn plan(query: &Query) -> SqlResult<CatalogPlan> {
         query: planned,
         columns,
         param_types,
+        tables: compiler.tables,
     })
 }
 
 impl CatalogPlan {
-    /// Runs the query against the catalog as it is now.
-    pub fn execute(&self, ctx: &mut Ctx<'_>, pid: u32) -> SqlResult<StatementResult> {
+    /// True if a user table it reads was dropped or replaced after it was planned.
+    pub fn is_stale(&self) -> bool {
+        self.tables.iter().any(|t| t.handle.is_dropped())
+    }
+
+    /// Runs the query against the catalog and the tables as they are now.
+    pub fn execute(&self, ctx: &mut Ctx<'_>) -> SqlResult<StatementResult> {
+        let pid = ctx.state.pid;
         let catalog = Catalog {
             model: Model::load(ctx.db)?,
             settings: ctx.state.settings.clone(),
         };
-        let mut exec = exec::Exec::new(&catalog, &mut ctx.state.settings, ctx.params, pid, ctx.db);
+        let reader = exec::TableReader {
+            engine: &mut *ctx.engine,
+            clock: &mut ctx.state.clock,
+        };
+        let mut exec = exec::Exec::new(
+            &catalog,
+            &mut ctx.state.settings,
+            ctx.params,
+            pid,
+            ctx.db,
+            reader,
+        );
         let rows = exec.run_query(&self.query, None)?;
         let rows = exec.output(rows, &self.query.columns);
         Ok(StatementResult {

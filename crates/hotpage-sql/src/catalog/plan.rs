@@ -6,7 +6,8 @@
 //! items (relations, set-returning functions, subqueries, and joins of them); WHERE is split
 //! into its AND-ed conjuncts and each is applied as soon as the items it reads are joined,
 //! so `FROM pg_class c, pg_index i WHERE c.oid = '…' AND …` filters `c` before it meets `i`.
-//! Every relation is small (the catalog), so joins are nested loops over materialised rows.
+//! Relations are materialised once per execution and joined by nested loops, with a hash
+//! of the inner side where a conjunct is an equality between the two sides.
 
 use super::compile::{Compiler, ScopeCol};
 use super::expr::{AggSpec, CExpr};
@@ -15,11 +16,13 @@ use super::types::CType;
 use super::{RelationDef, Schema, defs};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{fold, object_name};
+use crate::table::SqlTable;
 use sqlparser::ast::{
     Distinct, Expr, GroupByExpr, Join, JoinConstraint, JoinOperator, LimitClause, ObjectName,
     OrderByKind, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor,
     TableWithJoins,
 };
+use std::sync::Arc;
 
 /// A planned query: a SELECT or a set operation, then ORDER BY, OFFSET and LIMIT.
 #[derive(Debug)]
@@ -89,6 +92,9 @@ pub(crate) enum FromItem {
     /// A set-returning function; its arguments may read the items before it (LATERAL).
     Function(SetFunc, Vec<CExpr>),
     Subquery(Box<QueryPlan>),
+    /// A user table: its rows are read once per execution, the open transaction's own
+    /// included.
+    Table(TableRef),
     Join {
         left: Box<FromItem>,
         right: Box<FromItem>,
@@ -97,6 +103,15 @@ pub(crate) enum FromItem {
         left_width: usize,
         right_width: usize,
     },
+}
+
+/// A user table a plan reads (shown by name in a plan's debug text).
+pub(crate) struct TableRef(pub Arc<SqlTable>);
+
+impl std::fmt::Debug for TableRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({})", self.0.name)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,7 +169,7 @@ impl SelectPlan {
 impl FromItem {
     fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
         match self {
-            FromItem::Relation(_) | FromItem::View(..) => {}
+            FromItem::Relation(_) | FromItem::View(..) | FromItem::Table(_) => {}
             FromItem::Function(_, args) => args.iter().for_each(|e| e.walk(f)),
             FromItem::Subquery(q) => q.walk(f),
             FromItem::Join {
@@ -174,6 +189,7 @@ impl FromItem {
             FromItem::View(_, width) => *width,
             FromItem::Function(func, _) => func.width(),
             FromItem::Subquery(q) => q.columns.len(),
+            FromItem::Table(t) => t.0.scope.len(),
             FromItem::Join {
                 left_width,
                 right_width,
@@ -195,9 +211,7 @@ pub(crate) struct Grouping {
 /// Plans a query at scope level `compiler.depth()`.
 pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
     if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
-        return Err(SqlError::unsupported(
-            "WITH, FETCH and FOR UPDATE in a catalog query",
-        ));
+        return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));
     }
     let (limit, offset) = limits(c, query)?;
     let order_exprs = match query.order_by.as_ref().map(|o| &o.kind) {
@@ -246,9 +260,7 @@ fn plan_set_body(
         right,
     } = body
     else {
-        return Err(SqlError::unsupported(format!(
-            "the query {body} in a catalog query"
-        )));
+        return Err(SqlError::unsupported(format!("the query {body}")));
     };
     // Each side is a query of its own, without the outer ORDER BY and LIMIT.
     let as_query = |body: &SetExpr| Query {
@@ -353,9 +365,7 @@ fn plan_select(
         || !select.named_window.is_empty()
         || matches!(select.distinct, Some(Distinct::On(_)))
     {
-        return Err(SqlError::unsupported(format!(
-            "the query {select} in a catalog query"
-        )));
+        return Err(SqlError::unsupported(format!("the query {select}")));
     }
     let level = c.push_level();
     // The output columns' names are read while the SELECT's scope is still there (`*`).
@@ -628,7 +638,11 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
         JoinOperator::Right(k) | JoinOperator::RightOuter(k) => (JoinKind::Right, Some(k)),
         JoinOperator::FullOuter(k) => (JoinKind::Full, Some(k)),
         JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
-        other => return Err(SqlError::unsupported(format!("the join {other:?}"))),
+        other => {
+            let text = format!("{other:?}");
+            let name = text.split('(').next().unwrap_or("this kind of join");
+            return Err(SqlError::unsupported(format!("the join kind {name}")));
+        }
     };
     let left_width = left.width();
     let right = plan_factor(c, &join.relation)?;
@@ -636,10 +650,13 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
     let on = match constraint {
         Some(JoinConstraint::On(e)) => Some(c.condition(e, "JOIN/ON")?),
         Some(JoinConstraint::None) | None => None,
-        Some(other) => {
-            return Err(SqlError::unsupported(format!(
-                "the join condition {other:?}"
-            )));
+        Some(JoinConstraint::Using(_)) => {
+            return Err(SqlError::unsupported("JOIN … USING (…)")
+                .with_hint("Write the join as JOIN … ON a.column = b.column."));
+        }
+        Some(JoinConstraint::Natural) => {
+            return Err(SqlError::unsupported("NATURAL JOIN")
+                .with_hint("Write the join as JOIN … ON a.column = b.column."));
         }
     };
     Ok(FromItem::Join {
@@ -662,7 +679,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             with_hints,
             ..
         } if with_hints.is_empty() => {
-            let (item, columns) = relation(name)?;
+            let (item, columns) = relation(c, name)?;
             let qualifier = alias
                 .as_ref()
                 .map_or_else(|| object_name(name), |a| fold(&a.name));
@@ -713,9 +730,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             ..
         } => {
             if *lateral {
-                return Err(SqlError::unsupported(
-                    "LATERAL subqueries in a catalog query",
-                ));
+                return Err(SqlError::unsupported("LATERAL subqueries"));
             }
             let plan = c.subquery(subquery)?;
             let qualifier = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_default();
@@ -731,9 +746,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             table_with_joins,
             alias: None,
         } => plan_table_with_joins(c, table_with_joins),
-        other => Err(SqlError::unsupported(format!(
-            "FROM {other} in a catalog query"
-        ))),
+        other => Err(SqlError::unsupported(format!("FROM {other}"))),
     }
 }
 
@@ -758,8 +771,8 @@ fn set_function(
 }
 
 /// A relation by name: the catalog's (`pg_class`, `pg_catalog.pg_class`,
-/// `information_schema.tables`) or a system view.
-fn relation(name: &ObjectName) -> SqlResult<(FromItem, Vec<(String, CType)>)> {
+/// `information_schema.tables`), a system view, or a user table.
+fn relation(c: &mut Compiler, name: &ObjectName) -> SqlResult<(FromItem, Vec<(String, CType)>)> {
     let parts: Vec<String> = name
         .0
         .iter()
@@ -798,15 +811,26 @@ fn relation(name: &ObjectName) -> SqlResult<(FromItem, Vec<(String, CType)>)> {
             .collect();
         return Ok((FromItem::View(view, columns.len()), columns));
     }
+    if let (None | Some("public"), Some(db)) = (schema, c.db.clone()) {
+        let table = db.table(relname)?;
+        let columns = table
+            .scope
+            .iter()
+            .map(|(n, t)| (n.clone(), CType::Sql(*t)))
+            .collect();
+        c.tables.push(Arc::clone(&table));
+        return Ok((FromItem::Table(TableRef(table)), columns));
+    }
     match schema {
         Some("pg_catalog" | "information_schema") => Err(SqlError::new(
             sqlstate::FEATURE_NOT_SUPPORTED,
             format!("{name} is not in hotpage's catalog"),
         )
         .with_hint("hotpage provides the part of pg_catalog and information_schema that psql's \\d, \\dt, \\l and \\dn and the common drivers read")),
+        // A table in another schema (hotpage's are all in public).
         _ => Err(SqlError::new(
-            sqlstate::FEATURE_NOT_SUPPORTED,
-            format!("a catalog query cannot read \"{relname}\": it reads pg_catalog and information_schema only"),
+            sqlstate::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
         )),
     }
 }

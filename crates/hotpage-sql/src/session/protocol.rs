@@ -251,7 +251,8 @@ impl Prepared {
         match &self.plan {
             Plan::Insert(plan) => plan.is_stale(),
             Plan::Select(plan) => plan.is_stale(),
-            Plan::Catalog(_) | Plan::Other(_) => false,
+            Plan::Catalog(plan) => plan.is_stale(),
+            Plan::Other(_) => false,
         }
     }
 
