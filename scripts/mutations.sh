@@ -669,3 +669,15 @@ PACKAGE=hotpage-sql unit read-skips-own-rows crates/hotpage-sql/src/table.rs \
   '        let mut pending = engine.pending_rows(&self.handle);' \
   '        let mut pending = engine.pending_rows(&self.handle); pending.clear();' \
   --test sqllogictest
+# A correlated subquery's hash is kept across outer rows even when its key reads the
+# outer row (each outer row then probes the first one's hash).
+PACKAGE=hotpage-sql unit probe-kept-across-outer-rows crates/hotpage-sql/src/catalog/exec.rs \
+  '    visit_columns(e, &mut |l, _| only &= l == level);' \
+  '    visit_columns(e, &mut |l, _| only &= l == level || true);' \
+  --test joins joins_match
+# An IN subquery's hashed set forgets its NULLs (NOT IN then keeps rows PostgreSQL leaves
+# out).
+PACKAGE=hotpage-sql unit in-set-forgets-nulls crates/hotpage-sql/src/catalog/exec.rs \
+  '                _ => set.has_null = true,' \
+  '                _ => {}' \
+  --test joins joins_match

@@ -21,6 +21,9 @@ use std::rc::Rc;
 
 type Rows = Vec<Vec<Datum>>;
 
+/// A hash of rows on a join key: each key's rows, by position.
+type Buckets = HashMap<String, Vec<usize>>;
+
 /// The rows visible to an expression: its own level's row (whose first column is column
 /// `offset` of that level), and the enclosing levels' rows.
 pub(crate) struct Env<'e> {
@@ -95,6 +98,10 @@ pub(crate) struct Exec<'a> {
     relations: HashMap<(u8, &'static str), Rc<Rows>>,
     /// User tables' rows, by table: a table read twice (a self-join) is read once.
     tables: HashMap<usize, Rc<Rows>>,
+    /// Hashes of such rows on a join key, by (key expression, rows): see `build_probe`.
+    probes: HashMap<(usize, usize), Rc<Buckets>>,
+    /// Uncorrelated IN subqueries' values as sets, by subquery.
+    in_sets: HashMap<usize, Rc<InSet>>,
     /// Values held in table rows read and join rows made (see [`VALUES_HELD_MAX`]).
     values_held: usize,
     subplans: HashMap<usize, Rc<Rows>>,
@@ -119,6 +126,8 @@ impl<'a> Exec<'a> {
             reader,
             relations: HashMap::new(),
             tables: HashMap::new(),
+            probes: HashMap::new(),
+            in_sets: HashMap::new(),
             values_held: 0,
             subplans: HashMap::new(),
             regexes: HashMap::new(),
@@ -288,7 +297,10 @@ impl<'a> Exec<'a> {
         let conds: Vec<&CExpr> = step.filters.iter().collect();
         let end = width + step.item.width();
         let probe = match &shared {
-            Some(rights) => self.build_probe(&conds, rights, width, end, level, outer)?,
+            Some(rights) => {
+                let sides = Sides::new(&step.item, width, end, level);
+                self.build_probe(&conds, rights, sides, outer)?
+            }
             None => None,
         };
         let mut next = Vec::new();
@@ -318,15 +330,22 @@ impl<'a> Exec<'a> {
 
     /// A hash of `rights` on the right side of the first equality in `conds` whose sides
     /// read the left columns (`< split`) and the right ones (`split..end`) respectively.
+    /// A correlated subquery runs once per outer row: where the right rows are a table's
+    /// (read once per execution) and the right side reads no outer row, the hash is made
+    /// once and kept, not made again for every outer row.
     fn build_probe<'p>(
         &mut self,
         conds: &[&'p CExpr],
-        rights: &Rows,
-        split: usize,
-        end: usize,
-        level: usize,
+        rights: &Rc<Rows>,
+        sides: Sides,
         outer: Option<&Env>,
     ) -> SqlResult<Option<Probe<'p>>> {
+        let Sides {
+            split,
+            end,
+            level,
+            stable,
+        } = sides;
         for cond in conds {
             let ExprKind::Compare(CmpOp::Eq, a, b) = &cond.kind else {
                 continue;
@@ -342,7 +361,18 @@ impl<'a> Exec<'a> {
                 } else {
                     continue;
                 };
-            let mut buckets: HashMap<String, Vec<usize>> = HashMap::new();
+            // The rows' address names them while `self` holds them (stable items only).
+            let cache_key = (stable && reads_only_level(right_key, level)).then(|| {
+                (
+                    std::ptr::from_ref(right_key) as usize,
+                    Rc::as_ptr(rights) as usize,
+                )
+            });
+            if let Some(buckets) = cache_key.and_then(|k| self.probes.get(&k)) {
+                let buckets = Rc::clone(buckets);
+                return Ok(Some(Probe { left_key, buckets }));
+            }
+            let mut buckets = Buckets::new();
             for (i, row) in rights.iter().enumerate() {
                 let env = Env {
                     row,
@@ -354,6 +384,10 @@ impl<'a> Exec<'a> {
                 if !key.is_null() {
                     buckets.entry(hash_key(&key)).or_default().push(i);
                 }
+            }
+            let buckets = Rc::new(buckets);
+            if let Some(k) = cache_key {
+                self.probes.insert(k, Rc::clone(&buckets));
             }
             return Ok(Some(Probe { left_key, buckets }));
         }
@@ -489,7 +523,10 @@ impl<'a> Exec<'a> {
         }
         let (split, end) = (offset + left_width, offset + left_width + right_width);
         let probe = match &shared {
-            Some(rights) => self.build_probe(&conds, rights, split, end, level, outer)?,
+            Some(rights) => {
+                let sides = Sides::new(right, split, end, level);
+                self.build_probe(&conds, rights, sides, outer)?
+            }
             None => None,
         };
         let mut out = Vec::new();
@@ -622,6 +659,35 @@ impl<'a> Exec<'a> {
         Ok(rows)
     }
 
+    /// An uncorrelated `x IN (SELECT …)`'s rows as a hash set, made once per execution,
+    /// where equal values hash alike (integers with integers, text with text); `None`
+    /// otherwise (each evaluation then compares with every row).
+    fn in_set(&mut self, x: &CExpr, sub: &SubPlan, env: &Env) -> SqlResult<Option<Rc<InSet>>> {
+        let column = sub.plan.columns.first().map(|(_, ty)| *ty);
+        let alike = |t: CType| t.is_integer_like() || t.is_text_like();
+        let usable = sub.outer_reads.is_empty()
+            && column.is_some_and(|c| alike(c) && alike(x.ty) && hashable(x.ty, c));
+        if !usable {
+            return Ok(None);
+        }
+        if let Some(set) = self.in_sets.get(&sub.id) {
+            return Ok(Some(Rc::clone(set)));
+        }
+        let rows = self.subquery_rows(sub, env)?;
+        let mut set = InSet::default();
+        for row in rows.iter() {
+            match row.first() {
+                Some(d) if !d.is_null() => {
+                    set.keys.insert(hash_key(d));
+                }
+                _ => set.has_null = true,
+            }
+        }
+        let set = Rc::new(set);
+        self.in_sets.insert(sub.id, Rc::clone(&set));
+        Ok(Some(set))
+    }
+
     /// Evaluates an expression.
     pub fn eval(&mut self, e: &CExpr, env: &Env) -> SqlResult<Datum> {
         use ExprKind as K;
@@ -723,6 +789,9 @@ impl<'a> Exec<'a> {
             }
             K::InSubquery(a, sub, negated) => {
                 let x = self.eval(a, env)?;
+                if let Some(set) = self.in_set(a, sub, env)? {
+                    return Ok(set.member(&x, *negated));
+                }
                 let rows = self.subquery_rows(sub, env)?;
                 let values: Vec<Datum> = rows
                     .iter()
@@ -903,7 +972,40 @@ impl<'a> Exec<'a> {
 /// this side by key.
 struct Probe<'p> {
     left_key: &'p CExpr,
-    buckets: HashMap<String, Vec<usize>>,
+    buckets: Rc<Buckets>,
+}
+
+/// Where a join's right item's columns are in its level's row (`split..end`), and whether
+/// its rows are read once per execution (a table, a catalog relation, a system view), so
+/// that a hash of them can be kept.
+#[derive(Clone, Copy)]
+struct Sides {
+    split: usize,
+    end: usize,
+    level: usize,
+    stable: bool,
+}
+
+impl Sides {
+    fn new(item: &FromItem, split: usize, end: usize, level: usize) -> Sides {
+        let stable = matches!(
+            item,
+            FromItem::Table(_) | FromItem::Relation(_) | FromItem::View(..)
+        );
+        Sides {
+            split,
+            end,
+            level,
+            stable,
+        }
+    }
+}
+
+/// Whether `e` reads only columns of `level` (no outer row).
+fn reads_only_level(e: &CExpr, level: usize) -> bool {
+    let mut only = true;
+    visit_columns(e, &mut |l, _| only &= l == level);
+    only
 }
 
 /// Whether equal values of the two types hash alike (same kind of datum).
@@ -988,6 +1090,28 @@ fn compare(op: CmpOp, x: &Datum, y: &Datum) -> SqlResult<Datum> {
 }
 
 /// `x IN (values)`, or NOT IN, with SQL's NULL rules.
+/// An IN subquery's values, hashed (see `Exec::in_set`).
+#[derive(Default)]
+struct InSet {
+    keys: HashSet<String>,
+    has_null: bool,
+}
+
+impl InSet {
+    /// `x [NOT] IN (…)` with SQL's NULLs, as [`member`] answers it.
+    fn member(&self, x: &Datum, negated: bool) -> Datum {
+        if x.is_null() {
+            Datum::Null
+        } else if self.keys.contains(&hash_key(x)) {
+            Datum::Bool(!negated)
+        } else if self.has_null {
+            Datum::Null
+        } else {
+            Datum::Bool(negated)
+        }
+    }
+}
+
 fn member(x: &Datum, values: &[Datum], negated: bool) -> SqlResult<Datum> {
     if x.is_null() {
         return Ok(Datum::Null);

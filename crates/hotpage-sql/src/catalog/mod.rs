@@ -155,14 +155,16 @@ pub(crate) fn handles(query: &Query) -> bool {
 }
 
 /// Whether `query` reads more than one relation, nests a query (a subquery in FROM or in
-/// an expression) or is a set operation: what `select.rs`, which reads one table, leaves
-/// to this engine.
+/// an expression), is a set operation or reads a set-returning function such as
+/// `generate_series`: what `select.rs`, which reads one table or system view, leaves to
+/// this engine.
 pub(crate) fn joins_or_nests(query: &Query) -> bool {
     #[derive(Default)]
     struct Counter {
         queries: usize,
         factors: usize,
         set_operation: bool,
+        set_function: bool,
     }
     impl Visitor for Counter {
         type Break = ();
@@ -171,14 +173,23 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
             self.set_operation |= matches!(query.body.as_ref(), SetExpr::SetOperation { .. });
             ControlFlow::Continue(())
         }
-        fn pre_visit_table_factor(&mut self, _: &TableFactor) -> ControlFlow<()> {
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
             self.factors += 1;
+            self.set_function |= match factor {
+                TableFactor::Table {
+                    name,
+                    args: Some(_),
+                    ..
+                } => crate::views::columns(&object_name(name)).is_none(),
+                TableFactor::Function { .. } => true,
+                _ => false,
+            };
             ControlFlow::Continue(())
         }
     }
     let mut counter = Counter::default();
     let _ = query.visit(&mut counter);
-    counter.queries > 1 || counter.factors > 1 || counter.set_operation
+    counter.queries > 1 || counter.factors > 1 || counter.set_operation || counter.set_function
 }
 
 /// A planned catalog query.
