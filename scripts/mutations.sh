@@ -681,3 +681,9 @@ PACKAGE=hotpage-sql unit in-set-forgets-nulls crates/hotpage-sql/src/catalog/exe
   '                _ => set.has_null = true,' \
   '                _ => {}' \
   --test joins joins_match
+# JOIN … USING: the other side's copy of the column stays visible to an unqualified name
+# (then ambiguous, 42702, where PostgreSQL sees one merged column).
+PACKAGE=hotpage-sql unit using-column-not-merged crates/hotpage-sql/src/catalog/compile.rs \
+  '                    c.name == *name && qualifier.map_or(!c.hidden, |q| c.qualifier == q)' \
+  '                    c.name == *name && qualifier.is_none_or(|q| c.qualifier == q)' \
+  --test sqllogictest

@@ -26,6 +26,9 @@ pub(crate) struct ScopeCol {
     pub qualifier: String,
     pub name: String,
     pub ty: CType,
+    /// The other side's copy of a `JOIN … USING` column: only a qualified name (or
+    /// `q.*`) sees it.
+    pub hidden: bool,
 }
 
 /// A grouped SELECT's keys and aggregates, collected while its output is compiled.
@@ -41,6 +44,9 @@ struct GroupState {
 #[derive(Default)]
 struct Level {
     cols: Vec<ScopeCol>,
+    /// `JOIN … USING`'s merged columns, each with the first column of its join's left
+    /// side: `*` shows them there, before the join's other columns.
+    merged: Vec<(usize, usize)>,
     group: Option<GroupState>,
     in_aggregate: bool,
 }
@@ -102,18 +108,104 @@ impl Compiler {
         }
     }
 
+    /// The columns `*` (or `q.*`) stands for, in order: a USING join's merged columns
+    /// where its left side starts (the outer join's first), then every other column `*`
+    /// sees; `q.*` is all of `q`'s columns.
+    fn star_columns(&self, qualifier: Option<&str>) -> Vec<usize> {
+        let Some(level) = self.levels.last() else {
+            return Vec::new();
+        };
+        if let Some(q) = qualifier {
+            return (0..level.cols.len())
+                .filter(|&i| level.cols[i].qualifier == q)
+                .collect();
+        }
+        let merged: Vec<usize> = level.merged.iter().map(|&(_, m)| m).collect();
+        let mut out = Vec::new();
+        for (i, col) in level.cols.iter().enumerate() {
+            for &(start, m) in level.merged.iter().rev() {
+                if start == i {
+                    out.push(m);
+                }
+            }
+            if !col.hidden && !merged.contains(&i) {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// How many columns the current level has so far.
+    pub fn level_len(&self) -> usize {
+        self.levels.last().map_or(0, |l| l.cols.len())
+    }
+
+    /// The names an unqualified reference sees among the current level's `range`.
+    pub fn visible_names(&self, range: std::ops::Range<usize>) -> Vec<String> {
+        self.levels.last().map_or_else(Vec::new, |level| {
+            level.cols[range]
+                .iter()
+                .filter(|c| !c.hidden)
+                .map(|c| c.name.clone())
+                .collect()
+        })
+    }
+
+    /// The one column named `name` that an unqualified reference sees in `range` (a
+    /// USING join's `side`), with PostgreSQL's errors for none or several.
+    pub fn using_column(
+        &self,
+        range: std::ops::Range<usize>,
+        name: &str,
+        side: &str,
+    ) -> SqlResult<usize> {
+        let found: Vec<usize> = self.levels.last().map_or_else(Vec::new, |level| {
+            range
+                .filter(|&i| !level.cols[i].hidden && level.cols[i].name == name)
+                .collect()
+        });
+        match found.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" specified in USING clause does not exist in {side} table"
+                ),
+            )),
+            _ => Err(SqlError::new(
+                "42702",
+                format!("common column name \"{name}\" appears more than once in {side} table"),
+            )),
+        }
+    }
+
+    /// Records a USING column: `keep` is the merged one (shown where the join's left side
+    /// starts, at `left_start`), `hide` the other side's copy.
+    pub fn merge_using(&mut self, left_start: usize, keep: usize, hide: usize) {
+        if let Some(level) = self.levels.last_mut() {
+            level.cols[hide].hidden = true;
+            level.merged.retain(|&(_, m)| m != hide);
+            level.merged.push((left_start, keep));
+        }
+    }
+
+    /// Column `index` of the current level, as an expression.
+    pub fn column_here(&mut self, index: usize) -> SqlResult<CExpr> {
+        let top = self.top();
+        let (ty, name) = match self.levels.get(top).and_then(|l| l.cols.get(index)) {
+            Some(col) => (col.ty, col.name.clone()),
+            None => return Err(SqlError::internal("a USING column out of its level")),
+        };
+        self.column_at(top, index, ty, &name)
+    }
+
     /// `*` or `q.*`: every column of the level (of `q`).
     pub fn wildcard(&mut self, qualifier: Option<&str>) -> SqlResult<Vec<CExpr>> {
         let top = self.top();
         let cols: Vec<(usize, CType)> = self
-            .levels
-            .get(top)
-            .map(|level| level.cols.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| qualifier.is_none_or(|q| c.qualifier == q))
-            .map(|(i, c)| (i, c.ty))
+            .star_columns(qualifier)
+            .into_iter()
+            .filter_map(|i| Some((i, self.levels.get(top)?.cols.get(i)?.ty)))
             .collect();
         if cols.is_empty() {
             return Err(SqlError::new(
@@ -127,13 +219,12 @@ impl Compiler {
     }
 
     pub fn wildcard_names(&self, qualifier: Option<&str>) -> Vec<String> {
-        self.levels
-            .last()
-            .map(|level| level.cols.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .filter(|c| qualifier.is_none_or(|q| c.qualifier == q))
-            .map(|c| c.name.clone())
+        let Some(level) = self.levels.last() else {
+            return Vec::new();
+        };
+        self.star_columns(qualifier)
+            .into_iter()
+            .map(|i| level.cols[i].name.clone())
             .collect()
     }
 
@@ -306,7 +397,9 @@ impl Compiler {
                 .cols
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.name == *name && qualifier.is_none_or(|q| c.qualifier == q))
+                .filter(|(_, c)| {
+                    c.name == *name && qualifier.map_or(!c.hidden, |q| c.qualifier == q)
+                })
                 .map(|(i, _)| i)
                 .collect();
             match matches.as_slice() {

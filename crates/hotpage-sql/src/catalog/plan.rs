@@ -645,18 +645,26 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
         }
     };
     let left_width = left.width();
+    let left_end = c.level_len();
     let right = plan_factor(c, &join.relation)?;
     let right_width = right.width();
     let on = match constraint {
         Some(JoinConstraint::On(e)) => Some(c.condition(e, "JOIN/ON")?),
         Some(JoinConstraint::None) | None => None,
-        Some(JoinConstraint::Using(_)) => {
-            return Err(SqlError::unsupported("JOIN … USING (…)")
-                .with_hint("Write the join as JOIN … ON a.column = b.column."));
+        Some(JoinConstraint::Using(names)) => {
+            let names: Vec<String> = names.iter().map(object_name).collect();
+            let left_range = left_end - left_width..left_end;
+            using(c, kind, &names, left_range, right_width)?
         }
         Some(JoinConstraint::Natural) => {
-            return Err(SqlError::unsupported("NATURAL JOIN")
-                .with_hint("Write the join as JOIN … ON a.column = b.column."));
+            let left_range = left_end - left_width..left_end;
+            let right_names = c.visible_names(left_end..left_end + right_width);
+            let names: Vec<String> = c
+                .visible_names(left_range.clone())
+                .into_iter()
+                .filter(|n| right_names.contains(n))
+                .collect();
+            using(c, kind, &names, left_range, right_width)?
         }
     };
     Ok(FromItem::Join {
@@ -667,6 +675,49 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
         left_width,
         right_width,
     })
+}
+
+/// `JOIN … USING (names)` (and NATURAL JOIN's common names): the condition that each
+/// name's column on the left equals the right's, and one merged column per name, which an
+/// unqualified name and `*` (first, before the two sides' other columns) see: the left
+/// side's for an inner or left join, the right side's for a right join. A full join's
+/// merged column would be COALESCE of the two: not supported.
+fn using(
+    c: &mut Compiler,
+    kind: JoinKind,
+    names: &[String],
+    left: std::ops::Range<usize>,
+    right_width: usize,
+) -> SqlResult<Option<CExpr>> {
+    if kind == JoinKind::Full {
+        return Err(SqlError::unsupported("FULL JOIN with USING or NATURAL")
+            .with_hint("Write the join as FULL JOIN … ON a.column = b.column."));
+    }
+    let right = left.end..left.end + right_width;
+    let mut condition: Option<CExpr> = None;
+    for name in names {
+        let l = c.using_column(left.clone(), name, "left")?;
+        let r = c.using_column(right.clone(), name, "right")?;
+        let (keep, hide) = if kind == JoinKind::Right {
+            (r, l)
+        } else {
+            (l, r)
+        };
+        c.merge_using(left.start, keep, hide);
+        let (a, b) = super::compile::unify(c.column_here(l)?, c.column_here(r)?);
+        let equal = CExpr::new(
+            super::expr::ExprKind::Compare(super::expr::CmpOp::Eq, Box::new(a), Box::new(b)),
+            super::types::BOOL,
+        );
+        condition = Some(match condition {
+            None => equal,
+            Some(before) => CExpr::new(
+                super::expr::ExprKind::And(Box::new(before), Box::new(equal)),
+                super::types::BOOL,
+            ),
+        });
+    }
+    Ok(condition)
 }
 
 /// One FROM factor: its columns join the current level's scope under its alias.
@@ -841,5 +892,6 @@ pub(crate) fn scope_col(qualifier: &str, name: String, ty: CType) -> ScopeCol {
         qualifier: qualifier.to_string(),
         name,
         ty,
+        hidden: false,
     }
 }
