@@ -642,10 +642,17 @@ impl Compiler {
             } => {
                 let left = self.expr(expr)?;
                 let sub = self.sub_plan(subquery)?;
+                if sub.plan.columns.len() > 1 {
+                    return Err(SqlError::new(
+                        sqlstate::SYNTAX_ERROR,
+                        "subquery has too many columns",
+                    ));
+                }
                 let left = match sub.plan.columns.first() {
                     Some((_, ty)) if left.ty == CType::Unknown => left.cast_to(*ty),
                     _ => left,
                 };
+                let left = without_padding(left);
                 CExpr::new(
                     ExprKind::InSubquery(Box::new(left), Box::new(sub), *negated),
                     BOOL,
@@ -752,6 +759,7 @@ impl Compiler {
         };
         if let Some(cmp) = cmp {
             let (a, b) = self.unified(left, right)?;
+            let (a, b) = (without_padding(a), without_padding(b));
             return Ok(CExpr::new(
                 ExprKind::Compare(cmp, Box::new(a), Box::new(b)),
                 BOOL,
@@ -811,6 +819,8 @@ impl Compiler {
             _ => None,
         };
         let Some(array) = array else {
+            // char(n) is concatenated as text, without its padding.
+            let (a, b) = (without_padding(a), without_padding(b));
             return Ok(CExpr::new(
                 ExprKind::Concat(Box::new(a), Box::new(b), true),
                 TEXT,
@@ -866,8 +876,9 @@ impl Compiler {
                 }
             })
             .collect();
+        let items = items.into_iter().map(without_padding).collect();
         Ok(CExpr::new(
-            ExprKind::InList(Box::new(left), items, negated),
+            ExprKind::InList(Box::new(without_padding(left)), items, negated),
             BOOL,
         ))
     }
@@ -1236,6 +1247,15 @@ fn function_name(f: &Function) -> SqlResult<String> {
 }
 
 /// An untyped side takes the other side's type; two untyped sides are text.
+/// A char(n) operand compared as text: PostgreSQL ignores char's trailing spaces in a
+/// comparison (and in a join's hash, an IN list or set).
+pub(crate) fn without_padding(e: CExpr) -> CExpr {
+    match e.ty {
+        CType::Sql(SqlType::Char(_)) => e.cast_to(TEXT),
+        _ => e,
+    }
+}
+
 pub(crate) fn unify(a: CExpr, b: CExpr) -> (CExpr, CExpr) {
     match (a.ty, b.ty) {
         (CType::Unknown, CType::Unknown) => (a.cast_to(TEXT), b.cast_to(TEXT)),

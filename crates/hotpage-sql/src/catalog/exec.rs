@@ -104,6 +104,10 @@ pub(crate) struct Exec<'a> {
     in_sets: HashMap<usize, Rc<InSet>>,
     /// Values held in table rows read and join rows made (see [`VALUES_HELD_MAX`]).
     values_held: usize,
+    /// The part of `values_held` in tables' rows, kept for the whole execution; the rest
+    /// is join rows, given back when the SELECT that made them (or a correlated
+    /// subquery's run) is done with them.
+    table_values: usize,
     subplans: HashMap<usize, Rc<Rows>>,
     regexes: HashMap<(String, bool), regex::Regex>,
 }
@@ -129,9 +133,50 @@ impl<'a> Exec<'a> {
             probes: HashMap::new(),
             in_sets: HashMap::new(),
             values_held: 0,
+            table_values: 0,
             subplans: HashMap::new(),
             regexes: HashMap::new(),
         }
+    }
+
+    /// A set operation's side's rows in the operation's column types (`1` and `1.5` in
+    /// one numeric column).
+    fn cast_rows(
+        &mut self,
+        mut rows: Rows,
+        from: &[(String, CType)],
+        to: &[(String, CType)],
+    ) -> SqlResult<Rows> {
+        let changed: Vec<(usize, CType, CType)> = from
+            .iter()
+            .zip(to)
+            .enumerate()
+            .filter(|(_, ((_, f), (_, t)))| f != t)
+            .map(|(i, ((_, f), (_, t)))| match (*f, *t) {
+                // An integer keeps its own scale in a numeric column (no typmod there,
+                // as in PostgreSQL): `SELECT 1 UNION SELECT 1.0` shows 1.
+                (f, CType::Sql(SqlType::Numeric { .. })) if f.is_integer_like() => (
+                    i,
+                    f,
+                    CType::Sql(SqlType::Numeric {
+                        precision: 38,
+                        scale: 0,
+                    }),
+                ),
+                (f, t) => (i, f, t),
+            })
+            .collect();
+        if changed.is_empty() {
+            return Ok(rows);
+        }
+        for row in &mut rows {
+            for &(i, f, t) in &changed {
+                if let Some(d) = row.get_mut(i) {
+                    *d = types::cast(std::mem::replace(d, Datum::Null), f, t, self.catalog)?;
+                }
+            }
+        }
+        Ok(rows)
     }
 
     /// Counts `n` more values held; 54000 past [`VALUES_HELD_MAX`]. Also where a long
@@ -179,6 +224,7 @@ impl<'a> Exec<'a> {
         if let Some(e) = failure {
             return Err(e);
         }
+        self.table_values += held - self.values_held;
         self.values_held = held;
         let rows = Rc::new(rows);
         self.tables.insert(id, Rc::clone(&rows));
@@ -196,7 +242,9 @@ impl<'a> Exec<'a> {
                 right,
             } => {
                 let l = self.run_query(left, outer)?;
+                let l = self.cast_rows(l, &left.columns, &q.columns)?;
                 let r = self.run_query(right, outer)?;
+                let r = self.cast_rows(r, &right.columns, &q.columns)?;
                 set_operation(*op, *all, l, r)
             }
         };
@@ -236,6 +284,16 @@ impl<'a> Exec<'a> {
     }
 
     fn run_select(&mut self, s: &SelectPlan, outer: Option<&Env>) -> SqlResult<Rows> {
+        let held_before = self.values_held;
+        let tables_before = self.table_values;
+        let out = self.run_select_rows(s, outer)?;
+        // The join rows are gone; what stays is the output and any table read meanwhile.
+        let output: usize = out.iter().map(Vec::len).sum();
+        self.values_held = held_before + (self.table_values - tables_before) + output;
+        Ok(out)
+    }
+
+    fn run_select_rows(&mut self, s: &SelectPlan, outer: Option<&Env>) -> SqlResult<Rows> {
         let mut rows: Rows = vec![Vec::new()];
         let none = Env::new(&[], s.level, outer);
         for filter in &s.prefilter {
@@ -272,7 +330,7 @@ impl<'a> Exec<'a> {
         }
         if s.distinct {
             let mut seen = HashSet::new();
-            out.retain(|(_, items)| seen.insert(format!("{items:?}")));
+            out.retain(|(_, items)| seen.insert(row_key(items)));
         }
         Ok(sort_rows(out, &s.order))
     }
@@ -652,8 +710,12 @@ impl<'a> Exec<'a> {
         if !correlated && let Some(rows) = self.subplans.get(&sub.id) {
             return Ok(Rc::clone(rows));
         }
+        let (held_before, tables_before) = (self.values_held, self.table_values);
         let rows = Rc::new(self.run_query(&sub.plan, Some(env))?);
-        if !correlated {
+        if correlated {
+            // Used for this outer row and dropped: only tables read meanwhile stay held.
+            self.values_held = held_before + (self.table_values - tables_before);
+        } else {
             self.subplans.insert(sub.id, Rc::clone(&rows));
         }
         Ok(rows)
@@ -674,11 +736,12 @@ impl<'a> Exec<'a> {
             return Ok(Some(Rc::clone(set)));
         }
         let rows = self.subquery_rows(sub, env)?;
+        let padded = sub_column_is_char(sub);
         let mut set = InSet::default();
         for row in rows.iter() {
             match row.first() {
                 Some(d) if !d.is_null() => {
-                    set.keys.insert(hash_key(d));
+                    set.keys.insert(hash_key(&unpadded(d.clone(), padded)));
                 }
                 _ => set.has_null = true,
             }
@@ -793,9 +856,10 @@ impl<'a> Exec<'a> {
                     return Ok(set.member(&x, *negated));
                 }
                 let rows = self.subquery_rows(sub, env)?;
+                let padded = sub_column_is_char(sub);
                 let values: Vec<Datum> = rows
                     .iter()
-                    .map(|r| r.first().cloned().unwrap_or(Datum::Null))
+                    .map(|r| unpadded(r.first().cloned().unwrap_or(Datum::Null), padded))
                     .collect();
                 member(&x, &values, *negated)?
             }
@@ -1018,8 +1082,31 @@ fn hash_key(d: &Datum) -> String {
     match d {
         Datum::Int(i) => format!("i{i}"),
         Datum::Text(s) => format!("t{s}"),
+        // -0 equals 0.
+        Datum::Float(f) if *f == 0.0 => "f0".to_string(),
+        Datum::Float(f) => format!("f{f:?}"),
+        // 1.50 equals 1.5000: the digits without trailing fraction zeros.
+        Datum::Other(Value::Numeric { scaled, scale }) => {
+            let (mut scaled, mut scale) = (*scaled, *scale);
+            while scale > 0 && scaled % 10 == 0 {
+                scaled /= 10;
+                scale -= 1;
+            }
+            format!("n{scaled}e{scale}")
+        }
+        Datum::Array(items) => {
+            let keys: Vec<String> = items.iter().map(hash_key).collect();
+            format!("a[{}]", keys.join(","))
+        }
         other => format!("{other:?}"),
     }
+}
+
+/// A row's key for DISTINCT, set operations and DISTINCT aggregates: equal SQL values
+/// give equal keys (numerics of other scales, 0 and -0 included).
+fn row_key(row: &[Datum]) -> String {
+    let keys: Vec<String> = row.iter().map(hash_key).collect();
+    keys.join("\u{1f}")
 }
 
 /// Whether every column of `level` that `e` reads is in `lo..hi`.
@@ -1090,6 +1177,22 @@ fn compare(op: CmpOp, x: &Datum, y: &Datum) -> SqlResult<Datum> {
 }
 
 /// `x IN (values)`, or NOT IN, with SQL's NULL rules.
+/// Whether a subquery's (first) column is char(n), whose padding is not its value.
+fn sub_column_is_char(sub: &SubPlan) -> bool {
+    matches!(
+        sub.plan.columns.first(),
+        Some((_, CType::Sql(SqlType::Char(_))))
+    )
+}
+
+/// A char(n) value without its trailing spaces (when `padded`), as it compares.
+fn unpadded(d: Datum, padded: bool) -> Datum {
+    match d {
+        Datum::Text(s) if padded => Datum::Text(s.trim_end_matches(' ').to_string()),
+        other => other,
+    }
+}
+
 /// An IN subquery's values, hashed (see `Exec::in_set`).
 #[derive(Default)]
 struct InSet {
@@ -1100,7 +1203,10 @@ struct InSet {
 impl InSet {
     /// `x [NOT] IN (…)` with SQL's NULLs, as [`member`] answers it.
     fn member(&self, x: &Datum, negated: bool) -> Datum {
-        if x.is_null() {
+        if self.keys.is_empty() && !self.has_null {
+            // Nothing to be in: false (true for NOT IN), whatever x is.
+            Datum::Bool(negated)
+        } else if x.is_null() {
             Datum::Null
         } else if self.keys.contains(&hash_key(x)) {
             Datum::Bool(!negated)
@@ -1113,6 +1219,10 @@ impl InSet {
 }
 
 fn member(x: &Datum, values: &[Datum], negated: bool) -> SqlResult<Datum> {
+    if values.is_empty() {
+        // Nothing to be in: false (true for NOT IN), whatever x is.
+        return Ok(Datum::Bool(negated));
+    }
     if x.is_null() {
         return Ok(Datum::Null);
     }
@@ -1220,25 +1330,35 @@ fn like_to_regex(pattern: &str) -> String {
 
 /// UNION, INTERSECT and EXCEPT (each without ALL removes duplicates).
 fn set_operation(op: SetOperator, all: bool, left: Rows, right: Rows) -> Rows {
-    let key = |row: &Vec<Datum>| format!("{row:?}");
     let mut out = match op {
         SetOperator::Union => left.into_iter().chain(right).collect::<Rows>(),
-        SetOperator::Intersect => {
-            let keys: HashSet<String> = right.iter().map(key).collect();
-            left.into_iter()
-                .filter(|r| keys.contains(&key(r)))
-                .collect()
-        }
+        // A left row stays while the right side has a copy of it left to pair with
+        // (INTERSECT ALL: min(m, n) copies) or none left to cancel it (EXCEPT ALL: m - n).
         _ => {
-            let keys: HashSet<String> = right.iter().map(key).collect();
+            let intersect = op == SetOperator::Intersect;
+            let mut counts: HashMap<String, usize> = HashMap::new();
+            for r in &right {
+                *counts.entry(row_key(r)).or_default() += 1;
+            }
             left.into_iter()
-                .filter(|r| !keys.contains(&key(r)))
+                .filter(|r| {
+                    let left_in_right = match counts.get_mut(&row_key(r)) {
+                        Some(n) if *n > 0 => {
+                            if all {
+                                *n -= 1;
+                            }
+                            true
+                        }
+                        _ => false,
+                    };
+                    left_in_right == intersect
+                })
                 .collect()
         }
     };
     if !all {
         let mut seen = HashSet::new();
-        out.retain(|r| seen.insert(key(r)));
+        out.retain(|r| seen.insert(row_key(r)));
     }
     out
 }
@@ -1319,7 +1439,7 @@ impl Accumulator {
         }
         match self {
             Accumulator::Distinct(seen, inner) => {
-                if seen.insert(format!("{args:?}")) {
+                if seen.insert(row_key(&args)) {
                     inner.add(spec, args)?;
                 }
             }

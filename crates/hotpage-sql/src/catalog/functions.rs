@@ -290,7 +290,8 @@ impl ScalarFunc {
         }
         let taken = std::mem::take(args);
         args.extend(taken.into_iter().map(|a| match a.ty {
-            CType::Unknown => a.cast_to(TEXT),
+            // char(n) is passed as text, without its padding.
+            CType::Unknown | CType::Sql(SqlType::Char(_)) => a.cast_to(TEXT),
             _ => a,
         }));
         let types: Vec<Option<SqlType>> = args
@@ -308,7 +309,7 @@ impl ScalarFunc {
 /// The type COALESCE's arguments share: the first typed one's, or, where they are all
 /// numbers, the widest (integers < numeric < double precision), as PostgreSQL resolves a
 /// numeric category; text when none is typed.
-fn common_type(types: impl Iterator<Item = CType>) -> CType {
+pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
     let rank = |t: CType| match t {
         CType::Sql(SqlType::SmallInt) => Some(1),
         CType::Sql(SqlType::Int) => Some(2),

@@ -17,6 +17,7 @@ use super::{RelationDef, Schema, defs};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{fold, object_name};
 use crate::table::SqlTable;
+use crate::types::SqlType;
 use sqlparser::ast::{
     Distinct, Expr, GroupByExpr, Join, JoinConstraint, JoinOperator, LimitClause, ObjectName,
     OrderByKind, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor,
@@ -281,14 +282,8 @@ fn plan_set_body(
         .columns
         .iter()
         .zip(&right.columns)
-        .map(|((name, l), (_, r))| {
-            let ty = match (l, r) {
-                (CType::Unknown, other) => *other,
-                (one, _) => *one,
-            };
-            (name.clone(), ty)
-        })
-        .collect();
+        .map(|((name, l), (_, r))| Ok((name.clone(), set_column_type(*op, *l, *r)?)))
+        .collect::<SqlResult<_>>()?;
     let all = matches!(set_quantifier, SetQuantifier::All);
     Ok((
         Body::SetOp {
@@ -345,8 +340,15 @@ fn limits(c: &mut Compiler, query: &Query) -> SqlResult<(Option<CExpr>, Option<C
             offset,
             limit_by,
         }) if limit_by.is_empty() => {
-            let limit = limit.as_ref().map(|e| c.expr(e)).transpose()?;
-            let offset = offset.as_ref().map(|o| c.expr(&o.value)).transpose()?;
+            // `LIMIT $1`: the parameter is a bigint, as PostgreSQL infers it.
+            let count = |c: &mut Compiler, e: &Expr| {
+                c.expr(e).map(|x| match x.ty {
+                    CType::Unknown => x.cast_to(super::types::INT8),
+                    _ => x,
+                })
+            };
+            let limit = limit.as_ref().map(|e| count(c, e)).transpose()?;
+            let offset = offset.as_ref().map(|o| count(c, &o.value)).transpose()?;
             Ok((limit, offset))
         }
         Some(other) => Err(SqlError::unsupported(format!("{other}"))),
@@ -705,6 +707,10 @@ fn using(
         };
         c.merge_using(left.start, keep, hide);
         let (a, b) = super::compile::unify(c.column_here(l)?, c.column_here(r)?);
+        let (a, b) = (
+            super::compile::without_padding(a),
+            super::compile::without_padding(b),
+        );
         let equal = CExpr::new(
             super::expr::ExprKind::Compare(super::expr::CmpOp::Eq, Box::new(a), Box::new(b)),
             super::types::BOOL,
@@ -718,6 +724,37 @@ fn using(
         });
     }
     Ok(condition)
+}
+
+/// A set operation's column type from its two sides': numbers widen to the wider
+/// (integer < numeric < double precision), text types meet as text, and a number never
+/// meets text (42804, as PostgreSQL says it); otherwise the left side's type.
+fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<CType> {
+    let number = |t: CType| {
+        t.is_integer_like() && !matches!(t, CType::Sql(SqlType::Oid))
+            || matches!(
+                t,
+                CType::Sql(SqlType::Numeric { .. } | SqlType::Real | SqlType::Double)
+            )
+    };
+    Ok(match (l, r) {
+        (CType::Unknown, other) | (other, CType::Unknown) => other,
+        _ if l == r => l,
+        _ if number(l) && number(r) => super::functions::common_type([l, r].into_iter()),
+        _ if l.is_text_like() && r.is_text_like() => super::types::TEXT,
+        _ if (number(l) && r.is_text_like()) || (l.is_text_like() && number(r)) => {
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "{} types {} and {} cannot be matched",
+                    op.to_string().to_uppercase(),
+                    l.name(),
+                    r.name()
+                ),
+            ));
+        }
+        _ => l,
+    })
 }
 
 /// One FROM factor: its columns join the current level's scope under its alias.

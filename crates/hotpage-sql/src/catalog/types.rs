@@ -400,7 +400,12 @@ pub(crate) fn cast(datum: Datum, from: CType, to: CType, names: &dyn Names) -> S
         return Ok(datum);
     }
     if to.is_text_like() || matches!(to, CType::Sql(SqlType::Varchar(_) | SqlType::Char(_))) {
-        let text = to_text(&datum, from, names).unwrap_or_default();
+        let mut text = to_text(&datum, from, names).unwrap_or_default();
+        // char(n)'s padding is not part of its value: PostgreSQL's char-to-text cast
+        // drops trailing spaces.
+        if matches!(from, CType::Sql(SqlType::Char(_))) {
+            text.truncate(text.trim_end_matches(' ').len());
+        }
         return match to {
             CType::Sql(sql @ (SqlType::Name | SqlType::InternalChar)) => {
                 Ok(Datum::from_value(Value::from_text(&text, &sql)?))
