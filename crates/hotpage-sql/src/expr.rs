@@ -51,7 +51,7 @@ pub(crate) enum Func {
 }
 
 impl Func {
-    fn by_name(name: &str) -> Option<Func> {
+    pub(crate) fn by_name(name: &str) -> Option<Func> {
         Some(match name {
             "now"
             | "current_timestamp"
@@ -81,6 +81,11 @@ impl Func {
     }
 
     fn ty(self, args: &[Scalar]) -> Option<SqlType> {
+        self.result_type(&args.iter().map(Scalar::ty).collect::<Vec<_>>())
+    }
+
+    /// The result type, from the arguments' types where it follows them.
+    pub(crate) fn result_type(self, args: &[Option<SqlType>]) -> Option<SqlType> {
         Some(match self {
             Func::Now => SqlType::TimestampTz,
             Func::GenRandomUuid | Func::UuidV7 => SqlType::Uuid,
@@ -93,9 +98,9 @@ impl Func {
             | Func::ObjectName
             | Func::Sleep
             | Func::CharToText => SqlType::Text,
-            Func::Abs => return args.first().and_then(Scalar::ty),
-            Func::Pure(pure) => return pure.ty(&args.iter().map(Scalar::ty).collect::<Vec<_>>()),
-            Func::Coalesce => return args.iter().find_map(Scalar::ty),
+            Func::Abs => return args.first().copied().flatten(),
+            Func::Pure(pure) => return pure.ty(args),
+            Func::Coalesce => return args.iter().copied().flatten().next(),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
         })
     }
@@ -1108,7 +1113,11 @@ fn truncate_for_cast(v: Value, ty: &SqlType) -> Value {
     }
 }
 
-fn eval_call(func: Func, args: Vec<Value>, ctx: &mut dyn EvalContext) -> SqlResult<Value> {
+pub(crate) fn eval_call(
+    func: Func,
+    args: Vec<Value>,
+    ctx: &mut dyn EvalContext,
+) -> SqlResult<Value> {
     let first = args.first().cloned().unwrap_or(Value::Null);
     Ok(match func {
         Func::BitReverse => match first {

@@ -27,7 +27,7 @@ pub(crate) const DBLOG_INACTIVE_LOG_TRACE_FLAG: u32 = 2537;
 mod access_mode;
 mod alter;
 mod copy;
-pub(crate) mod interrupt;
+mod interrupt;
 pub use interrupt::statement_stopped;
 mod maintenance;
 mod parse;
@@ -440,6 +440,24 @@ impl EvalContext for Ctx<'_> {
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
         functions::call(self.db, self.state, Some(&mut *self.engine), func, args)
     }
+}
+
+/// Calls one of the SQL layer's functions with the session's state, for the general
+/// engine (`catalog/`), which evaluates its own expressions.
+pub(crate) fn call_function(
+    db: &SqlDatabase,
+    state: &mut SessionState,
+    engine: &mut hotpage::Session,
+    func: Func,
+    args: Vec<Value>,
+) -> SqlResult<Value> {
+    let mut ctx = Ctx {
+        db,
+        engine,
+        state,
+        params: &[],
+    };
+    crate::expr::eval_call(func, args, &mut ctx)
 }
 
 /// The context of expressions evaluated inside a table scan, which holds the engine

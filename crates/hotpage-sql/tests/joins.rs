@@ -267,6 +267,14 @@ fn a_correlated_subquery_does_not_accumulate_toward_the_bound() {
         ),
         [[Some("9000000".to_string())]]
     );
+    // Each run's 3,000 output rows are dropped after its outer row too.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT count(*) FROM t WHERE EXISTS (SELECT u.v FROM u WHERE u.v >= 0 AND t.v >= 0)"
+        ),
+        [[Some("3000".to_string())]]
+    );
 }
 
 /// `LIMIT $1` and `OFFSET $2` in a prepared query with a join: the parameters are

@@ -9,8 +9,8 @@ use super::functions;
 use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
 use super::types::{self, CType, Datum};
 use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::session::SessionState;
 use crate::session::SqlDatabase;
-use crate::session::interrupt::StatementClock;
 use crate::table::SqlTable;
 use crate::types::SqlType;
 use crate::value::Value;
@@ -79,22 +79,22 @@ fn too_many_values() -> SqlError {
     .with_hint("Narrow each table's rows with WHERE, or join on an equality of the two sides' columns.")
 }
 
-/// What reading a user table needs: the session (its scans, and the open transaction's
-/// own rows) and the statement's clock (a cancel or a timeout stops a long read or join).
-pub(crate) struct TableReader<'a> {
+/// What reading user tables and calling the SQL layer's functions need: the engine
+/// session (its scans, and the open transaction's own rows) and the SQL session's state
+/// (its settings, which `set_config` changes; the statement's clock, which stops a long
+/// read or join; `lastval`/`currval`).
+pub(crate) struct SessionRefs<'a> {
     pub engine: &'a mut hotpage::Session,
-    pub clock: &'a mut StatementClock,
+    pub state: &'a mut SessionState,
 }
 
 /// One execution of a catalog query.
 pub(crate) struct Exec<'a> {
     pub catalog: &'a Catalog,
-    /// The session's settings (`set_config` changes them).
-    pub settings: &'a mut HashMap<String, String>,
     pub params: &'a [Value],
     pub pid: u32,
     pub db: &'a SqlDatabase,
-    reader: TableReader<'a>,
+    pub session: SessionRefs<'a>,
     relations: HashMap<(u8, &'static str), Rc<Rows>>,
     /// User tables' rows, by table: a table read twice (a self-join) is read once.
     tables: HashMap<usize, Rc<Rows>>,
@@ -115,19 +115,17 @@ pub(crate) struct Exec<'a> {
 impl<'a> Exec<'a> {
     pub fn new(
         catalog: &'a Catalog,
-        settings: &'a mut HashMap<String, String>,
         params: &'a [Value],
         pid: u32,
         db: &'a SqlDatabase,
-        reader: TableReader<'a>,
+        session: SessionRefs<'a>,
     ) -> Exec<'a> {
         Exec {
             catalog,
-            settings,
             params,
             pid,
             db,
-            reader,
+            session,
             relations: HashMap::new(),
             tables: HashMap::new(),
             probes: HashMap::new(),
@@ -182,7 +180,7 @@ impl<'a> Exec<'a> {
     /// Counts `n` more values held; 54000 past [`VALUES_HELD_MAX`]. Also where a long
     /// join looks for a cancel or a timeout.
     fn hold(&mut self, n: usize) -> SqlResult<()> {
-        self.reader.clock.poll()?;
+        self.session.state.clock.poll()?;
         self.values_held += n;
         if self.values_held > VALUES_HELD_MAX {
             return Err(too_many_values());
@@ -201,8 +199,8 @@ impl<'a> Exec<'a> {
         let mut rows: Rows = Vec::new();
         let mut failure = None;
         let mut held = self.values_held;
-        let clock = &mut *self.reader.clock;
-        table.visit_rows(self.reader.engine, None, |key, row| {
+        let clock = &mut self.session.state.clock;
+        table.visit_rows(self.session.engine, None, |key, row| {
             held += width;
             let decoded = clock.poll().and_then(|()| {
                 if held > VALUES_HELD_MAX {
@@ -379,7 +377,7 @@ impl<'a> Exec<'a> {
                     self.hold(combined.len())?;
                     next.push(combined);
                 } else {
-                    self.reader.clock.poll()?;
+                    self.session.state.clock.poll()?;
                 }
             }
         }
@@ -616,7 +614,7 @@ impl<'a> Exec<'a> {
                     level,
                     parent: outer,
                 };
-                self.reader.clock.poll()?;
+                self.session.state.clock.poll()?;
                 let passes = match on {
                     Some(on) => self.holds(on, &env)?,
                     None => true,

@@ -9,14 +9,17 @@ use super::expr::CExpr;
 use super::settings;
 use super::types::{self, BOOL, CType, Datum, INT4, INT8, NAME, OID, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::expr::PureFunc;
+use crate::expr::{Func, PureFunc};
 use crate::types::SqlType;
+use crate::value::Value;
 
 /// A scalar function.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum ScalarFunc {
     /// A function of the SQL layer's own (see [`ScalarFunc::resolve_pure`]).
     Pure(PureFunc),
+    /// One that needs the session (see [`ScalarFunc::resolve_sql`]).
+    Sql(Func),
     TableIsVisible,
     TypeIsVisible,
     GetUserById,
@@ -191,9 +194,12 @@ impl ScalarFunc {
     /// parameter types), and its result type.
     pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<(ScalarFunc, CType)> {
         if signature(name).is_none()
-            && let Some(pure) = PureFunc::by_name(name)
+            && let Some(func) = Func::by_name(name)
         {
-            return ScalarFunc::resolve_pure(name, pure, args);
+            return match func {
+                Func::Pure(pure) => ScalarFunc::resolve_pure(name, pure, args),
+                other => Ok(ScalarFunc::resolve_sql(other, args)),
+            };
         }
         let sig = signature(name).ok_or_else(|| {
             SqlError::new(
@@ -271,6 +277,26 @@ impl ScalarFunc {
         Ok((sig.func, result))
     }
 
+    /// One of the SQL layer's functions that reads or changes the session (`nextval`,
+    /// `lastval`, `pg_sleep`), makes a value (`gen_random_uuid`) or has a T-SQL use
+    /// (`hotpage_datediff`, `abs`); untyped arguments are text, as there.
+    fn resolve_sql(func: Func, args: &mut Vec<CExpr>) -> (ScalarFunc, CType) {
+        let taken = std::mem::take(args);
+        args.extend(taken.into_iter().map(|a| match a.ty {
+            CType::Unknown | CType::Sql(SqlType::Char(_)) => a.cast_to(TEXT),
+            _ => a,
+        }));
+        let types: Vec<Option<SqlType>> = args
+            .iter()
+            .map(|a| match a.ty {
+                CType::Sql(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let result = func.result_type(&types).map_or(TEXT, CType::Sql);
+        (ScalarFunc::Sql(func), result)
+    }
+
     /// One of the SQL layer's functions (`substr`, `round`, `greatest`, …: `expr/builtin.rs`),
     /// so that a query with joins has the functions a one-table query has. An untyped
     /// argument is text; the result's type follows the arguments' as there.
@@ -343,18 +369,22 @@ fn format_type(args: &[Datum]) -> Datum {
 
 /// One of the SQL layer's functions, on values.
 fn call_pure(pure: PureFunc, args: &[Datum]) -> SqlResult<Datum> {
-    let values = args
-        .iter()
+    let values = values_of(pure, args)?;
+    Ok(Datum::from_value(pure.eval(values)?))
+}
+
+/// The arguments as the SQL layer's values (an array is none: 42883).
+fn values_of(func: impl std::fmt::Debug, args: &[Datum]) -> SqlResult<Vec<Value>> {
+    args.iter()
         .map(|a| {
             a.to_value().ok_or_else(|| {
                 SqlError::new(
                     sqlstate::UNDEFINED_FUNCTION,
-                    format!("function {pure:?}() does not take an array"),
+                    format!("function {func:?}() does not take an array"),
                 )
             })
         })
-        .collect::<SqlResult<Vec<_>>>()?;
-    Ok(Datum::from_value(pure.eval(values)?))
+        .collect()
 }
 
 /// Calls `func` on evaluated arguments (`types`: their static types).
@@ -364,12 +394,33 @@ pub(crate) fn call(
     args: Vec<Datum>,
     types: &[CType],
 ) -> SqlResult<Datum> {
+    // The SQL layer's functions take NULLs as they do in a one-table query.
+    match func {
+        ScalarFunc::Pure(pure) => call_pure(pure, &args),
+        ScalarFunc::Sql(f) => {
+            let values = values_of(f, &args)?;
+            let value = crate::session::call_function(
+                exec.db,
+                exec.session.state,
+                exec.session.engine,
+                f,
+                values,
+            )?;
+            Ok(Datum::from_value(value))
+        }
+        other => call_catalog(exec, other, args, types),
+    }
+}
+
+/// A catalog function.
+fn call_catalog(
+    exec: &mut Exec<'_>,
+    func: ScalarFunc,
+    args: Vec<Datum>,
+    types: &[CType],
+) -> SqlResult<Datum> {
     use ScalarFunc as F;
     // Most functions are strict: NULL in, NULL out.
-    // The SQL layer's functions take NULLs as they do in a one-table query.
-    if let F::Pure(pure) = func {
-        return call_pure(pure, &args);
-    }
     let strict = !matches!(
         func,
         F::Coalesce | F::Concat | F::NullIf | F::FormatType | F::SetConfig | F::CurrentSetting
@@ -384,7 +435,7 @@ pub(crate) fn call(
     };
     let catalog = exec.catalog;
     Ok(match func {
-        F::Pure(_) => return Err(SqlError::internal("a pure function past its own call")),
+        F::Pure(_) | F::Sql(_) => return Err(SqlError::internal("an SQL layer function here")),
         F::TableIsVisible => Datum::Bool(catalog.relation_visible(oid(0))),
         F::TypeIsVisible => Datum::Bool(builtin::type_def(oid(0)).is_some()),
         F::GetUserById => Datum::Text(
@@ -475,7 +526,7 @@ fn get_expr(catalog: &super::Catalog, tree: &str, relid: u32, pretty: bool) -> S
 fn session_function(exec: &mut Exec<'_>, func: ScalarFunc, args: &[Datum]) -> SqlResult<Datum> {
     use ScalarFunc as F;
     Ok(match func {
-        F::CurrentSchema => settings::search_path(exec.settings)
+        F::CurrentSchema => settings::search_path(&exec.session.state.settings)
             .into_iter()
             .find(|s| exec.catalog.namespace_oid_of(s).is_some())
             .map_or(Datum::Null, Datum::Text),
@@ -564,7 +615,7 @@ fn current_schemas(exec: &Exec<'_>, implicit: bool) -> Datum {
     if implicit {
         schemas.push(Datum::text("pg_catalog"));
     }
-    for schema in settings::search_path(exec.settings) {
+    for schema in settings::search_path(&exec.session.state.settings) {
         if exec.catalog.namespace_oid_of(&schema).is_some() && schema != "pg_catalog" {
             schemas.push(Datum::Text(schema));
         }
@@ -577,7 +628,7 @@ fn current_setting(exec: &Exec<'_>, args: &[Datum]) -> SqlResult<Datum> {
         return Ok(Datum::Null);
     };
     let missing_ok = args.get(1) == Some(&Datum::Bool(true));
-    match settings::value(exec.settings, name) {
+    match settings::value(&exec.session.state.settings, name) {
         Some(value) => Ok(Datum::Text(value)),
         None if missing_ok => Ok(Datum::Null),
         None => Err(SqlError::new(
@@ -608,7 +659,10 @@ fn set_config(exec: &mut Exec<'_>, args: &[Datum]) -> SqlResult<Datum> {
             format!("parameter \"{}\" cannot be changed", setting.name),
         ));
     }
-    exec.settings.insert(name.to_lowercase(), value.clone());
+    exec.session
+        .state
+        .settings
+        .insert(name.to_lowercase(), value.clone());
     Ok(Datum::Text(value))
 }
 

@@ -259,18 +259,11 @@ impl CatalogPlan {
             model: Model::load(ctx.db)?,
             settings: ctx.state.settings.clone(),
         };
-        let reader = exec::TableReader {
+        let session = exec::SessionRefs {
             engine: &mut *ctx.engine,
-            clock: &mut ctx.state.clock,
+            state: &mut *ctx.state,
         };
-        let mut exec = exec::Exec::new(
-            &catalog,
-            &mut ctx.state.settings,
-            ctx.params,
-            pid,
-            ctx.db,
-            reader,
-        );
+        let mut exec = exec::Exec::new(&catalog, ctx.params, pid, ctx.db, session);
         let rows = exec.run_query(&self.query, None)?;
         let rows = exec.output(rows, &self.query.columns);
         Ok(StatementResult {
