@@ -281,18 +281,7 @@ impl ScalarFunc {
     /// `lastval`, `pg_sleep`), makes a value (`gen_random_uuid`) or has a T-SQL use
     /// (`hotpage_datediff`, `abs`); untyped arguments are text, as there.
     fn resolve_sql(func: Func, args: &mut Vec<CExpr>) -> (ScalarFunc, CType) {
-        let taken = std::mem::take(args);
-        args.extend(taken.into_iter().map(|a| match a.ty {
-            CType::Unknown | CType::Sql(SqlType::Char(_)) => a.cast_to(TEXT),
-            _ => a,
-        }));
-        let types: Vec<Option<SqlType>> = args
-            .iter()
-            .map(|a| match a.ty {
-                CType::Sql(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let types = sql_layer_arguments(args);
         let result = func.result_type(&types).map_or(TEXT, CType::Sql);
         (ScalarFunc::Sql(func), result)
     }
@@ -314,22 +303,26 @@ impl ScalarFunc {
                 ),
             ));
         }
-        let taken = std::mem::take(args);
-        args.extend(taken.into_iter().map(|a| match a.ty {
-            // char(n) is passed as text, without its padding.
-            CType::Unknown | CType::Sql(SqlType::Char(_)) => a.cast_to(TEXT),
-            _ => a,
-        }));
-        let types: Vec<Option<SqlType>> = args
-            .iter()
-            .map(|a| match a.ty {
-                CType::Sql(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let types = sql_layer_arguments(args);
         let result = pure.ty(&types).map_or(TEXT, CType::Sql);
         Ok((ScalarFunc::Pure(pure), result))
     }
+}
+
+/// Arguments for one of the SQL layer's functions, as a one-table query passes them: an
+/// untyped one is text, and char(n) is text without its padding. Returns their types.
+fn sql_layer_arguments(args: &mut Vec<CExpr>) -> Vec<Option<SqlType>> {
+    let taken = std::mem::take(args);
+    args.extend(taken.into_iter().map(|a| match a.ty {
+        CType::Unknown | CType::Sql(SqlType::Char(_)) => a.cast_to(TEXT),
+        _ => a,
+    }));
+    args.iter()
+        .map(|a| match a.ty {
+            CType::Sql(t) => Some(t),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The type COALESCE's arguments share: the first typed one's, or, where they are all
