@@ -69,10 +69,15 @@ pub mod sqlstate {
     pub const INTERNAL_ERROR: &str = "XX000";
     /// undefined_parameter
     pub const UNDEFINED_PARAMETER: &str = "42P02";
-    /// cardinality_violation (a scalar subquery or function given several rows)
+    /// invalid_column_reference (an ORDER BY position out of range, a column list longer
+    /// than its query's)
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     /// duplicate_object (a T-SQL function or partition function that exists already)
     pub const DUPLICATE_OBJECT: &str = "42710";
+    /// duplicate_alias
+    pub const DUPLICATE_ALIAS: &str = "42712";
+    /// invalid_recursion
+    pub const INVALID_RECURSION: &str = "42P19";
     /// dependent_objects_still_exist (a partition scheme a table uses)
     pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
     /// `bad_copy_file_format`: a COPY record with too few or too many fields.

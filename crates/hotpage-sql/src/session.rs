@@ -14,7 +14,7 @@ use crate::value::Value;
 use crate::views::{self, Activity};
 use hotpage::{Database, Durability, Error as EngineError};
 use sqlparser::ast::{
-    CreateTable, Expr, ForValues, ObjectType, Query, SequenceOptions, Set, Statement,
+    CreateTable, Expr, ForValues, ObjectType, Query, SequenceOptions, Set, SetExpr, Statement, With,
 };
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -832,6 +832,17 @@ impl SqlSession {
                     text: Arc::from(""),
                 }
             }
+            // `WITH … INSERT … SELECT`: the WITH belongs to the INSERT's source query.
+            Statement::Query(query) if matches!(query.body.as_ref(), SetExpr::Insert(_)) => {
+                let Query { with, body, .. } = *query;
+                let SetExpr::Insert(Statement::Insert(mut ins)) = *body else {
+                    return Err(SqlError::unsupported("this WITH … INSERT"));
+                };
+                if let (Some(with), Some(source)) = (with, ins.source.as_mut()) {
+                    prepend_with(source, with);
+                }
+                self.plan(Statement::Insert(ins))?
+            }
             Statement::Query(query)
                 if catalog::handles(&query) || catalog::joins_or_nests(&query) =>
             {
@@ -1558,6 +1569,16 @@ impl SqlSession {
             _ => self.db.engine.durability(),
         }
     }
+}
+
+/// Puts `with`'s queries before those of `query`'s own WITH (an INSERT's source query,
+/// for `WITH … INSERT`).
+fn prepend_with(query: &mut Query, mut with: With) {
+    if let Some(own) = query.with.take() {
+        with.recursive |= own.recursive;
+        with.cte_tables.extend(own.cte_tables);
+    }
+    query.with = Some(with);
 }
 
 fn setting_text(e: &Expr) -> String {

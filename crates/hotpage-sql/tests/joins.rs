@@ -1,8 +1,9 @@
 //! Queries that read several user tables (joins, subqueries, set operations) run in the
 //! general engine (`catalog/`). `tests/slt/joins.slt` checks their answers against
 //! PostgreSQL's; this file checks what a fixed file cannot: joins against a model on random
-//! tables, the bound on what a query holds in memory, a join stopped by its timeout, and a
-//! prepared join whose table is dropped and made again.
+//! tables, the bound on what a query holds in memory, a join stopped by its timeout, a
+//! prepared join whose table is dropped and made again, and WITH queries (recursive ones
+//! against a graph model, runaway ones against the bound and the timeout).
 
 use hotpage::{Database, MemStorage, Options, Storage};
 use hotpage_sql::{SqlDatabase, SqlSession, Value};
@@ -296,4 +297,149 @@ fn a_prepared_join_takes_its_limit_as_a_parameter() {
         .execute_prepared(&query, &[Value::Int(2), Value::Int(1)])
         .expect("run");
     assert_eq!(result.rows, vec![vec![Value::Int(1)], vec![Value::Int(2)]]);
+}
+
+/// Edges `(from, to)` among a few nodes, as a table `edge (id, src, dst)`.
+fn insert_edges(s: &mut SqlSession, edges: &[(u8, u8)]) {
+    s.execute("CREATE TABLE edge (id int PRIMARY KEY, src int, dst int)")
+        .expect("create");
+    for (id, (from, to)) in edges.iter().enumerate() {
+        s.execute(&format!("INSERT INTO edge VALUES ({id}, {from}, {to})"))
+            .expect("insert");
+    }
+}
+
+/// The model of reachability: every node reachable from `start` (itself included), sorted
+/// as text, as the query's ORDER BY gives them.
+fn reachable(edges: &[(u8, u8)], start: u8) -> Vec<u8> {
+    let mut seen = vec![start];
+    let mut frontier = vec![start];
+    while let Some(node) = frontier.pop() {
+        for &(from, to) in edges {
+            if from == node && !seen.contains(&to) {
+                seen.push(to);
+                frontier.push(to);
+            }
+        }
+    }
+    seen.sort_unstable();
+    seen
+}
+
+/// The model of walks: how many walks of 0 to `depth` edges start at `start`.
+fn walks(edges: &[(u8, u8)], start: u8, depth: usize) -> u64 {
+    let mut ends = vec![start];
+    let mut total = 1u64;
+    for _ in 0..depth {
+        ends = ends
+            .iter()
+            .flat_map(|&node| edges.iter().filter(move |(f, _)| *f == node).map(|e| e.1))
+            .collect();
+        total += ends.len() as u64;
+    }
+    total
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// `WITH RECURSIVE … UNION` reaches a fixed point on a graph with cycles (UNION drops
+    /// rows already seen, so it ends) and finds what a breadth-first search finds;
+    /// `UNION ALL` bounded by a depth column counts every walk, as the model does.
+    #[test]
+    fn recursive_queries_match_the_model(
+        edges in prop::collection::vec((0u8..6, 0u8..6), 0..14),
+        start in 0u8..6,
+    ) {
+        let db = open_mem();
+        let mut s = db.session();
+        insert_edges(&mut s, &edges);
+        let reach = rows(&mut s, &format!(
+            "WITH RECURSIVE r(n) AS (SELECT {start} UNION \
+             SELECT e.dst FROM edge e JOIN r ON e.src = r.n) SELECT n FROM r ORDER BY n"
+        ));
+        let expected: Vec<Vec<Option<String>>> = reachable(&edges, start)
+            .into_iter()
+            .map(|n| vec![Some(n.to_string())])
+            .collect();
+        prop_assert_eq!(reach, expected);
+        let count = rows(&mut s, &format!(
+            "WITH RECURSIVE w(n, d) AS (SELECT {start}, 0 UNION ALL \
+             SELECT e.dst, w.d + 1 FROM w, edge e WHERE e.src = w.n AND w.d < 3) \
+             SELECT count(*) FROM w"
+        ));
+        prop_assert_eq!(count, [[Some(walks(&edges, start, 3).to_string())]]);
+    }
+}
+
+/// A recursion that never ends runs into the memory bound (54000) and the session goes
+/// on; under a statement timeout it stops there first (57014), well inside it.
+#[test]
+fn a_runaway_recursion_stops_at_the_bound_or_the_timeout() {
+    let db = open_mem();
+    let mut s = db.session();
+    let runaway = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+                   SELECT count(*) FROM r";
+    let error = s.execute(runaway).expect_err("past the bound");
+    assert_eq!(error.sqlstate, "54000", "{error:?}");
+    assert_eq!(
+        rows(
+            &mut s,
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000) SELECT sum(n) FROM r"
+        ),
+        [[Some("500500".to_string())]]
+    );
+    // A cross join of 90,000 pairs in each level keeps every level slow and the working
+    // table at one row: the timeout stops it long before the bound would.
+    numbers(&mut s, "t", 300);
+    s.execute("SET statement_timeout = '100ms'").expect("set");
+    let started = std::time::Instant::now();
+    let slow = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT r.n + 1 FROM r \
+                WHERE (SELECT count(*) FROM t a, t b WHERE a.v + b.v + r.n > 0) > 0) \
+                SELECT count(*) FROM r";
+    let error = s.execute(slow).expect_err("timeout");
+    assert_eq!(error.sqlstate, "57014", "{error:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A WITH query runs once however often it is read, as in PostgreSQL: `nextval` in it
+/// gives both readers the same value and advances the sequence once.
+#[test]
+fn a_with_query_is_run_once_for_all_its_readers() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("CREATE SEQUENCE q").expect("sequence");
+    assert_eq!(
+        rows(
+            &mut s,
+            "WITH x AS (SELECT nextval('q') AS v) SELECT a.v, b.v FROM x a, x b"
+        ),
+        [[Some("1".to_string()), Some("1".to_string())]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT nextval('q')"),
+        [[Some("2".to_string())]]
+    );
+}
+
+/// A prepared WITH query takes its parameter inside the WITH query and runs again with
+/// another value.
+#[test]
+fn a_prepared_with_query_takes_a_parameter() {
+    let db = open_mem();
+    let mut s = db.session();
+    numbers(&mut s, "t", 10);
+    let query = s
+        .prepare("WITH small AS (SELECT id FROM t WHERE id < $1) SELECT count(*) FROM small")
+        .expect("prepare");
+    for (limit, count) in [(3, 3), (7, 7), (0, 0)] {
+        let result = s
+            .execute_prepared(&query, &[Value::Int(limit)])
+            .expect("run");
+        assert_eq!(result.rows, vec![vec![Value::Int(count)]], "{limit}");
+    }
 }

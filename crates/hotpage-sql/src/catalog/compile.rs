@@ -4,6 +4,7 @@
 //! `"char"`s; `c.oid = '16385'` reads the string as an OID), aggregates collected into the
 //! SELECT's grouping.
 
+use super::cte::CteName;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions::ScalarFunc;
 use super::plan::{self, QueryPlan};
@@ -65,6 +66,10 @@ pub(crate) struct Compiler {
     pub db: Option<Arc<SqlDatabase>>,
     /// The user tables the query reads, for the plan's staleness check.
     pub tables: Vec<Arc<SqlTable>>,
+    /// The WITH queries in scope, innermost last.
+    pub ctes: Vec<CteName>,
+    /// The next WITH query's number (unique in the statement).
+    pub next_cte: usize,
 }
 
 /// SQL's functions written without parentheses, as PostgreSQL reads a bare word.
@@ -92,20 +97,28 @@ impl Compiler {
         self.levels.len().saturating_sub(1)
     }
 
-    /// Adds a FROM item's columns to the current level.
+    /// Adds a FROM item's columns to the current level; two items may not have one name
+    /// (42712, as in PostgreSQL: `FROM t, t` needs an alias).
     pub fn add_columns(
         &mut self,
         qualifier: &str,
         columns: Vec<(String, CType)>,
         renamed: &[String],
-    ) {
+    ) -> SqlResult<()> {
         let top = self.top();
         if let Some(level) = self.levels.get_mut(top) {
+            if !qualifier.is_empty() && level.cols.iter().any(|c| c.qualifier == qualifier) {
+                return Err(SqlError::new(
+                    sqlstate::DUPLICATE_ALIAS,
+                    format!("table name \"{qualifier}\" specified more than once"),
+                ));
+            }
             for (i, (name, ty)) in columns.into_iter().enumerate() {
                 let name = renamed.get(i).cloned().unwrap_or(name);
                 level.cols.push(plan::scope_col(qualifier, name, ty));
             }
         }
+        Ok(())
     }
 
     /// The columns `*` (or `q.*`) stands for, in order: a USING join's merged columns
@@ -133,6 +146,37 @@ impl Compiler {
             }
         }
         out
+    }
+
+    /// How many query levels enclose the point being planned: the level the next SELECT
+    /// gets.
+    pub fn depth(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The current level (the innermost SELECT being planned).
+    pub fn current_level(&self) -> usize {
+        self.top()
+    }
+
+    /// A mark in the log of column reads, for [`Compiler::reads_since`].
+    pub fn reads_mark(&self) -> usize {
+        self.read_log.len()
+    }
+
+    /// The reads since `mark` of levels above `level` (a WITH query's outer reads).
+    pub fn reads_since(&self, mark: usize, level: usize) -> Vec<(usize, usize)> {
+        self.read_log[mark..]
+            .iter()
+            .copied()
+            .filter(|(l, _)| *l < level)
+            .collect()
+    }
+
+    /// Logs `reads` again: a reference to a WITH query reads what the query read, so a
+    /// subquery that names it is correlated where the WITH query is.
+    pub fn note_reads(&mut self, reads: &[(usize, usize)]) {
+        self.read_log.extend_from_slice(reads);
     }
 
     /// How many columns the current level has so far.
@@ -759,6 +803,7 @@ impl Compiler {
         };
         if let Some(cmp) = cmp {
             let (a, b) = self.unified(left, right)?;
+            check_comparable(a.ty, &op, b.ty)?;
             let (a, b) = (without_padding(a), without_padding(b));
             return Ok(CExpr::new(
                 ExprKind::Compare(cmp, Box::new(a), Box::new(b)),
@@ -1262,6 +1307,35 @@ pub(crate) fn unify(a: CExpr, b: CExpr) -> (CExpr, CExpr) {
         (CType::Unknown, ty) => (a.cast_to(ty), b),
         (ty, CType::Unknown) => (a, b.cast_to(ty)),
         _ => (a, b),
+    }
+}
+
+/// PostgreSQL has no comparison between a number and a string, or a boolean and either
+/// (42883, at planning, with its hint); the catalog's own types (oid, regclass, name …)
+/// compare as the catalog's queries need.
+fn check_comparable(a: CType, op: &BinaryOperator, b: CType) -> SqlResult<()> {
+    let family = |t: CType| match t {
+        CType::Sql(
+            SqlType::SmallInt
+            | SqlType::Int
+            | SqlType::BigInt
+            | SqlType::Numeric { .. }
+            | SqlType::Real
+            | SqlType::Double,
+        ) => Some(0),
+        CType::Sql(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => Some(1),
+        CType::Sql(SqlType::Bool) => Some(2),
+        _ => None,
+    };
+    match (family(a), family(b)) {
+        (Some(x), Some(y)) if x != y => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("operator does not exist: {} {op} {}", a.name(), b.name()),
+        )
+        .with_hint(
+            "No operator matches the given name and argument types. You might need to add explicit type casts.",
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::Catalog;
 use super::compile::visit_columns;
+use super::cte::{CteBody, CtePlan};
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions;
 use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
@@ -109,6 +110,8 @@ pub(crate) struct Exec<'a> {
     /// subquery's run) is done with them.
     table_values: usize,
     subplans: HashMap<usize, Rc<Rows>>,
+    /// The rows of the WITH queries whose query is running, by number.
+    ctes: HashMap<usize, Rc<Rows>>,
     regexes: HashMap<(String, bool), regex::Regex>,
 }
 
@@ -133,6 +136,7 @@ impl<'a> Exec<'a> {
             values_held: 0,
             table_values: 0,
             subplans: HashMap::new(),
+            ctes: HashMap::new(),
             regexes: HashMap::new(),
         }
     }
@@ -229,8 +233,72 @@ impl<'a> Exec<'a> {
         Ok(rows)
     }
 
-    /// A query's rows.
+    /// A query's rows: its WITH queries first, kept while its body runs.
     pub fn run_query(&mut self, q: &QueryPlan, outer: Option<&Env>) -> SqlResult<Rows> {
+        let cte_values = self.run_ctes(&q.ctes, outer)?;
+        let rows = self.run_body(q, outer);
+        for cte in &q.ctes {
+            self.ctes.remove(&cte.id);
+        }
+        self.values_held = self.values_held.saturating_sub(cte_values);
+        rows
+    }
+
+    /// Computes WITH queries, in order (a later one may read an earlier one); returns the
+    /// values their rows hold.
+    fn run_ctes(&mut self, ctes: &[CtePlan], outer: Option<&Env>) -> SqlResult<usize> {
+        let mut values = 0;
+        for cte in ctes {
+            let (held, tables) = (self.values_held, self.table_values);
+            let rows = match &cte.body {
+                CteBody::Plain(q) => self.run_query(q, outer)?,
+                CteBody::Recursive { base, step, all } => {
+                    self.recursive_rows(cte, base, step, *all, outer)?
+                }
+            };
+            // Tables read meanwhile stay for the whole execution; the rows go with the query.
+            values +=
+                (self.values_held.saturating_sub(held)).saturating_sub(self.table_values - tables);
+            self.ctes.insert(cte.id, Rc::new(rows));
+        }
+        Ok(values)
+    }
+
+    /// `WITH RECURSIVE`'s rows: the base's, then the step's run on the rows the last round
+    /// made, until a round makes none. With UNION, a row made before is not made again.
+    fn recursive_rows(
+        &mut self,
+        cte: &CtePlan,
+        base: &QueryPlan,
+        step: &QueryPlan,
+        all: bool,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let mut seen = HashSet::new();
+        let mut made = self.run_query(base, outer)?;
+        let mut result: Rows = Vec::new();
+        loop {
+            let counted = cells(&made);
+            if !all {
+                made.retain(|row| seen.insert(row_key(row)));
+            }
+            // `made` stays counted as the next working table; `result` holds a copy.
+            self.values_held = self.values_held.saturating_sub(counted - cells(&made));
+            self.hold(cells(&made))?;
+            result.extend(made.iter().cloned());
+            if made.is_empty() {
+                return Ok(result);
+            }
+            let working = cells(&made);
+            self.ctes.insert(cte.id, Rc::new(made));
+            let rows = self.run_query(step, outer)?;
+            self.ctes.remove(&cte.id);
+            self.values_held = self.values_held.saturating_sub(working);
+            made = self.cast_rows(rows, &step.columns, &cte.columns)?;
+        }
+    }
+
+    fn run_body(&mut self, q: &QueryPlan, outer: Option<&Env>) -> SqlResult<Rows> {
         let mut rows = match &q.body {
             Body::Select(s) => self.run_select(s, outer)?,
             Body::SetOp {
@@ -532,6 +600,11 @@ impl<'a> Exec<'a> {
                 Ok(Rc::new(self.function_rows(item, &env)?))
             }
             FromItem::Subquery(plan) => Ok(Rc::new(self.run_query(plan, outer)?)),
+            FromItem::Cte { id, .. } => self
+                .ctes
+                .get(id)
+                .cloned()
+                .ok_or_else(|| SqlError::internal("a WITH query read before it ran")),
             FromItem::Table(table) => self.table_rows(&table.0),
             FromItem::Join { .. } => Ok(Rc::new(self.join_rows(item, offset, level, outer)?)),
         }
@@ -1102,6 +1175,11 @@ fn hash_key(d: &Datum) -> String {
 
 /// A row's key for DISTINCT, set operations and DISTINCT aggregates: equal SQL values
 /// give equal keys (numerics of other scales, 0 and -0 included).
+/// How many values `rows` hold.
+fn cells(rows: &Rows) -> usize {
+    rows.iter().map(Vec::len).sum()
+}
+
 fn row_key(row: &[Datum]) -> String {
     let keys: Vec<String> = row.iter().map(hash_key).collect();
     keys.join("\u{1f}")

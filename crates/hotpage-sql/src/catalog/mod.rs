@@ -24,6 +24,7 @@
 
 mod builtin;
 mod compile;
+mod cte;
 mod defs;
 mod deparse;
 mod exec;

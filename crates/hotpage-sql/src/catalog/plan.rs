@@ -10,6 +10,7 @@
 //! of the inner side where a conjunct is an equality between the two sides.
 
 use super::compile::{Compiler, ScopeCol};
+use super::cte::{self, CteBody, CtePlan};
 use super::expr::{AggSpec, CExpr};
 use super::functions::SetFunc;
 use super::types::CType;
@@ -34,6 +35,8 @@ pub(crate) struct QueryPlan {
     pub limit: Option<CExpr>,
     pub offset: Option<CExpr>,
     pub columns: Vec<(String, CType)>,
+    /// Its WITH queries, computed before its body on each run.
+    pub ctes: Vec<CtePlan>,
 }
 
 #[derive(Debug)]
@@ -93,6 +96,11 @@ pub(crate) enum FromItem {
     /// A set-returning function; its arguments may read the items before it (LATERAL).
     Function(SetFunc, Vec<CExpr>),
     Subquery(Box<QueryPlan>),
+    /// A WITH query's rows, by its number.
+    Cte {
+        id: usize,
+        width: usize,
+    },
     /// A user table: its rows are read once per execution, the open transaction's own
     /// included.
     Table(TableRef),
@@ -133,6 +141,15 @@ impl QueryPlan {
                 right.walk(f);
             }
         }
+        for cte in &self.ctes {
+            match &cte.body {
+                CteBody::Plain(q) => q.walk(f),
+                CteBody::Recursive { base, step, .. } => {
+                    base.walk(f);
+                    step.walk(f);
+                }
+            }
+        }
         for key in &self.order {
             if let SortBy::Expr(e) = &key.by {
                 e.walk(f);
@@ -170,7 +187,10 @@ impl SelectPlan {
 impl FromItem {
     fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
         match self {
-            FromItem::Relation(_) | FromItem::View(..) | FromItem::Table(_) => {}
+            FromItem::Relation(_)
+            | FromItem::View(..)
+            | FromItem::Table(_)
+            | FromItem::Cte { .. } => {}
             FromItem::Function(_, args) => args.iter().for_each(|e| e.walk(f)),
             FromItem::Subquery(q) => q.walk(f),
             FromItem::Join {
@@ -190,6 +210,7 @@ impl FromItem {
             FromItem::View(_, width) => *width,
             FromItem::Function(func, _) => func.width(),
             FromItem::Subquery(q) => q.columns.len(),
+            FromItem::Cte { width, .. } => *width,
             FromItem::Table(t) => t.0.scope.len(),
             FromItem::Join {
                 left_width,
@@ -209,10 +230,25 @@ pub(crate) struct Grouping {
     pub having: Option<CExpr>,
 }
 
-/// Plans a query at scope level `compiler.depth()`.
+/// Plans a query at scope level `compiler.depth()`; its WITH queries are in scope in its
+/// body only.
 pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
-    if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
-        return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));
+    let ctes_before = c.ctes.len();
+    let planned = match &query.with {
+        Some(with) => cte::plan_with(c, with).and_then(|ctes| {
+            let mut plan = plan_body(c, query)?;
+            plan.ctes.splice(0..0, ctes);
+            Ok(plan)
+        }),
+        None => plan_body(c, query),
+    };
+    c.ctes.truncate(ctes_before);
+    planned
+}
+
+fn plan_body(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
+    if query.fetch.is_some() || !query.locks.is_empty() {
+        return Err(SqlError::unsupported("FETCH and FOR UPDATE"));
     }
     let (limit, offset) = limits(c, query)?;
     let order_exprs = match query.order_by.as_ref().map(|o| &o.kind) {
@@ -229,6 +265,7 @@ pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan
                 limit,
                 offset,
                 columns,
+                ctes: Vec::new(),
             })
         }
         SetExpr::Query(inner) if order_exprs.is_empty() && limit.is_none() => plan_query(c, inner),
@@ -244,6 +281,7 @@ pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan
                 limit,
                 offset,
                 columns,
+                ctes: Vec::new(),
             })
         }
     }
@@ -263,15 +301,32 @@ fn plan_set_body(
     else {
         return Err(SqlError::unsupported(format!("the query {body}")));
     };
-    // Each side is a query of its own, without the outer ORDER BY and LIMIT.
+    // Each side is a query of its own, without the outer WITH (in scope already), ORDER
+    // BY and LIMIT.
     let as_query = |body: &SetExpr| Query {
         body: Box::new(body.clone()),
+        with: None,
         order_by: None,
         limit_clause: None,
         ..query.clone()
     };
     let left = plan_query(c, &as_query(left))?;
     let right = plan_query(c, &as_query(right))?;
+    set_operation(
+        *op,
+        matches!(set_quantifier, SetQuantifier::All),
+        left,
+        right,
+    )
+}
+
+/// `left op right` over two planned queries, in their columns' common types.
+pub(crate) fn set_operation(
+    op: SetOperator,
+    all: bool,
+    left: QueryPlan,
+    right: QueryPlan,
+) -> SqlResult<(Body, Vec<(String, CType)>)> {
     if left.columns.len() != right.columns.len() {
         return Err(SqlError::new(
             sqlstate::SYNTAX_ERROR,
@@ -282,12 +337,11 @@ fn plan_set_body(
         .columns
         .iter()
         .zip(&right.columns)
-        .map(|((name, l), (_, r))| Ok((name.clone(), set_column_type(*op, *l, *r)?)))
+        .map(|((name, l), (_, r))| Ok((name.clone(), set_column_type(op, *l, *r)?)))
         .collect::<SqlResult<_>>()?;
-    let all = matches!(set_quantifier, SetQuantifier::All);
     Ok((
         Body::SetOp {
-            op: *op,
+            op,
             all,
             left: Box::new(left),
             right: Box::new(right),
@@ -434,7 +488,7 @@ fn plan_select_at(
     let items = select_items(c, &select.projection)?;
     let order = order_exprs
         .iter()
-        .map(|o| select_sort_key(c, o, &select.projection))
+        .map(|o| select_sort_key(c, o, select))
         .collect::<SqlResult<_>>()?;
     let grouping = if grouped {
         let having = select
@@ -592,12 +646,14 @@ fn figure_name(e: &Expr) -> (String, u8) {
     }
 }
 
-/// An ORDER BY key of a SELECT: a position, an output column's name, or an expression.
+/// An ORDER BY key of a SELECT: a position, an output column's name, or an expression
+/// (under DISTINCT, only one the select list has, as PostgreSQL requires: 42P10).
 fn select_sort_key(
     c: &mut Compiler,
     o: &sqlparser::ast::OrderByExpr,
-    projection: &[SelectItem],
+    select: &Select,
 ) -> SqlResult<SortKey> {
+    let projection = &select.projection[..];
     if let Expr::Value(v) = &o.expr
         && let sqlparser::ast::Value::Number(n, _) = &v.value
     {
@@ -620,6 +676,27 @@ fn select_sort_key(
         );
         if let Some(index) = aliased {
             return Ok(sort_key(SortBy::Output(index), o));
+        }
+    }
+    if matches!(select.distinct, Some(Distinct::Distinct)) {
+        let listed = projection.iter().position(|item| {
+            matches!(item, SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } if *e == o.expr)
+        });
+        if let Some(index) = listed {
+            return Ok(sort_key(SortBy::Output(index), o));
+        }
+        // A `*` may hold the column: its expansion is not matched here, so it is let be.
+        let wildcard = projection.iter().any(|item| {
+            matches!(
+                item,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        });
+        if !wildcard {
+            return Err(SqlError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+            ));
         }
     }
     Ok(sort_key(SortBy::Expr(c.expr(&o.expr)?), o))
@@ -652,7 +729,15 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
     let right_width = right.width();
     let on = match constraint {
         Some(JoinConstraint::On(e)) => Some(c.condition(e, "JOIN/ON")?),
-        Some(JoinConstraint::None) | None => None,
+        None => None,
+        Some(JoinConstraint::None) => {
+            // `a JOIN b` with no condition: PostgreSQL's grammar refuses it.
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "syntax error: this JOIN has no ON or USING condition",
+            )
+            .with_hint("Write JOIN … ON condition, JOIN … USING (columns), or CROSS JOIN."));
+        }
         Some(JoinConstraint::Using(names)) => {
             let names: Vec<String> = names.iter().map(object_name).collect();
             let left_range = left_end - left_width..left_end;
@@ -729,7 +814,7 @@ fn using(
 /// A set operation's column type from its two sides': numbers widen to the wider
 /// (integer < numeric < double precision), text types meet as text, and a number never
 /// meets text (42804, as PostgreSQL says it); otherwise the left side's type.
-fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<CType> {
+pub(crate) fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<CType> {
     let number = |t: CType| {
         t.is_integer_like() && !matches!(t, CType::Sql(SqlType::Oid))
             || matches!(
@@ -775,7 +860,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
                 .as_ref()
                 .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect::<Vec<_>>())
                 .unwrap_or_default();
-            c.add_columns(&qualifier, columns, &renamed);
+            c.add_columns(&qualifier, columns, &renamed)?;
             Ok(item)
         }
         TableFactor::Table {
@@ -827,7 +912,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
                 .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect::<Vec<_>>())
                 .unwrap_or_default();
             let columns: Vec<(String, CType)> = plan.columns.clone();
-            c.add_columns(&qualifier, columns, &renamed);
+            c.add_columns(&qualifier, columns, &renamed)?;
             Ok(FromItem::Subquery(Box::new(plan)))
         }
         TableFactor::NestedJoin {
@@ -854,7 +939,7 @@ fn set_function(
         .first()
         .cloned()
         .unwrap_or_else(|| qualifier.clone());
-    c.add_columns(&qualifier, vec![(column, func.column_type(&args))], &[]);
+    c.add_columns(&qualifier, vec![(column, func.column_type(&args))], &[])?;
     Ok(FromItem::Function(func, args))
 }
 
@@ -867,6 +952,11 @@ fn relation(c: &mut Compiler, name: &ObjectName) -> SqlResult<(FromItem, Vec<(St
         .filter_map(|p| p.as_ident())
         .map(fold)
         .collect();
+    if let [relname] = parts.as_slice()
+        && let Some(found) = cte::reference(c, relname)?
+    {
+        return Ok(found);
+    }
     let (schema, relname) = match parts.as_slice() {
         [relname] => (None, relname.as_str()),
         [schema, relname] => (Some(schema.as_str()), relname.as_str()),

@@ -715,7 +715,7 @@ impl TsqlSession {
             translate::insert_select_from(toks).filter(|_| first == "INSERT")
         {
             self.insert_select(toks, select)?
-        } else if matches!(first.as_str(), "INSERT" | "SELECT") {
+        } else if matches!(first.as_str(), "INSERT" | "SELECT" | "WITH") {
             let kind = cache::Kind::Statement;
             self.run_translated(kind, "", toks, &translate::statement)?
         } else {
@@ -723,7 +723,7 @@ impl TsqlSession {
             let text = translate::statement(&toks, self)?;
             self.pg(&text)?
         };
-        self.count(&first, &result);
+        self.count(&result);
         if result.has_rows() || !self.nocount {
             self.output.push(TsqlOutput::Result(result));
         }
@@ -781,10 +781,10 @@ impl TsqlSession {
     }
 
     /// `@@ROWCOUNT` after a statement.
-    fn count(&mut self, first: &str, result: &StatementResult) {
+    fn count(&mut self, result: &StatementResult) {
         self.rowcount = if result.has_rows() {
             result.rows.len() as i64
-        } else if first == "INSERT" {
+        } else if result.tag.starts_with("INSERT") {
             result
                 .tag
                 .rsplit(' ')

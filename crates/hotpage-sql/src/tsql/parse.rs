@@ -815,9 +815,11 @@ fn variable_name(token: &Token) -> SqlResult<String> {
 pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> usize {
     let mut depth = 0usize;
     let mut cases = 0usize;
-    let is_insert = is_word(toks.get(start), "INSERT");
+    let mut is_insert = is_word(toks.get(start), "INSERT");
     // An INSERT's source: its first SELECT belongs to it unless VALUES came first.
     let mut seen_source = false;
+    // A WITH's statement: its first SELECT or INSERT after the WITH queries.
+    let mut awaits_body = is_word(toks.get(start), "WITH");
     for (index, token) in toks.iter().enumerate().skip(start) {
         match token {
             Token::LParen => depth += 1,
@@ -837,6 +839,13 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             cases -= 1;
             continue;
         }
+        if depth == 0
+            && cases == 0
+            && index > start.max(scan_from)
+            && starts_with_query(toks, index)
+        {
+            return index;
+        }
         if depth > 0 || cases > 0 || index < scan_from || !STATEMENT_WORDS.contains(&w.as_str()) {
             continue;
         }
@@ -844,6 +853,11 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             .checked_sub(1)
             .and_then(|i| toks.get(i))
             .and_then(word);
+        if awaits_body && (w == "SELECT" || w == "INSERT") {
+            awaits_body = false;
+            is_insert = w == "INSERT";
+            continue;
+        }
         let continues = match w.as_str() {
             "SELECT" => {
                 let first = is_insert && !seen_source;
@@ -866,6 +880,37 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
         }
     }
     toks.len()
+}
+
+/// Whether a WITH query (`WITH name AS (` or `WITH name (columns) AS (`) begins at `at`.
+/// WITH is no statement word: table hints, `START WITH` and `WITH SCHEMABINDING` use it
+/// inside statements.
+fn starts_with_query(toks: &[Token], at: usize) -> bool {
+    if !is_word(toks.get(at), "WITH") || word_token(toks.get(at + 1)).is_none() {
+        return false;
+    }
+    let mut next = at + 2;
+    if matches!(toks.get(next), Some(Token::LParen)) {
+        let mut depth = 0usize;
+        while let Some(token) = toks.get(next) {
+            match token {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 1 => break,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            next += 1;
+        }
+        next += 1;
+    }
+    is_word(toks.get(next), "AS") && matches!(toks.get(next + 1), Some(Token::LParen))
+}
+
+fn word_token(token: Option<&Token>) -> Option<&sqlparser::tokenizer::Word> {
+    match token {
+        Some(Token::Word(w)) => Some(w),
+        _ => None,
+    }
 }
 
 /// Splits at `is_separator` tokens outside parentheses.

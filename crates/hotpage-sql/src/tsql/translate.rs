@@ -187,6 +187,12 @@ fn rewrite_one(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sq
     {
         return Ok(after);
     }
+    if matches!(token, Token::LParen) && has_top(&toks[i + 1..]) {
+        // A subquery with TOP (a WITH query's, an IN list's): LIMIT inside its parentheses.
+        let close = matching_paren(toks, i)?;
+        out.push(&format!("({})", select(&toks[i + 1..close], env)?));
+        return Ok(close + 1);
+    }
     match token {
         Token::Word(w) if w.quote_style == Some('[') => {
             out.push(&format!(
@@ -562,8 +568,28 @@ pub(crate) fn statement(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> 
     match word(&toks[0]).as_deref() {
         Some("INSERT") => insert(toks, env),
         Some("SELECT") => select(toks, env),
+        Some("WITH") => with_statement(toks, env),
         _ => expr(toks, env),
     }
+}
+
+/// T-SQL's WITH: a WITH query may name itself (recursion) without PostgreSQL's RECURSIVE,
+/// which also lets a query that does not name itself run as before.
+fn with_statement(toks: &[Token], env: &dyn Resolve) -> SqlResult<String> {
+    if is_word(toks.get(1), "RECURSIVE") {
+        return Err(syntax_near(toks.get(1)));
+    }
+    Ok(format!("WITH RECURSIVE {}", expr(&toks[1..], env)?))
+}
+
+/// Whether `toks` begin `SELECT [DISTINCT | ALL] TOP`.
+fn has_top(toks: &[Token]) -> bool {
+    let at = if is_word(toks.get(1), "DISTINCT") || is_word(toks.get(1), "ALL") {
+        2
+    } else {
+        1
+    };
+    is_word(toks.first(), "SELECT") && is_word(toks.get(at), "TOP")
 }
 
 /// `SELECT TOP (n) …` as `SELECT … LIMIT n`.
