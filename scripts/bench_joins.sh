@@ -7,7 +7,8 @@
 # With PG=1, the same queries on the local PostgreSQL (psql -h /tmp/pgd -p 55432), whose
 # database `joinbench` is loaded the same way if it is missing.
 # The WITH queries (2026-12-06 evening): a WITH query joined to a table, and a recursive
-# count to 100,000 (one working-table round per row).
+# count to 100,000 (one working-table round per row). And a window: each customer's
+# largest order by rank() over 200,000 orders.
 set -euo pipefail
 base=$1 head=$2 rounds=${3:-3}
 db=/tmp/bench-joins-db
@@ -35,7 +36,8 @@ q[correlated_exists]="SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FR
 q[scan_one_table]="SELECT count(*) FROM orders WHERE amount > 50"
 q[with_join]="WITH totals AS (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id) SELECT c.city, count(*) FROM totals t JOIN customers c ON c.id = t.customer_id WHERE t.total > 1000 GROUP BY c.city ORDER BY 1"
 q[recursive_count]="WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) SELECT count(*), sum(n) FROM r"
-names="hash_join_group in_subquery correlated_exists scan_one_table with_join recursive_count"
+q[window_rank]="SELECT count(*), sum(amount) FROM (SELECT amount, rank() OVER (PARTITION BY customer_id ORDER BY amount DESC) AS r FROM orders) x WHERE r = 1"
+names="hash_join_group in_subquery correlated_exists scan_one_table with_join recursive_count window_rank"
 t() { local s=$(date +%s.%N); if "$@" >/dev/null 2>&1; then echo "$(date +%s.%N) - $s" | bc; else echo error; fi; }
 for r in $(seq $rounds); do
   for which in base head; do

@@ -746,3 +746,13 @@ PACKAGE=hotpage-sql unit distinct-order-by-unlisted crates/hotpage-sql/src/catal
   '        if !wildcard {' \
   '        if false && !wildcard {' \
   --test sqllogictest
+# rank() numbers rows like row_number() (peers no longer share a rank).
+PACKAGE=hotpage-sql unit window-rank-ignores-peers crates/hotpage-sql/src/catalog/window.rs \
+  '(WindowFunc::Rank, _) => Datum::Int((peer_start + 1) as i64),' \
+  '(WindowFunc::Rank, _) => Datum::Int((peer_start + offset + 1) as i64),' \
+  --test joins window_functions
+# A window's partitions run together (PARTITION BY ignored after the sort).
+PACKAGE=hotpage-sql unit window-partition-ignored crates/hotpage-sql/src/catalog/window.rs \
+  '.take_while(|&&i| keys_cmp(&inputs[i].partition, first, None) == Ordering::Equal)' \
+  '.take_while(|_| true)' \
+  --test sqllogictest

@@ -24,6 +24,8 @@ pub mod sqlstate {
     pub const DATATYPE_MISMATCH: &str = "42804";
     /// grouping_error
     pub const GROUPING_ERROR: &str = "42803";
+    /// windowing_error (a window function where none may be, or nested)
+    pub const WINDOWING_ERROR: &str = "42P20";
     /// invalid_table_definition
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
     /// feature_not_supported

@@ -20,6 +20,7 @@
 //! | waiting_tasks_count | bigint | waits |
 //! | wait_time_ms | double precision | their total time |
 //! | max_wait_time_ms | double precision | the longest one |
+//! | signal_wait_time_ms | double precision | always NULL: SQL Server's time from a wait's end until a CPU runs the task again, which hotpage does not measure (the column is there so SQL Server's wait scripts run) |
 //!
 //! ## `pg_stat_activity`
 //!

@@ -3,7 +3,8 @@
 //! PostgreSQL's; this file checks what a fixed file cannot: joins against a model on random
 //! tables, the bound on what a query holds in memory, a join stopped by its timeout, a
 //! prepared join whose table is dropped and made again, and WITH queries (recursive ones
-//! against a graph model, runaway ones against the bound and the timeout).
+//! against a graph model, runaway ones against the bound and the timeout), and window
+//! functions against a model.
 
 use hotpage::{Database, MemStorage, Options, Storage};
 use hotpage_sql::{SqlDatabase, SqlSession, Value};
@@ -442,4 +443,87 @@ fn a_prepared_with_query_takes_a_parameter() {
             .expect("run");
         assert_eq!(result.rows, vec![vec![Value::Int(count)]], "{limit}");
     }
+}
+
+/// The model of one row's window values: `(row_number, rank, dense_rank, running sum,
+/// partition count)` over rows `(id, part, key, v)` partitioned by `part` and ordered by
+/// `key` then `id` for row_number, by `key` alone for the rest (peers share rank and sum).
+fn window_model(rows: &[(u8, u8, u8)]) -> Vec<(usize, usize, usize, i64, usize)> {
+    rows.iter()
+        .enumerate()
+        .map(|(id, &(part, key, _))| {
+            let same: Vec<(usize, u8, u8)> = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.0 == part)
+                .map(|(j, r)| (j, r.1, r.2))
+                .collect();
+            let before = same.iter().filter(|r| (r.1, r.0) < (key, id)).count();
+            let lower = same.iter().filter(|r| r.1 < key).count();
+            let mut keys: Vec<u8> = same.iter().filter(|r| r.1 < key).map(|r| r.1).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let sum = same
+                .iter()
+                .filter(|r| r.1 <= key)
+                .map(|r| i64::from(r.2))
+                .sum();
+            (before + 1, lower + 1, keys.len() + 1, sum, same.len())
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// row_number, rank, dense_rank, a running sum (peers included) and a partition's
+    /// count, against the model, on random partitions with many ties.
+    #[test]
+    fn window_functions_match_the_model(
+        table in prop::collection::vec((0u8..3, 0u8..4, 0u8..50), 0..30),
+    ) {
+        let db = open_mem();
+        let mut s = db.session();
+        s.execute("CREATE TABLE w (id int PRIMARY KEY, part int, k int, v int)").expect("create");
+        for (id, (part, key, v)) in table.iter().enumerate() {
+            s.execute(&format!("INSERT INTO w VALUES ({id}, {part}, {key}, {v})")).expect("insert");
+        }
+        let got = rows(&mut s,
+            "SELECT row_number() OVER (PARTITION BY part ORDER BY k, id), \
+             rank() OVER (PARTITION BY part ORDER BY k), \
+             dense_rank() OVER (PARTITION BY part ORDER BY k), \
+             sum(v) OVER (PARTITION BY part ORDER BY k), \
+             count(*) OVER (PARTITION BY part) FROM w ORDER BY id");
+        let expected: Vec<Vec<Option<String>>> = window_model(&table)
+            .into_iter()
+            .map(|(n, r, d, sum, count)| {
+                [n.to_string(), r.to_string(), d.to_string(), sum.to_string(), count.to_string()]
+                    .map(Some)
+                    .to_vec()
+            })
+            .collect();
+        prop_assert_eq!(got, expected);
+    }
+}
+
+/// Window values count toward the memory bound like a join's rows, and a window over a
+/// long join stops at the statement timeout.
+#[test]
+fn a_window_over_a_long_join_stops_at_its_timeout() {
+    let db = open_mem();
+    let mut s = db.session();
+    numbers(&mut s, "t", 2000);
+    s.execute("SET statement_timeout = '100ms'").expect("set");
+    let error = s
+        .execute("SELECT sum(a.v) OVER (PARTITION BY b.v) FROM t a, t b WHERE a.v + b.v >= 0")
+        .expect_err("timeout");
+    assert_eq!(error.sqlstate, "57014", "{error:?}");
+    s.execute("SET statement_timeout = 0").expect("off");
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT max(r) FROM (SELECT rank() OVER (ORDER BY v DESC) AS r FROM t) x"
+        ),
+        [[Some("2000".to_string())]]
+    );
 }

@@ -738,3 +738,50 @@ EXEC sp_executesql @sql",
     );
     assert_eq!(fail(&mut s, "EXEC (42)").sqlstate, "42804");
 }
+
+/// Seed 001's "top wait script" (`tsql/seed001_top_waits.sql`) after 200 sync inserts:
+/// it runs as T-SQL readers write it (a CTE with window functions, a self-join, `N'…' +`
+/// text) and ranks the waits: WRITELOG is among them, shares fall from the top, each row
+/// reads its own type's figures, and the signal wait hotpage does not measure is NULL.
+#[test]
+fn seed_001_top_waits_script_ranks_the_waits() {
+    let (_engine, sql) = open();
+    let mut s = TsqlSession::new(sql.session());
+    run(
+        &mut s,
+        "CREATE TABLE dbo.t (Id bigint IDENTITY(1,1) NOT NULL PRIMARY KEY CLUSTERED, Status nvarchar(max) NOT NULL)\nGO\n\
+         DECLARE @i int = 0\nWHILE @i < 200\nBEGIN\n  INSERT INTO dbo.t (Status) VALUES (N'x')\n  SET @i += 1\nEND\nGO",
+    );
+    let (columns, waits) = table(&run(&mut s, include_str!("tsql/seed001_top_waits.sql")));
+    assert_eq!(
+        columns,
+        [
+            "waittype",
+            "wait_s",
+            "resource_s",
+            "signal_s",
+            "waitcount",
+            "percentage",
+            "avgwait_s",
+            "help/info url"
+        ]
+    );
+    assert!(waits.iter().any(|w| w[0] == "WRITELOG"), "{waits:?}");
+    let shares: Vec<f64> = waits
+        .iter()
+        .map(|w| w[5].parse().expect("a percentage"))
+        .collect();
+    assert!(shares.windows(2).all(|p| p[0] >= p[1]), "{waits:?}");
+    assert!(
+        shares.iter().all(|p| (0.0..=100.0).contains(p)),
+        "{waits:?}"
+    );
+    for w in &waits {
+        assert!(number(&w[4]) > 0, "{w:?}");
+        assert_eq!(w[3], "NULL", "signal wait: {w:?}");
+        assert_eq!(
+            w[7],
+            format!("https://www.sqlskills.com/help/waits/{}", w[0])
+        );
+    }
+}

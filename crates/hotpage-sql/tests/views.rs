@@ -183,6 +183,8 @@ fn wait_stats_equal_the_engine_statistics_and_reset() {
                     int(w.count),
                     ms(w.wait_ns),
                     ms(w.wait_ns_max),
+                    // signal_wait_time_ms: not measured, so unknown.
+                    Value::Null,
                 ]
             })
             .collect::<Vec<_>>()

@@ -9,6 +9,7 @@ use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions::ScalarFunc;
 use super::plan::{self, QueryPlan};
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
+use super::window::WindowSpec;
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{PureFunc, fold, object_name};
 use crate::session::SqlDatabase;
@@ -50,6 +51,10 @@ struct Level {
     merged: Vec<(usize, usize)>,
     group: Option<GroupState>,
     in_aggregate: bool,
+    /// The window calls of the SELECT's list and ORDER BY, while those are compiled.
+    windows: Option<Vec<WindowSpec>>,
+    /// A window call's arguments are being compiled (another window there is 42P20).
+    in_window: bool,
 }
 
 /// Compiles a query's expressions.
@@ -973,10 +978,13 @@ impl Compiler {
 
     fn function(&mut self, f: &Function) -> SqlResult<CExpr> {
         let name = function_name(f)?;
-        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
+        if f.filter.is_some() || !f.within_group.is_empty() {
             return Err(SqlError::unsupported(format!(
-                "{name}() with OVER, FILTER or WITHIN GROUP"
+                "{name}() with FILTER or WITHIN GROUP"
             )));
+        }
+        if f.over.is_some() {
+            return self.window_call(&name, f);
         }
         if let FunctionArguments::Subquery(query) = &f.args {
             if name != "array" {
@@ -1029,7 +1037,7 @@ impl Compiler {
 
     /// An aggregate call: its arguments read the ungrouped rows; the call becomes a column
     /// of the grouped row (after the keys).
-    fn aggregate(&mut self, mut func: AggFunc, name: &str, f: &Function) -> SqlResult<CExpr> {
+    fn aggregate(&mut self, func: AggFunc, name: &str, f: &Function) -> SqlResult<CExpr> {
         let top = self.top();
         let grouped = self
             .levels
@@ -1041,6 +1049,29 @@ impl Compiler {
                 format!("aggregate function {name}() is not allowed here"),
             ));
         }
+        self.levels[top].in_aggregate = true;
+        let spec = self.aggregate_spec(func, name, f);
+        self.levels[top].in_aggregate = false;
+        let spec = spec?;
+        let ty = spec.ty;
+        let Some(group) = self.levels[top].group.as_mut() else {
+            return Err(SqlError::internal("an aggregate outside a grouping"));
+        };
+        let index = group.keys.len() + group.aggs.len();
+        group.aggs.push(spec);
+        Ok(CExpr::new(ExprKind::Column { level: top, index }, ty))
+    }
+
+    /// An aggregate's function, arguments and type: PostgreSQL's arities, and sum/avg
+    /// typed as a one-table query types them. For a grouped SELECT's aggregate the
+    /// caller marks the level as inside one, so the arguments read the ungrouped row; a
+    /// window's aggregate reads the row as its SELECT's list does.
+    pub fn aggregate_spec(
+        &mut self,
+        mut func: AggFunc,
+        name: &str,
+        f: &Function,
+    ) -> SqlResult<AggSpec> {
         if let FunctionArguments::List(list) = &f.args
             && !list.clauses.is_empty()
         {
@@ -1058,14 +1089,7 @@ impl Compiler {
             ),
             _ => (false, false),
         };
-        self.levels[top].in_aggregate = true;
-        let args = if star {
-            Ok(Vec::new())
-        } else {
-            self.arguments(f)
-        };
-        self.levels[top].in_aggregate = false;
-        let mut args = args?;
+        let mut args = if star { Vec::new() } else { self.arguments(f)? };
         if star {
             func = AggFunc::CountStar;
         }
@@ -1116,17 +1140,59 @@ impl Compiler {
             AggFunc::Min | AggFunc::Max if args[0].ty == super::types::NAME => TEXT,
             AggFunc::Sum | AggFunc::Min | AggFunc::Max => args[0].ty,
         };
-        let Some(group) = self.levels[top].group.as_mut() else {
-            return Err(SqlError::internal("an aggregate outside a grouping"));
-        };
-        let index = group.keys.len() + group.aggs.len();
-        group.aggs.push(AggSpec {
+        Ok(AggSpec {
             func,
             args,
             distinct,
             ty,
-        });
-        Ok(CExpr::new(ExprKind::Column { level: top, index }, ty))
+        })
+    }
+
+    /// Starts a SELECT's list and ORDER BY, the places window calls may appear.
+    pub fn begin_windows(&mut self) {
+        let top = self.top();
+        if let Some(level) = self.levels.get_mut(top) {
+            level.windows = Some(Vec::new());
+        }
+    }
+
+    /// Ends them: the window calls they made.
+    pub fn end_windows(&mut self) -> Vec<WindowSpec> {
+        let top = self.top();
+        self.levels
+            .get_mut(top)
+            .and_then(|level| level.windows.take())
+            .unwrap_or_default()
+    }
+
+    /// A call with OVER: a window of the current SELECT, read as `ExprKind::Window`.
+    fn window_call(&mut self, name: &str, f: &Function) -> SqlResult<CExpr> {
+        let top = self.top();
+        let Some(level) = self.levels.get(top) else {
+            return Err(window_misplaced("window functions are not allowed here"));
+        };
+        if level.in_aggregate {
+            return Err(SqlError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate function calls cannot contain window function calls",
+            ));
+        }
+        if level.in_window {
+            return Err(window_misplaced("window function calls cannot be nested"));
+        }
+        if level.windows.is_none() {
+            return Err(window_misplaced("window functions are not allowed here"));
+        }
+        self.levels[top].in_window = true;
+        let compiled = super::window::compile(self, name, f);
+        self.levels[top].in_window = false;
+        let (spec, ty) = compiled?;
+        let Some(windows) = self.levels[top].windows.as_mut() else {
+            return Err(SqlError::internal("a window call outside a SELECT's list"));
+        };
+        windows.push(spec);
+        let index = windows.len() - 1;
+        Ok(CExpr::new(ExprKind::Window { level: top, index }, ty))
     }
 
     fn case(
@@ -1414,7 +1480,7 @@ pub(crate) fn visit_columns(e: &CExpr, f: &mut dyn FnMut(usize, usize)) {
     use ExprKind as K;
     match &e.kind {
         K::Column { level, index } => f(*level, *index),
-        K::Const(_) | K::Param(_) => {}
+        K::Const(_) | K::Param(_) | K::Window { .. } => {}
         K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => {
             visit_columns(a, f)
         }
@@ -1460,6 +1526,10 @@ pub(crate) fn visit_columns(e: &CExpr, f: &mut dyn FnMut(usize, usize)) {
     }
 }
 
+fn window_misplaced(message: &str) -> SqlError {
+    SqlError::new(sqlstate::WINDOWING_ERROR, message)
+}
+
 /// Whether `e` calls an aggregate outside any subquery.
 pub(crate) fn has_aggregate(e: &Expr) -> bool {
     struct Finder {
@@ -1477,8 +1547,10 @@ pub(crate) fn has_aggregate(e: &Expr) -> bool {
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            // A call with OVER is a window, not an aggregate (its arguments may hold one).
             if self.depth == 0
                 && let Expr::Function(f) = e
+                && f.over.is_none()
                 && !matches!(f.args, FunctionArguments::Subquery(_))
                 && AggFunc::by_name(&object_name(&f.name)).is_some()
             {

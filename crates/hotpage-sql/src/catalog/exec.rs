@@ -9,6 +9,7 @@ use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions;
 use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
 use super::types::{self, CType, Datum};
+use super::window::{WindowFunc, WindowInput, WindowSpec, window_values};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::SessionState;
 use crate::session::SqlDatabase;
@@ -55,6 +56,27 @@ impl<'e> Env<'e> {
                     .ok_or_else(|| {
                         SqlError::unsupported("a reference to an earlier FROM item inside a JOIN")
                     });
+            }
+            env = e.parent;
+        }
+        Err(SqlError::internal(format!(
+            "query: no row of level {level} in scope"
+        )))
+    }
+
+    /// Window call `index`'s value: the row of `level` carries its SELECT's window values
+    /// at its end, the last call first (`Executor::add_windows`).
+    fn window(&self, level: usize, index: usize) -> SqlResult<Datum> {
+        let mut env = Some(self);
+        while let Some(e) = env {
+            if e.level == level {
+                return e
+                    .row
+                    .len()
+                    .checked_sub(index + 1)
+                    .and_then(|i| e.row.get(i))
+                    .cloned()
+                    .ok_or_else(|| SqlError::internal("a window value read before it was made"));
             }
             env = e.parent;
         }
@@ -378,6 +400,9 @@ impl<'a> Exec<'a> {
         if let Some(grouping) = &s.grouping {
             rows = self.group(&rows, grouping, s.level, outer)?;
         }
+        if !s.windows.is_empty() {
+            rows = self.add_windows(rows, &s.windows, s.level, outer)?;
+        }
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let env = Env::new(row, s.level, outer);
@@ -399,6 +424,49 @@ impl<'a> Exec<'a> {
             out.retain(|(_, items)| seen.insert(row_key(items)));
         }
         Ok(sort_rows(out, &s.order))
+    }
+
+    /// Appends each row's window values, the last window first, where
+    /// `ExprKind::Window` finds them.
+    fn add_windows(
+        &mut self,
+        mut rows: Rows,
+        windows: &[WindowSpec],
+        level: usize,
+        outer: Option<&Env>,
+    ) -> SqlResult<Rows> {
+        let mut columns = Vec::with_capacity(windows.len());
+        for spec in windows {
+            let mut inputs = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let env = Env::new(row, level, outer);
+                let args = match &spec.func {
+                    WindowFunc::Aggregate(agg) => self.eval_all(&agg.args, &env)?,
+                    _ => Vec::new(),
+                };
+                let order_exprs: Vec<&CExpr> = spec.order.iter().map(|k| &k.expr).collect();
+                inputs.push(WindowInput {
+                    partition: self.eval_all(spec.partition.iter(), &env)?,
+                    order: self.eval_all(order_exprs, &env)?,
+                    args,
+                });
+            }
+            self.hold(rows.len())?;
+            columns.push(window_values(spec, &inputs)?);
+        }
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.extend(columns.iter().rev().map(|values| values[i].clone()));
+        }
+        Ok(rows)
+    }
+
+    /// Evaluates each expression of `exprs` in `env`.
+    fn eval_all<'x>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'x CExpr>,
+        env: &Env,
+    ) -> SqlResult<Vec<Datum>> {
+        exprs.into_iter().map(|e| self.eval(e, env)).collect()
     }
 
     /// Joins the rows so far with one more FROM item, keeping the combinations its WHERE
@@ -898,6 +966,7 @@ impl<'a> Exec<'a> {
                     _ => Datum::Null,
                 }
             }
+            K::Window { level, index } => env.window(*level, *index)?,
             K::Call(func, args) => {
                 let mut values = Vec::with_capacity(args.len());
                 for arg in args {
@@ -1471,8 +1540,9 @@ fn sort_rows(mut keyed: Vec<(Vec<Datum>, Vec<Datum>)>, order: &[SortKey]) -> Row
     keyed.into_iter().map(|(_, row)| row).collect()
 }
 
-/// One aggregate's running state.
-enum Accumulator {
+/// One aggregate's running state (a window's frame clones it to read it midway).
+#[derive(Clone)]
+pub(super) enum Accumulator {
     Count(i64),
     /// sum and avg: the running sum (integers widened to numeric, select.rs's `widen`)
     /// and the count.
@@ -1486,7 +1556,7 @@ enum Accumulator {
 }
 
 impl Accumulator {
-    fn new(spec: &AggSpec) -> Accumulator {
+    pub(super) fn new(spec: &AggSpec) -> Accumulator {
         let plain = match spec.func {
             AggFunc::CountStar | AggFunc::Count => Accumulator::Count(0),
             AggFunc::Sum | AggFunc::Avg => Accumulator::Sum(None, 0),
@@ -1502,7 +1572,7 @@ impl Accumulator {
         }
     }
 
-    fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<()> {
+    pub(super) fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<()> {
         let first = args.first().cloned().unwrap_or(Datum::Null);
         if spec.func == AggFunc::CountStar {
             if let Accumulator::Count(n) = self {
@@ -1579,7 +1649,7 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self, spec: &AggSpec) -> SqlResult<Datum> {
+    pub(super) fn finish(self, spec: &AggSpec) -> SqlResult<Datum> {
         Ok(match self {
             Accumulator::Distinct(_, inner) => inner.finish(spec)?,
             Accumulator::Count(n) => Datum::Int(n),

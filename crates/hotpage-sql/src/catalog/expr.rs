@@ -116,6 +116,12 @@ pub(crate) enum ExprKind {
     /// `array[index]`, 1-based.
     Subscript(Box<CExpr>, Box<CExpr>),
     Call(ScalarFunc, Vec<CExpr>),
+    /// The value of window call `index` of the SELECT at `level` for the current row
+    /// (`window.rs`: the row carries its window values at its end, the last call first).
+    Window {
+        level: usize,
+        index: usize,
+    },
 }
 
 /// An aggregate function.
@@ -166,7 +172,7 @@ impl CExpr {
         use ExprKind as K;
         f(self);
         match &self.kind {
-            K::Const(_) | K::Column { .. } | K::Param(_) => {}
+            K::Const(_) | K::Column { .. } | K::Param(_) | K::Window { .. } => {}
             K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => a.walk(f),
             K::And(a, b)
             | K::Or(a, b)

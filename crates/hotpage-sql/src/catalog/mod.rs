@@ -36,6 +36,7 @@ mod rows;
 pub(crate) mod settings;
 pub(crate) use builtin::format_type;
 mod types;
+mod window;
 
 use crate::error::SqlResult;
 use crate::expr::{fold, object_name};
@@ -156,9 +157,9 @@ pub(crate) fn handles(query: &Query) -> bool {
 }
 
 /// Whether `query` reads more than one relation, nests a query (a subquery in FROM or in
-/// an expression), is a set operation or reads a set-returning function such as
-/// `generate_series`: what `select.rs`, which reads one table or system view, leaves to
-/// this engine.
+/// an expression), is a set operation, reads a set-returning function such as
+/// `generate_series` or calls a window function other than `row_number`: what
+/// `select.rs`, which reads one table or system view, leaves to this engine.
 pub(crate) fn joins_or_nests(query: &Query) -> bool {
     #[derive(Default)]
     struct Counter {
@@ -166,6 +167,8 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
         factors: usize,
         set_operation: bool,
         set_function: bool,
+        /// A window function other than `row_number`, the only one `select.rs` has.
+        window: bool,
     }
     impl Visitor for Counter {
         type Break = ();
@@ -187,10 +190,22 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
             };
             ControlFlow::Continue(())
         }
+        fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = expr
+                && f.over.is_some()
+            {
+                self.window |= object_name(&f.name) != "row_number";
+            }
+            ControlFlow::Continue(())
+        }
     }
     let mut counter = Counter::default();
     let _ = query.visit(&mut counter);
-    counter.queries > 1 || counter.factors > 1 || counter.set_operation || counter.set_function
+    counter.queries > 1
+        || counter.factors > 1
+        || counter.set_operation
+        || counter.set_function
+        || counter.window
 }
 
 /// A planned catalog query.

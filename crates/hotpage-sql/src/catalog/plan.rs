@@ -14,6 +14,7 @@ use super::cte::{self, CteBody, CtePlan};
 use super::expr::{AggSpec, CExpr};
 use super::functions::SetFunc;
 use super::types::CType;
+use super::window::WindowSpec;
 use super::{RelationDef, Schema, defs};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{fold, object_name};
@@ -77,6 +78,8 @@ pub(crate) struct SelectPlan {
     pub prefilter: Vec<CExpr>,
     pub grouping: Option<Grouping>,
     pub items: Vec<CExpr>,
+    /// Window calls, computed after grouping; the items and ORDER BY read their values.
+    pub windows: Vec<WindowSpec>,
     pub distinct: bool,
     pub order: Vec<SortKey>,
 }
@@ -176,6 +179,7 @@ impl SelectPlan {
             g.keys.iter().chain(&g.having).for_each(|e| e.walk(f));
             g.aggs.iter().flat_map(|a| &a.args).for_each(|e| e.walk(f));
         }
+        self.windows.iter().for_each(|w| w.walk(f));
         for key in &self.order {
             if let SortBy::Expr(e) = &key.by {
                 e.walk(f);
@@ -485,11 +489,17 @@ fn plan_select_at(
     if grouped {
         c.begin_grouping(&group_exprs, &select.projection)?;
     }
-    let items = select_items(c, &select.projection)?;
-    let order = order_exprs
-        .iter()
-        .map(|o| select_sort_key(c, o, select))
-        .collect::<SqlResult<_>>()?;
+    c.begin_windows();
+    let items = select_items(c, &select.projection);
+    let order = items.and_then(|items| {
+        let order = order_exprs
+            .iter()
+            .map(|o| select_sort_key(c, o, select))
+            .collect::<SqlResult<Vec<_>>>()?;
+        Ok((items, order))
+    });
+    let windows = c.end_windows();
+    let (items, order) = order?;
     let grouping = if grouped {
         let having = select
             .having
@@ -507,6 +517,7 @@ fn plan_select_at(
         prefilter,
         grouping,
         items,
+        windows,
         distinct: matches!(select.distinct, Some(Distinct::Distinct)),
         order,
     })

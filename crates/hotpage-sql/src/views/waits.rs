@@ -14,6 +14,7 @@ pub(super) fn wait_stats_columns() -> Vec<(&'static str, SqlType)> {
         ("waiting_tasks_count", SqlType::BigInt),
         ("wait_time_ms", SqlType::Double),
         ("max_wait_time_ms", SqlType::Double),
+        ("signal_wait_time_ms", SqlType::Double),
     ]
 }
 
@@ -30,6 +31,9 @@ pub(super) fn wait_stats_rows(db: &SqlDatabase, _args: &[Value]) -> SqlResult<Ve
                 bigint(totals.count),
                 ms(totals.wait_ns),
                 ms(totals.wait_ns_max),
+                // SQL Server's time from a wait's end to getting a CPU back: hotpage does
+                // not see it, so it is unknown (NULL), never a made-up 0.
+                Value::Null,
             ]
         })
         .collect())
