@@ -843,6 +843,15 @@ impl SqlSession {
                 }
                 self.plan(Statement::Insert(ins))?
             }
+            // `WITH … UPDATE|DELETE|MERGE`: as the statements alone, not yet.
+            Statement::Query(query)
+                if matches!(
+                    query.body.as_ref(),
+                    SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_)
+                ) =>
+            {
+                return Err(SqlError::unsupported("UPDATE, DELETE or MERGE after WITH"));
+            }
             Statement::Query(query)
                 if catalog::handles(&query) || catalog::joins_or_nests(&query) =>
             {

@@ -1057,8 +1057,17 @@ impl Compiler {
         let Some(group) = self.levels[top].group.as_mut() else {
             return Err(SqlError::internal("an aggregate outside a grouping"));
         };
-        let index = group.keys.len() + group.aggs.len();
-        group.aggs.push(spec);
+        // One aggregate written twice (in the list and ORDER BY, say) is computed once
+        // and is the same column, as DISTINCT's ORDER BY check needs.
+        let text = format!("{spec:?}");
+        let slot = match group.aggs.iter().position(|a| format!("{a:?}") == text) {
+            Some(slot) => slot,
+            None => {
+                group.aggs.push(spec);
+                group.aggs.len() - 1
+            }
+        };
+        let index = group.keys.len() + slot;
         Ok(CExpr::new(ExprKind::Column { level: top, index }, ty))
     }
 
@@ -1380,6 +1389,21 @@ pub(crate) fn unify(a: CExpr, b: CExpr) -> (CExpr, CExpr) {
 /// (42883, at planning, with its hint); the catalog's own types (oid, regclass, name …)
 /// compare as the catalog's queries need.
 fn check_comparable(a: CType, op: &BinaryOperator, b: CType) -> SqlResult<()> {
+    if comparable(a, b) {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {} {op} {}", a.name(), b.name()),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    ))
+}
+
+/// Whether values of types `a` and `b` may be compared: not a number with a string, or a
+/// boolean with either; the catalog's own types (oid, regclass, name …) compare freely.
+pub(crate) fn comparable(a: CType, b: CType) -> bool {
     let family = |t: CType| match t {
         CType::Sql(
             SqlType::SmallInt
@@ -1393,16 +1417,7 @@ fn check_comparable(a: CType, op: &BinaryOperator, b: CType) -> SqlResult<()> {
         CType::Sql(SqlType::Bool) => Some(2),
         _ => None,
     };
-    match (family(a), family(b)) {
-        (Some(x), Some(y)) if x != y => Err(SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!("operator does not exist: {} {op} {}", a.name(), b.name()),
-        )
-        .with_hint(
-            "No operator matches the given name and argument types. You might need to add explicit type casts.",
-        )),
-        _ => Ok(()),
-    }
+    !matches!((family(a), family(b)), (Some(x), Some(y)) if x != y)
 }
 
 /// The type of integer, float or numeric arithmetic.

@@ -300,7 +300,8 @@ fn check_step(
         Body::Select(select) => Some(select),
         Body::SetOp { .. } => None,
     };
-    if select.is_some_and(|s| s.grouping.is_some()) {
+    // GROUP BY alone is allowed, as in PostgreSQL; an aggregate is not.
+    if select.is_some_and(|s| s.grouping.as_ref().is_some_and(|g| !g.aggs.is_empty())) {
         return Err(SqlError::new(
             sqlstate::INVALID_RECURSION,
             "aggregate functions are not allowed in a recursive query's recursive term",

@@ -304,9 +304,11 @@ impl<'a> Exec<'a> {
             if !all {
                 made.retain(|row| seen.insert(row_key(row)));
             }
-            // `made` stays counted as the next working table; `result` holds a copy.
+            // `made` stays counted as the next working table; `result` holds a copy, and
+            // UNION's set of rows seen another.
             self.values_held = self.values_held.saturating_sub(counted - cells(&made));
-            self.hold(cells(&made))?;
+            let copies = if all { 1 } else { 2 };
+            self.hold(copies * cells(&made))?;
             result.extend(made.iter().cloned());
             if made.is_empty() {
                 return Ok(result);
@@ -1308,7 +1310,12 @@ fn compare(op: CmpOp, x: &Datum, y: &Datum) -> SqlResult<Datum> {
     let ordering = x.sql_cmp(y).ok_or_else(|| {
         SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,
-            format!("operator does not exist: {x:?} {op:?} {y:?}"),
+            format!(
+                "operator does not exist: {} {} {}",
+                x.kind_name(),
+                op.symbol(),
+                y.kind_name()
+            ),
         )
     })?;
     Ok(Datum::Bool(match op {

@@ -158,8 +158,10 @@ pub(crate) fn handles(query: &Query) -> bool {
 
 /// Whether `query` reads more than one relation, nests a query (a subquery in FROM or in
 /// an expression), is a set operation, reads a set-returning function such as
-/// `generate_series` or calls a window function other than `row_number`: what
-/// `select.rs`, which reads one table or system view, leaves to this engine.
+/// `generate_series` or calls a window function (but `row_number()` over a system view
+/// with arguments, such as seed 002's `fn_dblog`, stays with `select.rs`, which alone
+/// reads those): what `select.rs`, which reads one table or system view, leaves to this
+/// engine.
 pub(crate) fn joins_or_nests(query: &Query) -> bool {
     #[derive(Default)]
     struct Counter {
@@ -169,6 +171,10 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
         set_function: bool,
         /// A window function other than `row_number`, the only one `select.rs` has.
         window: bool,
+        /// `row_number() OVER`, which `select.rs` has only in an ungrouped select list.
+        row_number: bool,
+        /// A system view that takes arguments (`fn_dblog(…)`), which only `select.rs` reads.
+        view_with_arguments: bool,
     }
     impl Visitor for Counter {
         type Break = ();
@@ -184,7 +190,11 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
                     name,
                     args: Some(_),
                     ..
-                } => crate::views::columns(&object_name(name)).is_none(),
+                } => {
+                    let view = crate::views::columns(&object_name(name)).is_some();
+                    self.view_with_arguments |= view;
+                    !view
+                }
                 TableFactor::Function { .. } => true,
                 _ => false,
             };
@@ -194,7 +204,9 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
             if let Expr::Function(f) = expr
                 && f.over.is_some()
             {
-                self.window |= object_name(&f.name) != "row_number";
+                let row_number = object_name(&f.name) == "row_number";
+                self.window |= !row_number;
+                self.row_number |= row_number;
             }
             ControlFlow::Continue(())
         }
@@ -206,6 +218,7 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
         || counter.set_operation
         || counter.set_function
         || counter.window
+        || counter.row_number && !counter.view_with_arguments
 }
 
 /// A planned catalog query.

@@ -494,7 +494,7 @@ fn plan_select_at(
     let order = items.and_then(|items| {
         let order = order_exprs
             .iter()
-            .map(|o| select_sort_key(c, o, select))
+            .map(|o| select_sort_key(c, o, select, &items))
             .collect::<SqlResult<Vec<_>>>()?;
         Ok((items, order))
     });
@@ -658,11 +658,13 @@ fn figure_name(e: &Expr) -> (String, u8) {
 }
 
 /// An ORDER BY key of a SELECT: a position, an output column's name, or an expression
-/// (under DISTINCT, only one the select list has, as PostgreSQL requires: 42P10).
+/// (under DISTINCT, only one the select list has, as PostgreSQL requires: 42P10). `items`
+/// is the compiled select list, `*` expanded.
 fn select_sort_key(
     c: &mut Compiler,
     o: &sqlparser::ast::OrderByExpr,
     select: &Select,
+    items: &[CExpr],
 ) -> SqlResult<SortKey> {
     let projection = &select.projection[..];
     if let Expr::Value(v) = &o.expr
@@ -671,7 +673,7 @@ fn select_sort_key(
         let index = n
             .parse::<usize>()
             .ok()
-            .filter(|&i| i >= 1 && i <= projection.len())
+            .filter(|&i| i >= 1 && i <= items.len())
             .ok_or_else(|| {
                 SqlError::new(
                     sqlstate::INVALID_COLUMN_REFERENCE,
@@ -689,28 +691,21 @@ fn select_sort_key(
             return Ok(sort_key(SortBy::Output(index), o));
         }
     }
+    let key = c.expr(&o.expr)?;
     if matches!(select.distinct, Some(Distinct::Distinct)) {
-        let listed = projection.iter().position(|item| {
-            matches!(item, SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } if *e == o.expr)
-        });
-        if let Some(index) = listed {
-            return Ok(sort_key(SortBy::Output(index), o));
-        }
-        // A `*` may hold the column: its expansion is not matched here, so it is let be.
-        let wildcard = projection.iter().any(|item| {
-            matches!(
-                item,
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
-            )
-        });
-        if !wildcard {
-            return Err(SqlError::new(
+        // Compiled forms compare `a`, `t.a`, `"a"` and `(t.a)` as the one column they
+        // name, and `*`'s columns as what it expands to.
+        let wanted = format!("{key:?}");
+        let listed = items.iter().position(|item| format!("{item:?}") == wanted);
+        return match listed {
+            Some(index) => Ok(sort_key(SortBy::Output(index), o)),
+            None => Err(SqlError::new(
                 sqlstate::INVALID_COLUMN_REFERENCE,
                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
-            ));
-        }
+            )),
+        };
     }
-    Ok(sort_key(SortBy::Expr(c.expr(&o.expr)?), o))
+    Ok(sort_key(SortBy::Expr(key), o))
 }
 
 fn plan_table_with_joins(c: &mut Compiler, table: &TableWithJoins) -> SqlResult<FromItem> {
@@ -793,6 +788,7 @@ fn using(
     }
     let right = left.end..left.end + right_width;
     let mut condition: Option<CExpr> = None;
+    let mut merges = Vec::new();
     for name in names {
         let l = c.using_column(left.clone(), name, "left")?;
         let r = c.using_column(right.clone(), name, "right")?;
@@ -801,8 +797,18 @@ fn using(
         } else {
             (l, r)
         };
-        c.merge_using(left.start, keep, hide);
+        merges.push((keep, hide));
         let (a, b) = super::compile::unify(c.column_here(l)?, c.column_here(r)?);
+        if !super::compile::comparable(a.ty, b.ty) {
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "JOIN/USING types {} and {} cannot be matched",
+                    a.ty.name(),
+                    b.ty.name()
+                ),
+            ));
+        }
         let (a, b) = (
             super::compile::without_padding(a),
             super::compile::without_padding(b),
@@ -818,6 +824,11 @@ fn using(
                 super::types::BOOL,
             ),
         });
+    }
+    // `*` shows merged columns from the last recorded (an enclosing join's before an
+    // inner one's), so one join's are recorded last to first to show in USING's order.
+    for (keep, hide) in merges.into_iter().rev() {
+        c.merge_using(left.start, keep, hide);
     }
     Ok(condition)
 }

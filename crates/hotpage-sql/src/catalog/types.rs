@@ -165,6 +165,20 @@ pub(crate) enum Datum {
 }
 
 impl Datum {
+    /// The kind of value, in PostgreSQL's words, for an error about a value whose
+    /// declared type is no longer known (a comparison found impossible at run time).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Datum::Null => "unknown",
+            Datum::Bool(_) => "boolean",
+            Datum::Int(_) => "integer",
+            Datum::Float(_) => "double precision",
+            Datum::Text(_) => "text",
+            Datum::Array(_) => "array",
+            Datum::Other(v) => v.type_name(),
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Datum::Null)
     }

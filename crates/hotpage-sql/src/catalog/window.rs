@@ -136,6 +136,32 @@ fn window_aggregate(c: &mut Compiler, name: &str, f: &Function) -> SqlResult<(Wi
                 "the window function {name}()"
             )));
         }
+        // PostgreSQL's aggregates that hotpage lacks as window functions.
+        if matches!(
+            name,
+            "stddev"
+                | "stddev_pop"
+                | "stddev_samp"
+                | "variance"
+                | "var_pop"
+                | "var_samp"
+                | "bit_and"
+                | "bit_or"
+                | "bit_xor"
+                | "json_agg"
+                | "jsonb_agg"
+                | "json_object_agg"
+                | "jsonb_object_agg"
+                | "corr"
+                | "covar_pop"
+                | "covar_samp"
+                | "regr_slope"
+                | "regr_intercept"
+        ) {
+            return Err(SqlError::unsupported(format!(
+                "{name}() as a window function"
+            )));
+        }
         return Err(SqlError::new(
             sqlstate::WRONG_OBJECT_TYPE,
             format!(

@@ -709,6 +709,12 @@ impl TsqlSession {
             "RETURN" | "UPDATE" | "DELETE" | "TRUNCATE" => {
                 return Err(SqlError::unsupported(format!("{first} (T-SQL)")));
             }
+            "WITH" => {
+                if let Some(body) = with_body_word(toks).filter(|w| w != "SELECT" && w != "INSERT")
+                {
+                    return Err(SqlError::unsupported(format!("{body} (T-SQL)")));
+                }
+            }
             _ => {}
         }
         let result = if let Some(select) =
@@ -1233,6 +1239,30 @@ impl TsqlSession {
             ))),
         }
     }
+}
+
+/// The statement word that follows a WITH's queries (`SELECT`, `INSERT`, `UPDATE` …):
+/// the first one outside parentheses.
+fn with_body_word(toks: &[Token]) -> Option<String> {
+    let mut depth = 0usize;
+    for token in toks.iter().skip(1) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ if depth == 0 => {
+                if let Some(w) = parse::word(token)
+                    && matches!(
+                        w.as_str(),
+                        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "MERGE"
+                    )
+                {
+                    return Some(w);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

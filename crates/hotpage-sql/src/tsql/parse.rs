@@ -818,8 +818,10 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
     let mut is_insert = is_word(toks.get(start), "INSERT");
     // An INSERT's source: its first SELECT belongs to it unless VALUES came first.
     let mut seen_source = false;
-    // A WITH's statement: its first SELECT or INSERT after the WITH queries.
+    // A WITH's statement: its first SELECT, INSERT, UPDATE or DELETE after the WITH queries.
     let mut awaits_body = is_word(toks.get(start), "WITH");
+    // The statement is an UPDATE (written first, or as a WITH's body): its SET is its own.
+    let mut is_update = is_word(toks.get(start), "UPDATE");
     for (index, token) in toks.iter().enumerate().skip(start) {
         match token {
             Token::LParen => depth += 1,
@@ -853,9 +855,12 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             .checked_sub(1)
             .and_then(|i| toks.get(i))
             .and_then(word);
-        if awaits_body && (w == "SELECT" || w == "INSERT") {
+        // UPDATE and DELETE too, so that `WITH … UPDATE` is one statement (refused as
+        // a whole, 0A000) rather than a WITH cut off before its body.
+        if awaits_body && matches!(w.as_str(), "SELECT" | "INSERT" | "UPDATE" | "DELETE") {
             awaits_body = false;
             is_insert = w == "INSERT";
+            is_update = w == "UPDATE";
             continue;
         }
         let continues = match w.as_str() {
@@ -872,7 +877,7 @@ pub(crate) fn statement_end(toks: &[Token], start: usize, scan_from: usize) -> u
             // `ALTER TABLE t ADD … DEFAULT … FOR c` has no statement word; `SET` after
             // UPDATE's table belongs to it.
             // `ALTER INDEX … SET (…)` and `ALTER DATABASE … SET …` too.
-            "SET" => is_word(toks.get(start), "UPDATE") || is_word(toks.get(start), "ALTER"),
+            "SET" => is_update || is_word(toks.get(start), "ALTER"),
             _ => false,
         };
         if !continues {
