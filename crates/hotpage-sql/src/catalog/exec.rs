@@ -65,7 +65,7 @@ impl<'e> Env<'e> {
     }
 
     /// Window call `index`'s value: the row of `level` carries its SELECT's window values
-    /// at its end, the last call first (`Executor::add_windows`).
+    /// at its end, the last call first (`Exec::add_windows`).
     fn window(&self, level: usize, index: usize) -> SqlResult<Datum> {
         let mut env = Some(self);
         while let Some(e) = env {
