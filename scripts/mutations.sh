@@ -757,3 +757,24 @@ PACKAGE=hotpage-sql unit window-partition-ignored crates/hotpage-sql/src/catalog
   '.take_while(|&&i| keys_cmp(&inputs[i].partition, first, None) == Ordering::Equal)' \
   '.take_while(|_| true)' \
   --test sqllogictest
+# A text value weighs nothing in the query's memory bound (a recursion carrying a long
+# string runs far past the bound; hotpage.query_memory, src/limits.rs).
+PACKAGE=hotpage-sql unit text-bytes-uncounted crates/hotpage-sql/src/catalog/types.rs \
+  'Datum::Text(s) => s.len(),' \
+  'Datum::Text(_) => 0,' \
+  --test memory_bound
+# The one-table path does not count the rows it reads and holds for a sort.
+PACKAGE=hotpage-sql unit select-rows-read-uncounted crates/hotpage-sql/src/select.rs \
+  '                    memory.charge(limits::row_bytes(&row))?;' \
+  '' \
+  --test memory_bound
+# `||` in the general engine builds a text past 1 GB.
+PACKAGE=hotpage-sql unit concat-past-one-gigabyte crates/hotpage-sql/src/catalog/exec.rs \
+  '                        limits::check_text_len(l.len().saturating_add(r.len()))?;' \
+  '' \
+  --test memory_bound
+# string_agg builds a text past 1 GB.
+PACKAGE=hotpage-sql unit string-agg-past-one-gigabyte crates/hotpage-sql/src/catalog/exec.rs \
+  '                        if len > limits::TEXT_BYTES_MAX {' \
+  '                        if false {' \
+  --test memory_bound

@@ -917,11 +917,15 @@ fn eval_binary(
         Divide => as_number(a)?.div(&as_number(b)?),
         Modulo => as_number(a)?.rem(&as_number(b)?),
         BitwiseAnd | BitwiseOr | PGBitwiseXor => bitwise(op, &a, &b),
-        StringConcat => Ok(Value::Text(format!(
-            "{}{}",
-            cast_text(&a).unwrap_or_default(),
-            cast_text(&b).unwrap_or_default()
-        ))),
+        StringConcat => {
+            let (left, right) = (
+                cast_text(&a).unwrap_or_default(),
+                cast_text(&b).unwrap_or_default(),
+            );
+            // Checked before the joined text is made: past 1 GB it never exists.
+            crate::limits::check_text_len(left.len().saturating_add(right.len()))?;
+            Ok(Value::Text(left + &right))
+        }
         other => Err(SqlError::unsupported(format!("the operator {other}"))),
     }
 }

@@ -14,6 +14,7 @@
 //! row_codec    the versioned row format of the non-key columns
 //! value, types SQL values and types: parse, coerce, compare, print
 //! error        SqlError with its SQLSTATE
+//! limits       what a statement may hold: 1 GB a value, hotpage.query_memory a query
 //! tsql         T-SQL (GO batches, variables, control flow, DDL) onto the PostgreSQL dialect
 //! ```
 //!
@@ -26,6 +27,7 @@ mod error;
 mod expr;
 mod insert;
 mod key_codec;
+mod limits;
 mod param_types;
 mod row_codec;
 mod schema;

@@ -6,6 +6,7 @@
 
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{self, AggFunc, EvalContext, Scalar, aggregate_of, fold, object_name};
+use crate::limits::{self, MemoryBudget};
 use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult};
 use crate::table::SqlTable;
 use crate::types::SqlType;
@@ -718,11 +719,13 @@ impl SelectPlan {
         let limit = count_value(self.limit.as_ref(), ctx, "LIMIT")?;
         let offset = count_value(self.offset.as_ref(), ctx, "OFFSET")?.unwrap_or(0);
         let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+        // The rows read, then the rows made, count toward hotpage.query_memory.
+        let mut memory = MemoryBudget::new(limits::query_memory_bytes(&ctx.state.settings));
         match &self.grouping {
             Some(grouping) => {
-                let groups = self.group_rows(grouping, ctx)?;
+                let groups = self.group_rows(grouping, ctx, &mut memory)?;
                 for row in groups {
-                    self.emit(&row, ctx, &mut out)?;
+                    self.emit(&row, ctx, &mut out, &mut memory)?;
                 }
             }
             None => {
@@ -732,12 +735,15 @@ impl SelectPlan {
                     .flatten();
                 let mut collected = Vec::new();
                 self.for_each_row(ctx, &mut |row, _: &mut dyn EvalContext| {
+                    memory.charge(limits::row_bytes(&row))?;
                     collected.push(row);
                     Ok(enough.is_none_or(|n| collected.len() < n))
                 })?;
                 window::number(&self.windows, &mut collected, ctx)?;
                 for row in collected {
-                    self.emit(&row, ctx, &mut out)?;
+                    // The row read is dropped as its output row is made.
+                    memory.release(limits::row_bytes(&row));
+                    self.emit(&row, ctx, &mut out, &mut memory)?;
                 }
             }
         }
@@ -750,6 +756,7 @@ impl SelectPlan {
         row: &[Value],
         ctx: &mut Ctx<'_>,
         out: &mut Vec<(Vec<Value>, Vec<Value>)>,
+        memory: &mut MemoryBudget,
     ) -> SqlResult<()> {
         if let Some(having) = self.grouping.as_ref().and_then(|g| g.having.as_ref())
             && expr::truth(&having.eval(row, ctx)?)? != Some(true)
@@ -764,6 +771,7 @@ impl SelectPlan {
                 OrderBy::Expr(s) => s.eval(row, ctx)?,
             });
         }
+        memory.charge(limits::row_bytes(&projected) + limits::row_bytes(&keys))?;
         out.push((projected, keys));
         Ok(())
     }
@@ -935,7 +943,12 @@ impl SelectPlan {
 
     /// Runs the rows through the aggregates; returns one row per group (keys, then
     /// aggregate results).
-    fn group_rows(&self, grouping: &Grouping, ctx: &mut Ctx<'_>) -> SqlResult<Vec<Vec<Value>>> {
+    fn group_rows(
+        &self,
+        grouping: &Grouping,
+        ctx: &mut Ctx<'_>,
+        memory: &mut MemoryBudget,
+    ) -> SqlResult<Vec<Vec<Value>>> {
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut groups: Vec<(Vec<Value>, Vec<Accumulator>)> = Vec::new();
         self.for_each_row(ctx, &mut |row, ctx: &mut dyn EvalContext| {
@@ -948,6 +961,7 @@ impl SelectPlan {
             let slot = match index.get(&id) {
                 Some(&slot) => slot,
                 None => {
+                    memory.charge(id.len() + limits::row_bytes(&keys))?;
                     index.insert(id, groups.len());
                     groups.push((
                         keys,

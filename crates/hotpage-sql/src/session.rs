@@ -1475,7 +1475,14 @@ impl SqlSession {
                 variable, values, ..
             } => {
                 let value = values.first().map(setting_text).unwrap_or_default();
-                (object_name(variable), value)
+                // Every part: `hotpage.query_memory` is one name, as SHOW reads it.
+                let name: Vec<String> = variable
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident())
+                    .map(fold)
+                    .collect();
+                (name.join("."), value)
             }
             Set::SetTimeZone { value, .. } => ("timezone".to_string(), setting_text(value)),
             Set::SetNames { charset_name, .. } => {
@@ -1508,6 +1515,13 @@ impl SqlSession {
                     "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"; 0 turns the timeout off.",
                 ));
             }
+        }
+        if name == crate::limits::QUERY_MEMORY_SETTING {
+            if value.eq_ignore_ascii_case("default") {
+                self.state.settings.remove(&name);
+                return Ok(StatementResult::command("SET"));
+            }
+            crate::limits::check_query_memory(&value)?;
         }
         if name == "synchronous_commit" || name == "hotpage.durability" {
             let durability = match value.to_lowercase().as_str() {

@@ -11,6 +11,7 @@ use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, Sor
 use super::types::{self, CType, Datum};
 use super::window::{WindowFunc, WindowInput, WindowSpec, window_values};
 use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::limits::{self, MemoryBudget};
 use crate::session::SessionState;
 use crate::session::SqlDatabase;
 use crate::table::SqlTable;
@@ -86,22 +87,6 @@ impl<'e> Env<'e> {
     }
 }
 
-/// The most values one execution holds in the rows it builds: user tables read, and the
-/// combinations its joins make. At about 40 bytes a value (more for text), 8 Mi values
-/// keep a query to a few hundred MiB; past them the query fails with 54000, where
-/// PostgreSQL would spill to disk.
-pub(crate) const VALUES_HELD_MAX: usize = 8 << 20;
-
-fn too_many_values() -> SqlError {
-    SqlError::new(
-        sqlstate::PROGRAM_LIMIT_EXCEEDED,
-        format!(
-            "this query would hold more than {VALUES_HELD_MAX} values in memory (a query with joins, subqueries or set operations keeps the rows it reads and joins)"
-        ),
-    )
-    .with_hint("Narrow each table's rows with WHERE, or join on an equality of the two sides' columns.")
-}
-
 /// What reading user tables and calling the SQL layer's functions need: the engine
 /// session (its scans, and the open transaction's own rows) and the SQL session's state
 /// (its settings, which `set_config` changes; the statement's clock, which stops a long
@@ -125,12 +110,14 @@ pub(crate) struct Exec<'a> {
     probes: HashMap<(usize, usize), Rc<Buckets>>,
     /// Uncorrelated IN subqueries' values as sets, by subquery.
     in_sets: HashMap<usize, Rc<InSet>>,
-    /// Values held in table rows read and join rows made (see [`VALUES_HELD_MAX`]).
-    values_held: usize,
-    /// The part of `values_held` in tables' rows, kept for the whole execution; the rest
+    /// Bytes held in the rows this execution keeps: tables read, join rows made, window
+    /// values, output rows, WITH queries' rows; bounded by `hotpage.query_memory`
+    /// (see `crate::limits`).
+    memory: MemoryBudget,
+    /// The part of `memory` in tables' rows, kept for the whole execution; the rest
     /// is join rows, given back when the SELECT that made them (or a correlated
     /// subquery's run) is done with them.
-    table_values: usize,
+    table_bytes: usize,
     subplans: HashMap<usize, Rc<Rows>>,
     /// The rows of the WITH queries whose query is running, by number.
     ctes: HashMap<usize, Rc<Rows>>,
@@ -145,6 +132,7 @@ impl<'a> Exec<'a> {
         db: &'a SqlDatabase,
         session: SessionRefs<'a>,
     ) -> Exec<'a> {
+        let memory_max = limits::query_memory_bytes(&session.state.settings);
         Exec {
             catalog,
             params,
@@ -155,8 +143,8 @@ impl<'a> Exec<'a> {
             tables: HashMap::new(),
             probes: HashMap::new(),
             in_sets: HashMap::new(),
-            values_held: 0,
-            table_values: 0,
+            memory: MemoryBudget::new(memory_max),
+            table_bytes: 0,
             subplans: HashMap::new(),
             ctes: HashMap::new(),
             regexes: HashMap::new(),
@@ -203,15 +191,20 @@ impl<'a> Exec<'a> {
         Ok(rows)
     }
 
-    /// Counts `n` more values held; 54000 past [`VALUES_HELD_MAX`]. Also where a long
+    /// Counts `bytes` more held; 54000 past `hotpage.query_memory`. Also where a long
     /// join looks for a cancel or a timeout.
-    fn hold(&mut self, n: usize) -> SqlResult<()> {
+    fn hold(&mut self, bytes: usize) -> SqlResult<()> {
         self.session.state.clock.poll()?;
-        self.values_held += n;
-        if self.values_held > VALUES_HELD_MAX {
-            return Err(too_many_values());
-        }
-        Ok(())
+        self.memory.charge(bytes)
+    }
+
+    fn held(&self) -> usize {
+        self.memory.held_bytes()
+    }
+
+    /// Sets what is held to `bytes` (a step is done with rows it made).
+    fn set_held(&mut self, bytes: usize) {
+        self.memory.set_held_bytes(bytes);
     }
 
     /// A user table's rows as this transaction sees them.
@@ -221,22 +214,20 @@ impl<'a> Exec<'a> {
         if let Some(rows) = self.tables.get(&id) {
             return Ok(Rc::clone(rows));
         }
-        let width = table.scope.len();
         let mut rows: Rows = Vec::new();
         let mut failure = None;
-        let mut held = self.values_held;
-        let clock = &mut self.session.state.clock;
+        let before = self.held();
+        let (clock, memory) = (&mut self.session.state.clock, &mut self.memory);
         table.visit_rows(self.session.engine, None, |key, row| {
-            held += width;
-            let decoded = clock.poll().and_then(|()| {
-                if held > VALUES_HELD_MAX {
-                    return Err(too_many_values());
-                }
-                table.decode(key, row)
+            let decoded = clock.poll().and_then(|()| table.decode(key, row));
+            let kept = decoded.and_then(|values| {
+                let row: Vec<Datum> = values.into_iter().map(Datum::from_value).collect();
+                memory.charge(row_bytes(&row))?;
+                Ok(row)
             });
-            match decoded {
-                Ok(values) => {
-                    rows.push(values.into_iter().map(Datum::from_value).collect());
+            match kept {
+                Ok(row) => {
+                    rows.push(row);
                     true
                 }
                 Err(e) => {
@@ -248,8 +239,7 @@ impl<'a> Exec<'a> {
         if let Some(e) = failure {
             return Err(e);
         }
-        self.table_values += held - self.values_held;
-        self.values_held = held;
+        self.table_bytes += self.held() - before;
         let rows = Rc::new(rows);
         self.tables.insert(id, Rc::clone(&rows));
         Ok(rows)
@@ -257,21 +247,21 @@ impl<'a> Exec<'a> {
 
     /// A query's rows: its WITH queries first, kept while its body runs.
     pub fn run_query(&mut self, q: &QueryPlan, outer: Option<&Env>) -> SqlResult<Rows> {
-        let cte_values = self.run_ctes(&q.ctes, outer)?;
+        let cte_bytes = self.run_ctes(&q.ctes, outer)?;
         let rows = self.run_body(q, outer);
         for cte in &q.ctes {
             self.ctes.remove(&cte.id);
         }
-        self.values_held = self.values_held.saturating_sub(cte_values);
+        self.memory.release(cte_bytes);
         rows
     }
 
     /// Computes WITH queries, in order (a later one may read an earlier one); returns the
-    /// values their rows hold.
+    /// bytes their rows hold.
     fn run_ctes(&mut self, ctes: &[CtePlan], outer: Option<&Env>) -> SqlResult<usize> {
-        let mut values = 0;
+        let mut bytes = 0;
         for cte in ctes {
-            let (held, tables) = (self.values_held, self.table_values);
+            let (held, tables) = (self.held(), self.table_bytes);
             let rows = match &cte.body {
                 CteBody::Plain(q) => self.run_query(q, outer)?,
                 CteBody::Recursive { base, step, all } => {
@@ -279,11 +269,10 @@ impl<'a> Exec<'a> {
                 }
             };
             // Tables read meanwhile stay for the whole execution; the rows go with the query.
-            values +=
-                (self.values_held.saturating_sub(held)).saturating_sub(self.table_values - tables);
+            bytes += (self.held().saturating_sub(held)).saturating_sub(self.table_bytes - tables);
             self.ctes.insert(cte.id, Rc::new(rows));
         }
-        Ok(values)
+        Ok(bytes)
     }
 
     /// `WITH RECURSIVE`'s rows: the base's, then the step's run on the rows the last round
@@ -300,24 +289,24 @@ impl<'a> Exec<'a> {
         let mut made = self.run_query(base, outer)?;
         let mut result: Rows = Vec::new();
         loop {
-            let counted = cells(&made);
+            let counted = rows_bytes(&made);
             if !all {
                 made.retain(|row| seen.insert(row_key(row)));
             }
             // `made` stays counted as the next working table; `result` holds a copy, and
             // UNION's set of rows seen another.
-            self.values_held = self.values_held.saturating_sub(counted - cells(&made));
+            let working = rows_bytes(&made);
+            self.memory.release(counted - working);
             let copies = if all { 1 } else { 2 };
-            self.hold(copies * cells(&made))?;
+            self.hold(copies * working)?;
             result.extend(made.iter().cloned());
             if made.is_empty() {
                 return Ok(result);
             }
-            let working = cells(&made);
             self.ctes.insert(cte.id, Rc::new(made));
             let rows = self.run_query(step, outer)?;
             self.ctes.remove(&cte.id);
-            self.values_held = self.values_held.saturating_sub(working);
+            self.memory.release(working);
             made = self.cast_rows(rows, &step.columns, &cte.columns)?;
         }
     }
@@ -374,12 +363,11 @@ impl<'a> Exec<'a> {
     }
 
     fn run_select(&mut self, s: &SelectPlan, outer: Option<&Env>) -> SqlResult<Rows> {
-        let held_before = self.values_held;
-        let tables_before = self.table_values;
+        let held_before = self.held();
+        let tables_before = self.table_bytes;
         let out = self.run_select_rows(s, outer)?;
         // The join rows are gone; what stays is the output and any table read meanwhile.
-        let output: usize = out.iter().map(Vec::len).sum();
-        self.values_held = held_before + (self.table_values - tables_before) + output;
+        self.set_held(held_before + (self.table_bytes - tables_before) + rows_bytes(&out));
         Ok(out)
     }
 
@@ -419,6 +407,7 @@ impl<'a> Exec<'a> {
                     keys.push(self.eval(e, &env)?);
                 }
             }
+            self.hold(row_bytes(&items) + row_bytes(&keys))?;
             out.push((keys, items));
         }
         if s.distinct {
@@ -453,8 +442,9 @@ impl<'a> Exec<'a> {
                     args,
                 });
             }
-            self.hold(rows.len())?;
-            columns.push(window_values(spec, &inputs)?);
+            let values = window_values(spec, &inputs)?;
+            self.hold(values.iter().map(Datum::held_bytes).sum())?;
+            columns.push(values);
         }
         for (i, row) in rows.iter_mut().enumerate() {
             row.extend(columns.iter().rev().map(|values| values[i].clone()));
@@ -512,7 +502,7 @@ impl<'a> Exec<'a> {
                 let mut combined = left.clone();
                 combined.extend(right[i].iter().cloned());
                 if self.all_hold(&step.filters, &Env::new(&combined, level, outer))? {
-                    self.hold(combined.len())?;
+                    self.hold(row_bytes(&combined))?;
                     next.push(combined);
                 } else {
                     self.session.state.clock.poll()?;
@@ -763,7 +753,7 @@ impl<'a> Exec<'a> {
                     None => true,
                 };
                 if passes {
-                    self.hold(combined.len())?;
+                    self.hold(row_bytes(&combined))?;
                     matched = true;
                     if let Some(m) = right_matched.get_mut(i) {
                         *m = true;
@@ -810,6 +800,7 @@ impl<'a> Exec<'a> {
             let slot = match index.get(&id) {
                 Some(&slot) => slot,
                 None => {
+                    self.hold(id.len() + row_bytes(&keys))?;
                     index.insert(id, groups.len());
                     groups.push((keys, grouping.aggs.iter().map(Accumulator::new).collect()));
                     groups.len() - 1
@@ -821,6 +812,11 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|a| self.eval(a, &env))
                     .collect::<SqlResult<Vec<_>>>()?;
+                // string_agg and array_agg keep what they are given; the others a value.
+                if matches!(spec.func, AggFunc::StringAgg | AggFunc::ArrayAgg) || spec.distinct {
+                    let kept = args.first().map_or(0, Datum::held_bytes);
+                    self.memory.charge(kept)?;
+                }
                 acc.add(spec, args)?;
             }
         }
@@ -851,11 +847,11 @@ impl<'a> Exec<'a> {
         if !correlated && let Some(rows) = self.subplans.get(&sub.id) {
             return Ok(Rc::clone(rows));
         }
-        let (held_before, tables_before) = (self.values_held, self.table_values);
+        let (held_before, tables_before) = (self.held(), self.table_bytes);
         let rows = Rc::new(self.run_query(&sub.plan, Some(env))?);
         if correlated {
             // Used for this outer row and dropped: only tables read meanwhile stay held.
-            self.values_held = held_before + (self.table_values - tables_before);
+            self.set_held(held_before + (self.table_bytes - tables_before));
         } else {
             self.subplans.insert(sub.id, Rc::clone(&rows));
         }
@@ -1082,11 +1078,20 @@ impl<'a> Exec<'a> {
                     types::to_text(&x, a.ty, self.catalog),
                     types::to_text(&y, b.ty, self.catalog),
                 ) {
-                    (Some(l), Some(r)) => Datum::Text(l + &r),
+                    (Some(l), Some(r)) => {
+                        // Checked before the joined text is made: past 1 GB it never exists.
+                        limits::check_text_len(l.len().saturating_add(r.len()))?;
+                        Datum::Text(l + &r)
+                    }
                     _ => Datum::Null,
                 },
             );
         }
+        let items = |d: &Datum| match d {
+            Datum::Array(a) => a.len(),
+            _ => 1,
+        };
+        limits::check_array_len(items(&x).saturating_add(items(&y)))?;
         Ok(match (x, y) {
             (Datum::Null, other) | (other, Datum::Null) => other,
             (Datum::Array(mut l), Datum::Array(r)) => {
@@ -1244,13 +1249,25 @@ fn hash_key(d: &Datum) -> String {
     }
 }
 
-/// A row's key for DISTINCT, set operations and DISTINCT aggregates: equal SQL values
-/// give equal keys (numerics of other scales, 0 and -0 included).
-/// How many values `rows` hold.
-fn cells(rows: &Rows) -> usize {
-    rows.iter().map(Vec::len).sum()
+/// PostgreSQL's error for a `string_agg` past 1 GB.
+fn string_agg_too_long(held: usize, more: usize) -> SqlError {
+    SqlError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "out of memory").with_detail(format!(
+        "Cannot enlarge string buffer containing {held} bytes by {more} more bytes."
+    ))
 }
 
+/// What `rows` weigh in memory.
+fn rows_bytes(rows: &Rows) -> usize {
+    rows.iter().map(|row| row_bytes(row)).sum()
+}
+
+/// What a row weighs in memory.
+fn row_bytes(row: &[Datum]) -> usize {
+    std::mem::size_of::<Vec<Datum>>() + row.iter().map(Datum::held_bytes).sum::<usize>()
+}
+
+/// A row's key for DISTINCT, set operations and DISTINCT aggregates: equal SQL values
+/// give equal keys (numerics of other scales, 0 and -0 included).
 fn row_key(row: &[Datum]) -> String {
     let keys: Vec<String> = row.iter().map(hash_key).collect();
     keys.join("\u{1f}")
@@ -1635,15 +1652,25 @@ impl Accumulator {
                 *acc = Some(match acc.take() {
                     None => s,
                     Some(mut joined) => {
-                        if let Datum::Text(sep) = sep {
-                            joined.push_str(&sep);
+                        let sep = match &sep {
+                            Datum::Text(sep) => sep.as_str(),
+                            _ => "",
+                        };
+                        let len = joined.len().saturating_add(sep.len() + s.len());
+                        if len > limits::TEXT_BYTES_MAX {
+                            return Err(string_agg_too_long(joined.len(), len - joined.len()));
                         }
+                        joined.push_str(sep);
                         joined.push_str(&s);
                         joined
                     }
                 });
             }
-            Accumulator::ArrayAgg(items) => items.get_or_insert_with(Vec::new).push(first),
+            Accumulator::ArrayAgg(items) => {
+                let items = items.get_or_insert_with(Vec::new);
+                limits::check_array_len(items.len() + 1)?;
+                items.push(first);
+            }
             Accumulator::Bool(acc) => {
                 let b = first == Datum::Bool(true);
                 *acc = Some(match (*acc, spec.func) {

@@ -490,12 +490,15 @@ fn call_catalog(
         F::Lower => Datum::Text(text(0).to_lowercase()),
         F::Upper => Datum::Text(text(0).to_uppercase()),
         F::Length => Datum::Int(text(0).chars().count() as i64),
-        F::Concat => Datum::Text(
-            args.iter()
+        F::Concat => {
+            let joined: String = args
+                .iter()
                 .zip(types)
                 .filter_map(|(a, t)| types::to_text(a, *t, catalog))
-                .collect(),
-        ),
+                .collect();
+            crate::limits::check_text_len(joined.len())?;
+            Datum::Text(joined)
+        }
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
     })

@@ -111,6 +111,14 @@ pub(crate) const SETTINGS: &[Setting] = &[
         "user",
         "integer",
     ),
+    setting(
+        crate::limits::QUERY_MEMORY_SETTING,
+        crate::limits::QUERY_MEMORY_DEFAULT,
+        "Resource Usage / Memory",
+        "Sets the most memory one query may hold (past it the query fails with 54000).",
+        "user",
+        "string",
+    ),
     Setting {
         unit: Some("ms"),
         ..setting(

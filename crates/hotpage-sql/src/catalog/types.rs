@@ -165,6 +165,18 @@ pub(crate) enum Datum {
 }
 
 impl Datum {
+    /// What the value weighs in memory: its own size and what it points to (for the
+    /// query's memory bound, `crate::limits`).
+    pub fn held_bytes(&self) -> usize {
+        std::mem::size_of::<Datum>()
+            + match self {
+                Datum::Text(s) => s.len(),
+                Datum::Array(items) => items.iter().map(Datum::held_bytes).sum(),
+                Datum::Other(v) => crate::limits::value_bytes(v),
+                Datum::Null | Datum::Bool(_) | Datum::Int(_) | Datum::Float(_) => 0,
+            }
+    }
+
     /// The kind of value, in PostgreSQL's words, for an error about a value whose
     /// declared type is no longer known (a comparison found impossible at run time).
     pub fn kind_name(&self) -> &'static str {

@@ -9,8 +9,7 @@ use crate::value::Value;
 use crate::value::numeric;
 use std::cmp::Ordering;
 
-/// The longest text a function may build (PostgreSQL's limit on a value: 1 GB).
-const TEXT_BYTES_MAX: usize = (1 << 30) - 1;
+use crate::limits::{TEXT_BYTES_MAX, text_too_long as too_long};
 
 /// A function of this module.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -182,13 +181,6 @@ fn int_arg(v: &Value, what: &str) -> SqlResult<i64> {
             format!("{what} takes an integer, not {}", other.type_name()),
         )),
     }
-}
-
-fn too_long() -> SqlError {
-    SqlError::new(
-        sqlstate::PROGRAM_LIMIT_EXCEEDED,
-        "requested length too large",
-    )
 }
 
 /// `concat` (no separator) and `concat_ws`: NULLs are skipped.
