@@ -470,6 +470,15 @@ fn bad_number(text: &str) -> SqlError {
 
 fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResult<Scalar> {
     use BinaryOperator::*;
+    let (left, right) = if matches!(op, Eq | NotEq | Lt | LtEq | Gt | GtEq) {
+        let (left_ty, right_ty) = (left.ty(), right.ty());
+        (
+            number_literal(left, right_ty)?,
+            number_literal(right, left_ty)?,
+        )
+    } else {
+        (left, right)
+    };
     match op {
         // Arithmetic on integer or smallint operands stays in that type, so it overflows
         // where PostgreSQL's does (values are computed as bigint, then range-checked).
@@ -490,6 +499,9 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
             char_as_text(left),
             char_as_text(right),
         )),
+        Eq | NotEq | Lt | LtEq | Gt | GtEq if !comparable(left.ty(), right.ty()) => {
+            Err(no_operator(left.ty(), op, right.ty()))
+        }
         Eq | NotEq | Lt | LtEq | Gt | GtEq if is_char(&left) || is_char(&right) => Ok(
             Scalar::Binary(op.clone(), char_operand(left), char_operand(right)),
         ),
@@ -815,6 +827,51 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
             (None, b) => b,
         },
     }
+}
+
+/// A string literal compared with a number takes the number's type when the query is
+/// planned, as PostgreSQL's unknown literal does: `id = 'x'` is 22P02 (invalid input
+/// syntax for type integer), `id = '7'` compares 7.
+fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Scalar>> {
+    match (side.as_ref(), other) {
+        (Scalar::Const(text @ Value::Text(_), None), Some(ty))
+            if ty.is_numeric_family() && ty != SqlType::Oid =>
+        {
+            Ok(Box::new(Scalar::Const(text.clone().coerce(&ty)?, Some(ty))))
+        }
+        _ => Ok(side),
+    }
+}
+
+/// Whether values of declared types `a` and `b` compare: not a number with a string, nor
+/// a boolean with either (a literal string, of no type yet, takes the other side's).
+fn comparable(a: Option<SqlType>, b: Option<SqlType>) -> bool {
+    let family = |t: Option<SqlType>| match t {
+        Some(t) if t.is_numeric_family() && t != SqlType::Oid => Some(0),
+        Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => Some(1),
+        Some(SqlType::Bool) => Some(2),
+        _ => None,
+    };
+    !matches!((family(a), family(b)), (Some(x), Some(y)) if x != y)
+}
+
+/// PostgreSQL's 42883 for a comparison of two types that have no operator, found when
+/// the query is planned (as PostgreSQL does), with its type names and hint.
+fn no_operator(a: Option<SqlType>, op: &BinaryOperator, b: Option<SqlType>) -> SqlError {
+    let name = |t: Option<SqlType>| match t {
+        Some(SqlType::Numeric { .. }) => "numeric".to_string(),
+        Some(SqlType::Varchar(_)) => "character varying".to_string(),
+        Some(SqlType::Char(_)) => "character".to_string(),
+        Some(t) => t.name(),
+        None => "unknown".to_string(),
+    };
+    SqlError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {} {op} {}", name(a), name(b)),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
 }
 
 fn mismatch(what: &str) -> SqlError {

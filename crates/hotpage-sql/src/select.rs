@@ -212,9 +212,10 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
     let (grouping, projection, order, windows) = plan_output(select, query, &scope)?;
     let distinct = matches!(select.distinct, Some(Distinct::Distinct));
     if distinct && order.iter().any(|k| matches!(k.by, OrderBy::Expr(_))) {
-        return Err(SqlError::new(
-            sqlstate::INVALID_COLUMN_REFERENCE,
-            "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+        // The general engine compares the ORDER BY expression with the listed ones
+        // (`SELECT DISTINCT a AS x … ORDER BY a` is listed), and gives 42P10 otherwise.
+        return Err(SqlError::unsupported(
+            "SELECT DISTINCT with ORDER BY an expression in this path",
         ));
     }
     let (limit, offset) = limits(query)?;

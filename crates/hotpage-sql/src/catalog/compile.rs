@@ -532,6 +532,8 @@ impl Compiler {
             Expr::IsNotFalse(inner) => self.is_bool(inner, false, true)?,
             Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
                 let (a, b) = self.unified(a, b)?;
+                // PostgreSQL looks for `=` between the two types, and names it.
+                check_comparable(a.ty, &BinaryOperator::Eq, b.ty)?;
                 let negated = matches!(e, Expr::IsNotDistinctFrom(..));
                 CExpr::new(ExprKind::Distinct(Box::new(a), Box::new(b), negated), BOOL)
             }
