@@ -9,6 +9,8 @@
 # The WITH queries (2026-12-06 evening): a WITH query joined to a table, and a recursive
 # count to 100,000 (one working-table round per row). And a window: each customer's
 # largest order by rank() over 200,000 orders.
+# sort_one_table (2026-12-06, the byte-counted memory bound): a one-table sort, which
+# holds every row it reads (select.rs), each row weighed as it is kept.
 set -euo pipefail
 base=$1 head=$2 rounds=${3:-3}
 db=/tmp/bench-joins-db
@@ -36,8 +38,9 @@ q[correlated_exists]="SELECT count(*) FROM customers c WHERE EXISTS (SELECT 1 FR
 q[scan_one_table]="SELECT count(*) FROM orders WHERE amount > 50"
 q[with_join]="WITH totals AS (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id) SELECT c.city, count(*) FROM totals t JOIN customers c ON c.id = t.customer_id WHERE t.total > 1000 GROUP BY c.city ORDER BY 1"
 q[recursive_count]="WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) SELECT count(*), sum(n) FROM r"
+q[sort_one_table]="SELECT id, amount FROM orders ORDER BY amount DESC, id LIMIT 10"
 q[window_rank]="SELECT count(*), sum(amount) FROM (SELECT amount, rank() OVER (PARTITION BY customer_id ORDER BY amount DESC) AS r FROM orders) x WHERE r = 1"
-names="hash_join_group in_subquery correlated_exists scan_one_table with_join recursive_count window_rank"
+names="hash_join_group in_subquery correlated_exists scan_one_table sort_one_table with_join recursive_count window_rank"
 t() { local s=$(date +%s.%N); if "$@" >/dev/null 2>&1; then echo "$(date +%s.%N) - $s" | bc; else echo error; fi; }
 for r in $(seq $rounds); do
   for which in base head; do

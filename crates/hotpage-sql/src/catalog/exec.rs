@@ -92,7 +92,8 @@ impl<'e> Env<'e> {
 /// (its settings, which `set_config` changes; the statement's clock, which stops a long
 /// read or join; `lastval`/`currval`).
 pub(crate) struct SessionRefs<'a> {
-    pub engine: &'a mut hotpage::Session,
+    /// `None` only while a table read that tests conditions holds it.
+    pub engine: Option<&'a mut hotpage::Session>,
     pub state: &'a mut SessionState,
 }
 
@@ -106,6 +107,9 @@ pub(crate) struct Exec<'a> {
     relations: HashMap<(u8, &'static str), Rc<Rows>>,
     /// User tables' rows, by table: a table read twice (a self-join) is read once.
     tables: HashMap<usize, Rc<Rows>>,
+    /// A table's rows that pass its FROM step's own conditions, by step (see
+    /// `filtered_table_rows`).
+    filtered: HashMap<usize, Rc<Rows>>,
     /// Hashes of such rows on a join key, by (key expression, rows): see `build_probe`.
     probes: HashMap<(usize, usize), Rc<Buckets>>,
     /// Uncorrelated IN subqueries' values as sets, by subquery.
@@ -141,6 +145,7 @@ impl<'a> Exec<'a> {
             session,
             relations: HashMap::new(),
             tables: HashMap::new(),
+            filtered: HashMap::new(),
             probes: HashMap::new(),
             in_sets: HashMap::new(),
             memory: MemoryBudget::new(memory_max),
@@ -218,7 +223,12 @@ impl<'a> Exec<'a> {
         let mut failure = None;
         let before = self.held();
         let (clock, memory) = (&mut self.session.state.clock, &mut self.memory);
-        table.visit_rows(self.session.engine, None, |key, row| {
+        let engine = self
+            .session
+            .engine
+            .as_deref_mut()
+            .ok_or_else(|| SqlError::internal("a table read inside a table read"))?;
+        table.visit_rows(engine, None, |key, row| {
             let decoded = clock.poll().and_then(|()| table.decode(key, row));
             let kept = decoded.and_then(|values| {
                 let row: Vec<Datum> = values.into_iter().map(Datum::from_value).collect();
@@ -243,6 +253,75 @@ impl<'a> Exec<'a> {
         let rows = Rc::new(rows);
         self.tables.insert(id, Rc::clone(&rows));
         Ok(rows)
+    }
+
+    /// A table's rows that pass `filters` (which read only its columns, as columns
+    /// `offset…` of `level`), read once per execution for FROM step `step`.
+    fn filtered_table_rows(
+        &mut self,
+        table: &SqlTable,
+        step: usize,
+        filters: &[&CExpr],
+        offset: usize,
+        level: usize,
+    ) -> SqlResult<Rc<Rows>> {
+        if let Some(rows) = self.filtered.get(&step) {
+            return Ok(Rc::clone(rows));
+        }
+        // The scan holds the engine session; the filters need none (see `pushable`).
+        let engine = self
+            .session
+            .engine
+            .take()
+            .ok_or_else(|| SqlError::internal("a table read inside a table read"))?;
+        let before = self.held();
+        let read = self.visit_filtered(table, engine, filters, offset, level);
+        self.session.engine = Some(engine);
+        let rows = Rc::new(read?);
+        self.table_bytes += self.held() - before;
+        self.filtered.insert(step, Rc::clone(&rows));
+        Ok(rows)
+    }
+
+    fn visit_filtered(
+        &mut self,
+        table: &SqlTable,
+        engine: &mut hotpage::Session,
+        filters: &[&CExpr],
+        offset: usize,
+        level: usize,
+    ) -> SqlResult<Rows> {
+        let mut rows: Rows = Vec::new();
+        let mut failure = None;
+        table.visit_rows(engine, None, |key, row| {
+            let kept = self.session.state.clock.poll().and_then(|()| {
+                let values = table.decode(key, row)?;
+                let row: Vec<Datum> = values.into_iter().map(Datum::from_value).collect();
+                let env = Env {
+                    row: &row,
+                    offset,
+                    level,
+                    parent: None,
+                };
+                if !self.all_hold(filters.iter().copied(), &env)? {
+                    return Ok(None);
+                }
+                self.memory.charge(row_bytes(&row))?;
+                Ok(Some(row))
+            });
+            match kept {
+                Ok(Some(row)) => {
+                    rows.push(row);
+                    true
+                }
+                Ok(None) => true,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        })?;
+        failure.map_or(Ok(rows), Err)
     }
 
     /// A query's rows: its WITH queries first, kept while its body runs.
@@ -473,13 +552,24 @@ impl<'a> Exec<'a> {
         outer: Option<&Env>,
     ) -> SqlResult<Rows> {
         let lateral = matches!(step.item, FromItem::Function(..));
-        let shared = if lateral {
-            None
-        } else {
-            Some(self.item_rows(&step.item, width, level, outer)?)
-        };
-        let conds: Vec<&CExpr> = step.filters.iter().collect();
         let end = width + step.item.width();
+        // A table's own conditions are tested as its rows are read: only the rows that
+        // pass are kept (memory) and joined (time).
+        let (pushed, conds): (Vec<&CExpr>, Vec<&CExpr>) = match &step.item {
+            FromItem::Table(_) => step
+                .filters
+                .iter()
+                .partition(|f| pushable(f, level, width, end)),
+            _ => (Vec::new(), step.filters.iter().collect()),
+        };
+        let shared = match &step.item {
+            _ if lateral => None,
+            FromItem::Table(table) if !pushed.is_empty() => {
+                let id = std::ptr::from_ref(step) as usize;
+                Some(self.filtered_table_rows(&table.0, id, &pushed, width, level)?)
+            }
+            item => Some(self.item_rows(item, width, level, outer)?),
+        };
         let probe = match &shared {
             Some(rights) => {
                 let sides = Sides::new(&step.item, width, end, level);
@@ -501,7 +591,7 @@ impl<'a> Exec<'a> {
             for i in candidates {
                 let mut combined = left.clone();
                 combined.extend(right[i].iter().cloned());
-                if self.all_hold(&step.filters, &Env::new(&combined, level, outer))? {
+                if self.all_hold(conds.iter().copied(), &Env::new(&combined, level, outer))? {
                     self.hold(row_bytes(&combined))?;
                     next.push(combined);
                 } else {
@@ -609,7 +699,11 @@ impl<'a> Exec<'a> {
         Ok(truth(&self.eval(e, env)?)? == Some(true))
     }
 
-    fn all_hold(&mut self, filters: &[CExpr], env: &Env) -> SqlResult<bool> {
+    fn all_hold<'f>(
+        &mut self,
+        filters: impl IntoIterator<Item = &'f CExpr>,
+        env: &Env,
+    ) -> SqlResult<bool> {
         for f in filters {
             if !self.holds(f, env)? {
                 return Ok(false);
@@ -1271,6 +1365,27 @@ fn row_bytes(row: &[Datum]) -> usize {
 fn row_key(row: &[Datum]) -> String {
     let keys: Vec<String> = row.iter().map(hash_key).collect();
     keys.join("\u{1f}")
+}
+
+/// Whether a FROM step's condition can be tested on its table's rows as they are read:
+/// it reads only that table's columns (`lo..hi` of `level`), no outer row, and calls no
+/// function and runs no subquery (which might need the engine session the read holds,
+/// or have effects, such as `nextval`, whose count would change).
+fn pushable(e: &CExpr, level: usize, lo: usize, hi: usize) -> bool {
+    let mut ok = true;
+    e.walk(&mut |node| {
+        ok &= match &node.kind {
+            ExprKind::Column { level: l, index } => *l == level && (lo..hi).contains(index),
+            ExprKind::Call(..)
+            | ExprKind::Window { .. }
+            | ExprKind::InSubquery(..)
+            | ExprKind::Exists(_)
+            | ExprKind::ScalarSubquery(_)
+            | ExprKind::ArraySubquery(_) => false,
+            _ => true,
+        }
+    });
+    ok
 }
 
 /// Whether every column of `level` that `e` reads is in `lo..hi`.

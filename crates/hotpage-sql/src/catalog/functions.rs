@@ -395,7 +395,10 @@ pub(crate) fn call(
             let value = crate::session::call_function(
                 exec.db,
                 exec.session.state,
-                exec.session.engine,
+                exec.session
+                    .engine
+                    .as_deref_mut()
+                    .ok_or_else(|| SqlError::internal("a function called inside a table read"))?,
                 f,
                 values,
             )?;

@@ -289,7 +289,7 @@ impl CatalogPlan {
             settings: ctx.state.settings.clone(),
         };
         let session = exec::SessionRefs {
-            engine: &mut *ctx.engine,
+            engine: Some(&mut *ctx.engine),
             state: &mut *ctx.state,
         };
         let mut exec = exec::Exec::new(&catalog, ctx.params, pid, ctx.db, session);
