@@ -778,11 +778,23 @@ PACKAGE=hotpage-sql unit string-agg-past-one-gigabyte crates/hotpage-sql/src/cat
   '                        if len > limits::TEXT_BYTES_MAX {' \
   '                        if false {' \
   --test memory_bound
-# The one-table path compares a number with a text column (PostgreSQL: 42883 at planning).
-PACKAGE=hotpage-sql unit select-compare-types-unchecked crates/hotpage-sql/src/expr.rs \
-  '        Eq | NotEq | Lt | LtEq | Gt | GtEq if !comparable(left.ty(), right.ty()) => {' \
-  '        Eq | NotEq | Lt | LtEq | Gt | GtEq if false => {' \
+# A string literal compared with a numeric column takes the column's precision and scale
+# (PostgreSQL: plain numeric; `n = '12345'` on numeric(3,0) is false, not 22003).
+PACKAGE=hotpage-sql unit numeric-literal-takes-typmod crates/hotpage-sql/src/expr.rs \
+  '        (Scalar::Const(Value::Text(text), None), Some(SqlType::Numeric { .. })) => {' \
+  '        (Scalar::Const(Value::Text(text), None), Some(SqlType::Numeric { .. })) if false => {' \
   --test sqllogictest
+# An uncorrelated subquery's rows, kept for the execution, stop counting when the SELECT
+# around them ends.
+PACKAGE=hotpage-sql unit subquery-rows-not-kept crates/hotpage-sql/src/catalog/exec.rs \
+  '            self.table_bytes += rows_bytes(&rows);' \
+  '' \
+  --test memory_bound
+# count(DISTINCT …) counts every row it is given, not the values it keeps.
+PACKAGE=hotpage-sql unit distinct-counts-every-row crates/hotpage-sql/src/catalog/exec.rs \
+  '                self.hold(state_bytes)?;' \
+  '                self.hold(state_bytes + 200)?;' \
+  --test memory_bound
 # A table's own WHERE conditions are no longer tested as it is read (the general engine
 # keeps every row: a selective join of a wide table no longer fits its bound).
 PACKAGE=hotpage-sql unit table-conditions-not-pushed crates/hotpage-sql/src/catalog/exec.rs \

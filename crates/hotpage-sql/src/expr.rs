@@ -499,9 +499,6 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
             char_as_text(left),
             char_as_text(right),
         )),
-        Eq | NotEq | Lt | LtEq | Gt | GtEq if !comparable(left.ty(), right.ty()) => {
-            Err(no_operator(left.ty(), op, right.ty()))
-        }
         Eq | NotEq | Lt | LtEq | Gt | GtEq if is_char(&left) || is_char(&right) => Ok(
             Scalar::Binary(op.clone(), char_operand(left), char_operand(right)),
         ),
@@ -831,9 +828,19 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
 
 /// A string literal compared with a number takes the number's type when the query is
 /// planned, as PostgreSQL's unknown literal does: `id = 'x'` is 22P02 (invalid input
-/// syntax for type integer), `id = '7'` compares 7.
+/// syntax for type integer), `id = '7'` compares 7. A numeric column's literal is plain
+/// numeric, without the column's precision and scale (`n = '12345'` on a numeric(3,0)
+/// is false, not 22003; `n = '1.234'` is not rounded to 1.23).
 fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Scalar>> {
     match (side.as_ref(), other) {
+        (Scalar::Const(Value::Text(text), None), Some(SqlType::Numeric { .. })) => {
+            number(text.trim()).map(Box::new).map_err(|_| {
+                SqlError::new(
+                    sqlstate::INVALID_TEXT_REPRESENTATION,
+                    format!("invalid input syntax for type numeric: \"{text}\""),
+                )
+            })
+        }
         (Scalar::Const(text @ Value::Text(_), None), Some(ty))
             if ty.is_numeric_family() && ty != SqlType::Oid =>
         {
@@ -841,37 +848,6 @@ fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Sc
         }
         _ => Ok(side),
     }
-}
-
-/// Whether values of declared types `a` and `b` compare: not a number with a string, nor
-/// a boolean with either (a literal string, of no type yet, takes the other side's).
-fn comparable(a: Option<SqlType>, b: Option<SqlType>) -> bool {
-    let family = |t: Option<SqlType>| match t {
-        Some(t) if t.is_numeric_family() && t != SqlType::Oid => Some(0),
-        Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => Some(1),
-        Some(SqlType::Bool) => Some(2),
-        _ => None,
-    };
-    !matches!((family(a), family(b)), (Some(x), Some(y)) if x != y)
-}
-
-/// PostgreSQL's 42883 for a comparison of two types that have no operator, found when
-/// the query is planned (as PostgreSQL does), with its type names and hint.
-fn no_operator(a: Option<SqlType>, op: &BinaryOperator, b: Option<SqlType>) -> SqlError {
-    let name = |t: Option<SqlType>| match t {
-        Some(SqlType::Numeric { .. }) => "numeric".to_string(),
-        Some(SqlType::Varchar(_)) => "character varying".to_string(),
-        Some(SqlType::Char(_)) => "character".to_string(),
-        Some(t) => t.name(),
-        None => "unknown".to_string(),
-    };
-    SqlError::new(
-        sqlstate::UNDEFINED_FUNCTION,
-        format!("operator does not exist: {} {op} {}", name(a), name(b)),
-    )
-    .with_hint(
-        "No operator matches the given name and argument types. You might need to add explicit type casts.",
-    )
 }
 
 fn mismatch(what: &str) -> SqlError {
@@ -951,14 +927,20 @@ fn eval_binary(
     if a == Value::Null || b == Value::Null {
         return Ok(Value::Null);
     }
+    // A number meets a text here, at run time, and compares if the text reads as a
+    // number: T-SQL converts so (its statements run here too); PostgreSQL would refuse
+    // the two types when planning, with this SQLSTATE (docs/design.md).
     let ordered = |test: fn(Ordering) -> bool| -> SqlResult<Value> {
         match compare(&a, &b) {
             Some(o) => Ok(Value::Bool(test(o))),
-            None => Err(mismatch(&format!(
-                "operator does not exist: {} {op} {}",
-                a.type_name(),
-                b.type_name()
-            ))),
+            None => Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {op} {}",
+                    a.type_name(),
+                    b.type_name()
+                ),
+            )),
         }
     };
     match op {

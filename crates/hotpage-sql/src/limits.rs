@@ -22,8 +22,10 @@ pub(crate) const ARRAY_ITEMS_MAX: usize = 134_217_727;
 
 /// The setting that bounds a query's memory, and its default.
 pub(crate) const QUERY_MEMORY_SETTING: &str = "hotpage.query_memory";
-pub(crate) const QUERY_MEMORY_DEFAULT: &str = "512MB";
-const QUERY_MEMORY_DEFAULT_BYTES: usize = 512 << 20;
+/// 1GB: a query over a few hundred MB of table, whose rows a join copies once more,
+/// still runs; a server's sessions each have their own.
+pub(crate) const QUERY_MEMORY_DEFAULT: &str = "1GB";
+const QUERY_MEMORY_DEFAULT_BYTES: usize = 1 << 30;
 /// Below this, catalog queries psql sends for `\d` would not fit.
 const QUERY_MEMORY_MIN_BYTES: usize = 1 << 20;
 
@@ -167,12 +169,16 @@ fn show_bytes(bytes: usize) -> String {
 
 /// What a value weighs in memory: its own size and what it points to.
 pub(crate) fn value_bytes(v: &Value) -> usize {
-    std::mem::size_of::<Value>()
-        + match v {
-            Value::Text(s) => s.len(),
-            Value::Bytes(b) => b.len(),
-            _ => 0,
-        }
+    std::mem::size_of::<Value>() + value_heap_bytes(v)
+}
+
+/// What a value points to (its text or bytes), beyond its own size.
+pub(crate) fn value_heap_bytes(v: &Value) -> usize {
+    match v {
+        Value::Text(s) => s.len(),
+        Value::Bytes(b) => b.len(),
+        _ => 0,
+    }
 }
 
 /// What a row of values weighs in memory.

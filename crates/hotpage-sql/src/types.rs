@@ -61,6 +61,17 @@ pub enum SqlType {
 }
 
 impl SqlType {
+    /// The name without its length, precision or scale, as PostgreSQL's "operator does
+    /// not exist" errors write a type (`character varying`, `numeric`).
+    pub fn base_name(&self) -> String {
+        match self {
+            SqlType::Numeric { .. } => "numeric".to_string(),
+            SqlType::Varchar(_) => "character varying".to_string(),
+            SqlType::Char(_) => "character".to_string(),
+            other => other.name(),
+        }
+    }
+
     /// PostgreSQL's display name, as `format_type` (and psql's `\d`) shows it.
     pub fn name(&self) -> String {
         match self {

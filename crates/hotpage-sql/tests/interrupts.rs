@@ -4,20 +4,13 @@
 //! (Before 2026-12-05 the server looked only between statements, so each of these ran to
 //! its end.)
 
-use hotpage::{Database, MemStorage, Options, Storage};
 use hotpage_sql::{SqlDatabase, SqlError, SqlSession, TsqlSession, TxnStatus, Value};
-use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-fn open_mem() -> Arc<SqlDatabase> {
-    static SEED: AtomicU64 = AtomicU64::new(1);
-    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
-    let engine =
-        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
-    SqlDatabase::new(Arc::new(engine)).expect("sql")
-}
+mod common;
+use common::open_mem;
 
 fn cancelled(error: &SqlError, why: &str) {
     assert_eq!(error.sqlstate, "57014", "{error:?}");

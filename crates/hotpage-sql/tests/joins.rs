@@ -6,20 +6,11 @@
 //! against a graph model, runaway ones against the bound and the timeout), and window
 //! functions against a model.
 
-use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlSession, Value};
+use hotpage_sql::{SqlSession, Value};
 use proptest::prelude::*;
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-fn open_mem() -> Arc<SqlDatabase> {
-    static SEED: AtomicU64 = AtomicU64::new(1);
-    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
-    let engine =
-        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
-    SqlDatabase::new(Arc::new(engine)).expect("sql")
-}
+mod common;
+use common::open_mem;
 
 /// The rows of `sql`'s last result, each cell as PostgreSQL's text (`None` for NULL).
 fn rows(s: &mut SqlSession, sql: &str) -> Vec<Vec<Option<String>>> {

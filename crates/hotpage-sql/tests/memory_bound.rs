@@ -3,19 +3,10 @@
 //! as PostgreSQL). Each case checks that the session goes on after the error, and that
 //! the same query within the bound answers.
 
-use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlSession};
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use hotpage_sql::SqlSession;
 
-fn open_mem() -> Arc<SqlDatabase> {
-    static SEED: AtomicU64 = AtomicU64::new(1);
-    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
-    let engine =
-        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
-    SqlDatabase::new(Arc::new(engine)).expect("sql")
-}
+mod common;
+use common::open_mem;
 
 /// The one value of `sql`'s last result, as PostgreSQL's text.
 fn value(s: &mut SqlSession, sql: &str) -> String {
@@ -114,13 +105,18 @@ fn wide_rows_count_by_their_bytes_in_both_engines() {
 fn the_bound_is_a_setting_with_memory_units() {
     let db = open_mem();
     let mut s = db.session();
-    assert_eq!(value(&mut s, "SHOW hotpage.query_memory"), "512MB");
+    assert_eq!(value(&mut s, "SHOW hotpage.query_memory"), "1GB");
     for bad in ["'lots'", "'512kB'", "'1.5GB'", "'-1MB'"] {
         let error = s
             .execute(&format!("SET hotpage.query_memory = {bad}"))
             .expect_err(bad);
         assert_eq!(error.sqlstate, "22023", "{bad}: {error:?}");
     }
+    // set_config checks the value as SET does.
+    let error = s
+        .execute("SELECT set_config('hotpage.query_memory', '1kB', false)")
+        .expect_err("below 1MB");
+    assert_eq!(error.sqlstate, "22023", "{error:?}");
     s.execute("SET hotpage.query_memory = '2GB'").expect("set");
     assert_eq!(value(&mut s, "SHOW hotpage.query_memory"), "2GB");
     assert_eq!(
@@ -168,5 +164,41 @@ fn no_text_grows_past_one_gigabyte() {
             "SELECT length(string_agg(repeat('x', 100000000), '')) FROM generate_series(1, 3) g"
         ),
         "300000000"
+    );
+}
+
+/// What a query keeps for its whole run counts for its whole run: an uncorrelated
+/// subquery's rows and its IN set stay counted after the SELECT around it ends (a UNION
+/// of such SELECTs used to count each one alone), and count(DISTINCT …) counts the values
+/// it keeps, not every row it is given.
+#[test]
+fn kept_subqueries_count_for_the_whole_query_and_distinct_counts_what_it_keeps() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("SET hotpage.query_memory = '6MB'").expect("set");
+    // Each branch keeps about 4 MB: 2,000 texts of 1,000 bytes, and their IN set.
+    let branch = |letter: &str| {
+        format!(
+            "SELECT 1 WHERE 'z' IN (SELECT repeat('{letter}', 1000) || g FROM generate_series(1, 2000) g)"
+        )
+    };
+    assert_eq!(
+        s.execute(&branch("x")).expect("one branch")[0].rows.len(),
+        0
+    );
+    fails_54000(
+        &mut s,
+        &format!("{} UNION ALL {}", branch("x"), branch("y")),
+        "6MB",
+    );
+    // A million rows of 10 distinct 100-byte texts: the rows count, the texts ten times.
+    s.execute("SET hotpage.query_memory = '128MB'")
+        .expect("set");
+    assert_eq!(
+        value(
+            &mut s,
+            "SELECT count(DISTINCT repeat('x', 100 + g % 10)) FROM generate_series(1, 1000000) g"
+        ),
+        "10"
     );
 }

@@ -2,21 +2,13 @@
 //! while it waits for another session's key; RETURNING is part of its row's statement; inserts
 //! and commits into a dropped table are refused. (Each test failed on the code before its fix.)
 
-use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::{SqlDatabase, SqlSession, Value};
-use std::path::Path;
+use hotpage_sql::{SqlSession, Value};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn open_mem() -> Arc<SqlDatabase> {
-    static SEED: AtomicU64 = AtomicU64::new(1);
-    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
-    let engine =
-        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
-    SqlDatabase::new(Arc::new(engine)).expect("sql")
-}
+mod common;
+use common::open_mem;
 
 fn count(s: &mut SqlSession, table: &str) -> Value {
     let results = s

@@ -1396,11 +1396,23 @@ fn check_comparable(a: CType, op: &BinaryOperator, b: CType) -> SqlResult<()> {
     }
     Err(SqlError::new(
         sqlstate::UNDEFINED_FUNCTION,
-        format!("operator does not exist: {} {op} {}", a.name(), b.name()),
+        format!(
+            "operator does not exist: {} {op} {}",
+            operand_name(a),
+            operand_name(b)
+        ),
     )
     .with_hint(
         "No operator matches the given name and argument types. You might need to add explicit type casts.",
     ))
+}
+
+/// A type as PostgreSQL names an operand (no length, precision or scale).
+fn operand_name(t: CType) -> String {
+    match t {
+        CType::Sql(ty) => ty.base_name(),
+        other => other.name(),
+    }
 }
 
 /// Whether values of types `a` and `b` may be compared: not a number with a string, or a

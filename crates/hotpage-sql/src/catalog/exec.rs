@@ -906,12 +906,8 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|a| self.eval(a, &env))
                     .collect::<SqlResult<Vec<_>>>()?;
-                // string_agg and array_agg keep what they are given; the others a value.
-                if matches!(spec.func, AggFunc::StringAgg | AggFunc::ArrayAgg) || spec.distinct {
-                    let kept = args.first().map_or(0, Datum::held_bytes);
-                    self.memory.charge(kept)?;
-                }
-                acc.add(spec, args)?;
+                let state_bytes = acc.add(spec, args)?;
+                self.hold(state_bytes)?;
             }
         }
         if groups.is_empty() && grouping.keys.is_empty() {
@@ -947,6 +943,9 @@ impl<'a> Exec<'a> {
             // Used for this outer row and dropped: only tables read meanwhile stay held.
             self.set_held(held_before + (self.table_bytes - tables_before));
         } else {
+            // Kept for the whole execution, as a table's rows are: an enclosing SELECT
+            // that is done with its own rows must not give these back.
+            self.table_bytes += rows_bytes(&rows);
             self.subplans.insert(sub.id, Rc::clone(&rows));
         }
         Ok(rows)
@@ -969,14 +968,20 @@ impl<'a> Exec<'a> {
         let rows = self.subquery_rows(sub, env)?;
         let padded = sub_column_is_char(sub);
         let mut set = InSet::default();
+        let mut kept = 0;
         for row in rows.iter() {
             match row.first() {
                 Some(d) if !d.is_null() => {
-                    set.keys.insert(hash_key(&unpadded(d.clone(), padded)));
+                    let key = hash_key(&unpadded(d.clone(), padded));
+                    kept += std::mem::size_of::<String>() + key.len();
+                    set.keys.insert(key);
                 }
                 _ => set.has_null = true,
             }
         }
+        // The set is kept for the execution, beside the subquery's rows.
+        self.hold(kept)?;
+        self.table_bytes += kept;
         let set = Rc::new(set);
         self.in_sets.insert(sub.id, Rc::clone(&set));
         Ok(Some(set))
@@ -1711,21 +1716,26 @@ impl Accumulator {
         }
     }
 
-    pub(super) fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<()> {
+    /// Adds one row's arguments; returns the bytes the state keeps of them (string_agg's
+    /// text, array_agg's items, DISTINCT's keys: the rest keep a value of fixed size).
+    pub(super) fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<usize> {
         let first = args.first().cloned().unwrap_or(Datum::Null);
         if spec.func == AggFunc::CountStar {
             if let Accumulator::Count(n) = self {
                 *n += 1;
             }
-            return Ok(());
+            return Ok(0);
         }
         if first.is_null() && spec.func != AggFunc::ArrayAgg {
-            return Ok(());
+            return Ok(0);
         }
+        let mut kept = 0;
         match self {
             Accumulator::Distinct(seen, inner) => {
-                if seen.insert(row_key(&args)) {
-                    inner.add(spec, args)?;
+                let key = row_key(&args);
+                let key_bytes = std::mem::size_of::<String>() + key.len();
+                if seen.insert(key) {
+                    kept = key_bytes + inner.add(spec, args)?;
                 }
             }
             Accumulator::Count(n) => *n += 1,
@@ -1762,10 +1772,13 @@ impl Accumulator {
             Accumulator::StringAgg(acc) => {
                 let (Datum::Text(s), sep) = (first, args.get(1).cloned().unwrap_or(Datum::Null))
                 else {
-                    return Ok(());
+                    return Ok(0);
                 };
                 *acc = Some(match acc.take() {
-                    None => s,
+                    None => {
+                        kept = s.len();
+                        s
+                    }
                     Some(mut joined) => {
                         let sep = match &sep {
                             Datum::Text(sep) => sep.as_str(),
@@ -1775,6 +1788,7 @@ impl Accumulator {
                         if len > limits::TEXT_BYTES_MAX {
                             return Err(string_agg_too_long(joined.len(), len - joined.len()));
                         }
+                        kept = len - joined.len();
                         joined.push_str(sep);
                         joined.push_str(&s);
                         joined
@@ -1784,6 +1798,7 @@ impl Accumulator {
             Accumulator::ArrayAgg(items) => {
                 let items = items.get_or_insert_with(Vec::new);
                 limits::check_array_len(items.len() + 1)?;
+                kept = first.held_bytes();
                 items.push(first);
             }
             Accumulator::Bool(acc) => {
@@ -1795,7 +1810,7 @@ impl Accumulator {
                 });
             }
         }
-        Ok(())
+        Ok(kept)
     }
 
     pub(super) fn finish(self, spec: &AggSpec) -> SqlResult<Datum> {

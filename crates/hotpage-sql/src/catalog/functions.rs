@@ -494,13 +494,14 @@ fn call_catalog(
         F::Upper => Datum::Text(text(0).to_uppercase()),
         F::Length => Datum::Int(text(0).chars().count() as i64),
         F::Concat => {
-            let joined: String = args
+            let parts: Vec<String> = args
                 .iter()
                 .zip(types)
                 .filter_map(|(a, t)| types::to_text(a, *t, catalog))
                 .collect();
-            crate::limits::check_text_len(joined.len())?;
-            Datum::Text(joined)
+            // Checked before the joined text is made: past 1 GB it never exists.
+            crate::limits::check_text_len(parts.iter().map(String::len).sum())?;
+            Datum::Text(parts.concat())
         }
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
@@ -657,6 +658,9 @@ fn set_config(exec: &mut Exec<'_>, args: &[Datum]) -> SqlResult<Datum> {
             "55P02",
             format!("parameter \"{}\" cannot be changed", setting.name),
         ));
+    }
+    if name.eq_ignore_ascii_case(crate::limits::QUERY_MEMORY_SETTING) {
+        crate::limits::check_query_memory(&value)?;
     }
     exec.session
         .state

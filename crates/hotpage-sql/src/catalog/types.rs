@@ -172,7 +172,7 @@ impl Datum {
             + match self {
                 Datum::Text(s) => s.len(),
                 Datum::Array(items) => items.iter().map(Datum::held_bytes).sum(),
-                Datum::Other(v) => crate::limits::value_bytes(v),
+                Datum::Other(v) => crate::limits::value_heap_bytes(v),
                 Datum::Null | Datum::Bool(_) | Datum::Int(_) | Datum::Float(_) => 0,
             }
     }

@@ -1,0 +1,16 @@
+//! What several test files share: a SQL database on a fresh in-memory store.
+
+use hotpage::{Database, MemStorage, Options, Storage};
+use hotpage_sql::SqlDatabase;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A SQL database on its own in-memory store (a new seed for each).
+pub fn open_mem() -> Arc<SqlDatabase> {
+    static SEED: AtomicU64 = AtomicU64::new(1);
+    let mem: Arc<dyn Storage> = MemStorage::new(SEED.fetch_add(1, Ordering::Relaxed));
+    let engine =
+        Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
+    SqlDatabase::new(Arc::new(engine)).expect("sql")
+}
