@@ -486,7 +486,8 @@ impl<'a> Exec<'a> {
                     keys.push(self.eval(e, &env)?);
                 }
             }
-            self.hold(row_bytes(&items) + row_bytes(&keys))?;
+            // The expressions looked at the clock; this only counts.
+            self.memory.charge(row_bytes(&items) + row_bytes(&keys))?;
             out.push((keys, items));
         }
         if s.distinct {
@@ -907,7 +908,10 @@ impl<'a> Exec<'a> {
                     .map(|a| self.eval(a, &env))
                     .collect::<SqlResult<Vec<_>>>()?;
                 let state_bytes = acc.add(spec, args)?;
-                self.hold(state_bytes)?;
+                // Most aggregates keep nothing more: no count, no clock look per row.
+                if state_bytes > 0 {
+                    self.hold(state_bytes)?;
+                }
             }
         }
         if groups.is_empty() && grouping.keys.is_empty() {
