@@ -219,38 +219,7 @@ impl<'a> Exec<'a> {
         if let Some(rows) = self.tables.get(&id) {
             return Ok(Rc::clone(rows));
         }
-        let mut rows: Rows = Vec::new();
-        let mut failure = None;
-        let before = self.held();
-        let (clock, memory) = (&mut self.session.state.clock, &mut self.memory);
-        let engine = self
-            .session
-            .engine
-            .as_deref_mut()
-            .ok_or_else(|| SqlError::internal("a table read inside a table read"))?;
-        table.visit_rows(engine, None, |key, row| {
-            let decoded = clock.poll().and_then(|()| table.decode(key, row));
-            let kept = decoded.and_then(|values| {
-                let row: Vec<Datum> = values.into_iter().map(Datum::from_value).collect();
-                memory.charge(row_bytes(&row))?;
-                Ok(row)
-            });
-            match kept {
-                Ok(row) => {
-                    rows.push(row);
-                    true
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    false
-                }
-            }
-        })?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        self.table_bytes += self.held() - before;
-        let rows = Rc::new(rows);
+        let rows = self.read_table(table, &[], 0, 0)?;
         self.tables.insert(id, Rc::clone(&rows));
         Ok(rows)
     }
@@ -268,6 +237,20 @@ impl<'a> Exec<'a> {
         if let Some(rows) = self.filtered.get(&step) {
             return Ok(Rc::clone(rows));
         }
+        let rows = self.read_table(table, filters, offset, level)?;
+        self.filtered.insert(step, Rc::clone(&rows));
+        Ok(rows)
+    }
+
+    /// Reads a table's rows that pass `filters` (all of them for none), counted as held
+    /// for the whole execution.
+    fn read_table(
+        &mut self,
+        table: &SqlTable,
+        filters: &[&CExpr],
+        offset: usize,
+        level: usize,
+    ) -> SqlResult<Rc<Rows>> {
         // The scan holds the engine session; the filters need none (see `pushable`).
         let engine = self
             .session
@@ -279,10 +262,10 @@ impl<'a> Exec<'a> {
         self.session.engine = Some(engine);
         let rows = Rc::new(read?);
         self.table_bytes += self.held() - before;
-        self.filtered.insert(step, Rc::clone(&rows));
         Ok(rows)
     }
 
+    /// One pass over the table: each row decoded, tested, counted and kept, or dropped.
     fn visit_filtered(
         &mut self,
         table: &SqlTable,
