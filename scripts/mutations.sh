@@ -806,3 +806,45 @@ PACKAGE=hotpage-sql unit pushed-condition-reads-outer-row crates/hotpage-sql/src
   '            ExprKind::Column { level: l, index } => *l == level && (lo..hi).contains(index),' \
   '            ExprKind::Column { .. } => true,' \
   --test sqllogictest
+# No query streams its rows: a result larger than hotpage.query_memory fails with 54000
+# again under a wire server (PostgreSQL streams it).
+PACKAGE=hotpage-sql unit rows-not-streamed crates/hotpage-sql/src/select.rs \
+  '        self.grouping.is_none()' \
+  '        false && self.grouping.is_none()' \
+  --lib protocol
+# A query with ORDER BY streams its rows in the table's order, unsorted.
+PACKAGE=hotpage-sql unit ordered-rows-streamed crates/hotpage-sql/src/select.rs \
+  '            && self.order.is_empty()' \
+  '' \
+  --lib protocol
+# A streamed query sends the rows OFFSET should skip.
+PACKAGE=hotpage-sql unit streamed-offset-ignored crates/hotpage-sql/src/select.rs \
+  '            if skipped < offset {' \
+  '            if skipped < offset && false {' \
+  --lib protocol
+# The wire server takes no streamed rows: psql's SELECT and COPY TO of a table larger
+# than the bound fail again.
+PACKAGE=hotpage-cli unit server-holds-rows crates/hotpage-server/src/session.rs \
+  '    fn streams_rows(&self) -> bool {
+        true' \
+  '    fn streams_rows(&self) -> bool {
+        false' \
+  --test serve_copy results_larger
+# hotpage sql --csv holds a query's rows again: a table larger than the bound fails to
+# print.
+PACKAGE=hotpage-cli unit shell-csv-rows-held crates/hotpage-cli/src/sql_shell.rs \
+  '        self.format == Format::Csv' \
+  '        false' \
+  --test sql_cli copy_to_stdout
+# Each streamed chunk is written at once: a one-row result costs a write of its own (a
+# syscall more per query under pgbench), in the simple and the extended protocol.
+PACKAGE=hotpage-server unit simple-chunk-written-at-once crates/hotpage-server/src/session.rs \
+  '        self.chunk_pending = true;
+        Ok(())' \
+  '        self.chunk_pending = true;
+        self.out.send_streamed()' \
+  --lib rows_stream
+PACKAGE=hotpage-server unit extended-chunk-written-at-once crates/hotpage-server/src/extended.rs \
+  '                if streamed {' \
+  '                if true {' \
+  --lib rows_stream

@@ -28,13 +28,16 @@ macro_rules! errln {
 
 /// Writes `text` and a newline to standard output.
 pub fn line(text: std::fmt::Arguments<'_>) -> Result<(), CliError> {
-    writeln!(std::io::stdout().lock(), "{text}").map_err(|error| {
-        if error.kind() == std::io::ErrorKind::BrokenPipe {
-            CliError::stdout_closed()
-        } else {
-            CliError::failure(format!("writing to standard output: {error}"))
-        }
-    })
+    writeln!(std::io::stdout().lock(), "{text}").map_err(stdout_error)
+}
+
+/// A failed write to standard output: a closed pipe ends quietly, anything else fails.
+pub fn stdout_error(error: std::io::Error) -> CliError {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        CliError::stdout_closed()
+    } else {
+        CliError::failure(format!("writing to standard output: {error}"))
+    }
 }
 
 /// Writes `text` and a newline to standard error. A failure is ignored: there is nowhere

@@ -6,7 +6,7 @@ use crate::CliError;
 use comfy_table::{
     Cell, CellAlignment, ContentArrangement, ContentLineStyle, LineStyle, Table, TableStyle,
 };
-use hotpage_sql::{SqlError, SqlType, StatementResult};
+use hotpage_sql::{ColumnInfo, SqlError, SqlType, StatementResult, Value};
 
 /// The output format of results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,12 +83,22 @@ fn print_table(result: &StatementResult) -> Result<(), CliError> {
 /// comma, a quote or a line break, or is the empty string (NULL is an empty field, not
 /// quoted, so the two stay apart, as in psql's `--csv`).
 fn print_csv(result: &StatementResult) -> Result<(), CliError> {
-    let header: Vec<String> = result.columns.iter().map(|c| csv_field(&c.name)).collect();
-    outln!("{}", header.join(","))?;
-    for row in &result.rows {
+    print_csv_header(&result.columns)?;
+    print_csv_rows(&result.rows, &result.columns)
+}
+
+/// The CSV header line: the column names.
+pub fn print_csv_header(columns: &[ColumnInfo]) -> Result<(), CliError> {
+    let header: Vec<String> = columns.iter().map(|c| csv_field(&c.name)).collect();
+    outln!("{}", header.join(","))
+}
+
+/// CSV lines, one per row.
+pub fn print_csv_rows(rows: &[Vec<Value>], columns: &[ColumnInfo]) -> Result<(), CliError> {
+    for row in rows {
         let fields: Vec<String> = row
             .iter()
-            .zip(&result.columns)
+            .zip(columns)
             .map(|(value, column)| {
                 value
                     .to_pg_text(Some(&column.ty))

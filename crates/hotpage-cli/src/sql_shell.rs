@@ -13,12 +13,104 @@ use anyhow::Context;
 use clap::{ArgMatches, FromArgMatches};
 use hotpage::{Database, Durability, Options};
 use hotpage_sql::{
-    ColumnInfo, SqlDatabase, SqlSession, SqlType, StatementResult, TxnStatus, Value,
+    BatchObserver, ColumnInfo, SqlDatabase, SqlError, SqlSession, SqlType, StatementResult,
+    TxnStatus, Value,
 };
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Collects a statement's results for printing, and writes what can go out as it is
+/// made: `COPY … TO STDOUT`'s records (without the `COPY n` tag, as psql) and, with
+/// `--csv`, a query's rows. So an export of any size takes one chunk of memory.
+struct ShellObserver {
+    format: Format,
+    results: Vec<StatementResult>,
+    /// The running statement's output is already written (COPY TO STDOUT, or CSV rows):
+    /// its result is not printed again.
+    written: bool,
+    /// Writing standard output failed (a closed pipe): the statement stopped, and the
+    /// shell ends with this error.
+    output_error: Option<CliError>,
+}
+
+impl ShellObserver {
+    fn new(format: Format) -> ShellObserver {
+        ShellObserver {
+            format,
+            results: Vec::new(),
+            written: false,
+            output_error: None,
+        }
+    }
+
+    /// Keeps a failed write's error for the shell, and stops the statement.
+    fn output(&mut self, written: Result<(), CliError>) -> Result<(), SqlError> {
+        written.map_err(|error| {
+            self.output_error = Some(error);
+            SqlError::new(
+                hotpage_sql::sqlstate::IO_ERROR,
+                "could not write to standard output",
+            )
+        })
+    }
+}
+
+impl BatchObserver for ShellObserver {
+    fn before_statement(&mut self, _: usize) -> Result<(), SqlError> {
+        Ok(())
+    }
+
+    fn statement_done(&mut self, result: StatementResult) -> Result<(), SqlError> {
+        if !std::mem::take(&mut self.written) {
+            self.results.push(result);
+        }
+        Ok(())
+    }
+
+    fn streams_rows(&self) -> bool {
+        self.format == Format::Csv
+    }
+
+    fn statement_rows(
+        &mut self,
+        columns: &[ColumnInfo],
+        rows: Vec<Vec<Value>>,
+    ) -> Result<(), SqlError> {
+        let header = if self.written {
+            Ok(())
+        } else {
+            self.written = true;
+            sql_print::print_csv_header(columns)
+        };
+        let written = header.and_then(|()| sql_print::print_csv_rows(&rows, columns));
+        self.output(written)
+    }
+
+    fn copy_out_start(&mut self, _columns: usize) -> Result<(), SqlError> {
+        self.written = true;
+        Ok(())
+    }
+
+    fn copy_out_records(&mut self, records: Vec<Vec<u8>>) -> Result<(), SqlError> {
+        let mut out = std::io::stdout().lock();
+        let written = records
+            .iter()
+            .try_for_each(|record| out.write_all(record))
+            .map_err(crate::output::stdout_error);
+        drop(out);
+        self.output(written)
+    }
+
+    fn copy_out_end(&mut self) -> Result<(), SqlError> {
+        let flushed = std::io::stdout()
+            .lock()
+            .flush()
+            .map_err(crate::output::stdout_error);
+        self.output(flushed)
+    }
+}
 
 /// Exit code when a statement of `-c`, `-f` or a script failed (psql's `ON_ERROR_STOP`
 /// exits 3 too). The database was still closed cleanly, and the statements before the
@@ -460,8 +552,15 @@ impl Runner {
         let flat = sql_split::flatten(&statement.text);
         let started = Instant::now();
         let session = &mut self.session;
-        let (results, error) = self.ctrl_c.while_running(|| session.execute_batch(&flat));
+        let mut observer = ShellObserver::new(self.format);
+        let error = self
+            .ctrl_c
+            .while_running(|| session.execute_batch_observed(&flat, &mut observer));
         let elapsed = started.elapsed();
+        if let Some(output_error) = observer.output_error {
+            return Err(output_error);
+        }
+        let results = observer.results;
         for result in &results {
             sql_print::print_result(result, self.format)?;
         }

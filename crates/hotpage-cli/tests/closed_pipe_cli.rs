@@ -45,7 +45,7 @@ fn every_command_ends_quietly_when_its_reader_has_gone() {
         "--json",
     ]);
     assert!(made.status.success(), "{made:?}");
-    let commands: [&[&str]; 12] = [
+    let commands: [&[&str]; 14] = [
         &[
             "stress",
             "--design",
@@ -65,6 +65,8 @@ fn every_command_ends_quietly_when_its_reader_has_gone() {
         &["inspect", "log", "--db", db],
         &["check", "--db", db],
         &["check", "--db", db, "--json"],
+        &["sql", "--db", db, "-c", "COPY (SELECT 1) TO STDOUT"],
+        &["sql", "--db", db, "--csv", "-c", "SELECT 1"],
         &[
             "crashtest",
             "--trials",

@@ -481,3 +481,62 @@ fn a_copy_past_the_staged_row_budget_fails_with_53200_and_one_within_it_commits(
     ));
     assert_eq!(one_value(&serve, "SELECT count(*) FROM big"), "3000");
 }
+
+/// A result larger than the session's memory bound streams to the client: psql's SELECT
+/// and COPY TO STDOUT (the simple protocol) and a driver's prepared query (the extended
+/// protocol, all rows at once) get every row, in key order, under `hotpage.query_memory =
+/// '1MB'` with about 4 MB of rows; a query that must hold its rows (ORDER BY) still stops
+/// at the bound with 54000.
+#[test]
+fn results_larger_than_the_memory_bound_stream_to_the_client() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let rows = 20_000;
+    stdout(&psql(
+        &serve,
+        &[
+            "-c",
+            "CREATE TABLE big (id bigint PRIMARY KEY, v text)",
+            "-c",
+            &format!(
+                "INSERT INTO big SELECT g, repeat('x', 200) FROM generate_series(1, {rows}) g"
+            ),
+        ],
+    ));
+    let bound = "SET hotpage.query_memory = '1MB'";
+    let expected: Vec<String> = (1..=rows)
+        .map(|i| format!("{i}|{}", "x".repeat(200)))
+        .collect();
+    let selected = stdout(&psql(
+        &serve,
+        &["-At", "-c", bound, "-c", "SELECT * FROM big"],
+    ));
+    assert_eq!(selected.lines().skip(1).collect::<Vec<_>>(), expected);
+    let copied = stdout(&psql(
+        &serve,
+        &[
+            "-At",
+            "-c",
+            bound,
+            "-c",
+            "COPY big TO STDOUT WITH (FORMAT csv, DELIMITER '|')",
+        ],
+    ));
+    assert_eq!(copied.lines().skip(1).collect::<Vec<_>>(), expected);
+    let ordered = psql(
+        &serve,
+        &["-At", "-c", bound, "-c", "SELECT * FROM big ORDER BY v, id"],
+    );
+    assert!(!ordered.status.success());
+    let stderr = String::from_utf8_lossy(&ordered.stderr);
+    assert!(stderr.contains("would hold more than 1MB"), "{stderr}");
+    // The extended protocol: Execute with no row limit streams too.
+    let mut client = serve.client();
+    client.batch_execute(bound).expect("set");
+    let got = client
+        .query("SELECT id, v FROM big WHERE id > $1", &[&100i64])
+        .expect("query");
+    assert_eq!(got.len(), rows as usize - 100);
+    assert_eq!(got[0].get::<_, i64>(0), 101);
+    assert_eq!(got.last().expect("rows").get::<_, i64>(0), rows);
+}

@@ -497,3 +497,51 @@ fn ctrl_c_cancels_the_running_statement() {
         "{status:?}"
     );
 }
+
+/// `COPY … TO STDOUT` writes its records to standard output as the query reads them,
+/// without a `COPY n` tag (as psql), and `--csv` a query's rows: a table larger than the
+/// session's memory bound exports whole. A COPY whose query must hold its rows (ORDER BY) still stops at the bound.
+#[test]
+fn copy_to_stdout_exports_a_table_larger_than_the_memory_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = s(&db);
+    sql_ok(
+        db,
+        &[
+            "-c",
+            "CREATE TABLE big (id bigint PRIMARY KEY, v text)",
+            "-c",
+            "INSERT INTO big SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g",
+        ],
+    );
+    let bound = "SET hotpage.query_memory = '1MB'";
+    let out = sql_ok(
+        db,
+        &["-c", bound, "-c", "COPY big TO STDOUT WITH (FORMAT csv)"],
+    );
+    let expected: Vec<String> = std::iter::once("SET".to_string())
+        .chain((1..=20000).map(|i| format!("{i},{}", "x".repeat(200))))
+        .collect();
+    assert_eq!(out.lines().collect::<Vec<_>>(), expected);
+    // --csv prints a query's rows as it reads them, the same way.
+    let out = sql_ok(db, &["--csv", "-c", bound, "-c", "SELECT * FROM big"]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("id,v"));
+    assert_eq!(lines.collect::<Vec<_>>(), expected[1..]);
+    let ordered = hotpage(&[
+        "sql",
+        "--db",
+        db,
+        "-c",
+        bound,
+        "-c",
+        "COPY (SELECT * FROM big ORDER BY v, id) TO STDOUT",
+    ]);
+    assert_eq!(ordered.status.code(), Some(3), "{}", stderr(&ordered));
+    assert!(
+        stderr(&ordered).contains("54000") || stderr(&ordered).contains("would hold more than 1MB"),
+        "{}",
+        stderr(&ordered)
+    );
+}

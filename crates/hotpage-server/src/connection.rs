@@ -475,6 +475,10 @@ impl<W: Wire> Transport for Socket<W> {
             self.closed = true;
         }
     }
+
+    fn client_gone(&self) -> bool {
+        self.closed
+    }
 }
 
 /// The FATAL for a connection idle past the timeout: PostgreSQL's two codes, inside a

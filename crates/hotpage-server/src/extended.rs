@@ -7,8 +7,8 @@ use crate::encode::{self, code};
 use crate::session::{Interrupt, Output, SessionState, check_statement_size};
 use bytes::Bytes;
 use hotpage_sql::{
-    ColumnInfo, NUMERIC_OID, Prepared, SqlError, SqlSession, SqlType, StatementResult, Value,
-    WireFormat, is_read_result,
+    ColumnInfo, NUMERIC_OID, Prepared, RowStream, SqlError, SqlSession, SqlType, StatementResult,
+    Value, WireFormat, is_read_result,
 };
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::data::{NoData, ParameterDescription};
@@ -270,16 +270,44 @@ impl SessionState {
             out.push(encode::empty_query());
             return Ok(());
         };
+        // A negative or zero limit means all rows.
+        let limit = usize::try_from(execute.max_rows).ok().filter(|n| *n > 0);
         if matches!(portal.state, PortalState::Ready) {
             let interrupt = Interrupt::start(&cancel, timeout);
-            let result = self.session.execute_prepared(prepared, &portal.params)?;
+            // All rows wanted: they go out as they are made (a query that streams), so a
+            // result of any size takes one chunk of memory. With a row limit they are
+            // held, for the Executes that follow.
+            let mut streamed = false;
+            let mut stream = |columns: &[ColumnInfo], rows: Vec<Vec<Value>>| {
+                interrupt.check()?;
+                // The chunk before goes out now; this one waits, so that a result of one
+                // chunk is answered in the batch's one write, as a held one is.
+                if streamed {
+                    out.send_streamed()?;
+                }
+                streamed = true;
+                let mut messages = Vec::with_capacity(rows.len());
+                encode::data_rows(&rows, columns, &portal.formats, &mut messages)?;
+                out.append(&mut messages);
+                Ok(())
+            };
+            let stream: Option<&mut RowStream<'_>> = match limit {
+                None => Some(&mut stream),
+                Some(_) => None,
+            };
+            let result =
+                self.session
+                    .execute_prepared_streamed(prepared, &portal.params, stream)?;
             if is_read_result(&result) {
                 interrupt.check()?;
             }
+            if streamed {
+                out.push(encode::command_complete(&result.tag));
+                portal.state = PortalState::Done;
+                return Ok(());
+            }
             portal.state = PortalState::Suspended { result, sent: 0 };
         }
-        // A negative or zero limit means all rows.
-        let limit = usize::try_from(execute.max_rows).ok().filter(|n| *n > 0);
         send_rows(portal, limit, out)
     }
 

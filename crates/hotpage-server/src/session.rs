@@ -8,8 +8,8 @@
 use crate::encode::{self, code};
 use crate::extended::{Portal, Statement};
 use hotpage_sql::{
-    BatchObserver, SqlError, SqlSession, StatementResult, WaitStop, is_read_result,
-    statement_stopped,
+    BatchObserver, ColumnInfo, SqlError, SqlSession, StatementResult, Value, WaitStop, WireFormat,
+    is_read_result, statement_stopped,
 };
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use std::collections::{HashMap, VecDeque};
@@ -34,6 +34,10 @@ pub trait Transport {
     /// Writes answers and flushes them. A client that is gone is not an error here: its
     /// next read ends the session.
     fn write(&mut self, messages: Vec<PgWireBackendMessage>);
+    /// True once a write found the client gone: a statement streaming rows stops then.
+    fn client_gone(&self) -> bool {
+        false
+    }
 }
 
 /// The messages of the batches, one at a time. A batch is answered (its pending answers
@@ -89,6 +93,19 @@ impl Output {
 
     pub fn append(&mut self, messages: &mut Vec<PgWireBackendMessage>) {
         self.pending.append(messages);
+    }
+
+    /// Writes what is pending now, and fails (08006) if the client is gone, so that a
+    /// statement streaming its rows stops rather than reading on for no one.
+    pub fn send_streamed(&mut self) -> Result<(), SqlError> {
+        self.send_pending();
+        if self.transport.client_gone() {
+            return Err(SqlError::new(
+                code::CONNECTION_FAILURE,
+                "the client closed the connection while rows were being sent",
+            ));
+        }
+        Ok(())
     }
 
     /// Writes what is pending now.
@@ -283,6 +300,8 @@ impl SessionState {
                     out: &mut *out,
                     inbox,
                     statements: 0,
+                    described: false,
+                    chunk_pending: false,
                 };
                 let error = self.session.execute_query_message(sql, &mut observer);
                 if error.is_none() && observer.statements == 0 {
@@ -316,6 +335,24 @@ struct SimpleQuery<'a> {
     out: &'a mut Output,
     inbox: &'a mut Inbox,
     statements: usize,
+    /// The running statement's RowDescription is sent: its rows are streaming.
+    described: bool,
+    /// A chunk of the running statement's rows (or COPY records) waits in the output.
+    chunk_pending: bool,
+}
+
+impl SimpleQuery<'_> {
+    /// Sends the chunk that waits, if any, and keeps `messages` waiting in its place: so a
+    /// result of one chunk (most) goes out in one write with its CommandComplete, and a
+    /// longer one holds at most two chunks here.
+    fn queue_chunk(&mut self, mut messages: Vec<PgWireBackendMessage>) -> Result<(), SqlError> {
+        if self.chunk_pending {
+            self.out.send_streamed()?;
+        }
+        self.out.append(&mut messages);
+        self.chunk_pending = true;
+        Ok(())
+    }
 }
 
 impl BatchObserver for SimpleQuery<'_> {
@@ -332,11 +369,39 @@ impl BatchObserver for SimpleQuery<'_> {
         if is_read_result(&result) {
             self.interrupt.check()?;
         }
+        self.chunk_pending = false;
         let mut messages = Vec::new();
-        encode::simple_result(&result, &mut messages)?;
+        if std::mem::take(&mut self.described) {
+            // Its rows went out as they were made (statement_rows).
+            messages.push(encode::command_complete(&result.tag));
+        } else {
+            encode::simple_result(&result, &mut messages)?;
+        }
         self.out.append(&mut messages);
         self.out.send_pending();
         Ok(())
+    }
+
+    fn streams_rows(&self) -> bool {
+        true
+    }
+
+    /// Sends each chunk as the next comes: a result of any size takes two chunks of memory
+    /// here.
+    fn statement_rows(
+        &mut self,
+        columns: &[ColumnInfo],
+        rows: Vec<Vec<Value>>,
+    ) -> Result<(), SqlError> {
+        self.interrupt.check()?;
+        let formats = vec![WireFormat::Text; columns.len()];
+        let mut messages = Vec::with_capacity(rows.len() + 1);
+        if !self.described {
+            self.described = true;
+            messages.push(encode::row_description(columns, &formats));
+        }
+        encode::data_rows(&rows, columns, &formats, &mut messages)?;
+        self.queue_chunk(messages)
     }
 
     fn copy_in_start(&mut self, columns: usize) -> Result<(), SqlError> {
@@ -375,12 +440,20 @@ impl BatchObserver for SimpleQuery<'_> {
         }
     }
 
-    fn copy_out(&mut self, columns: usize, data: Vec<u8>) -> Result<(), SqlError> {
+    fn copy_out_start(&mut self, columns: usize) -> Result<(), SqlError> {
         self.interrupt.check()?;
         self.out.push(encode::copy_out_response(columns)?);
-        for record in data.split_inclusive(|&b| b == b'\n') {
-            self.out.push(encode::copy_data(record));
-        }
+        Ok(())
+    }
+
+    /// One CopyData per record, sent as each chunk comes.
+    fn copy_out_records(&mut self, records: Vec<Vec<u8>>) -> Result<(), SqlError> {
+        self.interrupt.check()?;
+        let messages = records.iter().map(|r| encode::copy_data(r)).collect();
+        self.queue_chunk(messages)
+    }
+
+    fn copy_out_end(&mut self) -> Result<(), SqlError> {
         self.out.push(encode::copy_done());
         Ok(())
     }

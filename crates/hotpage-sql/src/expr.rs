@@ -735,6 +735,39 @@ impl Scalar {
         })
     }
 
+    /// True if this node or any below it passes `test`.
+    pub fn any_node(&self, test: &dyn Fn(&Scalar) -> bool) -> bool {
+        if test(self) {
+            return true;
+        }
+        match self {
+            Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_) => false,
+            Scalar::Neg(e)
+            | Scalar::Not(e)
+            | Scalar::Cast(e, _)
+            | Scalar::IsNull(e, _)
+            | Scalar::Deep(e) => e.any_node(test),
+            Scalar::Binary(_, l, r) | Scalar::Like(l, r, _) => l.any_node(test) || r.any_node(test),
+            Scalar::InList(e, list, _, _) => {
+                e.any_node(test) || list.iter().any(|x| x.any_node(test))
+            }
+            Scalar::Between(a, b, c, _) => a.any_node(test) || b.any_node(test) || c.any_node(test),
+            Scalar::Call(_, args) => args.iter().any(|a| a.any_node(test)),
+            Scalar::Case(operand, arms, otherwise) => {
+                operand.iter().chain(otherwise).any(|e| e.any_node(test))
+                    || arms
+                        .iter()
+                        .any(|(w, r)| w.any_node(test) || r.any_node(test))
+            }
+        }
+    }
+
+    /// True if evaluating this calls `nextval()`, which needs the engine session that a
+    /// table scan holds.
+    pub fn calls_nextval(&self) -> bool {
+        self.any_node(&|s| matches!(s, Scalar::Call(Func::NextVal, _)))
+    }
+
     /// True if the expression reads no column (a constant, a parameter, a function of them).
     pub fn is_row_independent(&self) -> bool {
         match self {

@@ -42,8 +42,8 @@ mod views;
 pub use catalog::settings::SERVER_VERSION;
 pub use error::{SqlError, SqlResult, sqlstate};
 pub use session::{
-    BatchObserver, ColumnInfo, Prepared, SqlDatabase, SqlSession, StatementResult, TxnStatus,
-    is_read_result, statement_stopped,
+    BatchObserver, ColumnInfo, Prepared, RowStream, SqlDatabase, SqlSession, StatementResult,
+    TxnStatus, is_read_result, statement_stopped,
 };
 pub use types::SqlType;
 // Why a statement was stopped ([`statement_stopped`]'s argument): the engine's reasons.

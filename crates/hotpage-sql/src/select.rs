@@ -751,6 +751,47 @@ impl SelectPlan {
         self.finish(out, limit, offset)
     }
 
+    /// True if each output row can go to the client as it is made, none held: no GROUP BY,
+    /// aggregate, ORDER BY, DISTINCT or window (each needs every row first), and no
+    /// `nextval()` in the output (the scan holds the engine session it needs).
+    pub fn streams(&self) -> bool {
+        self.grouping.is_none()
+            && self.order.is_empty()
+            && !self.distinct
+            && self.windows.is_empty()
+            && !self.projection.items.iter().any(Scalar::calls_nextval)
+    }
+
+    /// Runs a plan that [`SelectPlan::streams`]: each output row goes to `emit` as it is
+    /// made, and nothing is held, so no row counts toward `hotpage.query_memory`.
+    /// Returns the number of rows emitted (the command tag's count).
+    pub fn execute_streamed(
+        &self,
+        ctx: &mut Ctx<'_>,
+        emit: &mut dyn FnMut(Vec<Value>) -> SqlResult<()>,
+    ) -> SqlResult<u64> {
+        assert!(self.streams(), "execute_streamed on a plan that holds rows");
+        let limit = count_value(self.limit.as_ref(), ctx, "LIMIT")?.map(|l| l as u64);
+        let offset = count_value(self.offset.as_ref(), ctx, "OFFSET")?.unwrap_or(0) as u64;
+        if limit == Some(0) {
+            return Ok(0);
+        }
+        let (mut skipped, mut emitted) = (0u64, 0u64);
+        self.for_each_row(ctx, &mut |row, ctx: &mut dyn EvalContext| {
+            // Skipped rows are projected too, as in the held path: an error in one is the
+            // statement's.
+            let projected = self.projection.eval(&row, ctx)?;
+            if skipped < offset {
+                skipped += 1;
+                return Ok(true);
+            }
+            emit(projected)?;
+            emitted += 1;
+            Ok(limit.is_none_or(|l| emitted < l))
+        })?;
+        Ok(emitted)
+    }
+
     /// Projects a row (and its ORDER BY keys) if it passes HAVING.
     fn emit(
         &self,

@@ -442,6 +442,46 @@ impl EvalContext for Ctx<'_> {
     }
 }
 
+/// Where a query's rows go as they are made (a wire server's socket), a chunk at a time,
+/// instead of into [`StatementResult::rows`]: so a result of any size takes memory for one
+/// chunk. Only queries that need no row before the last ([`SelectPlan::streams`]: one
+/// table or view, no ORDER BY, grouping, DISTINCT or window) stream; others fill `rows` as
+/// before. An error in `stream` (the client went away, a cancel) stops the query.
+pub type RowStream<'a> = dyn FnMut(&[ColumnInfo], Vec<Vec<Value>>) -> SqlResult<()> + 'a;
+
+/// A streamed chunk holds at most this many rows…
+const STREAM_CHUNK_ROWS: usize = 1024;
+/// …or about this many bytes of values, whichever comes first.
+const STREAM_CHUNK_BYTES: usize = 1 << 20;
+
+/// Runs `plan` with its rows sent to `stream` in chunks; the result has the columns and the
+/// tag, and no rows.
+fn stream_select(
+    plan: &SelectPlan,
+    ctx: &mut Ctx<'_>,
+    stream: &mut RowStream<'_>,
+) -> SqlResult<StatementResult> {
+    let mut chunk = Vec::new();
+    let mut chunk_bytes = 0usize;
+    let emitted = plan.execute_streamed(ctx, &mut |row| {
+        chunk_bytes += crate::limits::row_bytes(&row);
+        chunk.push(row);
+        if chunk.len() >= STREAM_CHUNK_ROWS || chunk_bytes >= STREAM_CHUNK_BYTES {
+            chunk_bytes = 0;
+            stream(&plan.columns, std::mem::take(&mut chunk))?;
+        }
+        Ok(())
+    })?;
+    if !chunk.is_empty() {
+        stream(&plan.columns, chunk)?;
+    }
+    Ok(StatementResult {
+        tag: format!("SELECT {emitted}"),
+        columns: plan.columns.clone(),
+        rows: Vec::new(),
+    })
+}
+
 /// Calls one of the SQL layer's functions with the session's state, for the general
 /// engine (`catalog/`), which evaluates its own expressions.
 pub(crate) fn call_function(
@@ -710,6 +750,17 @@ impl SqlSession {
         prepared: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
+        self.execute_prepared_streamed(prepared, params, None)
+    }
+
+    /// [`SqlSession::execute_prepared`], a query's rows given to `stream` a chunk at a time
+    /// as they are made, where the query allows it (see [`RowStream`]).
+    pub fn execute_prepared_streamed(
+        &mut self,
+        prepared: &Prepared,
+        params: &[Value],
+        stream: Option<&mut RowStream<'_>>,
+    ) -> SqlResult<StatementResult> {
         // A plan whose table was dropped or replaced would reach the old table: plan it
         // again (a caller that keeps statements stores the fresh plan: `replan`).
         let fresh;
@@ -727,7 +778,7 @@ impl SqlSession {
         } else {
             self.refuse_if_failed()
         };
-        let outcome = outcome.and_then(|()| self.run_plan(&prepared.plan, params));
+        let outcome = outcome.and_then(|()| self.run_plan_streamed(&prepared.plan, params, stream));
         self.activity.end();
         outcome.map_err(|e| self.fail(e))
     }
@@ -898,6 +949,15 @@ impl SqlSession {
         statement: Statement,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
+        self.run_statement_streamed(statement, params, None)
+    }
+
+    fn run_statement_streamed(
+        &mut self,
+        statement: Statement,
+        params: &[Value],
+        stream: Option<&mut RowStream<'_>>,
+    ) -> SqlResult<StatementResult> {
         let is_txn_end = matches!(
             statement,
             Statement::Rollback { .. } | Statement::Commit { .. }
@@ -906,10 +966,21 @@ impl SqlSession {
             self.refuse_if_failed()?;
         }
         let prepared = self.plan(statement)?;
-        self.run_plan(&prepared.plan, params)
+        self.run_plan_streamed(&prepared.plan, params, stream)
     }
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> SqlResult<StatementResult> {
+        self.run_plan_streamed(plan, params, None)
+    }
+
+    /// Runs a plan; a query that [`SelectPlan::streams`] gives its rows to `stream`, if
+    /// there is one, and returns a result without rows (its tag counts them).
+    fn run_plan_streamed(
+        &mut self,
+        plan: &Plan,
+        params: &[Value],
+        stream: Option<&mut RowStream<'_>>,
+    ) -> SqlResult<StatementResult> {
         self.refuse_write_if_read_only(plan)?;
         self.state.read_only = self.in_read_only_transaction();
         let mut ctx = Ctx {
@@ -920,7 +991,10 @@ impl SqlSession {
         };
         match plan {
             Plan::Insert(p) => p.execute(&mut ctx),
-            Plan::Select(p) => p.execute(&mut ctx),
+            Plan::Select(p) => match stream {
+                Some(stream) if p.streams() => stream_select(p, &mut ctx, stream),
+                _ => p.execute(&mut ctx),
+            },
             Plan::Catalog(p) => p.execute(&mut ctx),
             Plan::Other(statement) => self.run_other(statement, params),
         }
@@ -954,6 +1028,7 @@ impl SqlSession {
             )),
             Statement::Rollback { chain, .. } => self.end_transaction(false, *chain),
             Statement::Set(set) => self.set(set),
+            Statement::Reset(reset) => self.reset(&reset.reset),
             Statement::ShowVariable { variable } => self.show(variable),
             Statement::Prepare {
                 name, statement, ..
@@ -1544,6 +1619,55 @@ impl SqlSession {
         }
         self.state.settings.insert(name, value);
         Ok(StatementResult::command("SET"))
+    }
+
+    /// `RESET name` (PostgreSQL's `SET name TO DEFAULT`) and `RESET ALL`: the session's
+    /// values go, and the defaults (the server's, the database's durability) show again.
+    fn reset(&mut self, reset: &sqlparser::ast::Reset) -> SqlResult<StatementResult> {
+        use sqlparser::ast::Reset;
+        let names: Vec<String> = match reset {
+            Reset::ALL => self.state.settings.keys().cloned().collect(),
+            Reset::ConfigurationParameter(name) => {
+                let name = name
+                    .0
+                    .iter()
+                    .filter_map(|part| part.as_ident())
+                    .map(fold)
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let setting = catalog::settings::find(&name);
+                if setting.is_some_and(|s| s.context == "internal") {
+                    return Err(SqlError::new(
+                        "55P02",
+                        format!("parameter \"{name}\" cannot be changed"),
+                    ));
+                }
+                // A dotted name is a custom setting, as in PostgreSQL: any may be reset.
+                if setting.is_none() && !name.contains('.') {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ));
+                }
+                vec![name]
+            }
+            Reset::SessionAuthorization => {
+                return Err(SqlError::unsupported("RESET SESSION AUTHORIZATION"));
+            }
+        };
+        for name in &names {
+            self.state.settings.remove(name);
+        }
+        if names
+            .iter()
+            .any(|n| n == "synchronous_commit" || n == "hotpage.durability")
+        {
+            // The engine session takes the database's durability again.
+            self.engine
+                .set_durability(self.db.engine.durability())
+                .map_err(engine_error)?;
+        }
+        Ok(StatementResult::command("RESET"))
     }
 
     fn show(&mut self, variable: &[sqlparser::ast::Ident]) -> SqlResult<StatementResult> {

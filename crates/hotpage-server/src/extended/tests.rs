@@ -19,6 +19,9 @@ use std::sync::atomic::AtomicBool;
 struct Queues {
     batches: VecDeque<Vec<M>>,
     answers: Vec<PgWireBackendMessage>,
+    /// The client is gone after this many writes (the answers are still kept).
+    gone_after_writes: Option<usize>,
+    writes: usize,
 }
 
 /// A transport over [`Queues`]: the connection "ends" when no batch is left.
@@ -30,7 +33,14 @@ impl Transport for QueueTransport {
     }
 
     fn write(&mut self, mut messages: Vec<PgWireBackendMessage>) {
-        self.0.borrow_mut().answers.append(&mut messages);
+        let mut queues = self.0.borrow_mut();
+        queues.writes += 1;
+        queues.answers.append(&mut messages);
+    }
+
+    fn client_gone(&self) -> bool {
+        let queues = self.0.borrow();
+        queues.gone_after_writes.is_some_and(|n| queues.writes >= n)
     }
 }
 
@@ -449,4 +459,60 @@ fn describe_plans_a_statement_again_after_ddl() {
         kinds(&h.send(vec![describe(b'S', "sel2"), sync()])),
         ["Error 42P01", "Ready Idle"]
     );
+}
+
+/// A table of 2,500 rows: three chunks of a streamed result.
+fn streamed_table(h: &mut Harness) {
+    h.query("CREATE TABLE big (id bigint PRIMARY KEY, v text)");
+    h.query("INSERT INTO big SELECT g, 'v' FROM generate_series(1, 2500) g");
+}
+
+#[test]
+fn rows_stream_in_both_protocols_and_stop_when_the_client_is_gone() {
+    let mut h = Harness::new();
+    streamed_table(&mut h);
+    // Execute without a row limit streams; the tag counts every row.
+    let answers = h.send(vec![
+        parse("s", "SELECT * FROM big WHERE id > $1", vec![]),
+        bind("p", "s", vec![Some(b"0".as_slice())], vec![]),
+        execute("p", 0),
+        M::Sync(SyncMessage::new()),
+    ]);
+    let k = kinds(&answers);
+    assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 2500);
+    assert_eq!(k[k.len() - 2..], ["Complete SELECT 2500", "Ready Idle"]);
+    // With a row limit the rows are held for the next Execute, as before.
+    let answers = h.send(vec![
+        bind("q", "s", vec![Some(b"0".as_slice())], vec![]),
+        execute("q", 2000),
+        execute("q", 0),
+        M::Sync(SyncMessage::new()),
+    ]);
+    let k = kinds(&answers);
+    assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 2500);
+    assert!(k.contains(&"Suspended".to_string()), "{k:?}");
+    assert!(k.contains(&"Complete SELECT 500".to_string()), "{k:?}");
+    // A result of one chunk costs no write of its own: an extended exchange is answered
+    // in one write, a simple query in two (its result, then ReadyForQuery), as when
+    // results were held.
+    let writes = |h: &Harness| h.queues.borrow().writes;
+    let before = writes(&h);
+    h.send(vec![
+        bind("r", "s", vec![Some(b"2490".as_slice())], vec![]),
+        execute("r", 0),
+        M::Sync(SyncMessage::new()),
+    ]);
+    assert_eq!(writes(&h) - before, 1);
+    let before = writes(&h);
+    let k = kinds(&h.query("SELECT * FROM big WHERE id > 2400"));
+    assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 100);
+    assert_eq!(writes(&h) - before, 2);
+    // A simple query whose client is gone after its first chunk stops there (08006)
+    // rather than reading the table for no one.
+    let writes = h.queues.borrow().writes;
+    h.queues.borrow_mut().gone_after_writes = Some(writes + 1);
+    let k = kinds(&h.query("SELECT * FROM big"));
+    assert_eq!(k[0], "Row2");
+    assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 1024);
+    assert!(k.contains(&"Error 08006".to_string()), "{k:?}");
 }

@@ -14,7 +14,7 @@
 use super::{BatchObserver, SqlSession, TxnStatus, parse};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::object_name;
-use crate::session::{Prepared, StatementResult};
+use crate::session::{ColumnInfo, Prepared, StatementResult};
 use crate::types::SqlType;
 use crate::value::Value;
 use sqlparser::ast::{
@@ -706,30 +706,50 @@ impl SqlSession {
         };
         let mut statements = parse(&select)?;
         let prepared = self.plan(statements.remove(0))?;
-        let result = self.run_plan(&prepared.plan, &[])?;
-        let mut data = Vec::new();
-        if copy.format.header && copy.format.csv {
-            let names: Vec<Option<String>> = result
+        observer.copy_out_start(prepared.columns.len())?;
+        let format = &copy.format;
+        if format.header && format.csv {
+            let names: Vec<Option<String>> = prepared
                 .columns
                 .iter()
                 .map(|c| Some(c.name.clone()))
                 .collect();
-            write_record(&names, &copy.format, &mut data);
+            let mut header = Vec::new();
+            write_record(&names, format, &mut header);
+            observer.copy_out_records(vec![header])?;
         }
-        for row in &result.rows {
+        // A query that streams (a table's rows, filtered) sends its records a chunk at a
+        // time as it reads them; one that holds its rows (ORDER BY, a join) comes back
+        // whole, and its records then go out in the same chunks.
+        let mut sent = 0u64;
+        let mut stream = |columns: &[ColumnInfo], rows: Vec<Vec<Value>>| {
+            sent += rows.len() as u64;
+            observer.copy_out_records(copy_records(&rows, columns, format))
+        };
+        let result = self.run_plan_streamed(&prepared.plan, &[], Some(&mut stream))?;
+        for rows in result.rows.chunks(super::STREAM_CHUNK_ROWS) {
+            sent += rows.len() as u64;
+            observer.copy_out_records(copy_records(rows, &result.columns, format))?;
+        }
+        observer.copy_out_end()?;
+        Ok(StatementResult::command(format!("COPY {sent}")))
+    }
+}
+
+/// COPY TO's records of `rows`, one per row, each with its line end.
+fn copy_records(rows: &[Vec<Value>], columns: &[ColumnInfo], format: &CopyFormat) -> Vec<Vec<u8>> {
+    rows.iter()
+        .map(|row| {
             let texts: Vec<Option<String>> = row
                 .iter()
-                .zip(&result.columns)
+                .zip(columns)
                 .map(|(v, c)| v.to_pg_text(Some(&c.ty)))
                 .collect();
-            write_record(&texts, &copy.format, &mut data);
-        }
-        observer.copy_out(result.columns.len(), data)?;
-        Ok(StatementResult::command(format!(
-            "COPY {}",
-            result.rows.len()
-        )))
-    }
+            let mut record = Vec::new();
+            write_record(&texts, format, &mut record);
+            record
+        })
+        .collect()
 }
 
 /// After `\.`: the rest of the data up to CopyDone is read and dropped.

@@ -8,6 +8,7 @@ use super::{Plan, Prepared, SqlSession, TxnStatus, parse};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::{ColumnInfo, StatementResult};
 use crate::types::SqlType;
+use crate::value::Value;
 use sqlparser::ast::Statement;
 
 /// Receives a batch's results statement by statement, and may stop the batch between two.
@@ -37,15 +38,43 @@ pub trait BatchObserver {
         Ok(None)
     }
 
-    /// `COPY … TO STDOUT`'s records (`columns` columns, text format), `data` being the
-    /// records with their line ends (a wire server sends CopyOutResponse, CopyData,
-    /// CopyDone). The default refuses, as [`BatchObserver::copy_in_start`] does.
-    fn copy_out(&mut self, columns: usize, data: Vec<u8>) -> SqlResult<()> {
-        let _ = (columns, data);
+    /// `COPY … TO STDOUT` is about to send records of `columns` columns in the text format
+    /// (a wire server sends CopyOutResponse). The default refuses, as
+    /// [`BatchObserver::copy_in_start`] does.
+    fn copy_out_start(&mut self, columns: usize) -> SqlResult<()> {
+        let _ = columns;
         Err(SqlError::new(
             crate::error::sqlstate::FEATURE_NOT_SUPPORTED,
             "COPY TO STDOUT needs a client connection (hotpage serve)",
         ))
+    }
+
+    /// The next records of `COPY … TO STDOUT`, each with its line end (a CopyData message
+    /// each). They come a chunk at a time as the query makes them, so an error (the client
+    /// went away, a cancel) stops the COPY there.
+    fn copy_out_records(&mut self, records: Vec<Vec<u8>>) -> SqlResult<()> {
+        let _ = records;
+        Ok(())
+    }
+
+    /// The end of `COPY … TO STDOUT`'s records (CopyDone).
+    fn copy_out_end(&mut self) -> SqlResult<()> {
+        Ok(())
+    }
+
+    /// True if this observer takes a query's rows as they are made
+    /// ([`BatchObserver::statement_rows`]), so that a result of any size takes memory for
+    /// one chunk of rows. The default, false, collects them into the statement's result.
+    fn streams_rows(&self) -> bool {
+        false
+    }
+
+    /// Rows of the statement now running, in order, a chunk at a time (only if
+    /// [`BatchObserver::streams_rows`]). Its [`BatchObserver::statement_done`] then has
+    /// the columns and the tag, and no rows. An error stops the statement.
+    fn statement_rows(&mut self, columns: &[ColumnInfo], rows: Vec<Vec<Value>>) -> SqlResult<()> {
+        let _ = (columns, rows);
+        Ok(())
     }
 }
 
@@ -109,7 +138,7 @@ impl SqlSession {
             self.start_statement_clock();
             let outcome = match self.run_copy(&statement, observer) {
                 Some(outcome) => outcome,
-                None => self.run_statement(statement, &[]),
+                None => self.run_observed(statement, observer),
             };
             self.activity.end();
             let done = match outcome {
@@ -124,6 +153,20 @@ impl SqlSession {
             return self.commit().err();
         }
         None
+    }
+
+    /// Runs a batch's statement; a query's rows go to `observer` as they are made if it
+    /// [`BatchObserver::streams_rows`].
+    fn run_observed(
+        &mut self,
+        statement: Statement,
+        observer: &mut dyn BatchObserver,
+    ) -> SqlResult<StatementResult> {
+        if !observer.streams_rows() {
+            return self.run_statement(statement, &[]);
+        }
+        let mut stream = |columns: &[ColumnInfo], rows| observer.statement_rows(columns, rows);
+        self.run_statement_streamed(statement, &[], Some(&mut stream))
     }
 
     /// Before a statement of a Query message: opens the implicit transaction, or hands it

@@ -291,3 +291,129 @@ fn ddl_after_a_write_in_a_query_message_is_refused_and_nothing_commits() {
     assert_eq!(tags, ["SELECT 1", "CREATE TABLE", "INSERT 0 1"]);
     assert_eq!(count(&mut s, "v"), "1");
 }
+
+/// Takes a query's rows as they are made, and may fail after `fail_after` chunks.
+#[derive(Default)]
+struct Streamer {
+    chunks: Vec<usize>,
+    rows: Vec<Vec<crate::value::Value>>,
+    done: Vec<StatementResult>,
+    fail_after: Option<usize>,
+}
+
+impl BatchObserver for Streamer {
+    fn before_statement(&mut self, _: usize) -> SqlResult<()> {
+        Ok(())
+    }
+
+    fn statement_done(&mut self, result: StatementResult) -> SqlResult<()> {
+        self.done.push(result);
+        Ok(())
+    }
+
+    fn streams_rows(&self) -> bool {
+        true
+    }
+
+    fn statement_rows(
+        &mut self,
+        columns: &[crate::session::ColumnInfo],
+        rows: Vec<Vec<crate::value::Value>>,
+    ) -> SqlResult<()> {
+        assert_eq!(columns.len(), 2);
+        if self.fail_after == Some(self.chunks.len()) {
+            return Err(SqlError::new("08006", "the client went away"));
+        }
+        self.chunks.push(rows.len());
+        self.rows.extend(rows);
+        Ok(())
+    }
+}
+
+/// 5,000 rows of about 200 bytes each: 1 MB and more of values.
+fn big_table(s: &mut SqlSession) {
+    s.execute("CREATE TABLE big (id bigint PRIMARY KEY, v text)")
+        .expect("create");
+    s.execute("INSERT INTO big SELECT g, repeat('x', 200) FROM generate_series(1, 5000) g")
+        .expect("insert");
+    s.execute("SET hotpage.query_memory = '1MB'").expect("set");
+}
+
+#[test]
+fn a_query_streams_its_rows_in_chunks_past_the_memory_bound() {
+    let db = open_mem();
+    let mut s = db.session();
+    big_table(&mut s);
+    // Held, the rows pass the 1MB bound.
+    let error = s.execute("SELECT * FROM big").expect_err("held");
+    assert_eq!(error.sqlstate, "54000");
+    // Streamed, they come in chunks, in key order, and none is held.
+    let mut streamer = Streamer::default();
+    let sql = "SELECT * FROM big WHERE id > 10 LIMIT 4000 OFFSET 5";
+    assert_eq!(s.execute_batch_observed(sql, &mut streamer), None);
+    assert!(streamer.chunks.len() >= 4, "{:?}", streamer.chunks);
+    assert!(streamer.chunks.iter().all(|&n| n <= 1024));
+    let ids: Vec<i64> = streamer
+        .rows
+        .iter()
+        .map(|r| match r[0] {
+            crate::value::Value::Int(i) => i,
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, (16..4016).collect::<Vec<i64>>());
+    assert_eq!(streamer.done[0].tag, "SELECT 4000");
+    assert!(streamer.done[0].rows.is_empty());
+    assert_eq!(streamer.done[0].columns.len(), 2);
+    // ORDER BY needs every row first: held, and bounded.
+    let mut ordered = Streamer::default();
+    let error = s
+        .execute_batch_observed("SELECT * FROM big ORDER BY v, id DESC", &mut ordered)
+        .expect("bounded");
+    assert_eq!(error.sqlstate, "54000");
+    assert!(ordered.chunks.is_empty());
+    // A small ordered query comes back whole, in its order.
+    let mut small = Streamer::default();
+    let sql = "SELECT * FROM big WHERE id < 4 ORDER BY id DESC";
+    assert_eq!(s.execute_batch_observed(sql, &mut small), None);
+    assert!(small.chunks.is_empty());
+    let first = &small.done[0].rows[0][0];
+    assert_eq!(*first, crate::value::Value::Int(3));
+}
+
+#[test]
+fn a_failing_stream_stops_the_query_and_fails_the_block() {
+    let db = open_mem();
+    let mut s = db.session();
+    big_table(&mut s);
+    s.execute("BEGIN").expect("begin");
+    let mut streamer = Streamer {
+        fail_after: Some(1),
+        ..Streamer::default()
+    };
+    let error = s
+        .execute_batch_observed("SELECT * FROM big", &mut streamer)
+        .expect("stopped");
+    assert_eq!(error.sqlstate, "08006");
+    assert_eq!(streamer.chunks.len(), 1);
+    assert!(streamer.done.is_empty());
+    assert_eq!(s.txn_status(), TxnStatus::Failed);
+    s.execute("ROLLBACK").expect("rollback");
+}
+
+#[test]
+fn nextval_in_the_output_is_not_streamed() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute(
+        "CREATE TABLE t (id bigint PRIMARY KEY); CREATE SEQUENCE q; INSERT INTO t VALUES (1), (2)",
+    )
+    .expect("setup");
+    let mut streamer = Streamer::default();
+    assert_eq!(
+        s.execute_batch_observed("SELECT id, nextval('q') FROM t", &mut streamer),
+        None
+    );
+    assert!(streamer.chunks.is_empty());
+    assert_eq!(streamer.done[0].rows.len(), 2);
+}
