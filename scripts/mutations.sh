@@ -848,3 +848,16 @@ PACKAGE=hotpage-server unit extended-chunk-written-at-once crates/hotpage-server
   '                if streamed {' \
   '                if true {' \
   --lib rows_stream
+# RESET of one durability name gives the engine the database's durability, although the
+# other name still asks for another (SHOW and the engine disagree).
+PACKAGE=hotpage-sql unit reset-takes-database-durability crates/hotpage-sql/src/session.rs \
+  '            let durability = self
+                .durability_setting()
+                .unwrap_or(self.db.engine.durability());' \
+  '            let durability = self.db.engine.durability();' \
+  --lib reset_restores
+# LIMIT 0 keeps and projects one row in the held path (SELECT 1/0 … LIMIT 0 fails).
+PACKAGE=hotpage-sql unit held-limit-zero-projects-a-row crates/hotpage-sql/src/select.rs \
+  '                    if enough == Some(0) {' \
+  '                    if enough == Some(0) && false {' \
+  --lib protocol

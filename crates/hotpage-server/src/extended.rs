@@ -298,7 +298,8 @@ impl SessionState {
             let result =
                 self.session
                     .execute_prepared_streamed(prepared, &portal.params, stream)?;
-            if is_read_result(&result) {
+            // Rows already streamed are not dropped: the statement that sent them completes.
+            if is_read_result(&result) && !streamed {
                 interrupt.check()?;
             }
             if streamed {

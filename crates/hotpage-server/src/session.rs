@@ -366,7 +366,8 @@ impl BatchObserver for SimpleQuery<'_> {
     fn statement_done(&mut self, result: StatementResult) -> Result<(), SqlError> {
         self.statements += 1;
         // A read's rows may be dropped; a write that ended is reported, whatever came.
-        if is_read_result(&result) {
+        // Rows already streamed are not dropped: the statement that sent them completes.
+        if is_read_result(&result) && !self.described {
             self.interrupt.check()?;
         }
         self.chunk_pending = false;

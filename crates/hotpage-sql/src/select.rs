@@ -736,6 +736,11 @@ impl SelectPlan {
                     .flatten();
                 let mut collected = Vec::new();
                 self.for_each_row(ctx, &mut |row, _: &mut dyn EvalContext| {
+                    // LIMIT 0 keeps (and projects) no row, as PostgreSQL and the streamed
+                    // path.
+                    if enough == Some(0) {
+                        return Ok(false);
+                    }
                     memory.charge(limits::row_bytes(&row))?;
                     collected.push(row);
                     Ok(enough.is_none_or(|n| collected.len() < n))

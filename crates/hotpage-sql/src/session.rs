@@ -442,6 +442,17 @@ impl EvalContext for Ctx<'_> {
     }
 }
 
+/// The durability a `synchronous_commit` or `hotpage.durability` value names.
+fn durability_named(value: &str) -> Option<Durability> {
+    match value.to_lowercase().as_str() {
+        "on" | "true" | "sync" | "remote_apply" | "remote_write" | "local" => {
+            Some(Durability::Sync)
+        }
+        "off" | "false" | "async" => Some(Durability::Async),
+        _ => None,
+    }
+}
+
 /// Where a query's rows go as they are made (a wire server's socket), a chunk at a time,
 /// instead of into [`StatementResult::rows`]: so a result of any size takes memory for one
 /// chunk. Only queries that need no row before the last ([`SelectPlan::streams`]: one
@@ -1599,18 +1610,15 @@ impl SqlSession {
             crate::limits::check_query_memory(&value)?;
         }
         if name == "synchronous_commit" || name == "hotpage.durability" {
-            let durability = match value.to_lowercase().as_str() {
-                "on" | "true" | "sync" | "remote_apply" | "remote_write" | "local" => {
-                    Durability::Sync
-                }
-                "off" | "false" | "async" => Durability::Async,
-                other => {
-                    return Err(SqlError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        format!("invalid value for parameter \"{name}\": \"{other}\""),
-                    )
-                    .with_hint("on (sync: durable at commit) or off (async)"));
-                }
+            let Some(durability) = durability_named(&value) else {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "invalid value for parameter \"{name}\": \"{}\"",
+                        value.to_lowercase()
+                    ),
+                )
+                .with_hint("on (sync: durable at commit) or off (async)"));
             };
             self.engine.set_durability(durability).map_err(|e| {
                 SqlError::new(sqlstate::INVALID_PARAMETER_VALUE, e.to_string())
@@ -1643,7 +1651,10 @@ impl SqlSession {
                     ));
                 }
                 // A dotted name is a custom setting, as in PostgreSQL: any may be reset.
-                if setting.is_none() && !name.contains('.') {
+                if setting.is_none()
+                    && !name.contains('.')
+                    && !self.state.settings.contains_key(&name)
+                {
                     return Err(SqlError::new(
                         sqlstate::UNDEFINED_OBJECT,
                         format!("unrecognized configuration parameter \"{name}\""),
@@ -1662,12 +1673,28 @@ impl SqlSession {
             .iter()
             .any(|n| n == "synchronous_commit" || n == "hotpage.durability")
         {
-            // The engine session takes the database's durability again.
+            // The engine session takes the durability the settings left say (the other
+            // of the two names may still be set), else the database's.
+            let durability = self
+                .durability_setting()
+                .unwrap_or(self.db.engine.durability());
             self.engine
-                .set_durability(self.db.engine.durability())
+                .set_durability(durability)
                 .map_err(engine_error)?;
         }
         Ok(StatementResult::command("RESET"))
+    }
+
+    /// The durability the session's settings ask for, if one of `synchronous_commit` and
+    /// `hotpage.durability` is set (the later SET wins in the engine; either one alone
+    /// decides here).
+    fn durability_setting(&self) -> Option<Durability> {
+        let value = self
+            .state
+            .settings
+            .get("synchronous_commit")
+            .or(self.state.settings.get("hotpage.durability"))?;
+        durability_named(value)
     }
 
     fn show(&mut self, variable: &[sqlparser::ast::Ident]) -> SqlResult<StatementResult> {
@@ -1704,17 +1731,8 @@ impl SqlSession {
     }
 
     fn engine_durability(&self) -> Durability {
-        match self
-            .state
-            .settings
-            .get("synchronous_commit")
-            .or(self.state.settings.get("hotpage.durability"))
-        {
-            Some(v) if matches!(v.to_lowercase().as_str(), "off" | "false" | "async") => {
-                Durability::Async
-            }
-            _ => self.db.engine.durability(),
-        }
+        self.durability_setting()
+            .unwrap_or(self.db.engine.durability())
     }
 }
 

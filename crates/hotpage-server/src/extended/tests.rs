@@ -471,13 +471,18 @@ fn streamed_table(h: &mut Harness) {
 fn rows_stream_in_both_protocols_and_stop_when_the_client_is_gone() {
     let mut h = Harness::new();
     streamed_table(&mut h);
-    // Execute without a row limit streams; the tag counts every row.
+    // Execute without a row limit streams; the tag counts every row. Its chunks (1,024,
+    // 1,024, 452 rows) go out as the next comes: three writes, where a held result is
+    // one.
+    let writes = |h: &Harness| h.queues.borrow().writes;
+    let before = writes(&h);
     let answers = h.send(vec![
         parse("s", "SELECT * FROM big WHERE id > $1", vec![]),
         bind("p", "s", vec![Some(b"0".as_slice())], vec![]),
         execute("p", 0),
         M::Sync(SyncMessage::new()),
     ]);
+    assert_eq!(writes(&h) - before, 3);
     let k = kinds(&answers);
     assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 2500);
     assert_eq!(k[k.len() - 2..], ["Complete SELECT 2500", "Ready Idle"]);
@@ -495,7 +500,6 @@ fn rows_stream_in_both_protocols_and_stop_when_the_client_is_gone() {
     // A result of one chunk costs no write of its own: an extended exchange is answered
     // in one write, a simple query in two (its result, then ReadyForQuery), as when
     // results were held.
-    let writes = |h: &Harness| h.queues.borrow().writes;
     let before = writes(&h);
     h.send(vec![
         bind("r", "s", vec![Some(b"2490".as_slice())], vec![]),
@@ -509,10 +513,18 @@ fn rows_stream_in_both_protocols_and_stop_when_the_client_is_gone() {
     assert_eq!(writes(&h) - before, 2);
     // A simple query whose client is gone after its first chunk stops there (08006)
     // rather than reading the table for no one.
-    let writes = h.queues.borrow().writes;
-    h.queues.borrow_mut().gone_after_writes = Some(writes + 1);
+    h.queues.borrow_mut().gone_after_writes = Some(writes(&h) + 1);
     let k = kinds(&h.query("SELECT * FROM big"));
     assert_eq!(k[0], "Row2");
+    assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 1024);
+    assert!(k.contains(&"Error 08006".to_string()), "{k:?}");
+    // And an Execute the same way.
+    h.queues.borrow_mut().gone_after_writes = Some(writes(&h) + 1);
+    let k = kinds(&h.send(vec![
+        bind("g", "s", vec![Some(b"0".as_slice())], vec![]),
+        execute("g", 0),
+        M::Sync(SyncMessage::new()),
+    ]));
     assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 1024);
     assert!(k.contains(&"Error 08006".to_string()), "{k:?}");
 }

@@ -1380,6 +1380,11 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// This session's durability: the database's, or what `set_durability` chose.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
     /// Sets this session's durability: `Sync` or `Async` on a logged database. `None` is a
     /// database-wide choice (a session cannot skip a log others rely on).
     pub fn set_durability(&mut self, durability: Durability) -> Result<()> {

@@ -365,6 +365,15 @@ fn a_query_streams_its_rows_in_chunks_past_the_memory_bound() {
     assert_eq!(streamer.done[0].tag, "SELECT 4000");
     assert!(streamer.done[0].rows.is_empty());
     assert_eq!(streamer.done[0].columns.len(), 2);
+    // LIMIT 0 evaluates no output row, held or streamed (PostgreSQL's answer).
+    let none = s.execute("SELECT 1 / 0 FROM big LIMIT 0").expect("limit 0");
+    assert!(none[0].rows.is_empty());
+    let mut zero = Streamer::default();
+    assert_eq!(
+        s.execute_batch_observed("SELECT 1 / 0 FROM big LIMIT 0", &mut zero),
+        None
+    );
+    assert_eq!(zero.done[0].tag, "SELECT 0");
     // ORDER BY needs every row first: held, and bounded.
     let mut ordered = Streamer::default();
     let error = s
@@ -416,4 +425,32 @@ fn nextval_in_the_output_is_not_streamed() {
     );
     assert!(streamer.chunks.is_empty());
     assert_eq!(streamer.done[0].rows.len(), 2);
+}
+
+/// RESET gives the engine session the durability the settings left ask for, else the
+/// database's; SHOW says what the engine does.
+#[test]
+fn reset_restores_the_engine_sessions_durability() {
+    let db = open_mem();
+    let mut s = db.session();
+    let show = |s: &mut SqlSession| match &s.execute("SHOW hotpage.durability").expect("show")[0]
+        .rows[0][0]
+    {
+        crate::value::Value::Text(t) => t.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(s.engine.durability(), hotpage::Durability::Sync);
+    s.execute("SET hotpage.durability = async; SET synchronous_commit = off")
+        .expect("set");
+    assert_eq!(s.engine.durability(), hotpage::Durability::Async);
+    // The other name still says async: the engine stays async.
+    s.execute("RESET hotpage.durability").expect("reset");
+    assert_eq!(s.engine.durability(), hotpage::Durability::Async);
+    assert_eq!(show(&mut s), "async");
+    s.execute("RESET synchronous_commit").expect("reset");
+    assert_eq!(s.engine.durability(), hotpage::Durability::Sync);
+    assert_eq!(show(&mut s), "sync");
+    s.execute("SET synchronous_commit = off").expect("set");
+    s.execute("RESET ALL").expect("reset all");
+    assert_eq!(s.engine.durability(), hotpage::Durability::Sync);
 }
