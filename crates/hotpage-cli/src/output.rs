@@ -31,6 +31,16 @@ pub fn line(text: std::fmt::Arguments<'_>) -> Result<(), CliError> {
     writeln!(std::io::stdout().lock(), "{text}").map_err(stdout_error)
 }
 
+/// Writes `data` to standard output as it is, in one write where it can: for many lines
+/// at once (a chunk of CSV rows or COPY records), where a line at a time would cost a
+/// system call per line.
+pub fn bytes(data: &[u8]) -> Result<(), CliError> {
+    std::io::stdout()
+        .lock()
+        .write_all(data)
+        .map_err(stdout_error)
+}
+
 /// A failed write to standard output: a closed pipe ends quietly, anything else fails.
 pub fn stdout_error(error: std::io::Error) -> CliError {
     if error.kind() == std::io::ErrorKind::BrokenPipe {

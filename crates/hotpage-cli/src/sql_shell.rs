@@ -93,13 +93,9 @@ impl BatchObserver for ShellObserver {
         Ok(())
     }
 
+    /// The chunk's records in one write.
     fn copy_out_records(&mut self, records: Vec<Vec<u8>>) -> Result<(), SqlError> {
-        let mut out = std::io::stdout().lock();
-        let written = records
-            .iter()
-            .try_for_each(|record| out.write_all(record))
-            .map_err(crate::output::stdout_error);
-        drop(out);
+        let written = crate::output::bytes(&records.concat());
         self.output(written)
     }
 
