@@ -391,7 +391,7 @@ PACKAGE=hotpage-server unit idle-timeout-unset crates/hotpage-server/src/blockin
   --test blocking_reads an_idle_session_is_ended_by_the_idle_timeout
 # A long answer whose full write chunks are cleared without being written.
 PACKAGE=hotpage-server unit write-chunk-dropped crates/hotpage-server/src/blocking.rs \
-  '                self.stream.write_all(&self.write_buf)?;
+  '                send(&mut self.stream, &self.stop, &self.write_buf)?;
                 self.write_buf.clear();' \
   '                self.write_buf.clear();' \
   --test blocking_reads an_answer_longer_than_a_write_chunk
@@ -861,3 +861,93 @@ PACKAGE=hotpage-sql unit held-limit-zero-projects-a-row crates/hotpage-sql/src/s
   '                    if enough == Some(0) {' \
   '                    if enough == Some(0) && false {' \
   --lib protocol
+# A plain session's write that is never given up: a client that stops reading holds its
+# session past pg_terminate_backend, and the server's shutdown for ever.
+PACKAGE=hotpage-server unit stuck-write-never-given-up crates/hotpage-server/src/blocking.rs \
+  '                if stop.is_stopped() {
+                    idle_ticks_stopped += 1;' \
+  '                if false {
+                    idle_ticks_stopped += 1;' \
+  --test stuck_clients does_not_read
+# A stopped session's write given up at once, however steadily its client reads: a
+# shutdown cuts a slow reader's result short.
+PACKAGE=hotpage-server unit stopped-write-cut-at-once crates/hotpage-server/src/blocking.rs \
+  '    while sent < bytes.len() {
+        match stream.write(&bytes[sent..]) {' \
+  '    while sent < bytes.len() {
+        if stop.is_stopped() {
+            return Err(write_given_up());
+        }
+        match stream.write(&bytes[sent..]) {' \
+  --test stuck_clients reads_slowly
+# A terminate that does not wake the session's blocked read: an idle session outlives it.
+PACKAGE=hotpage-server unit terminate-read-not-woken crates/hotpage-server/src/stop.rs \
+  '        self.token.cancel();
+        self.wake_reader();' \
+  '        self.token.cancel();' \
+  --test stuck_clients idle_session
+# A terminate that does not flag the session as terminated: its running statement ends
+# with 57014 (a cancel) instead of 57P01, and a cancel is forgotten at the next start.
+PACKAGE=hotpage-server unit terminate-not-flagged crates/hotpage-sql/src/views/activity.rs \
+  '                self.terminated.store(true, Ordering::Relaxed);' \
+  '' \
+  --test stuck_clients cancels_the_running_statement_and_ends
+# A TLS session's write that waits for ever once the session is stopped.
+PACKAGE=hotpage-cli unit tls-stuck-write-never-given-up crates/hotpage-server/src/stop.rs \
+  '    match tokio::time::timeout(WRITE_TICK, write).await {' \
+  '    match Ok::<_, ()>(write.await) {' \
+  --test serve_tls a_tls_session_whose_client_does_not_read
+# pg_cancel_backend that says true and sets no flag.
+PACKAGE=hotpage-sql unit cancel-backend-sets-nothing crates/hotpage-sql/src/catalog/functions.rs \
+  '        return Ok(Datum::Bool(activity.cancel()));' \
+  '        return Ok(Datum::Bool(true));' \
+  --test interrupts pg_cancel_backend
+# pg_terminate_backend(pid, timeout) that does not wait for the session to end.
+PACKAGE=hotpage-sql unit terminate-timeout-not-waited crates/hotpage-sql/src/catalog/functions.rs \
+  '    while timeout_ms > 0 && exec.db.activity_of(pid).is_some() {' \
+  '    while false && exec.db.activity_of(pid).is_some() {' \
+  --test interrupts pg_terminate_backend
+# KILL of the session's own spid let through (SQL Server refuses it: error 6104).
+PACKAGE=hotpage-sql unit kill-own-session crates/hotpage-sql/src/tsql/mod.rs \
+  '        if spid == self.sql.pid() {' \
+  '        if spid == u32::MAX {' \
+  --test tsql kill_ends
+# DISCARD ALL / DEALLOCATE ALL that leave the protocol's prepared statements in place
+# (a pool's next user runs the last user's statements).
+PACKAGE=hotpage-server unit protocol-statements-kept-after-discard crates/hotpage-server/src/session.rs \
+  '        if self.session.deallocations() != self.deallocations {' \
+  '        if false {' \
+  --test pool_reset
+# DISCARD ALL that keeps the session's settings.
+PACKAGE=hotpage-sql unit discard-all-keeps-settings crates/hotpage-sql/src/session.rs \
+  '                self.reset(&sqlparser::ast::Reset::ALL)?;
+                self.prepared.clear();' \
+  '                self.prepared.clear();' \
+  --test sqllogictest
+# Parameters in the select list left untyped (SELECT $1::bigint + 1 described as text).
+PACKAGE=hotpage-sql unit select-list-params-untyped crates/hotpage-sql/src/select.rs \
+  '        for item in &self.projection.items {
+            param_types::infer(item, &mut types);
+        }' \
+  '' \
+  --test param_types
+# An INSERT value that is an expression of a parameter left untyped ($1::bigint as text).
+PACKAGE=hotpage-sql unit insert-expression-params-untyped crates/hotpage-sql/src/insert.rs \
+  '            crate::param_types::infer_growing(&scalar, params);' \
+  '' \
+  --test param_types
+# A terminated session's statements not stopped by the terminated flag (a cancel set by
+# the terminate is forgotten when the next statement starts).
+PACKAGE=hotpage-sql unit terminated-not-checked crates/hotpage-sql/src/session/interrupt.rs \
+  '        if self.is_terminated() {
+            return Err(SqlError::new(' \
+  '        if false {
+            return Err(SqlError::new(' \
+  --test interrupts pg_terminate_backend
+# pg_terminate_backend in a select list with LIMIT let through: LIMIT 1 signals every row.
+PACKAGE=hotpage-sql unit signals-before-limit-allowed crates/hotpage-sql/src/catalog/plan.rs \
+  '            if limit.is_some() || offset.is_some() {
+                refuse_signals_before_limit(&plan.items)?;' \
+  '            if false {
+                refuse_signals_before_limit(&plan.items)?;' \
+  --test sqllogictest

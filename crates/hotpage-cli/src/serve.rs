@@ -42,7 +42,11 @@ Who may connect:
 
 SIGINT (Ctrl-C) or SIGTERM: stop accepting, let each connection finish its statement,
 end the connections (FATAL 57P01), then close the database cleanly (a checkpoint). A
-second signal stops at once without closing; the next open recovers.
+connection whose client has not read for a second or two is closed without waiting. A second
+signal stops at once without closing; the next open recovers.
+
+One session ends another with SELECT pg_terminate_backend(pid) (pids are
+pg_stat_activity.pid) and cancels its statement with SELECT pg_cancel_backend(pid).
 
 Limits and the errors they give:
   --max-connections N        one more session: FATAL 53300 sorry, too many clients already

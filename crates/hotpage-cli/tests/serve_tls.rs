@@ -48,6 +48,19 @@ fn password_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// A rustls client configuration that trusts the server's self-signed certificate.
+fn client_config(cert_pem: &str) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    let der = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes())
+        .expect("parse the certificate");
+    roots.add(der).expect("add the root");
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth()
+}
+
 fn psql(port: u16, conn_extra: &str, sql: &str) -> Output {
     Command::new(require_program("psql"))
         .args(["-X", "-w", "-At", "-c", sql])
@@ -134,18 +147,7 @@ fn the_postgres_crate_connects_with_rustls() {
             s(&file),
         ],
     );
-    let mut roots = rustls::RootCertStore::empty();
-    let der = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes())
-        .expect("parse the certificate");
-    roots.add(der).expect("add the root");
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(config);
+    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(client_config(&cert_pem));
     let conninfo = format!(
         "host=127.0.0.1 port={} user=alice password=s3cret dbname=hotpage sslmode=require channel_binding=require connect_timeout=30",
         serve.port
@@ -220,4 +222,122 @@ fn bad_certificate_and_key_files_are_startup_errors() {
         assert_one_line_error(&hotpage(&args), 2, needle);
         assert!(!db.exists(), "{extra:?} left a database behind");
     }
+}
+
+/// A TLS client that starts a session (trust), asks for `sql`, and then reads nothing:
+/// its session's pid, and the connection (kept open by the caller).
+fn tls_client_that_stops_reading(
+    port: u16,
+    cert_pem: &str,
+    sql: &str,
+) -> (
+    i32,
+    rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>,
+) {
+    use std::io::Read;
+    let config = client_config(cert_pem);
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    // SSLRequest: length 8, code 80877103; the server answers 'S'.
+    tcp.write_all(&[0, 0, 0, 8, 4, 210, 22, 47])
+        .expect("SSLRequest");
+    let mut answer = [0u8; 1];
+    tcp.read_exact(&mut answer).expect("the answer");
+    assert_eq!(&answer, b"S");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("name");
+    let tls = rustls::ClientConnection::new(Arc::new(config), name).expect("tls");
+    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    let mut body = 196_608i32.to_be_bytes().to_vec();
+    body.extend_from_slice(b"user\0tester\0database\0hotpage\0\0");
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    stream.write_all(&startup).expect("startup");
+    let mut pid = None;
+    loop {
+        let mut header = [0u8; 5];
+        stream.read_exact(&mut header).expect("a message header");
+        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
+        stream.read_exact(&mut body).expect("a message body");
+        match header[0] {
+            b'K' => pid = Some(i32::from_be_bytes([body[0], body[1], body[2], body[3]])),
+            b'Z' => break,
+            _ => {}
+        }
+    }
+    let mut query = vec![b'Q'];
+    query.extend_from_slice(&(sql.len() as i32 + 5).to_be_bytes());
+    query.extend_from_slice(sql.as_bytes());
+    query.push(0);
+    stream.write_all(&query).expect("the query");
+    stream.flush().expect("flush");
+    (pid.expect("BackendKeyData"), stream)
+}
+
+/// Waits (at most 30 s) until `pg_stat_activity` shows `pid` running a statement (`live`)
+/// or not at all.
+fn wait_for_session(client: &mut postgres::Client, pid: i32, live: bool) -> bool {
+    let sql = if live {
+        "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'"
+    } else {
+        "SELECT count(*) FROM pg_stat_activity WHERE pid = $1"
+    };
+    for _ in 0..1500 {
+        let n: i64 = client
+            .query_one(sql, &[&pid])
+            .expect("pg_stat_activity")
+            .get(0);
+        if (n == 1) == live {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// A TLS session whose client stops reading a large result neither outlives
+/// `pg_terminate_backend` nor holds up the server's shutdown (`stop.rs`): its write is
+/// given up a second after either.
+#[test]
+fn a_tls_session_whose_client_does_not_read_is_ended_by_terminate_and_by_a_shutdown() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (cert, key, cert_pem) = certificate(dir.path());
+    let serve = Serve::start(
+        &dir.path().join("db"),
+        &["--tls-cert", s(&cert), "--tls-key", s(&key)],
+    );
+    let mut admin = serve.client();
+    // 32,000 rows of 1,500 bytes: 48 MB, far more than the sockets' buffers.
+    admin
+        .batch_execute(
+            "CREATE TABLE big (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text);
+             INSERT INTO big (v) SELECT repeat('x', 1500) FROM generate_series(1, 32000);",
+        )
+        .expect("the large table");
+    let (pid, _first) = tls_client_that_stops_reading(serve.port, &cert_pem, "SELECT * FROM big");
+    assert!(wait_for_session(&mut admin, pid, true), "never ran");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let signalled: bool = admin
+        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+        .expect("terminate")
+        .get(0);
+    assert!(signalled);
+    assert!(
+        wait_for_session(&mut admin, pid, false),
+        "a TLS session blocked writing to its client outlives pg_terminate_backend"
+    );
+    let (pid, _second) = tls_client_that_stops_reading(serve.port, &cert_pem, "SELECT * FROM big");
+    assert!(wait_for_session(&mut admin, pid, true), "never ran");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(admin);
+    let started = std::time::Instant::now();
+    let (status, stderr) = serve.terminate();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the shutdown took {:?}",
+        started.elapsed()
+    );
+    assert!(stderr.contains("closed cleanly"), "{stderr}");
 }

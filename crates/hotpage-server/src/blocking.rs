@@ -9,13 +9,16 @@
 //! server's socket I/O without a runtime").
 //!
 //! What the runtime gave is kept: the idle timeout is the socket's read timeout; a
-//! shutdown wakes a blocked read by shutting down the socket's read side
-//! ([`crate::server::Shared::watch_reads`]), and the next read sees the token.
+//! shutdown or a terminate wakes a blocked read by shutting down the socket's read side
+//! ([`crate::server::Shared::watch_reads`], [`SessionStop::terminate`]), and the next read
+//! sees the stop. Writes time out every [`WRITE_TICK`], so that a write to a client that
+//! does not read is given up once the session is stopped (see `stop`).
 
 use crate::client::PlainParts;
 use crate::connection::{Buffered, Next, Wire};
 use crate::frame::{FrameCodec, FrameError};
 use crate::server::{ReadWatch, Shared};
+use crate::stop::{SessionStop, WRITE_TICK, write_given_up};
 use bytes::BytesMut;
 use pgwire::messages::PgWireBackendMessage;
 use std::io::{ErrorKind, Read, Write};
@@ -40,13 +43,18 @@ pub struct BlockingWire {
     chunk: Box<[u8; READ_CHUNK_BYTES]>,
     /// Whether reads time out (the idle timeout): a timed-out read is then idleness.
     timed: bool,
+    stop: SessionStop,
     _watch: ReadWatch,
 }
 
 impl BlockingWire {
-    /// Sets the idle timeout as the socket's read timeout and registers the socket for a
-    /// shutdown.
-    pub fn new(parts: PlainParts, shared: &Arc<Shared>) -> std::io::Result<BlockingWire> {
+    /// Sets the idle timeout as the socket's read timeout, the write tick as its write
+    /// timeout, and registers the socket for a shutdown or a terminate.
+    pub fn new(
+        parts: PlainParts,
+        shared: &Arc<Shared>,
+        stop: SessionStop,
+    ) -> std::io::Result<BlockingWire> {
         let PlainParts {
             stream,
             codec,
@@ -54,7 +62,9 @@ impl BlockingWire {
         } = parts;
         let idle = shared.config.idle_session_timeout;
         stream.set_read_timeout(idle)?;
-        let watch = shared.watch_reads(&stream)?;
+        stream.set_write_timeout(Some(WRITE_TICK))?;
+        stop.watch_reads(&stream)?;
+        let watch = shared.watch_reads(&stop);
         Ok(BlockingWire {
             stream,
             codec,
@@ -62,6 +72,7 @@ impl BlockingWire {
             write_buf: BytesMut::new(),
             chunk: Box::new([0; READ_CHUNK_BYTES]),
             timed: idle.is_some(),
+            stop,
             _watch: watch,
         })
     }
@@ -86,11 +97,40 @@ impl BlockingWire {
     }
 }
 
+/// Writes all of `bytes`. A send the client leaves blocked for a whole tick (the socket's
+/// write timeout) is tried again. Once the session is stopped, two such ticks in a row
+/// with no byte taken give the write up: the first may have begun before the stop, so
+/// the client is given at least one whole tick after it (at most two).
+fn send(stream: &mut TcpStream, stop: &SessionStop, bytes: &[u8]) -> std::io::Result<()> {
+    let mut sent = 0;
+    let mut idle_ticks_stopped = 0;
+    while sent < bytes.len() {
+        match stream.write(&bytes[sent..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(written) => {
+                sent += written;
+                idle_ticks_stopped = 0;
+            }
+            Err(error) if error.kind() == ErrorKind::Interrupted => {}
+            Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if stop.is_stopped() {
+                    idle_ticks_stopped += 1;
+                    if idle_ticks_stopped >= 2 {
+                        return Err(write_given_up());
+                    }
+                }
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
 impl Wire for BlockingWire {
-    fn next_message(&mut self, shared: &Shared) -> Next {
+    fn next_message(&mut self, _shared: &Shared) -> Next {
         loop {
-            // As the runtime's wait: a shutdown comes before a message already read.
-            if shared.shutdown.is_cancelled() {
+            // As the runtime's wait: a stop comes before a message already read.
+            if self.stop.is_stopped() {
                 return Next::Shutdown;
             }
             match self.decode() {
@@ -99,7 +139,7 @@ impl Wire for BlockingWire {
                 Ok(None) => {}
             }
             match self.read_more() {
-                Ok(0) if shared.shutdown.is_cancelled() => return Next::Shutdown,
+                Ok(0) if self.stop.is_stopped() => return Next::Shutdown,
                 Ok(0) => return Next::Closed,
                 Ok(_) => {}
                 Err(error)
@@ -127,11 +167,11 @@ impl Wire for BlockingWire {
             self.codec.encode(message, &mut self.write_buf)?;
             // A long result goes out as it is encoded, not encoded whole first.
             if self.write_buf.len() >= WRITE_CHUNK_BYTES {
-                self.stream.write_all(&self.write_buf)?;
+                send(&mut self.stream, &self.stop, &self.write_buf)?;
                 self.write_buf.clear();
             }
         }
-        self.stream.write_all(&self.write_buf)
+        send(&mut self.stream, &self.stop, &self.write_buf)
     }
 
     fn fatal(&mut self, message: PgWireBackendMessage) {

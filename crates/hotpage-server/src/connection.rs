@@ -8,7 +8,8 @@
 //! batches (all that a client pipelined, up to a Sync, Query or Flush) and each batch's
 //! answers are written with one flush. Limits: the connection slots (FATAL 53300), the
 //! message size (FATAL 54000), the idle timeout (FATAL 57P05 / 25P03); a shutdown ends the
-//! connection after its batch (FATAL 57P01).
+//! connection after its batch, and `pg_terminate_backend` ends it after cancelling its
+//! statement (FATAL 57P01 for both: see `stop`).
 
 use crate::auth::{self, Outcome};
 use crate::blocking::BlockingWire;
@@ -17,6 +18,7 @@ use crate::encode::{self, code};
 use crate::frame::{FrameCodec, FrameError};
 use crate::server::{CancelRegistration, Shared};
 use crate::session::{self, Output, SessionState, StatementLimits, Transport};
+use crate::stop::{SessionStop, write_until_stopped};
 use futures::{FutureExt, SinkExt, StreamExt};
 use hotpage_sql::SqlSession;
 use pgwire::api::auth::{
@@ -57,6 +59,7 @@ pub fn serve(socket: std::net::TcpStream, shared: &Arc<Shared>) {
         client,
         session,
         cancel,
+        stop,
         _slot,
         _registration,
     }) = started
@@ -68,7 +71,7 @@ pub fn serve(socket: std::net::TcpStream, shared: &Arc<Shared>) {
         max_statement_bytes: shared.config.max_statement_bytes,
     };
     let mut state = SessionState::new(session, limits, cancel);
-    let mut out = Output::new(transport(client, runtime, shared));
+    let mut out = Output::new(transport(client, runtime, shared, stop));
     session::run(&mut state, &mut out);
     // The session (and its engine session) is dropped before the slot is given back, and
     // before the caller's tracker token lets a shutdown close the database.
@@ -77,20 +80,34 @@ pub fn serve(socket: std::net::TcpStream, shared: &Arc<Shared>) {
 
 /// The session's transport: blocking calls on a plain TCP socket (see `blocking`), else
 /// the connection's runtime.
-fn transport(client: Client, runtime: Runtime, shared: &Arc<Shared>) -> Box<dyn Transport> {
+fn transport(
+    client: Client,
+    runtime: Runtime,
+    shared: &Arc<Shared>,
+    stop: SessionStop,
+) -> Box<dyn Transport> {
     let client = {
         // Taking the socket off the runtime's reactor needs the reactor.
         let _entered = runtime.enter();
         match client.into_plain() {
-            Ok(plain) => match plain.and_then(|plain| BlockingWire::new(plain, shared)) {
-                Ok(wire) => return Box::new(Socket::new(wire, shared)),
-                // The socket could not be set up: the client sees the connection end.
-                Err(_) => return Box::new(Closed),
-            },
+            Ok(plain) => {
+                match plain.and_then(|plain| BlockingWire::new(plain, shared, stop.clone())) {
+                    Ok(wire) => return Box::new(Socket::new(wire, shared)),
+                    // The socket could not be set up: the client sees the connection end.
+                    Err(_) => return Box::new(Closed),
+                }
+            }
             Err(client) => *client,
         }
     };
-    Box::new(Socket::new(AsyncWire { runtime, client }, shared))
+    Box::new(Socket::new(
+        AsyncWire {
+            runtime,
+            client,
+            stop,
+        },
+        shared,
+    ))
 }
 
 /// A connection that ended before its session could begin.
@@ -109,6 +126,7 @@ struct Started {
     client: Client,
     session: SqlSession,
     cancel: Arc<AtomicBool>,
+    stop: SessionStop,
     _slot: OwnedSemaphorePermit,
     _registration: CancelRegistration,
 }
@@ -238,12 +256,15 @@ async fn start_session(
             Outcome::Gone => return Ok(None),
         }
     }
-    let session = shared.sql.session();
+    let mut session = shared.sql.session();
     // BackendKeyData's pid (what a cancel request names) is pg_stat_activity.pid.
     let pid = i32::try_from(session.pid()).unwrap_or(i32::MAX);
     let secret: i32 = rand::random();
     let cancel = Arc::new(AtomicBool::new(false));
     let registration = shared.register_cancel(pid, secret, Arc::clone(&cancel));
+    let stop = SessionStop::new(&shared.shutdown, Arc::clone(&cancel));
+    let terminate = stop.clone();
+    session.set_terminate_hook(Arc::new(move || terminate.terminate()));
     client.set_pid_and_secret_key(pid, SecretKey::I32(secret));
     shared.connections.fetch_add(1, Ordering::Relaxed);
     if finish_authentication(&mut client, &ServerParameters)
@@ -256,6 +277,7 @@ async fn start_session(
         client,
         session,
         cancel,
+        stop,
         _slot: slot,
         _registration: registration,
     }))
@@ -270,7 +292,7 @@ pub enum Next {
     Shutdown,
 }
 
-async fn next_message(client: &mut Client, shared: &Shared) -> Next {
+async fn next_message(client: &mut Client, shared: &Shared, stop: &SessionStop) -> Next {
     let read = async {
         let next = match shared.config.idle_session_timeout {
             Some(idle) => match tokio::time::timeout(idle, client.next()).await {
@@ -287,7 +309,7 @@ async fn next_message(client: &mut Client, shared: &Shared) -> Next {
     };
     tokio::select! {
         biased;
-        () = shared.shutdown.cancelled() => Next::Shutdown,
+        () = stop.stopped() => Next::Shutdown,
         next = read => next,
     }
 }
@@ -358,12 +380,14 @@ fn collect_batch(
 struct AsyncWire {
     runtime: Runtime,
     client: Client,
+    stop: SessionStop,
 }
 
 impl Wire for AsyncWire {
     fn next_message(&mut self, shared: &Shared) -> Next {
         let client = &mut self.client;
-        self.runtime.block_on(next_message(client, shared))
+        self.runtime
+            .block_on(next_message(client, shared, &self.stop))
     }
 
     fn buffered(&mut self) -> Buffered {
@@ -379,16 +403,21 @@ impl Wire for AsyncWire {
 
     fn write_all(&mut self, messages: Vec<PgWireBackendMessage>) -> std::io::Result<()> {
         let client = &mut self.client;
-        self.runtime.block_on(async {
+        let write = async {
             for message in messages {
                 client.feed(message).await?;
             }
             client.flush().await
-        })
+        };
+        self.runtime
+            .block_on(write_until_stopped(&self.stop, write))
     }
 
     fn fatal(&mut self, message: PgWireBackendMessage) {
-        let _ = self.runtime.block_on(send_fatal(&mut self.client, message));
+        let fatal = send_fatal(&mut self.client, message);
+        let _ = self
+            .runtime
+            .block_on(write_until_stopped(&self.stop, fatal));
     }
 }
 

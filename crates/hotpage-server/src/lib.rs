@@ -10,6 +10,7 @@
 //! auth        SCRAM-SHA-256: the password file of verifiers, pgwire's exchange driven
 //! tls         rustls: the certificate and key files, the acceptor
 //! session     a connection's SqlSession and protocol state: answers its messages in order
+//! stop        what ends a session from outside: a shutdown, pg_terminate_backend
 //! extended    Parse, Bind, Describe, Execute, Close, Sync: statements and portals
 //! encode      results and errors as backend messages, text and binary formats
 //! ```
@@ -33,6 +34,7 @@ mod extended;
 mod frame;
 mod server;
 mod session;
+mod stop;
 mod tls;
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::connection;
 use crate::encode::{self, code};
 use crate::error::ServerError;
+use crate::stop::SessionStop;
 use crate::tls::TlsConfig;
 use bytes::BytesMut;
 use hotpage_sql::SqlDatabase;
@@ -50,9 +51,9 @@ pub struct Shared {
     pub scram: Option<ScramPair>,
     /// The TLS acceptor, when the server offers TLS.
     pub tls: Option<TlsAcceptor>,
-    /// A handle on each socket that a session reads with blocking calls, by watch id: a
-    /// shutdown shuts their read sides down, which wakes a read blocked on the client.
-    read_watches: Mutex<HashMap<u64, std::net::TcpStream>>,
+    /// The stop of each session that reads its socket with blocking calls, by watch id:
+    /// a shutdown shuts their read sides down, which wakes a read blocked on the client.
+    read_watches: Mutex<HashMap<u64, SessionStop>>,
     next_watch: AtomicU64,
 }
 
@@ -131,20 +132,17 @@ impl Shared {
         }
     }
 
-    /// Puts a socket that is read with blocking calls in the shutdown's list. Its reads
-    /// must check `shutdown` before blocking: a socket watched after the shutdown's sweep
-    /// (`end_blocked_reads`) is not shut down by it, but then the token is already set.
-    pub fn watch_reads(
-        self: &Arc<Self>,
-        stream: &std::net::TcpStream,
-    ) -> std::io::Result<ReadWatch> {
-        let handle = stream.try_clone()?;
+    /// Puts a session whose socket is read with blocking calls (its `stop` watches the
+    /// socket: [`SessionStop::watch_reads`]) in the shutdown's list. Its reads must check
+    /// the stop before blocking: a session watched after the shutdown's sweep
+    /// (`end_blocked_reads`) is not woken by it, but then its stop is already set.
+    pub fn watch_reads(self: &Arc<Self>, stop: &SessionStop) -> ReadWatch {
         let id = self.next_watch.fetch_add(1, Ordering::Relaxed);
-        lock(&self.read_watches).insert(id, handle);
-        Ok(ReadWatch {
+        lock(&self.read_watches).insert(id, stop.clone());
+        ReadWatch {
             shared: Arc::clone(self),
             id,
-        })
+        }
     }
 
     /// After the shutdown token is set: wakes every read blocked on a client. A socket's
@@ -152,8 +150,8 @@ impl Shared {
     /// (and can still write its FATAL).
     fn end_blocked_reads(&self) {
         debug_assert!(self.shutdown.is_cancelled());
-        for handle in lock(&self.read_watches).values() {
-            let _ = handle.shutdown(std::net::Shutdown::Read);
+        for stop in lock(&self.read_watches).values() {
+            stop.wake_reader();
         }
     }
 }

@@ -171,6 +171,10 @@ pub struct SessionState {
     pub skip_until_sync: bool,
     pub limits: StatementLimits,
     pub cancel: Arc<AtomicBool>,
+    /// The SQL session's counts of `DEALLOCATE ALL` / `DISCARD ALL`, and of `DISCARD
+    /// ALL`, when the protocol's statements, and its portals, were last dropped for one.
+    deallocations: u64,
+    discards: u64,
 }
 
 /// A Query's or Execute's watch for a cancel request or its timeout, checked between its
@@ -235,6 +239,8 @@ impl SessionState {
             skip_until_sync: false,
             limits,
             cancel,
+            deallocations: 0,
+            discards: 0,
         }
     }
 
@@ -277,6 +283,17 @@ impl SessionState {
             self.session.fail_transaction_block();
             self.skip_until_sync = true;
             out.push(encode::error(&error));
+        }
+        // `DEALLOCATE ALL` and `DISCARD ALL` drop the protocol's named statements too, and
+        // `DISCARD ALL` closes its portals, as in PostgreSQL (a pool's reset must leave
+        // none behind). The unnamed statement is not in PostgreSQL's table, and stays.
+        if self.session.deallocations() != self.deallocations {
+            self.deallocations = self.session.deallocations();
+            self.statements.retain(|name, _| name.is_empty());
+        }
+        if self.session.discards() != self.discards {
+            self.discards = self.session.discards();
+            self.portals.clear();
         }
     }
 

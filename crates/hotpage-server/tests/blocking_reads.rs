@@ -6,31 +6,18 @@
 
 mod support;
 
-use hotpage_server::{ServerConfig, ServerError, ServerSummary};
+use hotpage_server::ServerConfig;
 use postgres::error::SqlState;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-use support::{connect, start, startup};
+use std::time::Duration;
+use support::{connect, finishes_within, start, startup};
 
 fn config(idle_session_timeout: Option<Duration>) -> ServerConfig {
     ServerConfig {
         idle_session_timeout,
         ..ServerConfig::default()
     }
-}
-
-/// Waits up to `limit` for the thread to end.
-fn finishes_within(run: &JoinHandle<Result<ServerSummary, ServerError>>, limit: Duration) -> bool {
-    let start = Instant::now();
-    while !run.is_finished() {
-        if start.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
 }
 
 #[test]

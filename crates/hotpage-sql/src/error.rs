@@ -54,6 +54,8 @@ pub mod sqlstate {
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     /// active_sql_transaction
     pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    /// admin_shutdown (a shutdown, `pg_terminate_backend`)
+    pub const ADMIN_SHUTDOWN: &str = "57P01";
     /// no_active_sql_transaction (a warning in PostgreSQL; an error here)
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
     /// in_failed_sql_transaction

@@ -296,6 +296,9 @@ fn plan_row(
                 params.resize(i + 1, None);
             }
             params[i] = Some(table.schema.columns[column].ty);
+        } else {
+            // `$1::bigint`, `$1 + 1`: as the expression implies.
+            crate::param_types::infer_growing(&scalar, params);
         }
         row[column] = Some(scalar);
     }

@@ -46,6 +46,7 @@ pub use session::{
     TxnStatus, is_read_result, statement_stopped,
 };
 pub use types::SqlType;
+pub use views::TerminateHook;
 // Why a statement was stopped ([`statement_stopped`]'s argument): the engine's reasons.
 pub use hotpage::WaitStop;
 pub use value::{NUMERIC_OID, Value, WireFormat};

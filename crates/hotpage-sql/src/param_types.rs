@@ -116,6 +116,22 @@ pub(crate) fn infer_condition(scalar: &Scalar, types: &mut [Option<SqlType>]) {
     infer(scalar, types);
 }
 
+/// As [`infer`], where the parameter list grows as a statement's parts are planned (an
+/// INSERT's VALUES rows): `types` is first made long enough for every `$n` in `scalar`.
+pub(crate) fn infer_growing(scalar: &Scalar, types: &mut Vec<Option<SqlType>>) {
+    let needed = std::cell::Cell::new(0usize);
+    scalar.any_node(&|node| {
+        if let Scalar::Param(index) = node {
+            needed.set(needed.get().max(index + 1));
+        }
+        false
+    });
+    if types.len() < needed.get() {
+        types.resize(needed.get(), None);
+    }
+    infer(scalar, types);
+}
+
 /// LIMIT and OFFSET: a bare `$n` there is a bigint.
 pub(crate) fn infer_count(scalar: &Scalar, types: &mut [Option<SqlType>]) {
     set(scalar, Some(SqlType::BigInt), types);
@@ -179,5 +195,17 @@ mod tests {
         assert_eq!(types_of("id = $1 OR $2 IS NULL", 2), [Some(BigInt), None]);
         // The first use wins.
         assert_eq!(types_of("id = $1 AND v = $1", 1), [Some(BigInt)]);
+    }
+
+    #[test]
+    fn a_growing_list_is_made_long_enough_for_its_parameters() {
+        let expr = Parser::new(&PostgreSqlDialect {})
+            .try_with_sql("$3::bigint + $1")
+            .and_then(|mut p| p.parse_expr())
+            .expect("parse");
+        let scalar = compile(&expr, &[]).expect("compile");
+        let mut types = Vec::new();
+        infer_growing(&scalar, &mut types);
+        assert_eq!(types, [Some(SqlType::BigInt), None, Some(SqlType::BigInt)]);
     }
 }

@@ -703,7 +703,8 @@ fn count_params(query: &Query) -> usize {
 }
 
 impl SelectPlan {
-    /// The parameters' types, as WHERE, HAVING, LIMIT and OFFSET imply them.
+    /// The parameters' types, as WHERE, HAVING, LIMIT and OFFSET imply them, then the
+    /// select list (`SELECT $1::bigint`, `SELECT id + $1 FROM t`).
     pub fn param_types(&self) -> Vec<Option<SqlType>> {
         let mut types = vec![None; self.params];
         let having = self.grouping.as_ref().and_then(|g| g.having.as_ref());
@@ -712,6 +713,9 @@ impl SelectPlan {
         }
         for count in self.limit.iter().chain(&self.offset) {
             param_types::infer_count(count, &mut types);
+        }
+        for item in &self.projection.items {
+            param_types::infer(item, &mut types);
         }
         types
     }

@@ -180,7 +180,7 @@ impl SqlDatabase {
     pub fn session(self: &Arc<Self>) -> SqlSession {
         let activity = Arc::new(Activity::new(self.next_pid.fetch_add(1, Ordering::Relaxed)));
         lock(&self.activity).push(Arc::downgrade(&activity));
-        SqlSession {
+        let mut session = SqlSession {
             db: Arc::clone(self),
             engine: self.engine.session(),
             state: SessionState {
@@ -192,7 +192,20 @@ impl SqlDatabase {
             activity,
             truncated: Vec::new(),
             read_only: false,
-        }
+            deallocations: 0,
+            discards: 0,
+        };
+        // Every session can be cancelled by another (`pg_cancel_backend`); whoever serves
+        // it may put its own flag in place (a server's cancel key, a shell's Ctrl-C).
+        session.set_cancel_flag(Arc::new(std::sync::atomic::AtomicBool::new(false)));
+        let terminated = session.activity.terminated_flag();
+        session.state.clock.set_terminated_flag(terminated);
+        session
+    }
+
+    /// The live session `pid`, if there is one.
+    pub(crate) fn activity_of(&self, pid: u32) -> Option<Arc<Activity>> {
+        self.activities().into_iter().find(|a| a.pid == pid)
     }
 
     /// The live sessions' activity (for `pg_stat_activity`).
@@ -412,6 +425,11 @@ pub struct SqlSession {
     truncated: Vec<String>,
     /// The open block is READ ONLY (see `access_mode`).
     read_only: bool,
+    /// How many times `DEALLOCATE ALL` or `DISCARD ALL` ran: a server drops its named
+    /// protocol-level statements when this moves, as PostgreSQL does.
+    deallocations: u64,
+    /// How many times `DISCARD ALL` ran: a server closes its portals too (CLOSE ALL).
+    discards: u64,
 }
 
 /// Parameter `$index + 1` of a statement's execution.
@@ -781,8 +799,9 @@ impl SqlSession {
         } else {
             prepared
         };
-        self.activity.begin(&prepared.text);
+        // The clock first (see `execute_query_message`).
         self.start_statement_clock();
+        self.activity.begin(&prepared.text);
         // COMMIT and ROLLBACK end a failed block, prepared or not.
         let outcome = if prepared.ends_transaction() {
             Ok(())
@@ -799,7 +818,14 @@ impl SqlSession {
     /// millisecond of its work. A flag set while nothing runs is forgotten when the next
     /// statement starts, as PostgreSQL ignores a cancel that finds nothing running.
     pub fn set_cancel_flag(&mut self, cancel: Arc<std::sync::atomic::AtomicBool>) {
+        self.activity.set_cancel_flag(Arc::clone(&cancel));
         self.state.clock.set_cancel_flag(cancel);
+    }
+
+    /// Lets `pg_terminate_backend` end this session: `hook` closes its connection (and
+    /// should cancel what it runs). Only a server can; without one the call says false.
+    pub fn set_terminate_hook(&mut self, hook: crate::views::TerminateHook) {
+        self.activity.set_terminate_hook(hook);
     }
 
     /// `statement_timeout` while the session has not SET it (a server's configured
@@ -1062,6 +1088,7 @@ impl SqlSession {
             Statement::Deallocate { name, .. } => {
                 if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
                     self.prepared.clear();
+                    self.deallocations += 1;
                 } else if self.prepared.remove(&fold(name)).is_none() {
                     return Err(SqlError::new(
                         "26000",
@@ -1070,6 +1097,7 @@ impl SqlSession {
                 }
                 Ok(StatementResult::command("DEALLOCATE"))
             }
+            Statement::Discard { object_type } => self.discard(*object_type),
             Statement::Vacuum(vacuum) => self.vacuum(vacuum),
             Statement::Analyze(analyze) => self.analyze(analyze),
             Statement::AlterTable(alter) => self.alter_table(alter),
@@ -1683,6 +1711,53 @@ impl SqlSession {
                 .map_err(engine_error)?;
         }
         Ok(StatementResult::command("RESET"))
+    }
+
+    /// `DISCARD ALL | PLANS | SEQUENCES | TEMP`: what a connection pool sends before it
+    /// hands a connection to its next user (PgBouncer's `server_reset_query`). ALL is
+    /// RESET ALL, DEALLOCATE ALL (the protocol's statements too, through
+    /// [`SqlSession::deallocations`]) and DISCARD SEQUENCES, and, as in PostgreSQL, not
+    /// inside a transaction block. PLANS has nothing to drop: a prepared statement's plan
+    /// is made again when a table it reads changes. TEMP neither: hotpage has no
+    /// temporary tables.
+    fn discard(&mut self, what: sqlparser::ast::DiscardObject) -> SqlResult<StatementResult> {
+        use sqlparser::ast::DiscardObject;
+        match what {
+            DiscardObject::ALL => {
+                if self.txn != TxnStatus::Idle {
+                    return Err(SqlError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
+                self.reset(&sqlparser::ast::Reset::ALL)?;
+                self.prepared.clear();
+                self.deallocations += 1;
+                self.discards += 1;
+                self.forget_sequence_values();
+            }
+            DiscardObject::SEQUENCES => self.forget_sequence_values(),
+            DiscardObject::PLANS | DiscardObject::TEMP => {}
+        }
+        Ok(StatementResult::command(format!("DISCARD {what}")))
+    }
+
+    /// `currval()` and `lastval()` are undefined again, as in a new session.
+    fn forget_sequence_values(&mut self) {
+        self.state.lastval = None;
+        self.state.currval.clear();
+    }
+
+    /// How many times this session's prepared statements were all dropped (`DEALLOCATE
+    /// ALL`, `DISCARD ALL`): a server drops its named protocol-level statements when this
+    /// changes (the unnamed one is not in PostgreSQL's table of them, and stays).
+    pub fn deallocations(&self) -> u64 {
+        self.deallocations
+    }
+
+    /// How many times `DISCARD ALL` ran: a server closes its portals when this changes.
+    pub fn discards(&self) -> u64 {
+        self.discards
     }
 
     /// The durability the session's settings ask for, if one of `synchronous_commit` and

@@ -198,6 +198,7 @@ mod requests;
 mod waits;
 
 pub(crate) use activity::Activity;
+pub use activity::TerminateHook;
 
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::session::SqlDatabase;

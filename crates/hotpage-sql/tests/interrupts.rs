@@ -234,3 +234,124 @@ fn without_limits_a_key_wait_lasts_until_the_other_transaction_ends() {
         .expect("b")
         .expect("b inserts key 1 once a is gone");
 }
+
+/// `SELECT {call}` in `s`: its one value.
+fn call(s: &mut SqlSession, call: &str) -> Value {
+    one_value(s, &format!("SELECT {call}"))
+}
+
+#[test]
+fn pg_cancel_backend_sets_the_other_sessions_cancel_flag() {
+    let db = open_mem();
+    let mut admin = db.session();
+    let mut victim = db.session();
+    let flag = Arc::new(AtomicBool::new(false));
+    victim.set_cancel_flag(Arc::clone(&flag));
+    let pid = victim.pid();
+    assert_eq!(
+        call(&mut admin, &format!("pg_cancel_backend({pid})")),
+        Value::Bool(true)
+    );
+    assert!(flag.load(Ordering::Relaxed), "the victim's flag is not set");
+    // Every session can be cancelled, one without a flag of its own too.
+    let plain = db.session();
+    assert_eq!(
+        call(&mut admin, &format!("pg_cancel_backend({})", plain.pid())),
+        Value::Bool(true)
+    );
+    // A pid that is no live session is false; NULL is NULL (as PostgreSQL).
+    drop(plain);
+    assert_eq!(
+        call(&mut admin, "pg_cancel_backend(987654)"),
+        Value::Bool(false)
+    );
+    assert_eq!(call(&mut admin, "pg_cancel_backend(NULL)"), Value::Null);
+    assert_eq!(
+        call(&mut admin, "pg_cancel_backend(-1)"),
+        Value::Bool(false)
+    );
+}
+
+#[test]
+fn pg_cancel_backend_stops_a_running_sleep() {
+    let db = open_mem();
+    let mut victim = db.session();
+    let pid = victim.pid();
+    let sleeper = std::thread::spawn(move || {
+        let started = Instant::now();
+        let result = victim.execute("SELECT pg_sleep(60)");
+        (result.map(|_| ()), started.elapsed())
+    });
+    let mut admin = db.session();
+    let active =
+        format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active'");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while one_value(&mut admin, &active) != Value::Int(1) {
+        assert!(Instant::now() < deadline, "pg_sleep never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        call(&mut admin, &format!("pg_cancel_backend({pid})")),
+        Value::Bool(true)
+    );
+    let (result, took) = sleeper.join().expect("sleeper");
+    cancelled(&result.unwrap_err(), "user request");
+    assert!(took < Duration::from_secs(30), "cancelled after {took:?}");
+}
+
+#[test]
+fn pg_terminate_backend_calls_the_sessions_hook_and_waits_only_when_asked() {
+    let db = open_mem();
+    let mut admin = db.session();
+    let mut served = db.session();
+    let called = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&called);
+    served.set_terminate_hook(Arc::new(move || seen.store(true, Ordering::Relaxed)));
+    let pid = served.pid();
+    assert_eq!(
+        call(&mut admin, &format!("pg_terminate_backend({pid})")),
+        Value::Bool(true)
+    );
+    assert!(called.load(Ordering::Relaxed), "the hook was not called");
+    // The terminated session's statements stop with 57P01, however often its statement
+    // clock starts again (a cancel would be forgotten at the next start).
+    for _ in 0..2 {
+        let started = Instant::now();
+        let error = served.execute("SELECT pg_sleep(10)").unwrap_err();
+        assert_eq!(error.sqlstate, "57P01", "{error:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+    // With a timeout it waits for the session to end: this one does not, so false.
+    let started = Instant::now();
+    assert_eq!(
+        call(&mut admin, &format!("pg_terminate_backend({pid}, 100)")),
+        Value::Bool(false)
+    );
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    // A session that ends within the timeout: true.
+    let ender = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        drop(served);
+    });
+    assert_eq!(
+        call(&mut admin, &format!("pg_terminate_backend({pid}, 10000)")),
+        Value::Bool(true)
+    );
+    ender.join().expect("ender");
+    // An embedded session has no connection to end: false.
+    let embedded = db.session();
+    assert_eq!(
+        call(
+            &mut admin,
+            &format!("pg_terminate_backend({})", embedded.pid())
+        ),
+        Value::Bool(false)
+    );
+    let error = admin
+        .execute(&format!(
+            "SELECT pg_terminate_backend({}, -5)",
+            embedded.pid()
+        ))
+        .unwrap_err();
+    assert_eq!(error.sqlstate, "22003", "{error:?}");
+}

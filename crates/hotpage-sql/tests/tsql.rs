@@ -1676,3 +1676,40 @@ END CATCH";
         "{error:?}"
     );
 }
+
+#[test]
+fn kill_ends_a_served_session_and_refuses_its_own_and_unknown_ids() {
+    let (_engine, sql) = open();
+    let mut admin = TsqlSession::new(sql.session());
+    let mut served = sql.session();
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::clone(&ended);
+    served.set_terminate_hook(Arc::new(move || {
+        seen.store(true, std::sync::atomic::Ordering::Relaxed);
+    }));
+    let outputs = run(&mut admin, &format!("KILL {}", served.pid()));
+    assert!(
+        ended.load(std::sync::atomic::Ordering::Relaxed),
+        "KILL did not end it"
+    );
+    assert!(
+        matches!(outputs.as_slice(), [TsqlOutput::Result(r)] if r.tag == "KILL"),
+        "{outputs:?}"
+    );
+    let own = match scalar(&run(&mut admin, "SELECT @@SPID")) {
+        Value::Int(n) => n.to_string(),
+        Value::Text(t) => t,
+        other => panic!("@@SPID is {other:?}"),
+    };
+    let error = fail(&mut admin, &format!("KILL {own}"));
+    assert!(error.message.contains("SQL Server error 6104"), "{error:?}");
+    let error = fail(&mut admin, "KILL 987654");
+    assert!(error.message.contains("SQL Server error 6106"), "{error:?}");
+    assert_eq!(error.sqlstate, "22023");
+    // A session of this process's own, with no connection: not ended, and said so.
+    let embedded = sql.session();
+    let error = fail(&mut admin, &format!("KILL {}", embedded.pid()));
+    assert_eq!(error.sqlstate, "0A000", "{error:?}");
+    let error = fail(&mut admin, "KILL 'x'");
+    assert_eq!(error.sqlstate, "42601", "{error:?}");
+}

@@ -9,6 +9,7 @@ use hotpage_sql::SqlDatabase;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A server running on its own thread.
 pub struct Running {
@@ -54,4 +55,19 @@ pub fn startup() -> Vec<u8> {
     let mut packet = ((body.len() + 4) as i32).to_be_bytes().to_vec();
     packet.extend_from_slice(&body);
     packet
+}
+
+/// Waits up to `limit` for the server's thread to end.
+pub fn finishes_within(
+    run: &JoinHandle<Result<ServerSummary, ServerError>>,
+    limit: Duration,
+) -> bool {
+    let start = Instant::now();
+    while !run.is_finished() {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
 }

@@ -44,6 +44,10 @@ pub(crate) enum ScalarFunc {
     SetConfig,
     Version,
     BackendPid,
+    /// `pg_cancel_backend(pid)`: cancels another session's running statement.
+    CancelBackend,
+    /// `pg_terminate_backend(pid[, timeout])`: ends another session's connection.
+    TerminateBackend,
     HasPrivilege,
     IsInRecovery,
     GetSerialSequence,
@@ -127,6 +131,8 @@ fn signature(name: &str) -> Option<Signature> {
         "set_config" => sig(F::SetConfig, &[TEXT_, TEXT_, BOOL_], 0, TEXT),
         "version" => sig(F::Version, &[], 0, TEXT),
         "pg_backend_pid" => sig(F::BackendPid, &[], 0, INT4),
+        "pg_cancel_backend" => sig(F::CancelBackend, &[INT_], 0, BOOL),
+        "pg_terminate_backend" => sig(F::TerminateBackend, &[INT_, Some(INT8)], 1, BOOL),
         "has_table_privilege"
         | "has_schema_privilege"
         | "has_database_privilege"
@@ -477,6 +483,7 @@ fn call_catalog(
         | F::SetConfig
         | F::Version
         | F::BackendPid => session_function(exec, func, &args)?,
+        F::CancelBackend | F::TerminateBackend => signal_backend(exec, func, &args)?,
         // hotpage has one role, which may do everything.
         F::HasPrivilege => Datum::Bool(true),
         F::IsInRecovery => Datum::Bool(false),
@@ -543,6 +550,60 @@ fn session_function(exec: &mut Exec<'_>, func: ScalarFunc, args: &[Datum]) -> Sq
             )));
         }
     })
+}
+
+/// How often `pg_terminate_backend(pid, timeout)` looks whether the session has ended.
+const WAIT_SLICE_MS: i64 = 10;
+
+/// `pg_cancel_backend(pid)` and `pg_terminate_backend(pid[, timeout])`: true if the
+/// session was signalled. As PostgreSQL, a pid that is no live session is false, a NULL
+/// argument NULL, and a negative timeout 22003. With a timeout (milliseconds) terminate
+/// waits that long for the session to end, and is false if it has not.
+fn signal_backend(exec: &mut Exec<'_>, func: ScalarFunc, args: &[Datum]) -> SqlResult<Datum> {
+    let Some(pid) = args.first().and_then(Datum::as_int) else {
+        return Ok(Datum::Null);
+    };
+    let timeout_ms = match args.get(1) {
+        None => 0,
+        Some(Datum::Null) => return Ok(Datum::Null),
+        Some(timeout) => timeout.as_int().unwrap_or(0),
+    };
+    if timeout_ms < 0 {
+        return Err(SqlError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "\"timeout\" must not be negative",
+        ));
+    }
+    let Ok(pid) = u32::try_from(pid) else {
+        return Ok(Datum::Bool(false));
+    };
+    let Some(activity) = exec.db.activity_of(pid) else {
+        return Ok(Datum::Bool(false));
+    };
+    if func == ScalarFunc::CancelBackend {
+        return Ok(Datum::Bool(activity.cancel()));
+    }
+    if !activity.terminate() {
+        return Ok(Datum::Bool(false));
+    }
+    // The session's own handle on its activity goes when it ends; this one must not keep
+    // it alive while waiting.
+    drop(activity);
+    let mut waited_ms = 0;
+    while timeout_ms > 0 && exec.db.activity_of(pid).is_some() {
+        if waited_ms >= timeout_ms {
+            return Ok(Datum::Bool(false));
+        }
+        // Through the statement's clock: the caller's own cancel, timeout or terminate
+        // ends the wait (as PostgreSQL's interrupts do).
+        let slice_ms = (timeout_ms - waited_ms).min(WAIT_SLICE_MS);
+        exec.session
+            .state
+            .clock
+            .sleep(std::time::Duration::from_millis(slice_ms.unsigned_abs()))?;
+        waited_ms += slice_ms;
+    }
+    Ok(Datum::Bool(true))
 }
 
 /// `version()`.

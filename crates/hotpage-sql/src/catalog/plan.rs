@@ -11,8 +11,8 @@
 
 use super::compile::{Compiler, ScopeCol};
 use super::cte::{self, CteBody, CtePlan};
-use super::expr::{AggSpec, CExpr};
-use super::functions::SetFunc;
+use super::expr::{AggSpec, CExpr, ExprKind};
+use super::functions::{ScalarFunc, SetFunc};
 use super::types::CType;
 use super::window::WindowSpec;
 use super::{RelationDef, Schema, defs};
@@ -263,6 +263,9 @@ fn plan_body(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
     match query.body.as_ref() {
         SetExpr::Select(select) => {
             let (plan, columns) = plan_select(c, select, &order_exprs)?;
+            if limit.is_some() || offset.is_some() {
+                refuse_signals_before_limit(&plan.items)?;
+            }
             Ok(QueryPlan {
                 body: Body::Select(Box::new(plan)),
                 order: Vec::new(),
@@ -289,6 +292,28 @@ fn plan_body(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
             })
         }
     }
+}
+
+/// `SELECT pg_terminate_backend(pid) FROM pg_stat_activity … LIMIT 1` would end every
+/// session the WHERE lets through, not one: the select list is computed for each row
+/// before ORDER BY and LIMIT pick the rows (PostgreSQL computes volatile calls after
+/// them). Refused rather than done to more sessions than asked.
+fn refuse_signals_before_limit(items: &[CExpr]) -> SqlResult<()> {
+    let mut signals = false;
+    for item in items {
+        item.walk(&mut |e| {
+            signals |= matches!(
+                e.kind,
+                ExprKind::Call(ScalarFunc::CancelBackend | ScalarFunc::TerminateBackend, _)
+            );
+        });
+    }
+    if signals {
+        return Err(SqlError::unsupported(
+            "pg_cancel_backend or pg_terminate_backend in a select list with LIMIT or OFFSET (every row's call would run before LIMIT picks rows): choose the sessions in WHERE, or SELECT their pids first",
+        ));
+    }
+    Ok(())
 }
 
 fn plan_set_body(

@@ -34,12 +34,26 @@ pub(crate) struct StatementClock {
     polls_left: u32,
     /// Statements started inside another (a T-SQL batch's) keep the outer's deadline.
     nested: u32,
+    /// Set for good by `pg_terminate_backend`: every statement from then on stops with
+    /// 57P01, and no statement's start forgets it (a cancel is forgotten).
+    terminated: Option<Arc<AtomicBool>>,
 }
 
 impl StatementClock {
     /// Who may cancel from now on.
     pub(crate) fn set_cancel_flag(&mut self, cancel: Arc<AtomicBool>) {
         self.cancel = Some(cancel);
+    }
+
+    /// The flag `pg_terminate_backend` sets for this session.
+    pub(crate) fn set_terminated_flag(&mut self, terminated: Arc<AtomicBool>) {
+        self.terminated = Some(terminated);
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.terminated
+            .as_ref()
+            .is_some_and(|t| t.load(Ordering::Relaxed))
     }
 
     /// A statement sent by a client starts: its deadline is `timeout` from now (none for
@@ -52,7 +66,8 @@ impl StatementClock {
             return false;
         }
         if let Some(cancel) = &self.cancel {
-            cancel.store(false, Ordering::Relaxed);
+            // A terminated session's flag stays set: the engine's key waits read it.
+            cancel.store(self.is_terminated(), Ordering::Relaxed);
         }
         self.deadline = timeout.map(|t| Instant::now() + t);
         self.polls_left = POLL_EVERY;
@@ -95,8 +110,14 @@ impl StatementClock {
         self.check()
     }
 
-    /// 57014 if a cancel came or the deadline passed.
+    /// 57P01 if the session was terminated, 57014 if a cancel came or the deadline passed.
     pub(crate) fn check(&mut self) -> SqlResult<()> {
+        if self.is_terminated() {
+            return Err(SqlError::new(
+                sqlstate::ADMIN_SHUTDOWN,
+                "terminating connection due to administrator command",
+            ));
+        }
         if let Some(cancel) = &self.cancel
             && cancel.swap(false, Ordering::Relaxed)
         {

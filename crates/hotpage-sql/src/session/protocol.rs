@@ -130,12 +130,14 @@ impl SqlSession {
                 return Some(self.fail_batch(error, &mut implicit));
             }
             // pg_stat_activity shows the text as sent (one statement), else the statement.
+            // The clock first: once pg_stat_activity shows the statement running, a
+            // cancel sent for it is not forgotten by the clock's start.
+            self.start_statement_clock();
             if single {
                 self.activity.begin(sql.trim());
             } else {
                 self.activity.begin(&statement.to_string());
             }
-            self.start_statement_clock();
             let outcome = match self.run_copy(&statement, observer) {
                 Some(outcome) => outcome,
                 None => self.run_observed(statement, observer),

@@ -695,6 +695,7 @@ impl TsqlSession {
             "ALTER" => return self.alter(toks),
             "DROP" => return self.drop(toks),
             "DBCC" => return self.dbcc(toks),
+            "KILL" => return self.kill(toks),
             "USE" => return Ok(()),
             // A real checkpoint: fn_dblog then shows the log from its redo point on.
             "CHECKPOINT" => {
@@ -958,6 +959,41 @@ impl TsqlSession {
             "SEQUENCE" => self.create_sequence(&toks[at + 1..]),
             other => Err(SqlError::unsupported(format!("CREATE {other} (T-SQL)"))),
         }
+    }
+
+    /// `KILL session_id`: ends another session's connection, as `pg_terminate_backend`
+    /// does, with SQL Server's errors for the session's own id (6104) and for an id that
+    /// is no session (6106).
+    fn kill(&mut self, toks: &[Token]) -> SqlResult<()> {
+        let spid = match toks {
+            [_, Token::Number(n, _)] => n.parse::<u32>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "KILL takes a session id (the spid of sys.dm_exec_requests), as KILL 53; hotpage has no KILL … WITH STATUSONLY",
+            )
+        })?;
+        if spid == self.sql.pid() {
+            return Err(SqlError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "Cannot use KILL to kill your own process. (SQL Server error 6104)",
+            ));
+        }
+        let Some(session) = self.sql.database().activity_of(spid) else {
+            return Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("Process ID {spid} is not an active process ID. (SQL Server error 6106)"),
+            ));
+        };
+        if !session.terminate() {
+            return Err(SqlError::unsupported(format!(
+                "KILL {spid}: session {spid} has no connection to end (an embedded session, which its program ends); sessions of hotpage serve can be killed"
+            )));
+        }
+        self.push_tag("KILL");
+        Ok(())
     }
 
     fn push_tag(&mut self, tag: &str) {

@@ -285,6 +285,7 @@ const STATEMENT_WORDS: &[&str] = &[
     "DELETE",
     "RETURN",
     "DBCC",
+    "KILL",
     "USE",
     "CHECKPOINT",
     "EXEC",

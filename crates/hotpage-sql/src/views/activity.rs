@@ -6,7 +6,12 @@ use crate::session::{SqlDatabase, lock, now_micros};
 use crate::types::SqlType;
 use crate::value::Value;
 use hotpage::{CurrentWait, PageLocation, WaitType};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// Ends a session from another one (`pg_terminate_backend`): given by whoever serves the
+/// session's client (`hotpage serve`), which alone can close its connection.
+pub type TerminateHook = Arc<dyn Fn() + Send + Sync>;
 
 /// What one session is doing, for `pg_stat_activity`.
 pub(crate) struct Activity {
@@ -16,6 +21,19 @@ pub(crate) struct Activity {
     /// The wait in progress: installed in the thread that runs a statement while it runs,
     /// where the engine writes each wait as it begins and clears it as it ends.
     wait: Arc<CurrentWait>,
+    /// How other sessions reach this one: `pg_cancel_backend`, `pg_terminate_backend`.
+    signals: Mutex<Signals>,
+    /// Set by a terminate that reached the session's connection; its statement clock
+    /// reads it (57P01).
+    terminated: Arc<AtomicBool>,
+}
+
+/// The handles `pg_cancel_backend` and `pg_terminate_backend` use.
+#[derive(Default)]
+struct Signals {
+    /// The flag the session's statement clock polls (the server's cancel key sets the same).
+    cancel: Option<Arc<AtomicBool>>,
+    terminate: Option<TerminateHook>,
 }
 
 #[derive(Clone, Default)]
@@ -32,6 +50,52 @@ impl Activity {
             backend_start: now_micros(),
             state: Mutex::new(ActivityState::default()),
             wait: CurrentWait::new(),
+            signals: Mutex::new(Signals::default()),
+            terminated: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The flag a terminate sets, for the session's statement clock.
+    pub fn terminated_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.terminated)
+    }
+
+    /// The flag that cancels this session's running statement.
+    pub fn set_cancel_flag(&self, cancel: Arc<AtomicBool>) {
+        lock(&self.signals).cancel = Some(cancel);
+    }
+
+    /// How to end this session's connection.
+    pub fn set_terminate_hook(&self, hook: TerminateHook) {
+        lock(&self.signals).terminate = Some(hook);
+    }
+
+    /// Cancels the running statement, as a cancel request does (nothing if none runs).
+    /// False if the session has no cancel flag.
+    pub fn cancel(&self) -> bool {
+        match &lock(&self.signals).cancel {
+            Some(cancel) => {
+                cancel.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the session's connection. False if nothing serves it that can (an embedded
+    /// session: its owner ends it).
+    pub fn terminate(&self) -> bool {
+        // Called outside the lock: the hook may take the server's own locks.
+        let hook = lock(&self.signals).terminate.clone();
+        match hook {
+            Some(hook) => {
+                // Before the hook wakes the session: its running statement, or its next
+                // one, stops with 57P01.
+                self.terminated.store(true, Ordering::Relaxed);
+                hook();
+                true
+            }
+            None => false,
         }
     }
 
