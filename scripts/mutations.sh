@@ -951,3 +951,9 @@ PACKAGE=hotpage-sql unit signals-before-limit-allowed crates/hotpage-sql/src/cat
   '            if false {
                 refuse_signals_before_limit(&plan.items)?;' \
   --test sqllogictest
+# A create whose creation checkpoint fails keeps its table in memory (issue 9's bug).
+unit failed-create-keeps-table crates/hotpage/src/db/mod.rs \
+  '            forget_failed_table(&self.inner, &table);
+            return Err(error);' \
+  '            return Err(error);' \
+  --test failed_create

@@ -52,8 +52,9 @@ fn creation_io(layout: Layout) -> (u64, u64) {
 
 /// Creates `kept` (one row), then fails the creation of `DOOMED` with `fault`; then, unless
 /// the database fail-stopped, checkpoints, creates `later` (one row) and closes. Reopens
-/// and checks that `DOOMED` never came back. Returns true if the failure was fail-stop.
-fn fail_a_create(layout: Layout, fault: Fault) -> bool {
+/// and checks that `DOOMED` never came back. Returns true if the failure was fail-stop,
+/// `None` if the fault came after the create's last write (see `fail_every_step`).
+fn fail_a_create(layout: Layout, fault: Fault) -> Option<bool> {
     let mem = MemStorage::new(2);
     let db = open(&mem);
     let kept = db
@@ -68,7 +69,9 @@ fn fail_a_create(layout: Layout, fault: Fault) -> bool {
     let created = db.create_table_with_layout(DOOMED, "doomed", IDENTITY, layout);
     mem.fail_writes_after(None);
     mem.fail_sync_after(None);
-    assert!(created.is_err(), "{fault:?}: the create succeeded");
+    if created.is_ok() {
+        return None;
+    }
     assert!(matches!(db.table(DOOMED), Err(Error::NoSuchTable(_))));
     let fail_stopped = db.checkpoint().is_err();
     let mut later_key: Option<Key> = None;
@@ -120,10 +123,28 @@ fn fail_a_create(layout: Layout, fault: Fault) -> bool {
     // The name is free again.
     db.create_table_with_layout(DOOMED, "doomed", IDENTITY, layout)
         .expect("create again");
-    fail_stopped
+    Some(fail_stopped)
 }
 
+/// Fails each write, then each fdatasync, of a create in turn, and checks which failures
+/// are fail-stop. The n-th write is found by counting, and the log flusher's background
+/// writes can move the count by one between the run that counts and the run that fails
+/// (under load the first version failed 7 runs in 40, and CI once, 2026-12-07). So a run
+/// whose outcomes do not line up is made again, up to 5 times: a real fault (a catalog
+/// failure that stops the database, a data file failure that does not, a failed create
+/// that leaves a table) does not line up in any of them.
 fn fail_every_step(layout: Layout) {
+    let mut last = String::new();
+    for _attempt in 0..5 {
+        match every_step_once(layout) {
+            Ok(()) => return,
+            Err(why) => last = why,
+        }
+    }
+    panic!("{last}");
+}
+
+fn every_step_once(layout: Layout) -> Result<(), String> {
     let (writes, syncs) = creation_io(layout);
     assert!(writes > 0 && syncs > 0, "{writes} writes, {syncs} syncs");
     let mut outcomes = Vec::new();
@@ -139,8 +160,14 @@ fn fail_every_step(layout: Layout) {
     let catalog_sync = outcomes.len() - 1;
     for (i, (fault, fail_stopped)) in outcomes.iter().enumerate() {
         let catalog = i == catalog_write || i == catalog_sync;
-        assert_eq!(*fail_stopped, !catalog, "{fault:?} in {outcomes:?}");
+        if *fail_stopped != Some(!catalog) {
+            return Err(format!(
+                "{fault:?} in {outcomes:?}: expected fail-stop {}",
+                !catalog
+            ));
+        }
     }
+    Ok(())
 }
 
 #[test]
