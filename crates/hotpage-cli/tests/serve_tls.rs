@@ -6,6 +6,8 @@
 
 mod common;
 mod serve_support;
+#[path = "../../hotpage-server/tests/support/wire.rs"]
+mod wire;
 
 use common::{assert_one_line_error, hotpage, s};
 use rustls::pki_types::pem::PemObject;
@@ -253,26 +255,12 @@ fn tls_client_that_stops_reading(
     let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
     startup.extend_from_slice(&body);
     stream.write_all(&startup).expect("startup");
-    let mut pid = None;
-    loop {
-        let mut header = [0u8; 5];
-        stream.read_exact(&mut header).expect("a message header");
-        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
-        stream.read_exact(&mut body).expect("a message body");
-        match header[0] {
-            b'K' => pid = Some(i32::from_be_bytes([body[0], body[1], body[2], body[3]])),
-            b'Z' => break,
-            _ => {}
-        }
-    }
-    let mut query = vec![b'Q'];
-    query.extend_from_slice(&(sql.len() as i32 + 5).to_be_bytes());
-    query.extend_from_slice(sql.as_bytes());
-    query.push(0);
-    stream.write_all(&query).expect("the query");
+    let pid = wire::read_startup(&mut stream);
+    stream
+        .write_all(&wire::query_message(sql))
+        .expect("the query");
     stream.flush().expect("flush");
-    (pid.expect("BackendKeyData"), stream)
+    (pid, stream)
 }
 
 /// Waits (at most 30 s) until `pg_stat_activity` shows `pid` running a statement (`live`)

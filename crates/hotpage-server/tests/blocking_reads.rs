@@ -8,9 +8,10 @@ mod support;
 
 use hotpage_server::ServerConfig;
 use postgres::error::SqlState;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
+use support::wire::{query_message, read_message};
 use support::{connect, finishes_within, start, startup};
 
 fn config(idle_session_timeout: Option<Duration>) -> ServerConfig {
@@ -65,26 +66,14 @@ fn an_idle_session_is_ended_by_the_idle_timeout_with_57p05() {
     assert!(finishes_within(&server.run, Duration::from_secs(10)));
 }
 
-fn query(sql: &str) -> Vec<u8> {
-    let mut message = vec![b'Q'];
-    message.extend_from_slice(&(sql.len() as i32 + 5).to_be_bytes());
-    message.extend_from_slice(sql.as_bytes());
-    message.push(0);
-    message
-}
-
 /// Reads messages until the `count`-th ReadyForQuery; returns the tags read.
 fn read_until_ready(socket: &mut TcpStream, count: usize) -> Vec<u8> {
     let mut tags = Vec::new();
     let mut ready = 0;
     while ready < count {
-        let mut header = [0u8; 5];
-        socket.read_exact(&mut header).expect("a message header");
-        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
-        socket.read_exact(&mut body).expect("a message body");
-        tags.push(header[0]);
-        ready += usize::from(header[0] == b'Z');
+        let (tag, _) = read_message(socket);
+        tags.push(tag);
+        ready += usize::from(tag == b'Z');
     }
     tags
 }
@@ -99,8 +88,13 @@ fn messages_pipelined_in_one_write_are_each_answered() {
     socket.write_all(&startup()).expect("startup");
     read_until_ready(&mut socket, 1);
     // Three queries in one write, with a fourth cut in two across two writes.
-    let mut bytes = [query("SELECT 1"), query("SELECT 2"), query("SELECT 3")].concat();
-    let fourth = query("SELECT 4");
+    let mut bytes = [
+        query_message("SELECT 1"),
+        query_message("SELECT 2"),
+        query_message("SELECT 3"),
+    ]
+    .concat();
+    let fourth = query_message("SELECT 4");
     bytes.extend_from_slice(&fourth[..3]);
     socket.write_all(&bytes).expect("pipelined queries");
     std::thread::sleep(Duration::from_millis(100));

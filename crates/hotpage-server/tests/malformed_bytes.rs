@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use support::startup;
+use support::wire::{query_message, read_message};
 
 /// Panics anywhere in this process (server threads included) since it started.
 static PANICS: AtomicUsize = AtomicUsize::new(0);
@@ -189,24 +190,12 @@ proptest! {
 fn until_ready(stream: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
     let mut messages = Vec::new();
     loop {
-        let mut header = [0u8; 5];
-        stream.read_exact(&mut header).expect("a message header");
-        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        let mut body = vec![0u8; len - 4];
-        stream.read_exact(&mut body).expect("a message body");
-        messages.push((header[0], body));
-        if header[0] == b'Z' {
+        let (tag, body) = read_message(stream);
+        messages.push((tag, body));
+        if tag == b'Z' {
             return messages;
         }
     }
-}
-
-fn query_message(sql: &[u8]) -> Vec<u8> {
-    let mut message = vec![b'Q'];
-    message.extend_from_slice(&((sql.len() + 5) as i32).to_be_bytes());
-    message.extend_from_slice(sql);
-    message.push(0);
-    message
 }
 
 /// SQL whose bytes are not UTF-8 is 22021, as in PostgreSQL, and nothing is stored: the

@@ -7,10 +7,11 @@ mod support;
 
 use hotpage_server::ServerConfig;
 use postgres::error::SqlState;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use support::{connect, finishes_within, start, startup};
+use support::wire::{query_message, read_message, read_startup};
+use support::{Running, connect, finishes_within, start, startup};
 
 /// Rows of the large table, and each row's bytes: 48 MB, far more than the two sockets'
 /// buffers hold, so a client that does not read leaves the server's write blocked.
@@ -66,14 +67,6 @@ fn make_big_table(admin: &mut postgres::Client) {
         .expect("the large table");
 }
 
-fn query(sql: &str) -> Vec<u8> {
-    let mut message = vec![b'Q'];
-    message.extend_from_slice(&(sql.len() as i32 + 5).to_be_bytes());
-    message.extend_from_slice(sql.as_bytes());
-    message.push(0);
-    message
-}
-
 /// A client that starts a session, asks for the whole large table and reads nothing more
 /// after startup: its session's pid and socket.
 fn client_that_stops_reading(addr: SocketAddr) -> (i32, TcpStream) {
@@ -82,31 +75,25 @@ fn client_that_stops_reading(addr: SocketAddr) -> (i32, TcpStream) {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     socket.write_all(&startup()).expect("startup");
-    let mut pid = None;
-    loop {
-        let mut header = [0u8; 5];
-        socket.read_exact(&mut header).expect("a message header");
-        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
-        socket.read_exact(&mut body).expect("a message body");
-        match header[0] {
-            b'K' => pid = Some(i32::from_be_bytes([body[0], body[1], body[2], body[3]])),
-            b'Z' => break,
-            _ => {}
-        }
-    }
+    let pid = read_startup(&mut socket);
     socket
-        .write_all(&query("SELECT * FROM big"))
+        .write_all(&query_message("SELECT * FROM big"))
         .expect("the query");
-    (pid.expect("BackendKeyData"), socket)
+    (pid, socket)
 }
 
-/// Waits until the session's statement is running (its write then blocks on the client).
-fn wait_until_active(admin: &mut postgres::Client, pid: i32) {
-    let active = wait_until(Duration::from_secs(30), || is_running(admin, pid));
+/// On `server`: an admin session, which makes the large table, and a session whose client
+/// asked for all of it and reads nothing, once its write has blocked: the admin, the stuck
+/// session's pid and its client's socket.
+fn stuck_session(server: &Running) -> (postgres::Client, i32, TcpStream) {
+    let mut admin = connect(server.addr);
+    make_big_table(&mut admin);
+    let (pid, socket) = client_that_stops_reading(server.addr);
+    let active = wait_until(Duration::from_secs(30), || is_running(&mut admin, pid));
     assert!(active, "the stuck session's statement never started");
     // Long enough for the sockets' buffers to fill and the write to block.
     std::thread::sleep(Duration::from_millis(500));
+    (admin, pid, socket)
 }
 
 #[test]
@@ -175,10 +162,7 @@ fn pg_cancel_backend_cancels_the_running_statement_and_keeps_the_session() {
 #[test]
 fn pg_terminate_backend_ends_a_session_whose_client_does_not_read() {
     let server = start(ServerConfig::default());
-    let mut admin = connect(server.addr);
-    make_big_table(&mut admin);
-    let (pid, _socket) = client_that_stops_reading(server.addr);
-    wait_until_active(&mut admin, pid);
+    let (mut admin, pid, _socket) = stuck_session(&server);
     let signalled: bool = admin
         .query_one("SELECT pg_terminate_backend($1)", &[&pid])
         .expect("terminate")
@@ -201,10 +185,7 @@ fn pg_terminate_backend_ends_a_session_whose_client_does_not_read() {
 #[test]
 fn a_shutdown_ends_a_session_whose_client_does_not_read() {
     let server = start(ServerConfig::default());
-    let mut admin = connect(server.addr);
-    make_big_table(&mut admin);
-    let (pid, _socket) = client_that_stops_reading(server.addr);
-    wait_until_active(&mut admin, pid);
+    let (admin, _pid, _socket) = stuck_session(&server);
     drop(admin);
     server.shutdown.shutdown();
     assert!(
@@ -218,10 +199,7 @@ fn a_shutdown_ends_a_session_whose_client_does_not_read() {
 #[test]
 fn a_shutdown_lets_a_client_that_reads_slowly_have_its_whole_result() {
     let server = start(ServerConfig::default());
-    let mut admin = connect(server.addr);
-    make_big_table(&mut admin);
-    let (pid, mut socket) = client_that_stops_reading(server.addr);
-    wait_until_active(&mut admin, pid);
+    let (admin, _pid, mut socket) = stuck_session(&server);
     drop(admin);
     server.shutdown.shutdown();
     // The client reads on, pausing 300 ms after every 2 MB: each of the server's sends
@@ -229,17 +207,13 @@ fn a_shutdown_lets_a_client_that_reads_slowly_have_its_whole_result() {
     let mut data_rows = 0i64;
     let mut read_since_pause = 0usize;
     let tags = loop {
-        let mut header = [0u8; 5];
-        socket.read_exact(&mut header).expect("a message header");
-        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
-        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
-        socket.read_exact(&mut body).expect("a message body");
+        let (tag, body) = read_message(&mut socket);
         read_since_pause += body.len() + 5;
         if read_since_pause > 2 << 20 {
             std::thread::sleep(Duration::from_millis(300));
             read_since_pause = 0;
         }
-        match header[0] {
+        match tag {
             b'D' => data_rows += 1,
             b'C' => break String::from_utf8_lossy(&body).to_string(),
             b'E' => panic!("an error: {}", String::from_utf8_lossy(&body)),

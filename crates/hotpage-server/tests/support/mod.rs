@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod wire;
+
 use hotpage::{Database, Options};
 use hotpage_server::{Server, ServerConfig, ServerError, ServerSummary, ShutdownHandle};
 use hotpage_sql::SqlDatabase;
