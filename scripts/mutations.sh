@@ -957,3 +957,116 @@ unit failed-create-keeps-table crates/hotpage/src/db/mod.rs \
             return Err(error);' \
   '            return Err(error);' \
   --test failed_create
+
+# PostgreSQL's type rules at planning (expr/typecheck.rs, 2026-12-07).
+PACKAGE=hotpage-sql unit postgres-typing-not-checked crates/hotpage-sql/src/select.rs \
+  '    if typing == Typing::Postgres {
+        plan.scalars()' \
+  '    if false {
+        plan.scalars()' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit tsql-typed-as-postgres crates/hotpage-sql/src/tsql/mod.rs \
+  '        sql.set_typing(crate::expr::Typing::Implicit);' \
+  '' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit in-list-incomparable-taken-as-unequal crates/hotpage-sql/src/expr.rs \
+  'match compare_or_refuse(&v, if negated { "<>" } else { "=" }, &candidate)? {' \
+  'match compare_or_refuse(&v, "=", &candidate).unwrap_or(Some(Ordering::Less)) {' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit in-list-literals-untyped crates/hotpage-sql/src/expr.rs \
+  '                        compile(e, scope).map(Box::new)?,
+                        value.ty(),' \
+  '                        compile(e, scope).map(Box::new)?,
+                        None,' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit insert-values-unchecked crates/hotpage-sql/src/insert.rs \
+  '    if typing == Typing::Postgres {
+        let values' \
+  '    if false {
+        let values' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit in-subquery-types-unchecked crates/hotpage-sql/src/catalog/compile.rs \
+  '                        check_comparable(left.ty, &BinaryOperator::Eq, *ty)?;' \
+  '' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit common-type-not-widened crates/hotpage-sql/src/expr/typecheck.rs \
+  'Some((_, (_, common_rank))) if rank > common_rank => common = Some(ty),' \
+  'Some((_, (_, common_rank))) if rank > common_rank && false => common = Some(ty),' \
+  --lib typecheck
+PACKAGE=hotpage-sql unit case-else-not-first crates/hotpage-sql/src/expr/typecheck.rs \
+  'one_group("CASE", results.chain(arms.iter().map(|(_, result)| result)))' \
+  'one_group("CASE", arms.iter().map(|(_, result)| result).chain(results))' \
+  --test sqllogictest
+
+# A terminated statement's one FATAL, and nothing after it (2026-12-07).
+PACKAGE=hotpage-server unit terminate-error-not-fatal crates/hotpage-server/src/encode.rs \
+  '        code::ADMIN_SHUTDOWN => error_with(error, "FATAL"),' \
+  '        code::ADMIN_SHUTDOWN => error_with(error, "ERROR"),' \
+  --test stuck_clients
+PACKAGE=hotpage-server unit fatal-followed-by-ready crates/hotpage-server/src/connection.rs \
+  '        if let Some(at) = messages.iter().position(encode::is_fatal) {' \
+  '        if let Some(at) = messages.iter().position(encode::is_fatal).filter(|_| false) {' \
+  --test stuck_clients
+
+# PostgreSQL's answers where hotpage gave silent wrong ones (a differential run against
+# PostgreSQL 15, 2026-12-07).
+# LIKE takes the pattern's % as the text's literal % where the text has one there.
+PACKAGE=hotpage-sql unit like-percent-taken-literally crates/hotpage-sql/src/expr.rs \
+  "            Some('%') => {" \
+  "            Some('%') if s[si] != '%' => {" \
+  --test sqllogictest
+# LIKE without its default escape character.
+PACKAGE=hotpage-sql unit like-backslash-literal crates/hotpage-sql/src/expr.rs \
+  "            Some('\\\\') => match p.get(pi + 1) {" \
+  "            Some('\\\\') if false => match p.get(pi + 1) {" \
+  --test sqllogictest
+# coalesce evaluates every argument (coalesce(x, 1/0) fails where x is not NULL).
+PACKAGE=hotpage-sql unit coalesce-eager crates/hotpage-sql/src/expr.rs \
+  '            Scalar::Call(Func::Coalesce, args) => {
+                for arg in args {' \
+  '            Scalar::Call(Func::Coalesce, args) if false => {
+                for arg in args {' \
+  --test sqllogictest
+# CASE/COALESCE/GREATEST/LEAST values left in their own types.
+PACKAGE=hotpage-sql unit common-type-not-applied crates/hotpage-sql/src/expr.rs \
+  '    let scalar = range_checked(widen_to_common(compile_node(expr, scope)?));' \
+  '    let scalar = range_checked(compile_node(expr, scope)?);' \
+  --test sqllogictest
+# Negation and abs of an integer not range-checked.
+PACKAGE=hotpage-sql unit negation-unchecked crates/hotpage-sql/src/expr.rs \
+  '    let scalar = range_checked(widen_to_common(compile_node(expr, scope)?));' \
+  '    let scalar = widen_to_common(compile_node(expr, scope)?);' \
+  --test sqllogictest
+# A string literal in arithmetic read as a number (1 + '2.5' is 4).
+PACKAGE=hotpage-sql unit arithmetic-literal-untyped crates/hotpage-sql/src/expr.rs \
+  '        Eq | NotEq | Lt | LtEq | Gt | GtEq | Plus | Minus | Multiply | Divide | Modulo' \
+  '        Eq | NotEq | Lt | LtEq | Gt | GtEq' \
+  --test sqllogictest
+# WITH ORDINALITY run without its column.
+PACKAGE=hotpage-sql unit ordinality-dropped crates/hotpage-sql/src/catalog/plan.rs \
+  '        } => Err(SqlError::unsupported("WITH ORDINALITY")),' \
+  '        } => Ok(()),' \
+  --test sqllogictest
+# GROUP BY and DISTINCT keyed by the values' Debug text (10.0 and 10 two groups).
+PACKAGE=hotpage-sql unit one-table-group-key-by-text crates/hotpage-sql/src/select.rs \
+  '            let id = crate::value::group_key(&keys);' \
+  '            let id = format!("{keys:?}");' \
+  --test sqllogictest
+PACKAGE=hotpage-sql unit general-group-key-by-text crates/hotpage-sql/src/catalog/exec.rs \
+  '            let id = row_key(&keys);' \
+  '            let id = format!("{keys:?}");' \
+  --test sqllogictest
+# DISCARD ALL let run inside a transaction block (a Query message of several statements is
+# one; PostgreSQL refuses both with 25001).
+PACKAGE=hotpage-sql unit discard-all-in-block-allowed crates/hotpage-sql/src/session.rs \
+  '            DiscardObject::ALL => {
+                if self.txn != TxnStatus::Idle {' \
+  '            DiscardObject::ALL => {
+                if false {' \
+  --lib protocol
+# A set operation's numerics cast to the column's typmod (1.0 UNION ALL 2.25 shows 1.00,
+# and with the first side's typmod 2.25 was 2.3).
+PACKAGE=hotpage-sql unit set-operation-numerics-recast crates/hotpage-sql/src/catalog/exec.rs \
+  '            .filter(|(_, ((_, f), (_, t)))| f != t && !(is_numeric(*f) && is_numeric(*t)))' \
+  '            .filter(|(_, ((_, f), (_, t)))| f != t)' \
+  --test sqllogictest

@@ -488,8 +488,18 @@ impl<W: Wire> Transport for Socket<W> {
         None
     }
 
-    fn write(&mut self, messages: Vec<PgWireBackendMessage>) {
+    fn write(&mut self, mut messages: Vec<PgWireBackendMessage>) {
         if self.closed {
+            return;
+        }
+        // A FATAL ends the connection: what follows it (ReadyForQuery) is not sent.
+        if let Some(at) = messages.iter().position(encode::is_fatal) {
+            let fatal = messages.swap_remove(at);
+            messages.truncate(at);
+            if self.wire.write_all(messages).is_ok() {
+                self.fatal(fatal);
+            }
+            self.closed = true;
             return;
         }
         let last_ready = messages.iter().rev().find_map(|message| match message {

@@ -125,9 +125,20 @@ pub fn error_with(error: &SqlError, severity: &str) -> PgWireBackendMessage {
     PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
 }
 
-/// ERROR: the statement failed, the session goes on.
+/// ERROR: the statement failed, the session goes on. A statement stopped by
+/// `pg_terminate_backend` (57P01) is FATAL instead: its session ends, and PostgreSQL's
+/// client sees that one message, not an ERROR and then a FATAL.
 pub fn error(error: &SqlError) -> PgWireBackendMessage {
-    error_with(error, "ERROR")
+    match error.sqlstate {
+        code::ADMIN_SHUTDOWN => error_with(error, "FATAL"),
+        _ => error_with(error, "ERROR"),
+    }
+}
+
+/// Whether `message` is a FATAL ErrorResponse, after which nothing more is sent.
+pub fn is_fatal(message: &PgWireBackendMessage) -> bool {
+    matches!(message, PgWireBackendMessage::ErrorResponse(error)
+        if error.fields.iter().any(|(field, value)| *field == b'S' && value == "FATAL"))
 }
 
 /// FATAL: the connection ends after this message.

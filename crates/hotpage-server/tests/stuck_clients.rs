@@ -67,19 +67,25 @@ fn make_big_table(admin: &mut postgres::Client) {
         .expect("the large table");
 }
 
-/// A client that starts a session, asks for the whole large table and reads nothing more
-/// after startup: its session's pid and socket.
-fn client_that_stops_reading(addr: SocketAddr) -> (i32, TcpStream) {
+/// A raw client that starts a session and sends `sql`, reading nothing after startup: its
+/// session's pid and socket.
+fn raw_client_sending(addr: SocketAddr, sql: &str) -> (i32, TcpStream) {
     let mut socket = TcpStream::connect(addr).expect("connect");
     socket
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
     socket.write_all(&startup()).expect("startup");
     let pid = read_startup(&mut socket);
-    socket
-        .write_all(&query_message("SELECT * FROM big"))
-        .expect("the query");
+    socket.write_all(&query_message(sql)).expect("the query");
     (pid, socket)
+}
+
+/// `pg_terminate_backend(pid)` from `admin`: whether it signalled a session.
+fn terminate(admin: &mut postgres::Client, pid: i32) -> bool {
+    admin
+        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+        .expect("terminate")
+        .get(0)
 }
 
 /// On `server`: an admin session, which makes the large table, and a session whose client
@@ -88,7 +94,7 @@ fn client_that_stops_reading(addr: SocketAddr) -> (i32, TcpStream) {
 fn stuck_session(server: &Running) -> (postgres::Client, i32, TcpStream) {
     let mut admin = connect(server.addr);
     make_big_table(&mut admin);
-    let (pid, socket) = client_that_stops_reading(server.addr);
+    let (pid, socket) = raw_client_sending(server.addr, "SELECT * FROM big");
     let active = wait_until(Duration::from_secs(30), || is_running(&mut admin, pid));
     assert!(active, "the stuck session's statement never started");
     // Long enough for the sockets' buffers to fill and the write to block.
@@ -102,10 +108,7 @@ fn pg_terminate_backend_ends_an_idle_session_with_57p01() {
     let mut admin = connect(server.addr);
     let mut victim = connect(server.addr);
     let pid = pid_of(&mut victim);
-    let signalled: bool = admin
-        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
-        .expect("terminate")
-        .get(0);
+    let signalled = terminate(&mut admin, pid);
     assert!(signalled);
     assert!(
         wait_until(Duration::from_secs(10), || !is_live(&mut admin, pid)),
@@ -119,10 +122,7 @@ fn pg_terminate_backend_ends_an_idle_session_with_57p01() {
         "{error}"
     );
     // No such session any more: false, as PostgreSQL.
-    let again: bool = admin
-        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
-        .expect("terminate again")
-        .get(0);
+    let again = terminate(&mut admin, pid);
     assert!(!again);
     server.shutdown.shutdown();
     assert!(finishes_within(&server.run, Duration::from_secs(10)));
@@ -163,10 +163,7 @@ fn pg_cancel_backend_cancels_the_running_statement_and_keeps_the_session() {
 fn pg_terminate_backend_ends_a_session_whose_client_does_not_read() {
     let server = start(ServerConfig::default());
     let (mut admin, pid, _socket) = stuck_session(&server);
-    let signalled: bool = admin
-        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
-        .expect("terminate")
-        .get(0);
+    let signalled = terminate(&mut admin, pid);
     assert!(signalled);
     assert!(
         wait_until(Duration::from_secs(15), || !is_live(&mut admin, pid)),
@@ -242,14 +239,20 @@ fn pg_terminate_backend_cancels_the_running_statement_and_ends_the_session() {
     });
     let running = wait_until(Duration::from_secs(30), || is_running(&mut admin, pid));
     assert!(running, "pg_sleep never started");
-    let signalled: bool = admin
-        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
-        .expect("terminate")
-        .get(0);
+    let signalled = terminate(&mut admin, pid);
     assert!(signalled);
     let (result, after, took) = sleeper.join().expect("sleeper");
     let error = result.expect_err("the sleep ran to its end");
-    assert_eq!(error.code(), Some(&SqlState::ADMIN_SHUTDOWN), "{error}");
+    // The server sends one FATAL 57P01 and closes (the raw test below checks the bytes);
+    // the postgres crate reports either that FATAL or the closed connection, whichever
+    // its connection task sees first.
+    match error.as_db_error() {
+        Some(db) => {
+            assert_eq!(db.code(), &SqlState::ADMIN_SHUTDOWN, "{error}");
+            assert_eq!(db.severity(), "FATAL", "{error}");
+        }
+        None => assert!(error.is_closed(), "{error}"),
+    }
     assert!(
         after.is_err(),
         "the session went on after pg_terminate_backend"
@@ -258,6 +261,46 @@ fn pg_terminate_backend_cancels_the_running_statement_and_ends_the_session() {
     assert!(wait_until(Duration::from_secs(10), || !is_live(
         &mut admin, pid
     )));
+    server.shutdown.shutdown();
+    assert!(finishes_within(&server.run, Duration::from_secs(10)));
+}
+
+/// On the wire: a statement stopped by `pg_terminate_backend` is answered with one
+/// ErrorResponse, FATAL 57P01, and then the connection ends: no ERROR before it and no
+/// ReadyForQuery after it, as PostgreSQL does.
+#[test]
+fn a_terminated_statement_gets_one_fatal_and_nothing_after_it() {
+    let server = start(ServerConfig::default());
+    let mut admin = connect(server.addr);
+    let (pid, mut socket) = raw_client_sending(server.addr, "SELECT pg_sleep(60)");
+    let running = wait_until(Duration::from_secs(30), || is_running(&mut admin, pid));
+    assert!(running, "pg_sleep never started");
+    let signalled = terminate(&mut admin, pid);
+    assert!(signalled);
+    let mut messages = Vec::new();
+    let mut header = [0u8; 5];
+    while std::io::Read::read_exact(&mut socket, &mut header).is_ok() {
+        let len = i32::from_be_bytes([header[1], header[2], header[3], header[4]]);
+        let mut body = vec![0u8; usize::try_from(len - 4).expect("length")];
+        std::io::Read::read_exact(&mut socket, &mut body).expect("a message body");
+        messages.push((header[0], String::from_utf8_lossy(&body).into_owned()));
+    }
+    // A RowDescription may come first (PostgreSQL sends one before it runs the sleep).
+    let tags: Vec<u8> = messages.iter().map(|(tag, _)| *tag).collect();
+    assert_eq!(
+        tags.iter().filter(|&&tag| tag == b'E').count(),
+        1,
+        "{messages:?}"
+    );
+    assert!(
+        !tags.contains(&b'Z'),
+        "ReadyForQuery after the FATAL: {messages:?}"
+    );
+    let body = &messages.last().expect("a message").1;
+    assert!(
+        body.contains("SFATAL\0") && body.contains("C57P01\0"),
+        "{body:?}"
+    );
     server.shutdown.shutdown();
     assert!(finishes_within(&server.run, Duration::from_secs(10)));
 }

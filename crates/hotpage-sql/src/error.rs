@@ -6,6 +6,8 @@ use std::fmt;
 pub mod sqlstate {
     /// syntax_error
     pub const SYNTAX_ERROR: &str = "42601";
+    /// A LIKE pattern that ends in its escape character.
+    pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     /// undefined_table
     pub const UNDEFINED_TABLE: &str = "42P01";
     /// wrong_object_type

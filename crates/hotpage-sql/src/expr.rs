@@ -14,7 +14,10 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 mod builtin;
+mod typecheck;
+
 pub(crate) use builtin::PureFunc;
+pub(crate) use typecheck::{Typing, refuse_mixed_types};
 
 /// A built-in function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,7 +103,7 @@ impl Func {
             | Func::CharToText => SqlType::Text,
             Func::Abs => return args.first().copied().flatten(),
             Func::Pure(pure) => return pure.ty(args),
-            Func::Coalesce => return args.iter().copied().flatten().next(),
+            Func::Coalesce => return typecheck::common_type(args.iter().copied()),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
         })
     }
@@ -232,7 +235,7 @@ pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
 #[recursive::recursive]
 fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
     let level = CompileLevel::enter();
-    let scalar = compile_node(expr, scope)?;
+    let scalar = range_checked(widen_to_common(compile_node(expr, scope)?));
     let leaf = matches!(
         scalar,
         Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_)
@@ -241,6 +244,67 @@ fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
         true => Scalar::Deep(Box::new(scalar)),
         false => scalar,
     })
+}
+
+/// COALESCE's, GREATEST's and LEAST's arguments and a CASE's results, converted to
+/// their common number type as PostgreSQL converts them: each row's value was left in its
+/// own type, so `coalesce(int_col, 2.5) / 2` divided as integers where the integer was
+/// chosen, and `CASE … THEN 1 ELSE 3000000000 END + 1` was range-checked as integer.
+fn widen_to_common(scalar: Scalar) -> Scalar {
+    use builtin::PureFunc::{Greatest, Least};
+    match scalar {
+        Scalar::Call(func @ (Func::Coalesce | Func::Pure(Greatest | Least)), args) => {
+            let target = typecheck::common_type(args.iter().map(Scalar::ty));
+            Scalar::Call(func, args.into_iter().map(|a| widen(a, target)).collect())
+        }
+        Scalar::Case(operand, arms, otherwise) => {
+            let results = otherwise.iter().map(|e| e.ty());
+            let target =
+                typecheck::common_type(results.chain(arms.iter().map(|(_, result)| result.ty())));
+            Scalar::Case(
+                operand,
+                arms.into_iter()
+                    .map(|(when, result)| (when, widen(result, target)))
+                    .collect(),
+                otherwise.map(|e| Box::new(widen(*e, target))),
+            )
+        }
+        other => other,
+    }
+}
+
+/// A negation or `abs` of a smallint or integer, checked against its type's range as
+/// PostgreSQL's is (`-i` and `abs(i)` of -2147483648 are 22003; values are computed as
+/// bigint here, so they were 2147483648).
+fn range_checked(scalar: Scalar) -> Scalar {
+    match (&scalar, scalar.ty()) {
+        (
+            Scalar::Neg(_) | Scalar::Call(Func::Abs, _),
+            Some(ty @ (SqlType::SmallInt | SqlType::Int)),
+        ) => Scalar::Cast(Box::new(scalar), ty),
+        _ => scalar,
+    }
+}
+
+/// `arg` converted to the number type `target`, where it is a narrower number: to double
+/// or real, or an integer to numeric (scale 0: a plain numeric keeps each value's scale).
+fn widen(arg: Scalar, target: Option<SqlType>) -> Scalar {
+    let (Some(target), Some(ty)) = (target, arg.ty()) else {
+        return arg;
+    };
+    match target {
+        SqlType::Real | SqlType::Double if ty != target && ty.is_numeric_family() => {
+            Scalar::Cast(Box::new(arg), target)
+        }
+        SqlType::Numeric { .. } if ty.is_integer() => Scalar::Cast(
+            Box::new(arg),
+            SqlType::Numeric {
+                precision: 38,
+                scale: 0,
+            },
+        ),
+        _ => arg,
+    }
 }
 
 fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
@@ -270,12 +334,20 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             list,
             negated,
         } => {
+            let value = boxed(expr)?;
+            // A string literal takes the value's type, as in `id = '7'` (`id IN ('x')` is
+            // 22P02, not false for every row).
             let items: Vec<Scalar> = list
                 .iter()
-                .map(|e| compile(e, scope))
+                .map(|e| {
+                    Ok(*number_literal(
+                        compile(e, scope).map(Box::new)?,
+                        value.ty(),
+                    )?)
+                })
                 .collect::<SqlResult<_>>()?;
             let lookup = ConstLookup::of(&items).map(Arc::new);
-            Scalar::InList(boxed(expr)?, items, *negated, lookup)
+            Scalar::InList(value, items, *negated, lookup)
         }
         Expr::Between {
             expr,
@@ -470,7 +542,12 @@ fn bad_number(text: &str) -> SqlError {
 
 fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResult<Scalar> {
     use BinaryOperator::*;
-    let (left, right) = if matches!(op, Eq | NotEq | Lt | LtEq | Gt | GtEq) {
+    // A string literal takes the other side's number type, in arithmetic too (`1 + '2.5'`
+    // is 22P02, as in PostgreSQL, where it was read as a number and rounded).
+    let (left, right) = if matches!(
+        op,
+        Eq | NotEq | Lt | LtEq | Gt | GtEq | Plus | Minus | Multiply | Divide | Modulo
+    ) {
         let (left_ty, right_ty) = (left.ty(), right.ty());
         (
             number_literal(left, right_ty)?,
@@ -676,10 +753,12 @@ impl Scalar {
             | Scalar::Like(..) => Some(SqlType::Bool),
             Scalar::Binary(op, l, r) => binary_type(op, l.ty(), r.ty()),
             Scalar::Call(func, args) => func.ty(args),
-            Scalar::Case(_, arms, otherwise) => arms
-                .iter()
-                .find_map(|(_, result)| result.ty())
-                .or_else(|| otherwise.as_ref().and_then(|e| e.ty())),
+            Scalar::Case(_, arms, otherwise) => typecheck::common_type(
+                otherwise
+                    .iter()
+                    .map(|e| e.ty())
+                    .chain(arms.iter().map(|(_, result)| result.ty())),
+            ),
         }
     }
 
@@ -706,8 +785,9 @@ impl Scalar {
             }
             Scalar::Between(e, lo, hi, negated) => {
                 let v = e.eval(row, ctx)?;
-                let ge = compare(&v, &lo.eval(row, ctx)?).map(|o| o != Ordering::Less);
-                let le = compare(&v, &hi.eval(row, ctx)?).map(|o| o != Ordering::Greater);
+                let (low, high) = (lo.eval(row, ctx)?, hi.eval(row, ctx)?);
+                let ge = compare_or_refuse(&v, ">=", &low)?.map(|o| o != Ordering::Less);
+                let le = compare_or_refuse(&v, "<=", &high)?.map(|o| o != Ordering::Greater);
                 match (ge, le) {
                     (Some(a), Some(b)) => Value::Bool((a && b) != *negated),
                     (Some(false), None) | (None, Some(false)) => Value::Bool(*negated),
@@ -716,12 +796,22 @@ impl Scalar {
             }
             Scalar::Like(e, pattern, negated) => {
                 match (e.eval(row, ctx)?, pattern.eval(row, ctx)?) {
-                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p) != *negated),
+                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != *negated),
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     _ => return Err(mismatch("LIKE needs text")),
                 }
             }
             Scalar::Cast(e, ty) => cast_value(e.eval(row, ctx)?, ty)?,
+            // Lazily, as PostgreSQL: `coalesce(x, 1 / 0)` is x where x is not NULL.
+            Scalar::Call(Func::Coalesce, args) => {
+                for arg in args {
+                    let value = arg.eval(row, ctx)?;
+                    if value != Value::Null {
+                        return Ok(value);
+                    }
+                }
+                Value::Null
+            }
             Scalar::Call(func, args) => {
                 let values = args
                     .iter()
@@ -735,31 +825,31 @@ impl Scalar {
         })
     }
 
-    /// True if this node or any below it passes `test`.
-    pub fn any_node(&self, test: &dyn Fn(&Scalar) -> bool) -> bool {
-        if test(self) {
-            return true;
-        }
+    /// The nodes directly below this one.
+    pub fn children(&self) -> Vec<&Scalar> {
         match self {
-            Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_) => false,
+            Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_) => Vec::new(),
             Scalar::Neg(e)
             | Scalar::Not(e)
             | Scalar::Cast(e, _)
             | Scalar::IsNull(e, _)
-            | Scalar::Deep(e) => e.any_node(test),
-            Scalar::Binary(_, l, r) | Scalar::Like(l, r, _) => l.any_node(test) || r.any_node(test),
-            Scalar::InList(e, list, _, _) => {
-                e.any_node(test) || list.iter().any(|x| x.any_node(test))
-            }
-            Scalar::Between(a, b, c, _) => a.any_node(test) || b.any_node(test) || c.any_node(test),
-            Scalar::Call(_, args) => args.iter().any(|a| a.any_node(test)),
-            Scalar::Case(operand, arms, otherwise) => {
-                operand.iter().chain(otherwise).any(|e| e.any_node(test))
-                    || arms
-                        .iter()
-                        .any(|(w, r)| w.any_node(test) || r.any_node(test))
-            }
+            | Scalar::Deep(e) => vec![e],
+            Scalar::Binary(_, l, r) | Scalar::Like(l, r, _) => vec![l, r],
+            Scalar::InList(e, list, _, _) => std::iter::once(e.as_ref()).chain(list).collect(),
+            Scalar::Between(a, b, c, _) => vec![a, b, c],
+            Scalar::Call(_, args) => args.iter().collect(),
+            Scalar::Case(operand, arms, otherwise) => operand
+                .iter()
+                .chain(otherwise)
+                .map(|e| e.as_ref())
+                .chain(arms.iter().flat_map(|(w, r)| [w, r]))
+                .collect(),
         }
+    }
+
+    /// True if this node or any below it passes `test`.
+    pub fn any_node(&self, test: &dyn Fn(&Scalar) -> bool) -> bool {
+        test(self) || self.children().into_iter().any(|c| c.any_node(test))
     }
 
     /// True if evaluating this calls `nextval()`, which needs the engine session that a
@@ -816,7 +906,7 @@ fn eval_case(
         let value = when.eval(row, ctx)?;
         let chosen = match &operand {
             Some(Value::Null) => false,
-            Some(v) => value != Value::Null && compare(v, &value) == Some(Ordering::Equal),
+            Some(v) => compare_or_refuse(v, "=", &value)? == Some(Ordering::Equal),
             None => match value {
                 Value::Bool(b) => b,
                 Value::Null => false,
@@ -915,6 +1005,26 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// [`compare`] where a comparison must not pass in silence: None only where a side is
+/// NULL. Values that do not compare (text that does not read as the other side's number,
+/// a boolean with a number) are 42883, as `op` between their types is in PostgreSQL; an
+/// IN list, a CASE operand or BETWEEN took such a pair as "not equal" and went on.
+pub(crate) fn compare_or_refuse(a: &Value, op: &str, b: &Value) -> SqlResult<Option<Ordering>> {
+    if *a == Value::Null || *b == Value::Null {
+        return Ok(None);
+    }
+    compare(a, b).map(Some).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {op} {}",
+                a.type_name(),
+                b.type_name()
+            ),
+        )
+    })
+}
+
 /// The type a value's text would be parsed as, to compare with it.
 fn natural_type(v: &Value) -> SqlType {
     match v {
@@ -964,17 +1074,8 @@ fn eval_binary(
     // number: T-SQL converts so (its statements run here too); PostgreSQL would refuse
     // the two types when planning, with this SQLSTATE (docs/design.md).
     let ordered = |test: fn(Ordering) -> bool| -> SqlResult<Value> {
-        match compare(&a, &b) {
-            Some(o) => Ok(Value::Bool(test(o))),
-            None => Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "operator does not exist: {} {op} {}",
-                    a.type_name(),
-                    b.type_name()
-                ),
-            )),
-        }
+        let order = compare_or_refuse(&a, &op.to_string(), &b)?;
+        Ok(order.map_or(Value::Null, |o| Value::Bool(test(o))))
     };
     match op {
         Eq => ordered(|o| o == Ordering::Equal),
@@ -1109,9 +1210,9 @@ fn eval_in(
     let mut saw_null = false;
     for item in list {
         let candidate = item.eval(row, ctx)?;
-        match compare(&v, &candidate) {
+        match compare_or_refuse(&v, if negated { "<>" } else { "=" }, &candidate)? {
             Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
-            None if candidate == Value::Null => saw_null = true,
+            None => saw_null = true,
             _ => {}
         }
     }
@@ -1122,28 +1223,52 @@ fn eval_in(
     })
 }
 
-/// `LIKE` with `%` and `_` (no escape character).
-fn like(s: &str, pattern: &str) -> bool {
+/// `s LIKE pattern`: `%` is any run of characters, `_` any one, and `\\` makes the next
+/// character literal (PostgreSQL's default escape: `'a%c' LIKE 'a\\%c'`). A `%` in the
+/// pattern is a wildcard even where the text has a `%` at that place (`'a%b' LIKE 'a%'`
+/// was false: the pattern's `%` was taken as the text's literal `%`). A pattern ending in
+/// a lone `\\` is 22025 when the match reaches it with text left, as in PostgreSQL. The
+/// general engine (`catalog/exec.rs`) matches through a regex built by `like_to_regex`;
+/// this one is used per row of a one-table scan, without building anything.
+fn like(s: &str, pattern: &str) -> SqlResult<bool> {
     let (s, p): (Vec<char>, Vec<char>) = (s.chars().collect(), pattern.chars().collect());
     // Iterative matching with backtracking to the last `%`.
     let (mut si, mut pi, mut star, mut mark) = (0usize, 0usize, None::<usize>, 0usize);
     while si < s.len() {
-        if pi < p.len() && (p[pi] == '_' || p[pi] == s[si]) {
-            si += 1;
-            pi += 1;
-        } else if pi < p.len() && p[pi] == '%' {
-            star = Some(pi);
-            mark = si;
-            pi += 1;
-        } else if let Some(star_at) = star {
-            pi = star_at + 1;
-            mark += 1;
-            si = mark;
-        } else {
-            return false;
+        let step = match p.get(pi) {
+            Some('%') => {
+                star = Some(pi);
+                mark = si;
+                pi += 1;
+                continue;
+            }
+            Some('\\') => match p.get(pi + 1) {
+                Some(&literal) => (literal == s[si]).then_some(2),
+                None => {
+                    return Err(SqlError::new(
+                        sqlstate::INVALID_ESCAPE_SEQUENCE,
+                        "LIKE pattern must not end with escape character",
+                    ));
+                }
+            },
+            Some('_') => Some(1),
+            Some(&c) => (c == s[si]).then_some(1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(width), _) => {
+                si += 1;
+                pi += width;
+            }
+            (None, Some(star_at)) => {
+                pi = star_at + 1;
+                mark += 1;
+                si = mark;
+            }
+            (None, None) => return Ok(false),
         }
     }
-    p[pi..].iter().all(|&c| c == '%')
+    Ok(p[pi..].iter().all(|&c| c == '%'))
 }
 
 fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
@@ -1499,10 +1624,25 @@ mod tests {
 
     #[test]
     fn like_matches_percent_and_underscore() {
+        let like = |s: &str, p: &str| like(s, p).expect("a pattern");
         assert!(like("CREATED", "CRE%"));
         assert!(like("CREATED", "%ATE_"));
         assert!(!like("CREATED", "%X%"));
         assert!(like("", "%"));
         assert!(!like("a", ""));
+        // PostgreSQL 15's answers: a `%` in the text does not stop the pattern's `%`,
+        // and `\` escapes the next character.
+        assert!(like("a%b", "a%"));
+        assert!(like("x%yz", "x%z"));
+        assert!(like("a%c", "a\\%c"));
+        assert!(!like("abc", "a\\%c"));
+        assert!(like("a_c", "a\\_c"));
+        assert!(!like("abc", "a\\_c"));
+        assert!(like("ab", "a\\b"));
+        assert!(like("a\\", "a\\\\"));
+        assert!(!like("b", "a\\"));
+        assert!(!like("", "\\"));
+        let error = super::like("x", "%\\").expect_err("a lone escape at the end");
+        assert_eq!(error.sqlstate, sqlstate::INVALID_ESCAPE_SEQUENCE);
     }
 }

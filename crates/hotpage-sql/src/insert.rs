@@ -9,7 +9,7 @@
 
 use crate::catalog::{self, CatalogPlan};
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::expr::{self, Scalar, object_name};
+use crate::expr::{self, Scalar, Typing, object_name};
 use crate::schema::KeyGen;
 use crate::select::{self, Projection, SelectPlan};
 use crate::session::{ColumnInfo, Ctx, StatementResult, engine_error};
@@ -47,14 +47,18 @@ enum QuerySource {
 }
 
 impl QuerySource {
-    fn plan(db: &Arc<crate::session::SqlDatabase>, query: &Query) -> SqlResult<QuerySource> {
+    fn plan(
+        db: &Arc<crate::session::SqlDatabase>,
+        query: &Query,
+        typing: Typing,
+    ) -> SqlResult<QuerySource> {
         if catalog::handles(query) || catalog::joins_or_nests(query) {
             return Ok(QuerySource::General(Box::new(catalog::plan(
                 Some(db),
                 query,
             )?)));
         }
-        match select::plan(db, query) {
+        match select::plan(db, query, typing) {
             Ok(plan) => Ok(QuerySource::Select(Box::new(plan))),
             Err(e) if e.sqlstate == sqlstate::FEATURE_NOT_SUPPORTED => Ok(QuerySource::General(
                 Box::new(catalog::plan(Some(db), query)?),
@@ -111,7 +115,11 @@ impl Given<'_> {
     }
 }
 
-pub(crate) fn plan(db: &Arc<crate::session::SqlDatabase>, ins: &Insert) -> SqlResult<InsertPlan> {
+pub(crate) fn plan(
+    db: &Arc<crate::session::SqlDatabase>,
+    ins: &Insert,
+    typing: Typing,
+) -> SqlResult<InsertPlan> {
     let TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT into a table function"));
     };
@@ -131,9 +139,20 @@ pub(crate) fn plan(db: &Arc<crate::session::SqlDatabase>, ins: &Insert) -> SqlRe
                 let rows: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.clone()).collect();
                 plan_values(&table, &targets, &rows, true)?
             }
-            _ => plan_query(db, &table, targets, query)?,
+            _ => plan_query(db, &table, targets, query, typing)?,
         },
     };
+    if typing == Typing::Postgres {
+        let values = match &source {
+            RowSource::Values(rows) => rows.iter().flatten().flatten().collect(),
+            RowSource::Query { .. } => Vec::new(),
+        };
+        let returned = returning.iter().flat_map(|r| &r.items);
+        values
+            .into_iter()
+            .chain(returned)
+            .try_for_each(expr::refuse_mixed_types)?;
+    }
     Ok(InsertPlan {
         table,
         source,
@@ -179,8 +198,9 @@ fn plan_query(
     table: &SqlTable,
     targets: Vec<usize>,
     query: &Query,
+    typing: Typing,
 ) -> SqlResult<(RowSource, Vec<Option<SqlType>>)> {
-    let plan = QuerySource::plan(db, query)?;
+    let plan = QuerySource::plan(db, query, typing)?;
     check_count(plan.columns().len(), targets.len())?;
     let untyped = untyped_items(query);
     for (i, (&column, source)) in targets.iter().zip(plan.columns()).enumerate() {

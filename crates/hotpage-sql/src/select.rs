@@ -5,7 +5,7 @@
 //! one group, not every row.
 
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::expr::{self, AggFunc, EvalContext, Scalar, aggregate_of, fold, object_name};
+use crate::expr::{self, AggFunc, EvalContext, Scalar, Typing, aggregate_of, fold, object_name};
 use crate::limits::{self, MemoryBudget};
 use crate::session::{ColumnInfo, Ctx, ScanCtx, SqlDatabase, StatementResult};
 use crate::table::SqlTable;
@@ -172,19 +172,56 @@ pub(crate) struct SelectPlan {
 }
 
 impl SelectPlan {
+    /// Every expression the plan evaluates, for checks made once it is planned.
+    fn scalars(&self) -> Vec<&Scalar> {
+        let mut all: Vec<&Scalar> = self.filter.iter().collect();
+        if let Source::View(_, args) = &self.source {
+            all.extend(args);
+        }
+        if let Some(grouping) = &self.grouping {
+            all.extend(&grouping.keys);
+            all.extend(&grouping.having);
+            for agg in &grouping.aggs {
+                all.extend(agg.arg.iter().chain(&agg.filter));
+            }
+        }
+        all.extend(&self.projection.items);
+        for key in &self.order {
+            if let OrderBy::Expr(e) = &key.by {
+                all.push(e);
+            }
+        }
+        for window in &self.windows {
+            all.extend(window.scalars());
+        }
+        all.extend(self.limit.iter().chain(&self.offset));
+        all
+    }
+
     /// True if the table the plan reads was dropped or replaced after it was planned.
     pub fn is_stale(&self) -> bool {
         matches!(&self.source, Source::Table(table) if table.handle.is_dropped())
     }
 }
 
-pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
+/// Plans a one-table SELECT under `typing`'s rules (`expr::Typing`).
+pub(crate) fn plan(db: &SqlDatabase, query: &Query, typing: Typing) -> SqlResult<SelectPlan> {
+    let plan = plan_query(db, query)?;
+    if typing == Typing::Postgres {
+        plan.scalars()
+            .into_iter()
+            .try_for_each(expr::refuse_mixed_types)?;
+    }
+    Ok(plan)
+}
+
+fn plan_query(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
     if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
         return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));
     }
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
-        SetExpr::Query(inner) => return plan(db, inner),
+        SetExpr::Query(inner) => return plan_query(db, inner),
         _ => {
             return Err(SqlError::unsupported(
                 "UNION, INTERSECT, EXCEPT and VALUES as a query",
@@ -240,6 +277,9 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
 
 fn plan_source(db: &SqlDatabase, select: &Select) -> SqlResult<(Source, Vec<(String, SqlType)>)> {
     refuse_clauses(select)?;
+    for from in &select.from {
+        crate::catalog::refuse_ordinality(&from.relation)?;
+    }
     match select.from.as_slice() {
         [] => Ok((Source::Nothing, Vec::new())),
         [from] if from.joins.is_empty() => match &from.relation {
@@ -839,7 +879,7 @@ impl SelectPlan {
         let mut rows: Vec<Vec<Value>> = out.into_iter().map(|(row, _)| row).collect();
         if self.distinct {
             let mut seen = std::collections::HashSet::new();
-            rows.retain(|row| seen.insert(format!("{row:?}")));
+            rows.retain(|row| seen.insert(crate::value::group_key(row)));
         }
         let rows: Vec<Vec<Value>> = rows
             .into_iter()
@@ -1008,7 +1048,7 @@ impl SelectPlan {
                 .iter()
                 .map(|k| k.eval(&row, ctx))
                 .collect::<SqlResult<Vec<_>>>()?;
-            let id = format!("{keys:?}");
+            let id = crate::value::group_key(&keys);
             let slot = match index.get(&id) {
                 Some(&slot) => slot,
                 None => {

@@ -4,7 +4,7 @@
 use crate::catalog;
 use crate::ddl;
 use crate::error::{SqlError, SqlResult, sqlstate};
-use crate::expr::{EvalContext, Func, fold, object_name};
+use crate::expr::{EvalContext, Func, Typing, fold, object_name};
 use crate::insert::{self, InsertPlan};
 use crate::schema::{Metadata, PendingPartitioned, Sequence};
 use crate::select::{self, SelectPlan};
@@ -194,6 +194,7 @@ impl SqlDatabase {
             read_only: false,
             deallocations: 0,
             discards: 0,
+            typing: Typing::Postgres,
         };
         // Every session can be cancelled by another (`pg_cancel_backend`); whoever serves
         // it may put its own flag in place (a server's cancel key, a shell's Ctrl-C).
@@ -430,6 +431,9 @@ pub struct SqlSession {
     deallocations: u64,
     /// How many times `DISCARD ALL` ran: a server closes its portals too (CLOSE ALL).
     discards: u64,
+    /// The type rules statements are planned under: PostgreSQL's, or T-SQL's implicit
+    /// conversions for a session a `TsqlSession` wraps.
+    typing: Typing,
 }
 
 /// Parameter `$index + 1` of a statement's execution.
@@ -912,7 +916,7 @@ impl SqlSession {
     fn plan(&mut self, statement: Statement) -> SqlResult<Prepared> {
         Ok(match statement {
             Statement::Insert(ins) => {
-                let plan = insert::plan(&self.db, &ins)?;
+                let plan = insert::plan(&self.db, &ins, self.typing)?;
                 Prepared {
                     columns: plan.columns(),
                     param_types: plan.param_types(),
@@ -948,7 +952,7 @@ impl SqlSession {
             // One table (or none) is read by select.rs, which streams its rows and uses
             // the key's order; what it does not do (joins, subqueries, set operations)
             // goes to the general engine.
-            Statement::Query(query) => match select::plan(&self.db, &query) {
+            Statement::Query(query) => match select::plan(&self.db, &query, self.typing) {
                 Ok(plan) => Prepared {
                     columns: plan.columns.clone(),
                     param_types: plan.param_types(),
@@ -1758,6 +1762,12 @@ impl SqlSession {
     /// How many times `DISCARD ALL` ran: a server closes its portals when this changes.
     pub fn discards(&self) -> u64 {
         self.discards
+    }
+
+    /// Plans this session's statements under `typing`'s rules (a `TsqlSession` sets
+    /// [`Typing::Implicit`]).
+    pub(crate) fn set_typing(&mut self, typing: Typing) {
+        self.typing = typing;
     }
 
     /// The durability the session's settings ask for, if one of `synchronous_commit` and

@@ -60,6 +60,14 @@ pub enum SqlType {
     InternalChar,
 }
 
+/// See [`SqlType::comparison_group`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TypeGroup {
+    Number,
+    String,
+    Boolean,
+}
+
 impl SqlType {
     /// The name without its length, precision or scale, as PostgreSQL's "operator does
     /// not exist" errors write a type (`character varying`, `numeric`).
@@ -140,6 +148,26 @@ impl SqlType {
         self.is_integer()
             || self.is_float()
             || matches!(self, SqlType::Numeric { .. } | SqlType::Oid)
+    }
+
+    /// The group PostgreSQL compares and unifies within, where it refuses to mix groups:
+    /// numbers, strings, booleans (`1 = 'a'::text` is 42883, `coalesce(true, 1)` 42804).
+    /// None for the others (oid and the catalog's types compare as its queries need); the
+    /// number in each group ranks how wide a type is, as PostgreSQL's common type widens
+    /// (integer with numeric is numeric, varchar with text is text).
+    pub(crate) fn comparison_group(&self) -> Option<(TypeGroup, u8)> {
+        Some(match self {
+            SqlType::SmallInt => (TypeGroup::Number, 1),
+            SqlType::Int => (TypeGroup::Number, 2),
+            SqlType::BigInt => (TypeGroup::Number, 3),
+            SqlType::Numeric { .. } => (TypeGroup::Number, 4),
+            SqlType::Real => (TypeGroup::Number, 5),
+            SqlType::Double => (TypeGroup::Number, 6),
+            SqlType::Char(_) | SqlType::Varchar(_) => (TypeGroup::String, 1),
+            SqlType::Text => (TypeGroup::String, 2),
+            SqlType::Bool => (TypeGroup::Boolean, 1),
+            _ => return None,
+        })
     }
 
     /// timestamp or timestamptz.

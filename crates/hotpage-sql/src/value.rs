@@ -98,6 +98,31 @@ fn no_operator(left: Option<&Value>, op: &str, right: &Value) -> SqlError {
     )
 }
 
+/// A key for `values` that is equal exactly where the values are equal as SQL compares
+/// them in GROUP BY and DISTINCT: numbers by value (10 = 10.0 = 10.00, -0 = 0), other
+/// values as they are. One `Debug` text of the row told 10.0 from 10 and -0 from 0, so
+/// such a GROUP BY made two groups where PostgreSQL makes one.
+pub(crate) fn group_key(values: &[Value]) -> String {
+    let mut key = String::new();
+    for value in values {
+        match value {
+            Value::Int(i) => key.push_str(&format!("n{i}e0")),
+            Value::Numeric { scaled, scale } => {
+                let (mut scaled, mut scale) = (*scaled, *scale);
+                while scale > 0 && scaled % 10 == 0 {
+                    scaled /= 10;
+                    scale -= 1;
+                }
+                key.push_str(&format!("n{scaled}e{scale}"));
+            }
+            Value::Float(f) if *f == 0.0 => key.push_str("f0"),
+            other => key.push_str(&format!("{other:?}")),
+        }
+        key.push('\u{1f}');
+    }
+    key
+}
+
 impl Value {
     /// Whether this is SQL NULL.
     pub fn is_null(&self) -> bool {

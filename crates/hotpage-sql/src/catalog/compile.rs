@@ -701,7 +701,13 @@ impl Compiler {
                 }
                 let left = match sub.plan.columns.first() {
                     Some((_, ty)) if left.ty == CType::Unknown => left.cast_to(*ty),
-                    _ => left,
+                    Some((_, ty)) => {
+                        // Refused when planned, as a comparison is (it failed at the first
+                        // row, naming the values' kinds, or not at all over no rows).
+                        check_comparable(left.ty, &BinaryOperator::Eq, *ty)?;
+                        left
+                    }
+                    None => left,
                 };
                 let left = without_padding(left);
                 CExpr::new(
@@ -1418,20 +1424,11 @@ fn operand_name(t: CType) -> String {
 /// Whether values of types `a` and `b` may be compared: not a number with a string, or a
 /// boolean with either; the catalog's own types (oid, regclass, name …) compare freely.
 pub(crate) fn comparable(a: CType, b: CType) -> bool {
-    let family = |t: CType| match t {
-        CType::Sql(
-            SqlType::SmallInt
-            | SqlType::Int
-            | SqlType::BigInt
-            | SqlType::Numeric { .. }
-            | SqlType::Real
-            | SqlType::Double,
-        ) => Some(0),
-        CType::Sql(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => Some(1),
-        CType::Sql(SqlType::Bool) => Some(2),
+    let group = |t: CType| match t {
+        CType::Sql(ty) => ty.comparison_group().map(|(group, _)| group),
         _ => None,
     };
-    !matches!((family(a), family(b)), (Some(x), Some(y)) if x != y)
+    !matches!((group(a), group(b)), (Some(x), Some(y)) if x != y)
 }
 
 /// The type of integer, float or numeric arithmetic.

@@ -168,7 +168,9 @@ impl<'a> Exec<'a> {
             .iter()
             .zip(to)
             .enumerate()
-            .filter(|(_, ((_, f), (_, t)))| f != t)
+            // A numeric keeps its own scale in a numeric column of another typmod, as in
+            // PostgreSQL, whose common numeric has none (`plan::set_column_type`).
+            .filter(|(_, ((_, f), (_, t)))| f != t && !(is_numeric(*f) && is_numeric(*t)))
             .map(|(i, ((_, f), (_, t)))| match (*f, *t) {
                 // An integer keeps its own scale in a numeric column (no typmod there,
                 // as in PostgreSQL): `SELECT 1 UNION SELECT 1.0` shows 1.
@@ -874,7 +876,8 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|k| self.eval(k, &env))
                 .collect::<SqlResult<Vec<_>>>()?;
-            let id = format!("{keys:?}");
+            // Equal values, one key (10 = 10.0, -0 = 0), as DISTINCT and set operations.
+            let id = row_key(&keys);
             let slot = match index.get(&id) {
                 Some(&slot) => slot,
                 None => {
@@ -1310,22 +1313,22 @@ fn hashable(a: CType, b: CType) -> bool {
     a == b || (a.is_integer_like() && b.is_integer_like()) || (a.is_text_like() && b.is_text_like())
 }
 
+fn is_numeric(t: CType) -> bool {
+    matches!(t, CType::Sql(SqlType::Numeric { .. }))
+}
+
 /// A datum as a hash key: equal SQL values of hashable types give equal keys.
 fn hash_key(d: &Datum) -> String {
     match d {
-        Datum::Int(i) => format!("i{i}"),
+        // As an integral numeric's key: a set operation's column may hold both (1 = 1.0).
+        Datum::Int(i) => format!("n{i}e0"),
         Datum::Text(s) => format!("t{s}"),
         // -0 equals 0.
         Datum::Float(f) if *f == 0.0 => "f0".to_string(),
         Datum::Float(f) => format!("f{f:?}"),
         // 1.50 equals 1.5000: the digits without trailing fraction zeros.
-        Datum::Other(Value::Numeric { scaled, scale }) => {
-            let (mut scaled, mut scale) = (*scaled, *scale);
-            while scale > 0 && scaled % 10 == 0 {
-                scaled /= 10;
-                scale -= 1;
-            }
-            format!("n{scaled}e{scale}")
+        Datum::Other(numeric @ Value::Numeric { .. }) => {
+            crate::value::group_key(std::slice::from_ref(numeric))
         }
         Datum::Array(items) => {
             let keys: Vec<String> = items.iter().map(hash_key).collect();

@@ -10,7 +10,7 @@ use super::settings;
 use super::types::{self, BOOL, CType, Datum, INT4, INT8, NAME, OID, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::expr::{Func, PureFunc};
-use crate::types::SqlType;
+use crate::types::{SqlType, TypeGroup};
 use crate::value::Value;
 
 /// A scalar function.
@@ -336,12 +336,10 @@ fn sql_layer_arguments(args: &mut Vec<CExpr>) -> Vec<Option<SqlType>> {
 /// numeric category; text when none is typed.
 pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
     let rank = |t: CType| match t {
-        CType::Sql(SqlType::SmallInt) => Some(1),
-        CType::Sql(SqlType::Int) => Some(2),
-        CType::Sql(SqlType::BigInt) => Some(3),
-        CType::Sql(SqlType::Numeric { .. }) => Some(4),
-        CType::Sql(SqlType::Real) => Some(5),
-        CType::Sql(SqlType::Double) => Some(6),
+        CType::Sql(ty) => ty
+            .comparison_group()
+            .filter(|(group, _)| *group == TypeGroup::Number)
+            .map(|(_, rank)| rank),
         _ => None,
     };
     let mut chosen: Option<CType> = None;
@@ -349,10 +347,28 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
         chosen = Some(match (chosen, rank(t)) {
             (None, _) => t,
             (Some(c), Some(r)) if rank(c).is_some_and(|rc| r > rc) => t,
-            (Some(c), _) => c,
+            (Some(c), _) => wider_numeric(c, t),
         });
     }
     chosen.unwrap_or(TEXT)
+}
+
+/// Two numerics of different precision or scale meet in one that holds both: the widest
+/// scale, 38 digits. PostgreSQL's common type has no typmod at all, so each value keeps
+/// its own scale (a set operation's rows are not cast between numerics: `cast_rows`);
+/// the first side's typmod rounded the other side's values (`SELECT 1.0 UNION ALL
+/// SELECT 2.25` gave 2.3, where PostgreSQL gives 2.25).
+fn wider_numeric(so_far: CType, next: CType) -> CType {
+    match (so_far, next) {
+        (
+            CType::Sql(SqlType::Numeric { scale: a, .. }),
+            CType::Sql(SqlType::Numeric { scale: b, .. }),
+        ) if so_far != next => CType::Sql(SqlType::Numeric {
+            precision: 38,
+            scale: a.max(b),
+        }),
+        _ => so_far,
+    }
 }
 
 /// `format_type(type, typmod)`: NULL for a NULL type.

@@ -35,6 +35,7 @@ mod plan;
 mod rows;
 pub(crate) mod settings;
 pub(crate) use builtin::format_type;
+pub(crate) use plan::refuse_ordinality;
 mod types;
 mod window;
 

@@ -889,8 +889,29 @@ pub(crate) fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<
     })
 }
 
+/// `… WITH ORDINALITY` in FROM, refused: its row-number column was dropped without a word
+/// (`SELECT * FROM generate_series(1, 3) WITH ORDINALITY` gave one column, not two).
+pub(crate) fn refuse_ordinality(factor: &TableFactor) -> SqlResult<()> {
+    match factor {
+        TableFactor::Table {
+            with_ordinality: true,
+            ..
+        }
+        | TableFactor::Function {
+            with_ordinality: true,
+            ..
+        }
+        | TableFactor::UNNEST {
+            with_ordinality: true,
+            ..
+        } => Err(SqlError::unsupported("WITH ORDINALITY")),
+        _ => Ok(()),
+    }
+}
+
 /// One FROM factor: its columns join the current level's scope under its alias.
 fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
+    refuse_ordinality(factor)?;
     match factor {
         TableFactor::Table {
             name,

@@ -124,7 +124,7 @@ impl PureFunc {
                 },
             },
             F::Mod | F::NullIf => return first,
-            F::Greatest | F::Least => return args.iter().copied().flatten().next(),
+            F::Greatest | F::Least => return super::typecheck::common_type(args.iter().copied()),
             _ => SqlType::Text,
         })
     }

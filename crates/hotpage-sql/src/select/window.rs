@@ -24,6 +24,15 @@ pub(super) struct Window {
     order: Vec<(Scalar, OrderKey)>,
 }
 
+impl Window {
+    /// The expressions the window evaluates.
+    pub(super) fn scalars(&self) -> impl Iterator<Item = &Scalar> {
+        self.partition
+            .iter()
+            .chain(self.order.iter().map(|(scalar, _)| scalar))
+    }
+}
+
 /// Replaces each window call in `items` with its hidden column (`__wN`, N from the
 /// source's column count on); returns the windows.
 pub(super) fn extract(

@@ -240,7 +240,8 @@ pub struct TsqlSession {
 
 impl TsqlSession {
     /// Wraps a session.
-    pub fn new(sql: SqlSession) -> TsqlSession {
+    pub fn new(mut sql: SqlSession) -> TsqlSession {
+        sql.set_typing(crate::expr::Typing::Implicit);
         TsqlSession {
             sql,
             vars: HashMap::new(),

@@ -282,6 +282,19 @@ fn ddl_after_a_write_in_a_query_message_is_refused_and_nothing_commits() {
         error.expect("vacuum").message,
         "VACUUM cannot run inside a transaction block"
     );
+    // DISCARD ALL likewise, first or not (PostgreSQL 15's answers); DISCARD PLANS runs.
+    for sql in ["SELECT 1; DISCARD ALL", "DISCARD ALL; SELECT 1"] {
+        let (_, error) = query_message(&mut s, sql);
+        let error = error.expect(sql);
+        assert_eq!(error.sqlstate, "25001", "{sql}: {error:?}");
+        assert_eq!(
+            error.message,
+            "DISCARD ALL cannot run inside a transaction block"
+        );
+    }
+    let (tags, error) = query_message(&mut s, "SELECT 1; DISCARD PLANS");
+    assert_eq!(error, None);
+    assert_eq!(tags, ["SELECT 1", "DISCARD PLANS"]);
     // Reads before DDL are fine, and DDL first still runs alone before the writes.
     let (tags, error) = query_message(
         &mut s,
