@@ -970,8 +970,8 @@ PACKAGE=hotpage-sql unit tsql-typed-as-postgres crates/hotpage-sql/src/tsql/mod.
   '' \
   --test sqllogictest
 PACKAGE=hotpage-sql unit in-list-incomparable-taken-as-unequal crates/hotpage-sql/src/expr.rs \
-  'match compare_or_refuse(&v, if negated { "<>" } else { "=" }, &candidate)? {' \
-  'match compare_or_refuse(&v, "=", &candidate).unwrap_or(Some(Ordering::Less)) {' \
+  'match compare_or_refuse(&v, &if negated { "<>" } else { "=" }, &candidate)? {' \
+  'match compare_or_refuse(&v, &"=", &candidate).unwrap_or(Some(Ordering::Less)) {' \
   --test sqllogictest
 PACKAGE=hotpage-sql unit in-list-literals-untyped crates/hotpage-sql/src/expr.rs \
   '                        compile(e, scope).map(Box::new)?,
@@ -1017,7 +1017,7 @@ PACKAGE=hotpage-sql unit like-percent-taken-literally crates/hotpage-sql/src/exp
   --test sqllogictest
 # LIKE without its default escape character.
 PACKAGE=hotpage-sql unit like-backslash-literal crates/hotpage-sql/src/expr.rs \
-  "            Some('\\\\') => match p.get(pi + 1) {" \
+  "            Some('\\\\') if escapes => match p.get(pi + 1) {" \
   "            Some('\\\\') if false => match p.get(pi + 1) {" \
   --test sqllogictest
 # coalesce evaluates every argument (coalesce(x, 1/0) fails where x is not NULL).
@@ -1069,4 +1069,22 @@ PACKAGE=hotpage-sql unit discard-all-in-block-allowed crates/hotpage-sql/src/ses
 PACKAGE=hotpage-sql unit set-operation-numerics-recast crates/hotpage-sql/src/catalog/exec.rs \
   '            .filter(|(_, ((_, f), (_, t)))| f != t && !(is_numeric(*f) && is_numeric(*t)))' \
   '            .filter(|(_, ((_, f), (_, t)))| f != t)' \
+  --test sqllogictest
+# A T-SQL session's LIKE takes a backslash as PostgreSQL's escape (SQL Server has none).
+PACKAGE=hotpage-sql unit tsql-like-escapes crates/hotpage-sql/src/session.rs \
+  '        self.state.typing == Typing::Postgres
+    }
+
+    fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
+        functions::call(self.db, self.state, None,' \
+  '        true
+    }
+
+    fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
+        functions::call(self.db, self.state, None,' \
+  --test sqllogictest
+# The general engine's coalesce casts a numeric to the widened typmod (1.50 shows 1.500).
+PACKAGE=hotpage-sql unit coalesce-numeric-recast crates/hotpage-sql/src/catalog/functions.rs \
+  '                    (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => a,' \
+  '' \
   --test sqllogictest

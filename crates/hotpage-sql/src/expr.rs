@@ -196,6 +196,12 @@ pub(crate) trait EvalContext {
     fn param(&self, index: usize) -> SqlResult<Value>;
     /// Runs a session function (now, nextval, lastval, ...).
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value>;
+    /// Whether `\` escapes the next character of a LIKE pattern: PostgreSQL's default
+    /// escape. SQL Server has none, so a T-SQL session's patterns take `\` literally
+    /// (`path LIKE 'C:\temp\%'`).
+    fn like_escapes(&self) -> bool {
+        true
+    }
 }
 
 /// The name of an identifier as PostgreSQL folds it: unquoted names to lower case.
@@ -786,8 +792,8 @@ impl Scalar {
             Scalar::Between(e, lo, hi, negated) => {
                 let v = e.eval(row, ctx)?;
                 let (low, high) = (lo.eval(row, ctx)?, hi.eval(row, ctx)?);
-                let ge = compare_or_refuse(&v, ">=", &low)?.map(|o| o != Ordering::Less);
-                let le = compare_or_refuse(&v, "<=", &high)?.map(|o| o != Ordering::Greater);
+                let ge = compare_or_refuse(&v, &">=", &low)?.map(|o| o != Ordering::Less);
+                let le = compare_or_refuse(&v, &"<=", &high)?.map(|o| o != Ordering::Greater);
                 match (ge, le) {
                     (Some(a), Some(b)) => Value::Bool((a && b) != *negated),
                     (Some(false), None) | (None, Some(false)) => Value::Bool(*negated),
@@ -796,7 +802,9 @@ impl Scalar {
             }
             Scalar::Like(e, pattern, negated) => {
                 match (e.eval(row, ctx)?, pattern.eval(row, ctx)?) {
-                    (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != *negated),
+                    (Value::Text(s), Value::Text(p)) => {
+                        Value::Bool(like(&s, &p, ctx.like_escapes())? != *negated)
+                    }
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     _ => return Err(mismatch("LIKE needs text")),
                 }
@@ -906,7 +914,7 @@ fn eval_case(
         let value = when.eval(row, ctx)?;
         let chosen = match &operand {
             Some(Value::Null) => false,
-            Some(v) => compare_or_refuse(v, "=", &value)? == Some(Ordering::Equal),
+            Some(v) => compare_or_refuse(v, &"=", &value)? == Some(Ordering::Equal),
             None => match value {
                 Value::Bool(b) => b,
                 Value::Null => false,
@@ -1009,7 +1017,11 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Option<Ordering> {
 /// NULL. Values that do not compare (text that does not read as the other side's number,
 /// a boolean with a number) are 42883, as `op` between their types is in PostgreSQL; an
 /// IN list, a CASE operand or BETWEEN took such a pair as "not equal" and went on.
-pub(crate) fn compare_or_refuse(a: &Value, op: &str, b: &Value) -> SqlResult<Option<Ordering>> {
+pub(crate) fn compare_or_refuse(
+    a: &Value,
+    op: &dyn std::fmt::Display,
+    b: &Value,
+) -> SqlResult<Option<Ordering>> {
     if *a == Value::Null || *b == Value::Null {
         return Ok(None);
     }
@@ -1074,7 +1086,7 @@ fn eval_binary(
     // number: T-SQL converts so (its statements run here too); PostgreSQL would refuse
     // the two types when planning, with this SQLSTATE (docs/design.md).
     let ordered = |test: fn(Ordering) -> bool| -> SqlResult<Value> {
-        let order = compare_or_refuse(&a, &op.to_string(), &b)?;
+        let order = compare_or_refuse(&a, op, &b)?;
         Ok(order.map_or(Value::Null, |o| Value::Bool(test(o))))
     };
     match op {
@@ -1210,7 +1222,7 @@ fn eval_in(
     let mut saw_null = false;
     for item in list {
         let candidate = item.eval(row, ctx)?;
-        match compare_or_refuse(&v, if negated { "<>" } else { "=" }, &candidate)? {
+        match compare_or_refuse(&v, &if negated { "<>" } else { "=" }, &candidate)? {
             Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
             None => saw_null = true,
             _ => {}
@@ -1223,14 +1235,15 @@ fn eval_in(
     })
 }
 
-/// `s LIKE pattern`: `%` is any run of characters, `_` any one, and `\\` makes the next
-/// character literal (PostgreSQL's default escape: `'a%c' LIKE 'a\\%c'`). A `%` in the
+/// `s LIKE pattern`: `%` is any run of characters, `_` any one, and `\` makes the next
+/// character literal (PostgreSQL's default escape: `'a%c' LIKE 'a\%c'`). A `%` in the
 /// pattern is a wildcard even where the text has a `%` at that place (`'a%b' LIKE 'a%'`
 /// was false: the pattern's `%` was taken as the text's literal `%`). A pattern ending in
-/// a lone `\\` is 22025 when the match reaches it with text left, as in PostgreSQL. The
+/// a lone `\` is 22025 when the match reaches it with text left, as in PostgreSQL. The
 /// general engine (`catalog/exec.rs`) matches through a regex built by `like_to_regex`;
-/// this one is used per row of a one-table scan, without building anything.
-fn like(s: &str, pattern: &str) -> SqlResult<bool> {
+/// this one is used per row of a one-table scan, without building anything. Without
+/// `escapes` (a T-SQL session: SQL Server has no default escape) `\` is literal.
+fn like(s: &str, pattern: &str, escapes: bool) -> SqlResult<bool> {
     let (s, p): (Vec<char>, Vec<char>) = (s.chars().collect(), pattern.chars().collect());
     // Iterative matching with backtracking to the last `%`.
     let (mut si, mut pi, mut star, mut mark) = (0usize, 0usize, None::<usize>, 0usize);
@@ -1242,7 +1255,7 @@ fn like(s: &str, pattern: &str) -> SqlResult<bool> {
                 pi += 1;
                 continue;
             }
-            Some('\\') => match p.get(pi + 1) {
+            Some('\\') if escapes => match p.get(pi + 1) {
                 Some(&literal) => (literal == s[si]).then_some(2),
                 None => {
                     return Err(SqlError::new(
@@ -1624,7 +1637,7 @@ mod tests {
 
     #[test]
     fn like_matches_percent_and_underscore() {
-        let like = |s: &str, p: &str| like(s, p).expect("a pattern");
+        let like = |s: &str, p: &str| like(s, p, true).expect("a pattern");
         assert!(like("CREATED", "CRE%"));
         assert!(like("CREATED", "%ATE_"));
         assert!(!like("CREATED", "%X%"));
@@ -1642,7 +1655,11 @@ mod tests {
         assert!(like("a\\", "a\\\\"));
         assert!(!like("b", "a\\"));
         assert!(!like("", "\\"));
-        let error = super::like("x", "%\\").expect_err("a lone escape at the end");
+        let error = super::like("x", "%\\", true).expect_err("a lone escape at the end");
         assert_eq!(error.sqlstate, sqlstate::INVALID_ESCAPE_SEQUENCE);
+        // Without the escape (T-SQL), `\` is a character like any other.
+        assert!(super::like("C:\\temp\\a.txt", "C:\\temp\\%", false).expect("a pattern"));
+        assert!(super::like("x\\", "%\\", false).expect("a pattern"));
+        assert!(!super::like("a%c", "a\\%c", false).expect("a pattern"));
     }
 }

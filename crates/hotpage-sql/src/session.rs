@@ -194,7 +194,6 @@ impl SqlDatabase {
             read_only: false,
             deallocations: 0,
             discards: 0,
-            typing: Typing::Postgres,
         };
         // Every session can be cancelled by another (`pg_cancel_backend`); whoever serves
         // it may put its own flag in place (a server's cancel key, a shell's Ctrl-C).
@@ -411,6 +410,10 @@ pub(crate) struct SessionState {
     pub read_only: bool,
     /// The session's id (`pg_backend_pid()`, `pg_stat_activity.pid`).
     pub pid: u32,
+    /// The type rules statements are planned under: PostgreSQL's, or T-SQL's implicit
+    /// conversions for a session a `TsqlSession` wraps. Evaluation reads it too: LIKE's
+    /// backslash escapes only in PostgreSQL's dialect.
+    pub typing: Typing,
 }
 
 /// A session: its engine session, transaction state and prepared statements.
@@ -431,9 +434,6 @@ pub struct SqlSession {
     deallocations: u64,
     /// How many times `DISCARD ALL` ran: a server closes its portals too (CLOSE ALL).
     discards: u64,
-    /// The type rules statements are planned under: PostgreSQL's, or T-SQL's implicit
-    /// conversions for a session a `TsqlSession` wraps.
-    typing: Typing,
 }
 
 /// Parameter `$index + 1` of a statement's execution.
@@ -457,6 +457,10 @@ pub(crate) struct Ctx<'a> {
 impl EvalContext for Ctx<'_> {
     fn param(&self, index: usize) -> SqlResult<Value> {
         param_at(self.params, index)
+    }
+
+    fn like_escapes(&self) -> bool {
+        self.state.typing == Typing::Postgres
     }
 
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
@@ -544,6 +548,10 @@ pub(crate) struct ScanCtx<'a> {
 impl EvalContext for ScanCtx<'_> {
     fn param(&self, index: usize) -> SqlResult<Value> {
         param_at(self.params, index)
+    }
+
+    fn like_escapes(&self) -> bool {
+        self.state.typing == Typing::Postgres
     }
 
     fn call(&mut self, func: Func, args: &[Value]) -> SqlResult<Value> {
@@ -916,7 +924,7 @@ impl SqlSession {
     fn plan(&mut self, statement: Statement) -> SqlResult<Prepared> {
         Ok(match statement {
             Statement::Insert(ins) => {
-                let plan = insert::plan(&self.db, &ins, self.typing)?;
+                let plan = insert::plan(&self.db, &ins, self.state.typing)?;
                 Prepared {
                     columns: plan.columns(),
                     param_types: plan.param_types(),
@@ -952,7 +960,7 @@ impl SqlSession {
             // One table (or none) is read by select.rs, which streams its rows and uses
             // the key's order; what it does not do (joins, subqueries, set operations)
             // goes to the general engine.
-            Statement::Query(query) => match select::plan(&self.db, &query, self.typing) {
+            Statement::Query(query) => match select::plan(&self.db, &query, self.state.typing) {
                 Ok(plan) => Prepared {
                     columns: plan.columns.clone(),
                     param_types: plan.param_types(),
@@ -1767,7 +1775,7 @@ impl SqlSession {
     /// Plans this session's statements under `typing`'s rules (a `TsqlSession` sets
     /// [`Typing::Implicit`]).
     pub(crate) fn set_typing(&mut self, typing: Typing) {
-        self.typing = typing;
+        self.state.typing = typing;
     }
 
     /// The durability the session's settings ask for, if one of `synchronous_commit` and

@@ -105,22 +105,29 @@ fn no_operator(left: Option<&Value>, op: &str, right: &Value) -> SqlError {
 pub(crate) fn group_key(values: &[Value]) -> String {
     let mut key = String::new();
     for value in values {
-        match value {
-            Value::Int(i) => key.push_str(&format!("n{i}e0")),
-            Value::Numeric { scaled, scale } => {
-                let (mut scaled, mut scale) = (*scaled, *scale);
-                while scale > 0 && scaled % 10 == 0 {
-                    scaled /= 10;
-                    scale -= 1;
-                }
-                key.push_str(&format!("n{scaled}e{scale}"));
-            }
-            Value::Float(f) if *f == 0.0 => key.push_str("f0"),
-            other => key.push_str(&format!("{other:?}")),
-        }
+        push_value_key(value, &mut key);
         key.push('\u{1f}');
     }
     key
+}
+
+/// One value's part of [`group_key`]. Text goes in as `Debug` writes it (quoted, with
+/// control characters escaped), so no text can pass for a separator.
+pub(crate) fn push_value_key(value: &Value, key: &mut String) {
+    use std::fmt::Write;
+    let _ = match value {
+        Value::Int(i) => write!(key, "n{i}e0"),
+        Value::Numeric { scaled, scale } => {
+            let (mut scaled, mut scale) = (*scaled, *scale);
+            while scale > 0 && scaled % 10 == 0 {
+                scaled /= 10;
+                scale -= 1;
+            }
+            write!(key, "n{scaled}e{scale}")
+        }
+        Value::Float(f) if *f == 0.0 => write!(key, "f0"),
+        other => write!(key, "{other:?}"),
+    };
 }
 
 impl Value {

@@ -1322,13 +1322,17 @@ fn hash_key(d: &Datum) -> String {
     match d {
         // As an integral numeric's key: a set operation's column may hold both (1 = 1.0).
         Datum::Int(i) => format!("n{i}e0"),
-        Datum::Text(s) => format!("t{s}"),
+        // Length first: no text can pass for a separator or for several values (a row's
+        // keys are joined with U+001F, an array's items with commas).
+        Datum::Text(s) => format!("t{}:{s}", s.len()),
         // -0 equals 0.
         Datum::Float(f) if *f == 0.0 => "f0".to_string(),
         Datum::Float(f) => format!("f{f:?}"),
         // 1.50 equals 1.5000: the digits without trailing fraction zeros.
         Datum::Other(numeric @ Value::Numeric { .. }) => {
-            crate::value::group_key(std::slice::from_ref(numeric))
+            let mut key = String::new();
+            crate::value::push_value_key(numeric, &mut key);
+            key
         }
         Datum::Array(items) => {
             let keys: Vec<String> = items.iter().map(hash_key).collect();

@@ -273,6 +273,9 @@ impl ScalarFunc {
                             scale: 0,
                         }))
                     }
+                    // A numeric keeps its own scale too: cast to the widened typmod it
+                    // was padded (1.50 shown as 1.500), or overflowed at 38 digits.
+                    (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => a,
                     _ => a.cast_to(ty),
                 }));
                 ty

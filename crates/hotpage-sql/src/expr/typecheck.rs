@@ -14,10 +14,11 @@ use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::types::SqlType;
 
 /// Which type rules a session's statements are planned under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Typing {
     /// PostgreSQL's: a number, a string and a boolean are not compared or unified with
     /// each other (42883, 42804), found when the statement is planned.
+    #[default]
     Postgres,
     /// T-SQL's: text meeting a number is converted at run time, and an error only where it
     /// does not read as one.
