@@ -1085,6 +1085,52 @@ PACKAGE=hotpage-sql unit tsql-like-escapes crates/hotpage-sql/src/session.rs \
   --test sqllogictest
 # The general engine's coalesce casts a numeric to the widened typmod (1.50 shows 1.500).
 PACKAGE=hotpage-sql unit coalesce-numeric-recast crates/hotpage-sql/src/catalog/functions.rs \
-  '                    (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => a,' \
+  '        (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => value,' \
   '' \
   --test sqllogictest
+# The general engine's CASE takes its first typed result's type again (`THEN 1 ELSE 2.5`
+# over a join gave 3).
+PACKAGE=hotpage-sql unit case-first-typed-result crates/hotpage-sql/src/catalog/functions.rs \
+  '        so_far = Some(common_type(so_far.into_iter().chain([t])));' \
+  '        so_far = so_far.or(Some(t));' \
+  --test sqllogictest
+# Values of two type groups meet without an error (a text ELSE after an integer THEN).
+PACKAGE=hotpage-sql unit mixed-groups-unified crates/hotpage-sql/src/catalog/functions.rs \
+  '            && a != b' \
+  '            && a != b && false' \
+  --test sqllogictest
+# ARRAY's elements cast to the first one's type again (ARRAY[1, 2.5] was {1,3}).
+PACKAGE=hotpage-sql unit array-first-element-type crates/hotpage-sql/src/catalog/compile.rs \
+  '        let common = functions::unify_types("ARRAY", items.iter().map(|i| i.ty))?;' \
+  '        let common = items.iter().map(|i| i.ty).find(|t| *t != CType::Unknown).unwrap_or(TEXT);' \
+  --test sqllogictest
+# An exponent literal is double precision again (`0.1e0 + 0.2e0` is 0.30000000000000004).
+PACKAGE=hotpage-sql unit exponent-literal-double crates/hotpage-sql/src/expr.rs \
+  '    let (mantissa, exponent) = text.split_once(['\''e'\'', '\''E'\''])?;' \
+  '    let (mantissa, exponent) = text.split_once('\''#'\'')?;' \
+  --test sqllogictest
+# char(n) in IN, BETWEEN and a simple CASE compared with its padding again.
+PACKAGE=hotpage-sql unit char-operands-padded crates/hotpage-sql/src/expr.rs \
+  '    if !operands.iter().any(is_char) {' \
+  '    if true {' \
+  --test sqllogictest
+# With no column list, fewer values than columns is refused again.
+PACKAGE=hotpage-sql unit insert-no-implied-columns crates/hotpage-sql/src/insert.rs \
+  '            targets.truncate(supplied);' \
+  '            let _ = supplied;' \
+  --test sqllogictest
+# After a FATAL, the rest of the batch is handled again.
+PACKAGE=hotpage-server unit handled-after-fatal crates/hotpage-server/src/session.rs \
+  '            if out.fatal_pushed {' \
+  '            if out.fatal_pushed && false {' \
+  --lib nothing_after_a_fatal
+# = ANY (subquery) answers NOT IN.
+PACKAGE=hotpage-sql unit any-subquery-negated crates/hotpage-sql/src/catalog/compile.rs \
+  '            (CmpOp::Eq, false) => false,' \
+  '            (CmpOp::Eq, false) => true,' \
+  --test sqllogictest
+# A cast's column is named by its type as written again (`int`, not PostgreSQL's `int4`).
+PACKAGE=hotpage-sql unit cast-named-as-written crates/hotpage-sql/src/catalog/plan.rs \
+  '        .map_or_else(|| last.to_string(), |t| t.name.to_string())' \
+  '        .map_or_else(|| last.to_string(), |_| last.to_string())' \
+  --test catalog_queries unnamed

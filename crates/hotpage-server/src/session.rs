@@ -60,6 +60,13 @@ impl Inbox {
     /// next batch's first. None when the connection has ended.
     pub fn next(&mut self, out: &mut Output) -> Option<PgWireFrontendMessage> {
         loop {
+            if out.fatal_pushed {
+                // A FATAL ends the session where it is: what the client sent after it in
+                // this batch is not run, and no other batch is read.
+                out.send_pending();
+                self.queue.clear();
+                return None;
+            }
             if let Some(message) = self.queue.pop_front() {
                 return Some(message);
             }
@@ -77,6 +84,8 @@ impl Inbox {
 pub struct Output {
     pending: Vec<PgWireBackendMessage>,
     transport: Box<dyn Transport>,
+    /// A FATAL is among the answers: the session ends after it.
+    fatal_pushed: bool,
 }
 
 impl Output {
@@ -84,14 +93,17 @@ impl Output {
         Output {
             pending: Vec::new(),
             transport,
+            fatal_pushed: false,
         }
     }
 
     pub fn push(&mut self, message: PgWireBackendMessage) {
+        self.fatal_pushed |= encode::is_fatal(&message);
         self.pending.push(message);
     }
 
     pub fn append(&mut self, messages: &mut Vec<PgWireBackendMessage>) {
+        self.fatal_pushed |= messages.iter().any(encode::is_fatal);
         self.pending.append(messages);
     }
 

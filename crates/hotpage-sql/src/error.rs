@@ -180,9 +180,14 @@ impl SqlError {
         self
     }
 
+    /// Whether the error knows its place in the statement's text.
+    pub(crate) fn has_place(&self) -> bool {
+        self.position.is_some() || self.line_column.is_some()
+    }
+
     /// Sets the (line, column) the error is about, unless a place is already known.
     pub(crate) fn at_line_column(mut self, at: Option<(u32, u32)>) -> SqlError {
-        if self.position.is_none() && self.line_column.is_none() {
+        if !self.has_place() {
             self.line_column = at.map(Box::new);
         }
         self

@@ -224,7 +224,22 @@ pub(crate) fn object_name(name: &ObjectName) -> String {
 /// The 1-based (line, column) of an expression's first token, for error carets.
 pub(crate) fn position_of(expr: &Expr) -> Option<(u32, u32)> {
     use sqlparser::ast::Spanned;
-    let start = expr.span().start;
+    // An operator chain starts where its leftmost operand does: found by a loop, since
+    // `span()` recurses through the whole tree (a 1,000-operator chain overflowed a 2 MiB
+    // stack when an error was placed at its top).
+    let mut first = expr;
+    while let Expr::BinaryOp { left: inner, .. }
+    | Expr::Cast {
+        expr: inner,
+        kind: CastKind::DoubleColon,
+        ..
+    }
+    | Expr::IsNull(inner)
+    | Expr::IsNotNull(inner) = first
+    {
+        first = inner;
+    }
+    let start = first.span().start;
     let line = u32::try_from(start.line).ok()?;
     let column = u32::try_from(start.column).ok()?;
     (line > 0).then_some((line, column))
@@ -233,7 +248,12 @@ pub(crate) fn position_of(expr: &Expr) -> Option<(u32, u32)> {
 /// Compiles `expr` against `scope`. Aggregates are refused here (the SELECT planner
 /// replaces them before it compiles what is left).
 pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
-    compile_inner(expr, scope).map_err(|e| e.at_line_column(position_of(expr)))
+    compile_inner(expr, scope).map_err(|e| match e.has_place() {
+        // The innermost expression's place is the one kept: not looked for again at
+        // every level on the way out.
+        true => e,
+        false => e.at_line_column(position_of(expr)),
+    })
 }
 
 /// [`compile_node`], with a [`Scalar::Deep`] every [`DEEP_EVERY_LEVELS`] levels. Grows
@@ -351,7 +371,9 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
                         value.ty(),
                     )?)
                 })
-                .collect::<SqlResult<_>>()?;
+                .collect::<SqlResult<Vec<_>>>()?;
+            let mut items = char_operands(std::iter::once(*value).chain(items).collect());
+            let value = Box::new(items.remove(0));
             let lookup = ConstLookup::of(&items).map(Arc::new);
             Scalar::InList(value, items, *negated, lookup)
         }
@@ -360,7 +382,14 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             negated,
             low,
             high,
-        } => Scalar::Between(boxed(expr)?, boxed(low)?, boxed(high)?, *negated),
+        } => {
+            let operands = [expr, low, high].map(|e| compile(e, scope));
+            let [value, low, high]: [Scalar; 3] =
+                char_operands(operands.into_iter().collect::<SqlResult<_>>()?)
+                    .try_into()
+                    .map_err(|_| SqlError::internal("BETWEEN has three operands"))?;
+            Scalar::Between(Box::new(value), Box::new(low), Box::new(high), *negated)
+        }
         Expr::Like {
             negated,
             expr,
@@ -396,19 +425,34 @@ fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             conditions,
             else_result,
             ..
-        } => Scalar::Case(
-            operand.as_deref().map(boxed).transpose()?,
-            conditions
+        } => {
+            let mut whens = conditions
                 .iter()
-                .map(|arm| {
-                    Ok((
-                        compile(&arm.condition, scope)?,
-                        compile(&arm.result, scope)?,
-                    ))
-                })
-                .collect::<SqlResult<_>>()?,
-            else_result.as_deref().map(boxed).transpose()?,
-        ),
+                .map(|arm| compile(&arm.condition, scope))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let operand = match operand.as_deref() {
+                Some(operand) => {
+                    // `CASE c WHEN 'a'` compares as `c = 'a'` does.
+                    whens = char_operands(
+                        std::iter::once(compile(operand, scope)?)
+                            .chain(whens)
+                            .collect(),
+                    );
+                    Some(Box::new(whens.remove(0)))
+                }
+                None => None,
+            };
+            let results = conditions.iter().map(|arm| compile(&arm.result, scope));
+            Scalar::Case(
+                operand,
+                whens
+                    .into_iter()
+                    .zip(results)
+                    .map(|(w, r)| Ok((w, r?)))
+                    .collect::<SqlResult<_>>()?,
+                else_result.as_deref().map(boxed).transpose()?,
+            )
+        }
         Expr::Substring {
             expr,
             substring_from,
@@ -506,16 +550,64 @@ pub(crate) fn literal(value: &AstValue) -> SqlResult<Scalar> {
     })
 }
 
+/// A literal with an exponent (`1.5e3`, `25E-1`) written out as a decimal, with the scale
+/// PostgreSQL gives it (its fraction's digits less the exponent, at least 0): ("1500", 0),
+/// ("2.5", 1). None for text that is not such a literal, or whose exponent is past 100.
+pub(crate) fn exponent_as_decimal(text: &str) -> Option<(String, u8)> {
+    let (mantissa, exponent) = text.split_once(['e', 'E'])?;
+    let exponent: i64 = exponent.parse().ok().filter(|e: &i64| e.abs() <= 100)?;
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !all_digits(whole) || !all_digits(fraction) {
+        return None;
+    }
+    let scale = u8::try_from((fraction.len() as i64 - exponent).max(0)).ok()?;
+    let digits = format!("{whole}{fraction}");
+    // Where the decimal point falls in `digits`.
+    let point = whole.len() as i64 + exponent;
+    let len = digits.len() as i64;
+    let written = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point >= len {
+        format!("{digits}{}", "0".repeat((point - len) as usize))
+    } else {
+        let (int, frac) = digits.split_at(point as usize);
+        format!("{int}.{frac}")
+    };
+    Some((written, scale))
+}
+
 fn number(text: &str) -> SqlResult<Scalar> {
+    let (value, ty) = number_value(text)?;
+    Ok(Scalar::Const(value, Some(ty)))
+}
+
+/// A number literal's value and type: integer (bigint past its range), numeric for a
+/// decimal point or an exponent, double precision past numeric's 38 digits.
+pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
     if let Ok(v) = text.parse::<i64>() {
         let ty = if i32::try_from(v).is_ok() {
             SqlType::Int
         } else {
             SqlType::BigInt
         };
-        return Ok(Scalar::Const(Value::Int(v), Some(ty)));
+        return Ok((Value::Int(v), ty));
+    }
+    if let Some((digits, scale)) = exponent_as_decimal(text)
+        && let Ok(value) = Value::Text(digits).coerce(&SqlType::Numeric {
+            precision: 38,
+            scale,
+        })
+    {
+        // PostgreSQL's numeric, as a decimal literal is: `0.1e0 + 0.2e0` is 0.3.
+        let ty = SqlType::Numeric {
+            precision: 38,
+            scale,
+        };
+        return Ok((value, ty));
     }
     if text.contains(['e', 'E']) {
+        // Past numeric's 38 digits here: double precision (PostgreSQL's numeric goes on).
         let v: f64 = text.parse().map_err(|_| bad_number(text))?;
         // Past double precision's range: PostgreSQL's 22003, not inf or 0 (`1e400`
         // became inf, `1e-400` 0, and an INSERT stored the 0).
@@ -527,7 +619,7 @@ fn number(text: &str) -> SqlResult<Scalar> {
                 format!("\"{text}\" is out of range for type double precision"),
             ));
         }
-        return Ok(Scalar::Const(Value::Float(v), Some(SqlType::Double)));
+        return Ok((Value::Float(v), SqlType::Double));
     }
     // A decimal literal is numeric, exactly.
     let scale = text.split_once('.').map_or(0, |(_, frac)| frac.len());
@@ -536,7 +628,7 @@ fn number(text: &str) -> SqlResult<Scalar> {
         scale: scale.min(38) as u8,
     };
     let value = Value::Text(text.to_string()).coerce(&ty)?;
-    Ok(Scalar::Const(value, Some(ty)))
+    Ok((value, ty))
 }
 
 fn bad_number(text: &str) -> SqlError {
@@ -605,17 +697,33 @@ fn is_char(scalar: &Scalar) -> bool {
     matches!(scalar.ty(), Some(SqlType::Char(_)))
 }
 
-/// One side of a comparison with a char(n) value: char(n) values and string literals
-/// (which PostgreSQL reads as char(n) there) compare without their trailing spaces
-/// (`'ab'::char(4) = 'ab'` is true); a text value keeps them.
+/// One side of a comparison with a char(n) value: char(n) values, varchar values and
+/// string literals (which PostgreSQL casts to char(n) there) compare without their
+/// trailing spaces (`'ab'::char(4) = 'ab  '::varchar` is true); a text value keeps them.
 fn char_operand(scalar: Box<Scalar>) -> Box<Scalar> {
     let Scalar::Const(Value::Text(s), None) = scalar.as_ref() else {
-        return char_as_text(scalar);
+        return match scalar.ty() {
+            Some(SqlType::Varchar(_)) => Box::new(Scalar::Call(Func::CharToText, vec![*scalar])),
+            _ => char_as_text(scalar),
+        };
     };
     Box::new(Scalar::Const(
         Value::Text(s.trim_end_matches(' ').to_string()),
         None,
     ))
+}
+
+/// Operands compared with each other (IN, BETWEEN, a simple CASE), where any is char(n):
+/// each as [`char_operand`] makes it, as PostgreSQL compares them as char(n). Before, only
+/// `=` and its kin did, so `c IN ('a')` was false for a char(3) 'a'.
+fn char_operands(operands: Vec<Scalar>) -> Vec<Scalar> {
+    if !operands.iter().any(is_char) {
+        return operands;
+    }
+    operands
+        .into_iter()
+        .map(|o| *char_operand(Box::new(o)))
+        .collect()
 }
 
 fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
@@ -695,6 +803,21 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         return Err(SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name} does not take {} arguments", args.len()),
+        ));
+    }
+    if func == Func::Pure(PureFunc::NullIf) && args.iter().any(is_char) {
+        // Compared as char(n) (`nullif('a'::char(3), 'a')` is NULL), the first returned
+        // as it is, padding and all.
+        let first = args[0].clone();
+        let equal = Scalar::Binary(
+            sqlparser::ast::BinaryOperator::Eq,
+            char_operand(Box::new(args[0].clone())),
+            char_operand(Box::new(args[1].clone())),
+        );
+        return Ok(Scalar::Case(
+            None,
+            vec![(equal, Scalar::Const(Value::Null, None))],
+            Some(Box::new(first)),
         ));
     }
     Ok(Scalar::Call(func, args))

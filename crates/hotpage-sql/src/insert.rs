@@ -127,7 +127,19 @@ pub(crate) fn plan(
         return Err(SqlError::unsupported("INSERT ... ON CONFLICT"));
     }
     let table = db.table(&object_name(name))?;
-    let targets = target_columns(&table, &ins.columns)?;
+    let mut targets = target_columns(&table, &ins.columns)?;
+    if ins.columns.is_empty() && typing == Typing::Postgres {
+        // PostgreSQL: with no column list, N values go to the first N columns and the
+        // rest take their defaults (`INSERT INTO t VALUES (1)`). SQL Server refuses it.
+        let supplied = match ins.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(SetExpr::Values(values)) => values.rows.first().map(|r| r.content.len()),
+            Some(_) => None,
+            None => Some(targets.len()),
+        };
+        if let Some(supplied) = supplied {
+            targets.truncate(supplied);
+        }
+    }
     let returning = match &ins.returning {
         Some(items) => Some(select::project(items, &table.scope)?),
         None => None,
@@ -139,7 +151,10 @@ pub(crate) fn plan(
                 let rows: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.clone()).collect();
                 plan_values(&table, &targets, &rows, true)?
             }
-            _ => plan_query(db, &table, targets, query, typing)?,
+            _ => {
+                let implied = ins.columns.is_empty() && typing == Typing::Postgres;
+                plan_query(db, &table, targets, implied, query, typing)?
+            }
         },
     };
     if typing == Typing::Postgres {
@@ -172,6 +187,12 @@ fn plan_values(
     let mut params = Vec::new();
     let mut rows = Vec::with_capacity(given_rows.len());
     for given in given_rows {
+        if counted && given.len() != given_rows[0].len() {
+            return Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "VALUES lists must all be the same length",
+            ));
+        }
         if counted {
             check_count(given.len(), targets.len())?;
         }
@@ -192,15 +213,21 @@ fn check_count(expressions: usize, targets: usize) -> SqlResult<()> {
 
 /// `INSERT … SELECT`: the query planned as any SELECT, its columns matched to the
 /// targets by position, and their types checked as PostgreSQL's assignment casts allow
-/// (so a mismatch fails at plan time, not at the first row).
+/// (so a mismatch fails at plan time, not at the first row). `implied_targets`: the
+/// statement named no columns.
 fn plan_query(
     db: &Arc<crate::session::SqlDatabase>,
     table: &SqlTable,
-    targets: Vec<usize>,
+    mut targets: Vec<usize>,
+    implied_targets: bool,
     query: &Query,
     typing: Typing,
 ) -> SqlResult<(RowSource, Vec<Option<SqlType>>)> {
     let plan = QuerySource::plan(db, query, typing)?;
+    if implied_targets {
+        // No column list: the query's N columns go to the table's first N (PostgreSQL).
+        targets.truncate(plan.columns().len());
+    }
     check_count(plan.columns().len(), targets.len())?;
     let untyped = untyped_items(query);
     for (i, (&column, source)) in targets.iter().zip(plan.columns()).enumerate() {

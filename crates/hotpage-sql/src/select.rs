@@ -70,8 +70,10 @@ fn project_named(
             SelectItem::UnnamedExpr(e) => {
                 let scalar = expr::compile(e, scope)?;
                 let name = match named {
-                    SelectItem::UnnamedExpr(original) => column_name(original),
-                    _ => column_name(e),
+                    SelectItem::UnnamedExpr(original) => {
+                        crate::catalog::plan::column_name(original)
+                    }
+                    _ => crate::catalog::plan::column_name(e),
                 };
                 push(&mut projection, scalar, name);
             }
@@ -88,17 +90,6 @@ fn push(projection: &mut Projection, scalar: Scalar, name: String) {
     let ty = scalar.ty().unwrap_or(SqlType::Text);
     projection.items.push(scalar);
     projection.columns.push(ColumnInfo { name, ty });
-}
-
-/// The name PostgreSQL gives an unnamed output column.
-fn column_name(e: &Expr) -> String {
-    match e {
-        Expr::Identifier(ident) => fold(ident),
-        Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
-        Expr::Function(f) => object_name(&f.name),
-        Expr::Cast { expr, .. } | Expr::Nested(expr) => column_name(expr),
-        _ => "?column?".to_string(),
-    }
 }
 
 /// Receives each row that passes WHERE; returns false to stop the scan.

@@ -723,3 +723,26 @@ fn table_sizes_are_their_pages_for_psql_dt_plus() {
     let empty = by_name("empty");
     assert_eq!(empty[6], pretty(8192));
 }
+
+/// Unnamed output columns are named as PostgreSQL 15.18 names them (its FigureColname), in
+/// a one-table query and a join alike: a cast by its type's internal name, a CASE `case`,
+/// a constant `?column?` (`true` too, since 15). The one-table path named every cast and
+/// CASE `?column?`, the general engine a cast by its type as written (`int`).
+#[test]
+fn unnamed_columns_are_named_as_postgresql_names_them() {
+    let mut s = session();
+    one(&mut s, "CREATE TABLE named (id int PRIMARY KEY, c char(3))");
+    let list = "1::int, '1'::bigint, 2::numeric(5,1), 'x'::text, id::varchar(3), \
+        CAST(1 AS integer), 'a'::char(2), 1.5::double precision, '{1}'::int[], 1::int2, \
+        1::real, true::boolean, 'x'::character varying, 'a'::\"char\", \
+        CASE WHEN id = 1 THEN 1 END, CASE WHEN id = 1 THEN 1 ELSE id END, true, 1 + 1, upper(c)";
+    let expected = [
+        "int4", "int8", "numeric", "text", "id", "int4", "bpchar", "float8", "int4", "int2",
+        "float4", "bool", "varchar", "char", "case", "id", "?column?", "?column?", "upper",
+    ];
+    for from in ["named", "named JOIN named n2 USING (id, c)"] {
+        let result = one(&mut s, &format!("SELECT {list} FROM {from}"));
+        let names: Vec<&str> = result.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, expected, "FROM {from}");
+    }
+}

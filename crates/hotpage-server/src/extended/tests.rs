@@ -528,3 +528,39 @@ fn rows_stream_in_both_protocols_and_stop_when_the_client_is_gone() {
     assert_eq!(k.iter().filter(|m| *m == "DataRow").count(), 1024);
     assert!(k.contains(&"Error 08006".to_string()), "{k:?}");
 }
+
+/// A FATAL ends the session there: the messages already read after it in the same batch
+/// are not run. PostgreSQL's backend exits after sending one; here a pipelined INSERT
+/// after a terminated statement was still handled (and, had it not been stopped too,
+/// would have committed for a client that had been told the session was over).
+#[test]
+fn nothing_after_a_fatal_runs() {
+    let mut h = Harness::new();
+    // As the server's: the session's connection is told to end (here nothing to wake).
+    h.state.session.set_terminate_hook(Arc::new(|| {}));
+    h.query("CREATE TABLE t (id int PRIMARY KEY)");
+    let answers = h.send(vec![
+        parse("", "SELECT pg_terminate_backend(pg_backend_pid())", vec![]),
+        bind("", "", vec![], vec![]),
+        execute("", 0),
+        parse("", "SELECT pg_sleep(0)", vec![]),
+        bind("", "", vec![], vec![]),
+        execute("", 0),
+        parse("ins", "INSERT INTO t VALUES (1)", vec![]),
+        bind("", "ins", vec![], vec![]),
+        execute("", 0),
+        sync(),
+    ]);
+    let kinds = kinds(&answers);
+    let fatal = kinds.iter().position(|k| k == "Error 57P01");
+    assert!(fatal.is_some(), "no FATAL: {kinds:?}");
+    assert_eq!(
+        fatal,
+        Some(kinds.len() - 1),
+        "answers after the FATAL: {kinds:?}"
+    );
+    assert!(
+        answers.last().is_some_and(crate::encode::is_fatal),
+        "{kinds:?}"
+    );
+}

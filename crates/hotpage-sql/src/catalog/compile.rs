@@ -6,7 +6,7 @@
 
 use super::cte::CteName;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
-use super::functions::ScalarFunc;
+use super::functions::{self, ScalarFunc};
 use super::plan::{self, QueryPlan};
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
 use super::window::WindowSpec;
@@ -1126,12 +1126,11 @@ impl Compiler {
         }
         args = args
             .into_iter()
-            .map(|a| {
-                if a.ty == CType::Unknown {
-                    a.cast_to(TEXT)
-                } else {
-                    a
-                }
+            .map(|a| match a.ty {
+                CType::Unknown => a.cast_to(TEXT),
+                // string_agg takes text: a char(n) without its padding, as PostgreSQL casts it.
+                CType::Sql(SqlType::Char(_)) if func == AggFunc::StringAgg => a.cast_to(TEXT),
+                _ => a,
             })
             .collect();
         let ty = match func {
@@ -1230,13 +1229,18 @@ impl Compiler {
             whens.push((condition, self.expr(&when.result)?));
         }
         let otherwise = else_result.map(|e| self.expr(e)).transpose()?;
-        let ty = whens
-            .iter()
-            .map(|(_, r)| r.ty)
-            .chain(otherwise.as_ref().map(|o| o.ty))
-            .find(|t| *t != CType::Unknown)
-            .unwrap_or(TEXT);
-        let whens = whens.into_iter().map(|(c, r)| (c, r.cast_to(ty))).collect();
+        // PostgreSQL looks at ELSE first, then the THENs in order.
+        let ty = functions::unify_types(
+            "CASE",
+            otherwise
+                .iter()
+                .chain(whens.iter().map(|(_, r)| r))
+                .map(|r| r.ty),
+        )?;
+        let whens = whens
+            .into_iter()
+            .map(|(c, r)| (c, functions::cast_to_common(r, ty)))
+            .collect();
         let operand = operand.map(|o| {
             if o.ty == CType::Unknown {
                 Box::new(o.cast_to(TEXT))
@@ -1248,10 +1252,38 @@ impl Compiler {
             ExprKind::Case {
                 operand,
                 whens,
-                otherwise: otherwise.map(|o| Box::new(o.cast_to(ty))),
+                otherwise: otherwise.map(|o| Box::new(functions::cast_to_common(o, ty))),
             },
             ty,
         ))
+    }
+
+    /// `x = ANY (subquery)` is `x IN (subquery)` and `x <> ALL (subquery)` is `x NOT IN
+    /// (subquery)`, as PostgreSQL defines IN; the other comparisons over a subquery are
+    /// not supported (0A000). Before, the subquery was taken as a scalar and refused as
+    /// not an array.
+    fn any_all_subquery(
+        &mut self,
+        left: &Expr,
+        cmp: CmpOp,
+        query: &sqlparser::ast::Query,
+        all: bool,
+    ) -> SqlResult<CExpr> {
+        let negated = match (cmp, all) {
+            (CmpOp::Eq, false) => false,
+            (CmpOp::NotEq, true) => true,
+            _ => {
+                let which = if all { "ALL" } else { "ANY" };
+                return Err(SqlError::unsupported(format!(
+                    "{which} (subquery) with a comparison other than = ANY and <> ALL"
+                )));
+            }
+        };
+        self.subquery_expr(&Expr::InSubquery {
+            expr: Box::new(left.clone()),
+            subquery: Box::new(query.clone()),
+            negated,
+        })
     }
 
     fn any_all(
@@ -1270,6 +1302,9 @@ impl Compiler {
             BinaryOperator::GtEq => CmpOp::GtEq,
             other => return Err(SqlError::unsupported(format!("{other} ANY/ALL"))),
         };
+        if let Expr::Subquery(query) = strip_nested(right) {
+            return self.any_all_subquery(left, cmp, query, all);
+        }
         let mut a = self.expr(left)?;
         let mut array = self.expr(strip_nested(right))?;
         match array.ty.element() {
@@ -1304,13 +1339,26 @@ impl Compiler {
             .iter()
             .map(|e| self.expr(e))
             .collect::<SqlResult<Vec<_>>>()?;
-        let elem = items
-            .iter()
-            .map(|i| i.ty)
-            .find(|t| *t != CType::Unknown)
-            .unwrap_or(TEXT);
-        let items = items.into_iter().map(|i| i.cast_to(elem)).collect();
-        Ok(CExpr::new(ExprKind::Array(items), elem.array_of()))
+        let common = functions::unify_types("ARRAY", items.iter().map(|i| i.ty))?;
+        if common.element().is_some() {
+            // It was shown as an array of one text, {"{1,2}"}, not PostgreSQL's {{1,2}}.
+            return Err(SqlError::unsupported(
+                "multidimensional arrays (ARRAY[ARRAY[…]])",
+            ));
+        }
+        let array = common.array_of();
+        // A scalar type with no array type of its own here (numeric, date…) makes a text
+        // array: each element is then its own value's text, not rounded to the first
+        // one's type (`ARRAY[1, 2.5]` was {1,3}).
+        let text_of_each = array.element() != Some(common);
+        let items = items
+            .into_iter()
+            .map(|i| match text_of_each {
+                true => i.cast_to(TEXT),
+                false => functions::cast_to_common(i, common),
+            })
+            .collect();
+        Ok(CExpr::new(ExprKind::Array(items), array))
     }
 
     fn subscript(&mut self, root: &Expr, chain: &[sqlparser::ast::AccessExpr]) -> SqlResult<CExpr> {
@@ -1460,19 +1508,12 @@ fn arith_type(a: CType, b: CType) -> CType {
 /// NULL) untyped until its context types it.
 fn literal(value: &AstValue, params: &mut Vec<Option<CType>>) -> SqlResult<CExpr> {
     Ok(match value {
-        AstValue::Number(text, _) => match text.parse::<i64>() {
-            Ok(v) if i32::try_from(v).is_ok() => CExpr::constant(Datum::Int(v), INT4),
-            Ok(v) => CExpr::constant(Datum::Int(v), INT8),
-            Err(_) => {
-                let scale = text.split_once('.').map_or(0, |(_, f)| f.len()).min(38) as u8;
-                let ty = SqlType::Numeric {
-                    precision: 38,
-                    scale,
-                };
-                let value = crate::value::Value::Text(text.clone()).coerce(&ty)?;
-                CExpr::constant(Datum::from_value(value), CType::Sql(ty))
-            }
-        },
+        AstValue::Number(text, _) => {
+            // The one-table path's reading: integer, bigint, numeric or (past numeric's
+            // digits) double precision.
+            let (value, ty) = crate::expr::number_value(text)?;
+            CExpr::constant(Datum::from_value(value), CType::Sql(ty))
+        }
         AstValue::SingleQuotedString(s)
         | AstValue::EscapedStringLiteral(s)
         | AstValue::DollarQuotedString(sqlparser::ast::DollarQuotedString { value: s, .. }) => {

@@ -262,22 +262,9 @@ impl ScalarFunc {
         }
         let result = match sig.func {
             ScalarFunc::Coalesce => {
-                let ty = common_type(args.iter().map(|a| a.ty));
+                let ty = unify_types("COALESCE", args.iter().map(|a| a.ty))?;
                 let taken = std::mem::take(args);
-                args.extend(taken.into_iter().map(|a| match (a.ty, ty) {
-                    // An integer keeps its own scale (PostgreSQL's common numeric type has
-                    // no typmod when the arguments' differ): coalesce(max(x), 0) is 0.
-                    (from, CType::Sql(SqlType::Numeric { .. })) if from.is_integer_like() => {
-                        a.cast_to(CType::Sql(SqlType::Numeric {
-                            precision: 38,
-                            scale: 0,
-                        }))
-                    }
-                    // A numeric keeps its own scale too: cast to the widened typmod it
-                    // was padded (1.50 shown as 1.500), or overflowed at 38 digits.
-                    (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => a,
-                    _ => a.cast_to(ty),
-                }));
+                args.extend(taken.into_iter().map(|a| cast_to_common(a, ty)));
                 ty
             }
             ScalarFunc::NullIf => args[0].ty,
@@ -354,6 +341,53 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
         });
     }
     chosen.unwrap_or(TEXT)
+}
+
+/// PostgreSQL's common type of a CASE's results (ELSE first), a COALESCE's arguments or an
+/// ARRAY's elements (`select_common_type`): [`common_type`], and a value of another type
+/// group (a number among strings, a boolean among numbers) is 42804, `CASE types integer
+/// and text cannot be matched`, naming the common type so far and the newcomer. Without
+/// it, each value was cast to the first typed one's type, so a text ELSE after an integer
+/// THEN came out as text in an integer column. Untyped literals meet anything.
+pub(crate) fn unify_types(what: &str, types: impl Iterator<Item = CType>) -> SqlResult<CType> {
+    let group = |t: CType| match t {
+        CType::Sql(ty) => ty.comparison_group().map(|(group, _)| group),
+        _ => None,
+    };
+    let mut so_far: Option<CType> = None;
+    for t in types.filter(|t| *t != CType::Unknown) {
+        if let Some(common) = so_far
+            && let (Some(a), Some(b)) = (group(common), group(t))
+            && a != b
+        {
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "{what} types {} and {} cannot be matched",
+                    common.name(),
+                    t.name()
+                ),
+            ));
+        }
+        so_far = Some(common_type(so_far.into_iter().chain([t])));
+    }
+    Ok(so_far.unwrap_or(TEXT))
+}
+
+/// `value` cast to `common`, its values' common type. Where that is numeric, a number keeps
+/// its own scale (PostgreSQL's common numeric has no typmod): an integer becomes a numeric
+/// of scale 0 and a numeric stays as it is, so `coalesce(n, 5)` is 1.50 or 5, not 5.00.
+pub(crate) fn cast_to_common(value: CExpr, common: CType) -> CExpr {
+    match (value.ty, common) {
+        (from, CType::Sql(SqlType::Numeric { .. })) if from.is_integer_like() => {
+            value.cast_to(CType::Sql(SqlType::Numeric {
+                precision: 38,
+                scale: 0,
+            }))
+        }
+        (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => value,
+        _ => value.cast_to(common),
+    }
 }
 
 /// Two numerics of different precision or scale meet in one that holds both: the widest

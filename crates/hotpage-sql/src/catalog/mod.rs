@@ -31,7 +31,7 @@ mod exec;
 mod expr;
 mod functions;
 mod model;
-mod plan;
+pub(crate) mod plan;
 mod rows;
 pub(crate) mod settings;
 pub(crate) use builtin::format_type;

@@ -641,6 +641,28 @@ pub(crate) fn column_name(e: &Expr) -> String {
 
 /// A name and how strong it is: 2 for a column's or function's name, 1 for a type's (a
 /// cast of a constant) or `case`, 0 for none.
+/// A cast's column name: its type's internal name, as PostgreSQL's FigureColname gives it
+/// (`1::int` is `int4`, `'a'::char(2)` `bpchar`, `x::numeric(5,1)` `numeric`); an array
+/// type is named after its element type. Was the type as written (`int`, `numeric(5,1)`).
+fn cast_column_name(data_type: &sqlparser::ast::DataType) -> String {
+    let written = data_type.to_string().to_lowercase();
+    let element = written.trim_end_matches("[]");
+    let base = element.split('(').next().unwrap_or(element).trim();
+    let last = base
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .trim_matches('"');
+    // `char(n)` and `character` are bpchar; the one-byte "char" is written quoted.
+    let last = match last {
+        "char" | "character" if !base.ends_with("\"char\"") => "bpchar",
+        other => other,
+    };
+    super::builtin::type_oid_named(last)
+        .and_then(super::builtin::type_def)
+        .map_or_else(|| last.to_string(), |t| t.name.to_string())
+}
+
 fn figure_name(e: &Expr) -> (String, u8) {
     match e {
         Expr::Identifier(ident) => (fold(ident), 2),
@@ -650,13 +672,7 @@ fn figure_name(e: &Expr) -> (String, u8) {
             expr, data_type, ..
         } => match figure_name(expr) {
             strong @ (_, 2) => strong,
-            _ => {
-                // An array type is named after its element type.
-                let name = data_type.to_string().to_lowercase();
-                let name = name.trim_end_matches("[]");
-                let last = name.rsplit('.').next().unwrap_or_default();
-                (last.trim_matches('"').to_string(), 1)
-            }
+            _ => (cast_column_name(data_type), 1),
         },
         Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => figure_name(inner),
         Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_name) {
@@ -673,10 +689,8 @@ fn figure_name(e: &Expr) -> (String, u8) {
             },
             _ => (String::new(), 0),
         },
-        // TRUE and FALSE are casts to boolean in PostgreSQL's grammar.
-        Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Boolean(_)) => {
-            ("bool".into(), 1)
-        }
+        // TRUE and FALSE are constants since PostgreSQL 15 (`?column?`), no longer casts
+        // to boolean (`bool`) as in 14.
         Expr::CompoundFieldAccess { root, .. } => figure_name(root),
         _ => (String::new(), 0),
     }

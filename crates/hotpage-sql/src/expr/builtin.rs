@@ -91,9 +91,13 @@ impl PureFunc {
     /// Whether the first argument is text (a `$1` there is inferred as text).
     pub(crate) fn takes_text(self) -> bool {
         use PureFunc as F;
+        // concat and concat_ws take any type and write each as its output does: a char(n)
+        // with its padding (`concat('a'::char(3), '|')` is `a  |`).
         !matches!(
             self,
-            F::Round
+            F::Concat
+                | F::ConcatWs
+                | F::Round
                 | F::Floor
                 | F::Ceil
                 | F::Trunc
