@@ -594,6 +594,7 @@ pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
         return Ok((Value::Int(v), ty));
     }
     if let Some((digits, scale)) = exponent_as_decimal(text)
+        && scale <= 38
         && let Ok(value) = Value::Text(digits).coerce(&SqlType::Numeric {
             precision: 38,
             scale,
@@ -607,7 +608,8 @@ pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
         return Ok((value, ty));
     }
     if text.contains(['e', 'E']) {
-        // Past numeric's 38 digits here: double precision (PostgreSQL's numeric goes on).
+        // Past numeric's 38 digits or scale here: double precision (PostgreSQL's numeric
+        // goes on; a scale past 38 overflowed the first arithmetic on it).
         let v: f64 = text.parse().map_err(|_| bad_number(text))?;
         // Past double precision's range: PostgreSQL's 22003, not inf or 0 (`1e400`
         // became inf, `1e-400` 0, and an INSERT stored the 0).
@@ -713,16 +715,22 @@ fn char_operand(scalar: Box<Scalar>) -> Box<Scalar> {
     ))
 }
 
-/// Operands compared with each other (IN, BETWEEN, a simple CASE), where any is char(n):
-/// each as [`char_operand`] makes it, as PostgreSQL compares them as char(n). Before, only
-/// `=` and its kin did, so `c IN ('a')` was false for a char(3) 'a'.
+/// A tested value and what it is compared with (IN's list, BETWEEN's bounds, a simple
+/// CASE's WHENs) where char(n) is among them, as PostgreSQL compares each pair: a char(n)
+/// value against a literal or a varchar as char(n) (both without trailing spaces, by
+/// [`char_operand`]), against a text as text; a char(n) compared with a value of another
+/// string type as text, without its padding. Before, only `=` and its kin did this, so
+/// `c IN ('a')` was false for a char(3) 'a'.
 fn char_operands(operands: Vec<Scalar>) -> Vec<Scalar> {
-    if !operands.iter().any(is_char) {
-        return operands;
+    if operands.first().is_some_and(is_char) {
+        return operands
+            .into_iter()
+            .map(|o| *char_operand(Box::new(o)))
+            .collect();
     }
     operands
         .into_iter()
-        .map(|o| *char_operand(Box::new(o)))
+        .map(|o| *char_as_text(Box::new(o)))
         .collect()
 }
 
@@ -780,11 +788,14 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::Pure(pure) => pure.takes_text(),
         _ => false,
     };
+    // concat_ws's separator is text (its other arguments are "any", padding kept).
+    let separator = func == Func::Pure(PureFunc::ConcatWs);
     let args = plain_args(function)?
         .into_iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
             let arg = compile(e, scope)?;
-            Ok(if text_args {
+            Ok(if text_args || (separator && i == 0) {
                 *char_as_text(Box::new(arg))
             } else {
                 arg

@@ -56,12 +56,13 @@ impl QuerySource {
             return Ok(QuerySource::General(Box::new(catalog::plan(
                 Some(db),
                 query,
+                typing,
             )?)));
         }
         match select::plan(db, query, typing) {
             Ok(plan) => Ok(QuerySource::Select(Box::new(plan))),
             Err(e) if e.sqlstate == sqlstate::FEATURE_NOT_SUPPORTED => Ok(QuerySource::General(
-                Box::new(catalog::plan(Some(db), query)?),
+                Box::new(catalog::plan(Some(db), query, typing)?),
             )),
             Err(e) => Err(e),
         }

@@ -984,7 +984,7 @@ impl SqlSession {
     /// A query for the general engine (`catalog/`): the catalog, the system views and the
     /// user's tables, with joins, subqueries and set operations.
     fn general_query(&self, query: &Query) -> SqlResult<Prepared> {
-        let plan = catalog::plan(Some(&self.db), query)?;
+        let plan = catalog::plan(Some(&self.db), query, self.state.typing)?;
         Ok(Prepared {
             columns: plan.columns.clone(),
             param_types: plan.param_types.clone(),

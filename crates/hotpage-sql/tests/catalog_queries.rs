@@ -735,10 +735,12 @@ fn unnamed_columns_are_named_as_postgresql_names_them() {
     let list = "1::int, '1'::bigint, 2::numeric(5,1), 'x'::text, id::varchar(3), \
         CAST(1 AS integer), 'a'::char(2), 1.5::double precision, '{1}'::int[], 1::int2, \
         1::real, true::boolean, 'x'::character varying, 'a'::\"char\", \
-        CASE WHEN id = 1 THEN 1 END, CASE WHEN id = 1 THEN 1 ELSE id END, true, 1 + 1, upper(c)";
+        CASE WHEN id = 1 THEN 1 END, CASE WHEN id = 1 THEN 1 ELSE id END, true, 1 + 1, upper(c), \
+        1::decimal(5,2), 1::float, 1::float(3), 'x'::char varying(3)";
     let expected = [
         "int4", "int8", "numeric", "text", "id", "int4", "bpchar", "float8", "int4", "int2",
         "float4", "bool", "varchar", "char", "case", "id", "?column?", "?column?", "upper",
+        "numeric", "float8", "float4", "varchar",
     ];
     for from in ["named", "named JOIN named n2 USING (id, c)"] {
         let result = one(&mut s, &format!("SELECT {list} FROM {from}"));

@@ -75,6 +75,9 @@ pub(crate) struct Compiler {
     pub ctes: Vec<CteName>,
     /// The next WITH query's number (unique in the statement).
     pub next_cte: usize,
+    /// T-SQL's: values of different type groups meet in CASE, COALESCE and ARRAY, the
+    /// first typed one's type converting the rest at run time (PostgreSQL's: 42804).
+    pub implicit_conversions: bool,
 }
 
 /// SQL's functions written without parentheses, as PostgreSQL reads a bare word.
@@ -748,7 +751,7 @@ impl Compiler {
         if let [word] = parts
             && NILADIC.contains(&word.as_str())
         {
-            let (func, ty) = ScalarFunc::resolve(word, &mut Vec::new())?;
+            let (func, ty) = ScalarFunc::resolve(word, &mut Vec::new(), false)?;
             return Ok(CExpr::new(ExprKind::Call(func, Vec::new()), ty));
         }
         Err(SqlError::new(
@@ -1014,7 +1017,7 @@ impl Compiler {
             return self.aggregate(agg, &name, f);
         }
         let mut args = self.arguments(f)?;
-        let (func, ty) = ScalarFunc::resolve(&name, &mut args)?;
+        let (func, ty) = ScalarFunc::resolve(&name, &mut args, self.implicit_conversions)?;
         Ok(CExpr::new(ExprKind::Call(func, args), ty))
     }
 
@@ -1232,6 +1235,7 @@ impl Compiler {
         // PostgreSQL looks at ELSE first, then the THENs in order.
         let ty = functions::unify_types(
             "CASE",
+            self.implicit_conversions,
             otherwise
                 .iter()
                 .chain(whens.iter().map(|(_, r)| r))
@@ -1339,7 +1343,11 @@ impl Compiler {
             .iter()
             .map(|e| self.expr(e))
             .collect::<SqlResult<Vec<_>>>()?;
-        let common = functions::unify_types("ARRAY", items.iter().map(|i| i.ty))?;
+        let common = functions::unify_types(
+            "ARRAY",
+            self.implicit_conversions,
+            items.iter().map(|i| i.ty),
+        )?;
         if common.element().is_some() {
             // It was shown as an array of one text, {"{1,2}"}, not PostgreSQL's {{1,2}}.
             return Err(SqlError::unsupported(
@@ -1347,16 +1355,12 @@ impl Compiler {
             ));
         }
         let array = common.array_of();
-        // A scalar type with no array type of its own here (numeric, date…) makes a text
-        // array: each element is then its own value's text, not rounded to the first
-        // one's type (`ARRAY[1, 2.5]` was {1,3}).
-        let text_of_each = array.element() != Some(common);
+        // Each element is cast to the common type: a numeric keeps its value and scale
+        // (`ARRAY[1, 2.5]` was {1,3}), so `n = ANY (ARRAY[1.5, 2.25])` compares numbers.
+        // A type with no array type of its own here gives a text[] column of those values.
         let items = items
             .into_iter()
-            .map(|i| match text_of_each {
-                true => i.cast_to(TEXT),
-                false => functions::cast_to_common(i, common),
-            })
+            .map(|i| functions::cast_to_common(i, common))
             .collect();
         Ok(CExpr::new(ExprKind::Array(items), array))
     }

@@ -198,7 +198,12 @@ pub(crate) fn is_catalog_function(name: &str) -> bool {
 impl ScalarFunc {
     /// The function `name` called with `args` (whose untyped literals take the declared
     /// parameter types), and its result type.
-    pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<(ScalarFunc, CType)> {
+    /// `implicit_conversions`: T-SQL's rule for COALESCE's arguments ([`unify_types`]).
+    pub fn resolve(
+        name: &str,
+        args: &mut Vec<CExpr>,
+        implicit_conversions: bool,
+    ) -> SqlResult<(ScalarFunc, CType)> {
         if signature(name).is_none()
             && let Some(func) = Func::by_name(name)
         {
@@ -262,7 +267,7 @@ impl ScalarFunc {
         }
         let result = match sig.func {
             ScalarFunc::Coalesce => {
-                let ty = unify_types("COALESCE", args.iter().map(|a| a.ty))?;
+                let ty = unify_types("COALESCE", implicit_conversions, args.iter().map(|a| a.ty))?;
                 let taken = std::mem::take(args);
                 args.extend(taken.into_iter().map(|a| cast_to_common(a, ty)));
                 ty
@@ -349,27 +354,42 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
 /// and text cannot be matched`, naming the common type so far and the newcomer. Without
 /// it, each value was cast to the first typed one's type, so a text ELSE after an integer
 /// THEN came out as text in an integer column. Untyped literals meet anything.
-pub(crate) fn unify_types(what: &str, types: impl Iterator<Item = CType>) -> SqlResult<CType> {
+pub(crate) fn unify_types(
+    what: &str,
+    implicit_conversions: bool,
+    types: impl Iterator<Item = CType>,
+) -> SqlResult<CType> {
     let group = |t: CType| match t {
         CType::Sql(ty) => ty.comparison_group().map(|(group, _)| group),
         _ => None,
     };
+    // oid and the reg* types take an integer (`CASE … THEN c.oid ELSE 0 END` is an oid).
+    let oid_like = |t: CType| t.is_integer_like() && group(t).is_none();
     let mut so_far: Option<CType> = None;
     for t in types.filter(|t| *t != CType::Unknown) {
-        if let Some(common) = so_far
-            && let (Some(a), Some(b)) = (group(common), group(t))
-            && a != b
-        {
-            return Err(SqlError::new(
-                sqlstate::DATATYPE_MISMATCH,
-                format!(
-                    "{what} types {} and {} cannot be matched",
-                    common.name(),
-                    t.name()
-                ),
-            ));
-        }
-        so_far = Some(common_type(so_far.into_iter().chain([t])));
+        let Some(common) = so_far else {
+            so_far = Some(t);
+            continue;
+        };
+        so_far = Some(match (group(common), group(t)) {
+            (Some(a), Some(b)) if a != b && implicit_conversions => common,
+            (Some(a), Some(b)) if a != b => {
+                return Err(SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "{what} types {} and {} cannot be matched",
+                        common.name(),
+                        t.name()
+                    ),
+                ));
+            }
+            // Strings of different types meet as text: a varchar(4) ELSE must not cut a
+            // text THEN to 4 characters.
+            (Some(TypeGroup::String), Some(TypeGroup::String)) if common != t => TEXT,
+            _ if oid_like(t) && common.is_integer_like() && !oid_like(common) => t,
+            _ if oid_like(common) && t.is_integer_like() => common,
+            _ => common_type([common, t].into_iter()),
+        });
     }
     Ok(so_far.unwrap_or(TEXT))
 }

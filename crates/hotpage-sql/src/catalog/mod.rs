@@ -241,9 +241,14 @@ impl std::fmt::Debug for CatalogPlan {
 
 /// Plans a query over the catalog, the system views and, when `db` is given, the user's
 /// tables.
-pub(crate) fn plan(db: Option<&Arc<SqlDatabase>>, query: &Query) -> SqlResult<CatalogPlan> {
+pub(crate) fn plan(
+    db: Option<&Arc<SqlDatabase>>,
+    query: &Query,
+    typing: crate::expr::Typing,
+) -> SqlResult<CatalogPlan> {
     let mut compiler = compile::Compiler::default();
     compiler.db = db.cloned();
+    compiler.implicit_conversions = typing == crate::expr::Typing::Implicit;
     let planned = plan::plan_query(&mut compiler, query)?;
     let columns = planned
         .columns

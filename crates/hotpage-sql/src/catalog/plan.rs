@@ -639,8 +639,12 @@ pub(crate) fn column_name(e: &Expr) -> String {
     }
 }
 
-/// A name and how strong it is: 2 for a column's or function's name, 1 for a type's (a
-/// cast of a constant) or `case`, 0 for none.
+/// The first number in a type's parentheses: `float(3)`'s 3.
+fn precision_of(written: &str) -> Option<u32> {
+    let (_, inside) = written.split_once('(')?;
+    inside.split([',', ')']).next()?.trim().parse().ok()
+}
+
 /// A cast's column name: its type's internal name, as PostgreSQL's FigureColname gives it
 /// (`1::int` is `int4`, `'a'::char(2)` `bpchar`, `x::numeric(5,1)` `numeric`); an array
 /// type is named after its element type. Was the type as written (`int`, `numeric(5,1)`).
@@ -656,6 +660,11 @@ fn cast_column_name(data_type: &sqlparser::ast::DataType) -> String {
     // `char(n)` and `character` are bpchar; the one-byte "char" is written quoted.
     let last = match last {
         "char" | "character" if !base.ends_with("\"char\"") => "bpchar",
+        "decimal" | "dec" => "numeric",
+        // float(p) is real up to 24 binary digits of precision.
+        "float" if precision_of(&written).is_some_and(|p| p <= 24) => "float4",
+        "float" => "float8",
+        "char varying" => "varchar",
         other => other,
     };
     super::builtin::type_oid_named(last)
@@ -663,6 +672,8 @@ fn cast_column_name(data_type: &sqlparser::ast::DataType) -> String {
         .map_or_else(|| last.to_string(), |t| t.name.to_string())
 }
 
+/// A name and how strong it is: 2 for a column's or function's name, 1 for a type's (a
+/// cast of a constant) or `case`, 0 for none.
 fn figure_name(e: &Expr) -> (String, u8) {
     match e {
         Expr::Identifier(ident) => (fold(ident), 2),
