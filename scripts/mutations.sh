@@ -1155,3 +1155,40 @@ PACKAGE=hotpage-sql unit char-item-padded crates/hotpage-sql/src/expr.rs \
   '        .map(|o| *char_as_text(Box::new(o)))' \
   '        .map(|o| o)' \
   --test sqllogictest
+# numeric without a precision: the stored row drops each value's scale (1.50 comes back
+# as 150).
+PACKAGE=hotpage-sql unit unconstrained-scale-not-stored crates/hotpage-sql/src/row_codec.rs \
+  '            out.push(*scale);' \
+  '            out.push(0);' \
+  --test numeric_storage
+# A digit past the 38th place after the point is rounded away silently (1e-40 is 0).
+PACKAGE=hotpage-sql unit unconstrained-rounds-silently crates/hotpage-sql/src/value/numeric.rs \
+  '        if self.digits.iter().rev().take(past).any(|digit| *digit != 0) {' \
+  '        if false {' \
+  --test sqllogictest
+# A float cast to numeric keeps the zeros of its 15 digits (0.1 is 0.100000000000000).
+PACKAGE=hotpage-sql unit float-numeric-trailing-zeros crates/hotpage-sql/src/value/numeric.rs \
+  '    while decimal.digits.last() == Some(&0) {' \
+  '    while false {' \
+  --test sqllogictest
+# An unconstrained numeric becomes a primary key, where 1.0 and 1.00 would be two keys.
+PACKAGE=hotpage-sql unit unconstrained-numeric-key crates/hotpage-sql/src/ddl.rs \
+  '        refuse_unkeyable(&declared[index].column)?;' \
+  '' \
+  --test sqllogictest
+# T-SQL's CAST(x AS decimal) keeps the value's scale, where SQL Server's decimal is (18,0).
+PACKAGE=hotpage-sql unit tsql-cast-decimal-unconstrained crates/hotpage-sql/src/tsql/translate.rs \
+  '        "CAST" if call => cast(toks, i, env, out).map(Some),' \
+  '' \
+  --test sqllogictest
+# pg_typeof of an untyped literal says text, where PostgreSQL says unknown.
+PACKAGE=hotpage-sql unit typeof-unknown-as-text crates/hotpage-sql/src/catalog/types.rs \
+  '            CType::Unknown => 705,' \
+  '            CType::Unknown => 25,' \
+  --test sqllogictest
+# A parameter the statement types numeric(10,2) is read at that scale again, so
+# `price = $1` compares a rounded value.
+PACKAGE=hotpage-server unit numeric-param-keeps-typmod crates/hotpage-server/src/extended.rs \
+  '        SqlType::Numeric { .. } => ParamType::Typed(SqlType::NumericUnconstrained),' \
+  '        SqlType::Numeric { .. } => ParamType::Typed(ty),' \
+  --lib

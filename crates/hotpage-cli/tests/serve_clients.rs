@@ -686,3 +686,43 @@ fn sigterm_lets_a_running_statement_finish_then_closes_cleanly() {
         serve.stderr_text()
     );
 }
+
+/// `numeric` without a precision over the wire: a binary parameter goes into the column at
+/// the scale it was sent with and comes back as the same numeric_send bytes; a text value
+/// cast to numeric keeps its written scale (1.500, not 1.5).
+#[test]
+fn unconstrained_numeric_keeps_each_values_scale_over_the_wire() {
+    let dir = temp();
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let mut client = serve.client();
+    client
+        .batch_execute("CREATE TABLE amounts (id int PRIMARY KEY, v numeric)")
+        .expect("create");
+    client
+        .execute(
+            "INSERT INTO amounts VALUES ($1, $2)",
+            &[&1i32, &RawParam(NUMERIC_12345_67.to_vec())],
+        )
+        .expect("insert in binary");
+    client
+        .execute(
+            "INSERT INTO amounts VALUES ($1, $2::text::numeric)",
+            &[&2i32, &"1.500"],
+        )
+        .expect("insert text");
+    let rows = client
+        .query("SELECT v, v::text FROM amounts ORDER BY id", &[])
+        .expect("select");
+    assert_eq!(rows[0].get::<_, Raw>(0).0, NUMERIC_12345_67);
+    assert_eq!(rows[0].get::<_, String>(1), "12345.67");
+    assert_eq!(rows[1].get::<_, String>(1), "1.500");
+    assert_eq!(rows[0].columns()[0].type_().name(), "numeric");
+    let sum: String = client
+        .query_one(
+            "SELECT sum(v)::text FROM amounts WHERE v > $1",
+            &[&RawParam(vec![0, 0, 0, 0, 0, 0, 0, 0])],
+        )
+        .expect("sum")
+        .get(0);
+    assert_eq!(sum, "12347.170");
+}

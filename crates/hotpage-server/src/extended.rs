@@ -7,8 +7,8 @@ use crate::encode::{self, code};
 use crate::session::{Interrupt, Output, SessionState, check_statement_size};
 use bytes::Bytes;
 use hotpage_sql::{
-    ColumnInfo, NUMERIC_OID, Prepared, RowStream, SqlError, SqlSession, SqlType, StatementResult,
-    Value, WireFormat, is_read_result,
+    ColumnInfo, Prepared, RowStream, SqlError, SqlSession, SqlType, StatementResult, Value,
+    WireFormat, is_read_result,
 };
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::data::{NoData, ParameterDescription};
@@ -30,9 +30,6 @@ const TEXT_OID: u32 = 25;
 enum ParamType {
     /// As this type (declared by the client or inferred from the statement).
     Typed(SqlType),
-    /// `numeric` declared with no precision: binary is read at its own scale, text is
-    /// left to the statement's cast.
-    Numeric,
     /// Nothing gives a type: read as text, cast where the statement uses it.
     Untyped,
     /// A type hotpage does not have: text is left to the statement's cast, binary refused.
@@ -77,7 +74,7 @@ enum PortalState {
 fn param_type(declared: u32, inferred: Option<SqlType>) -> (ParamType, u32) {
     let typed = |ty: SqlType| match ty {
         SqlType::Varchar(_) => ParamType::Typed(SqlType::Varchar(None)),
-        SqlType::Numeric { .. } => ParamType::Numeric,
+        SqlType::Numeric { .. } => ParamType::Typed(SqlType::NumericUnconstrained),
         other => ParamType::Typed(other),
     };
     match declared {
@@ -89,7 +86,6 @@ fn param_type(declared: u32, inferred: Option<SqlType>) -> (ParamType, u32) {
         oid if inferred.is_some_and(|ty| ty.pg_oid() == oid) => {
             (typed(inferred.unwrap_or(SqlType::Text)), oid)
         }
-        NUMERIC_OID => (ParamType::Numeric, NUMERIC_OID),
         oid => match SqlType::from_pg_oid(oid) {
             Some(ty) => (ParamType::Typed(ty), oid),
             None => (ParamType::Unsupported(oid), oid),
@@ -100,7 +96,6 @@ fn param_type(declared: u32, inferred: Option<SqlType>) -> (ParamType, u32) {
 fn decode_param(kind: &ParamType, bytes: &[u8], format: WireFormat) -> Result<Value, SqlError> {
     match (kind, format) {
         (ParamType::Typed(ty), _) => Value::from_wire(bytes, format, ty),
-        (ParamType::Numeric, WireFormat::Binary) => Value::numeric_from_binary(bytes),
         (ParamType::Unsupported(oid), WireFormat::Binary) => Err(SqlError::new(
             code::FEATURE_NOT_SUPPORTED,
             format!(

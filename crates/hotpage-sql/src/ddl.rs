@@ -101,6 +101,7 @@ pub(crate) fn plan_table(
                 )
             })?;
         declared[index].column.not_null = true;
+        refuse_unkeyable(&declared[index].column)?;
         key.push(index);
     }
     let mut plan = choose_design(&name, &declared, &key, meta, data_files)?;
@@ -268,6 +269,19 @@ pub(crate) fn integer_literal(e: &Expr) -> SqlResult<i64> {
         Expr::Nested(inner) => integer_literal(inner),
         _ => Err(bad()),
     }
+}
+
+/// A key column must encode in a fixed order: an unconstrained numeric's values each keep
+/// their own scale, and `1.0` and `1.00` would be two keys where PostgreSQL sees one.
+fn refuse_unkeyable(column: &Column) -> SqlResult<()> {
+    if column.ty == SqlType::NumericUnconstrained {
+        return Err(SqlError::unsupported(format!(
+            "a primary key on column \"{}\" of type numeric without a precision",
+            column.name
+        ))
+        .with_hint("give the column numeric(p,s) with p ≤ 38"));
+    }
+    Ok(())
 }
 
 fn primary_key(ct: &CreateTable, declared: &[Declared]) -> SqlResult<Vec<String>> {

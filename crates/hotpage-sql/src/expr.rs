@@ -322,13 +322,9 @@ fn widen(arg: Scalar, target: Option<SqlType>) -> Scalar {
         SqlType::Real | SqlType::Double if ty != target && ty.is_numeric_family() => {
             Scalar::Cast(Box::new(arg), target)
         }
-        SqlType::Numeric { .. } if ty.is_integer() => Scalar::Cast(
-            Box::new(arg),
-            SqlType::Numeric {
-                precision: 38,
-                scale: 0,
-            },
-        ),
+        target if target.is_numeric() && ty.is_integer() => {
+            Scalar::Cast(Box::new(arg), SqlType::NumericUnconstrained)
+        }
         _ => arg,
     }
 }
@@ -1075,9 +1071,8 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
         _ => match (l, r) {
             (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
             (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
-            (Some(a @ SqlType::Numeric { .. }), _) | (_, Some(a @ SqlType::Numeric { .. })) => {
-                Some(a)
-            }
+            (Some(a), _) if a.is_numeric() => Some(a),
+            (_, Some(b)) if b.is_numeric() => Some(b),
             (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
             // smallint with integer is integer, either side (PostgreSQL's int24 and int42
             // operators): `s + 5000` was computed, and overflowed, in smallint.
@@ -1098,7 +1093,7 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
 /// is false, not 22003; `n = '1.234'` is not rounded to 1.23).
 fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Scalar>> {
     match (side.as_ref(), other) {
-        (Scalar::Const(Value::Text(text), None), Some(SqlType::Numeric { .. })) => {
+        (Scalar::Const(Value::Text(text), None), Some(ty)) if ty.is_numeric() => {
             number(text.trim()).map(Box::new).map_err(|_| {
                 SqlError::new(
                     sqlstate::INVALID_TEXT_REPRESENTATION,

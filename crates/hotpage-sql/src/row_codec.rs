@@ -10,6 +10,7 @@
 //!   smallint     i16 little-endian        integer   i32 LE      bigint  i64 LE
 //!   boolean      u8, 0 or 1               real      f32 LE      double  f64 LE
 //!   numeric      i128 LE, scaled by the column's scale
+//!   numeric without a precision   u8 scale (at most 38), then the i128 LE scaled by it
 //!   timestamp, timestamptz   i64 LE microseconds since 2000-01-01
 //!   uuid         16 bytes
 //!   text, varchar, char, bytea   length as unsigned LEB128, then the bytes (UTF-8 for text)
@@ -21,7 +22,7 @@
 #![cfg_attr(not(test), allow(dead_code))]
 
 use crate::error::{SqlError, SqlResult};
-use crate::types::SqlType;
+use crate::types::{NUMERIC_PRECISION_MAX, SqlType};
 use crate::value::Value;
 
 /// The row format this code writes (and the only one it reads).
@@ -80,6 +81,13 @@ fn encode_value(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<()>
         (SqlType::Numeric { precision, scale }, Value::Numeric { scaled, scale: own })
             if scale == own && fits_precision(*scaled, *precision) =>
         {
+            out.extend_from_slice(&scaled.to_le_bytes());
+        }
+        (SqlType::NumericUnconstrained, Value::Numeric { scaled, scale })
+            if *scale <= NUMERIC_PRECISION_MAX
+                && fits_precision(*scaled, NUMERIC_PRECISION_MAX) =>
+        {
+            out.push(*scale);
             out.extend_from_slice(&scaled.to_le_bytes());
         }
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
@@ -246,6 +254,17 @@ impl<'a> Reader<'a> {
                     scale: *scale,
                 }
             }
+            SqlType::NumericUnconstrained => {
+                let [scale] = self.array("a numeric's scale")?;
+                let scaled = i128::from_le_bytes(self.array("a numeric")?);
+                if scale > NUMERIC_PRECISION_MAX || !fits_precision(scaled, NUMERIC_PRECISION_MAX) {
+                    return Err(SqlError::corrupted(format!(
+                        "row numeric has scale {scale} or more than \
+                         {NUMERIC_PRECISION_MAX} digits"
+                    )));
+                }
+                Value::Numeric { scaled, scale }
+            }
             SqlType::Timestamp | SqlType::TimestampTz => {
                 Value::Timestamp(i64::from_le_bytes(self.array("a timestamp")?))
             }
@@ -356,6 +375,34 @@ mod tests {
     }
 
     #[test]
+    fn unconstrained_numeric_stores_its_scale_before_the_value() {
+        let types = [SqlType::NumericUnconstrained, SqlType::NumericUnconstrained];
+        let values = [
+            Value::Numeric {
+                scaled: -150,
+                scale: 2,
+            },
+            Value::Numeric {
+                scaled: 7,
+                scale: 0,
+            },
+        ];
+        let bytes = encoded(&types, &values);
+        let mut want = vec![1, 0, 2];
+        want.extend_from_slice(&(-150i128).to_le_bytes());
+        want.push(0);
+        want.extend_from_slice(&7i128.to_le_bytes());
+        assert_eq!(bytes, want);
+        assert_eq!(decode_row(&types, &bytes).unwrap(), values);
+        let too_fine = Value::Numeric {
+            scaled: 1,
+            scale: 39,
+        };
+        let err = encode_row(&types[..1], &[too_fine], &mut Vec::new()).unwrap_err();
+        assert_eq!(err.sqlstate, sqlstate::INTERNAL_ERROR);
+    }
+
+    #[test]
     fn empty_schema_is_the_version_byte() {
         assert_eq!(encoded(&[], &[]), [ROW_FORMAT_VERSION]);
         assert_eq!(decode_row(&[], &[ROW_FORMAT_VERSION]), Ok(vec![]));
@@ -392,6 +439,14 @@ mod tests {
         let mut wide = vec![1, 0];
         wide.extend_from_slice(&100i128.to_le_bytes());
         assert!(corruption(&numeric, &wide).contains("more than 2 digits"));
+        let unconstrained = [SqlType::NumericUnconstrained];
+        let mut scale_39 = vec![1, 0, 39];
+        scale_39.extend_from_slice(&1i128.to_le_bytes());
+        assert!(corruption(&unconstrained, &scale_39).contains("scale 39"));
+        let mut digits_39 = vec![1, 0, 2];
+        digits_39.extend_from_slice(&10i128.pow(38).to_le_bytes());
+        assert!(corruption(&unconstrained, &digits_39).contains("more than 38 digits"));
+        assert!(corruption(&unconstrained, &[1, 0]).contains("scale"));
         assert!(corruption(&[SqlType::Uuid], &[1, 0, 1, 2]).contains("uuid"));
     }
 

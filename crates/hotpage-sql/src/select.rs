@@ -629,6 +629,7 @@ pub(crate) fn agg_result_type(func: AggFunc, arg_ty: Option<SqlType>) -> SqlType
                 precision: 38,
                 scale,
             },
+            Some(SqlType::NumericUnconstrained) => SqlType::NumericUnconstrained,
             _ => SqlType::Numeric {
                 precision: 38,
                 scale: 0,

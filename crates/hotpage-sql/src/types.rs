@@ -44,6 +44,9 @@ pub enum SqlType {
         /// Digits after the decimal point.
         scale: u8,
     },
+    /// `numeric` without a precision or scale: each value keeps its own scale, as
+    /// PostgreSQL's unconstrained numeric does, within the 38 digits hotpage holds.
+    NumericUnconstrained,
     /// `real` (float4).
     Real,
     /// `double precision` (float8).
@@ -73,7 +76,7 @@ impl SqlType {
     /// not exist" errors write a type (`character varying`, `numeric`).
     pub fn base_name(&self) -> String {
         match self {
-            SqlType::Numeric { .. } => "numeric".to_string(),
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained => "numeric".to_string(),
             SqlType::Varchar(_) => "character varying".to_string(),
             SqlType::Char(_) => "character".to_string(),
             other => other.name(),
@@ -95,6 +98,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone".to_string(),
             SqlType::TimestampTz => "timestamp with time zone".to_string(),
             SqlType::Numeric { precision, scale } => format!("numeric({precision},{scale})"),
+            SqlType::NumericUnconstrained => "numeric".to_string(),
             SqlType::Real => "real".to_string(),
             SqlType::Double => "double precision".to_string(),
             SqlType::Bytea => "bytea".to_string(),
@@ -117,7 +121,7 @@ impl SqlType {
             SqlType::Uuid => 2950,
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
-            SqlType::Numeric { .. } => 1700,
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained => 1700,
             SqlType::Real => 700,
             SqlType::Double => 701,
             SqlType::Bytea => 17,
@@ -145,9 +149,7 @@ impl SqlType {
     /// Any number: the integers, numeric, real and double precision, and oid (PostgreSQL's
     /// numeric category; psql right-aligns it).
     pub fn is_numeric_family(&self) -> bool {
-        self.is_integer()
-            || self.is_float()
-            || matches!(self, SqlType::Numeric { .. } | SqlType::Oid)
+        self.is_integer() || self.is_float() || self.is_numeric() || matches!(self, SqlType::Oid)
     }
 
     /// The group PostgreSQL compares and unifies within, where it refuses to mix groups:
@@ -160,7 +162,7 @@ impl SqlType {
             SqlType::SmallInt => (TypeGroup::Number, 1),
             SqlType::Int => (TypeGroup::Number, 2),
             SqlType::BigInt => (TypeGroup::Number, 3),
-            SqlType::Numeric { .. } => (TypeGroup::Number, 4),
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained => (TypeGroup::Number, 4),
             SqlType::Real => (TypeGroup::Number, 5),
             SqlType::Double => (TypeGroup::Number, 6),
             SqlType::Char(_) | SqlType::Varchar(_) => (TypeGroup::String, 1),
@@ -168,6 +170,14 @@ impl SqlType {
             SqlType::Bool => (TypeGroup::Boolean, 1),
             _ => return None,
         })
+    }
+
+    /// numeric(p,s) or unconstrained numeric.
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained
+        )
     }
 
     /// timestamp or timestamptz.
@@ -246,8 +256,9 @@ impl SqlType {
     /// | 16  | oid                      |                                 |
     /// | 17  | name                     |                                 |
     /// | 18  | "char"                   |                                 |
+    /// | 19  | numeric                  |                                 |
     ///
-    /// The last three are only catalog results' types: no table column has them, so
+    /// Tags 16 to 18 are only catalog results' types: no table column has them, so
     /// [`SqlType::decode`] refuses their tags as corrupt schema bytes.
     ///
     /// The tags are stored in catalogs: never renumber them.
@@ -279,6 +290,7 @@ impl SqlType {
             SqlType::Oid => out.push(16),
             SqlType::Name => out.push(17),
             SqlType::InternalChar => out.push(18),
+            SqlType::NumericUnconstrained => out.push(19),
         }
     }
 
@@ -311,6 +323,7 @@ impl SqlType {
             13 => SqlType::Real,
             14 => SqlType::Double,
             15 => SqlType::Bytea,
+            19 => SqlType::NumericUnconstrained,
             other => {
                 return Err(SqlError::corrupted(format!(
                     "unknown stored type tag {other}"
@@ -415,14 +428,11 @@ fn timestamp_type(precision: Option<u64>, tz: TimezoneInfo) -> SqlResult<SqlType
     }
 }
 
-/// `numeric(p[,s])` / `decimal(p[,s])` with `1 <= p <= 38`.
+/// `numeric(p[,s])` / `decimal(p[,s])` with `1 <= p <= 38`; `numeric` alone is
+/// unconstrained.
 fn numeric_type(info: &ExactNumberInfo) -> SqlResult<SqlType> {
     let (precision, scale) = match info {
-        ExactNumberInfo::None => {
-            return Err(
-                SqlError::unsupported("numeric without a precision").with_hint(NUMERIC_HINT)
-            );
-        }
+        ExactNumberInfo::None => return Ok(SqlType::NumericUnconstrained),
         ExactNumberInfo::Precision(p) => (*p, 0),
         ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
     };
@@ -522,6 +532,7 @@ pub(crate) mod tests {
             (1..=NUMERIC_PRECISION_MAX)
                 .prop_flat_map(|p| (Just(p), 0..=p))
                 .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
+            Just(SqlType::NumericUnconstrained),
             Just(SqlType::Real),
             Just(SqlType::Double),
             Just(SqlType::Bytea),
@@ -626,9 +637,8 @@ pub(crate) mod tests {
 
     #[test]
     fn refuses_what_it_cannot_store() {
-        let err = map("numeric").unwrap_err();
-        assert_eq!(err.sqlstate, sqlstate::FEATURE_NOT_SUPPORTED);
-        assert_eq!(err.hint.as_deref(), Some(NUMERIC_HINT));
+        assert_eq!(map("numeric").unwrap(), SqlType::NumericUnconstrained);
+        assert_eq!(map("decimal").unwrap(), SqlType::NumericUnconstrained);
         let err = map("numeric(39,2)").unwrap_err();
         assert_eq!(err.sqlstate, sqlstate::FEATURE_NOT_SUPPORTED);
         assert_eq!(err.hint.as_deref(), Some(NUMERIC_HINT));

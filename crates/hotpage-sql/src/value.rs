@@ -7,7 +7,7 @@ pub(crate) mod numeric;
 mod text;
 mod wire;
 
-pub use wire::{NUMERIC_OID, WireFormat};
+pub use wire::WireFormat;
 
 use std::cmp::Ordering;
 
@@ -214,7 +214,21 @@ impl Value {
             SqlType::Uuid => text::parse_uuid(&text).map(Value::Uuid),
             SqlType::Timestamp => datetime::parse_timestamp(&text, false).map(Value::Timestamp),
             SqlType::TimestampTz => datetime::parse_timestamp(&text, true).map(Value::Timestamp),
-            SqlType::Numeric { precision, scale } => numeric_from_text(&text, *precision, *scale),
+            SqlType::Numeric { precision, scale } => {
+                let decimal = parse_numeric_text(&text)?;
+                let scaled = decimal
+                    .to_scaled(*scale)
+                    .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
+                numeric::check_precision(scaled, *precision, *scale)?;
+                Ok(Value::Numeric {
+                    scaled,
+                    scale: *scale,
+                })
+            }
+            SqlType::NumericUnconstrained => {
+                let (scaled, scale) = parse_numeric_text(&text)?.at_own_scale()?;
+                Ok(Value::Numeric { scaled, scale })
+            }
             SqlType::Real => text::parse_float(&text, true).map(Value::Float),
             SqlType::Double => text::parse_float(&text, false).map(Value::Float),
             SqlType::Bytea => text::parse_bytea(&text).map(Value::Bytes),
@@ -448,6 +462,10 @@ fn coerce_int(v: i64, ty: &SqlType) -> SqlResult<Value> {
                 scale: *scale,
             })
         }
+        SqlType::NumericUnconstrained => Ok(Value::Numeric {
+            scaled: i128::from(v),
+            scale: 0,
+        }),
         _ => Err(mismatch(ty, &Value::Int(v))),
     }
 }
@@ -496,6 +514,10 @@ fn coerce_float(v: f64, ty: &SqlType) -> SqlResult<Value> {
                 scale: *scale,
             })
         }
+        SqlType::NumericUnconstrained => {
+            let (scaled, scale) = numeric::from_f64_own_scale(v)?;
+            Ok(Value::Numeric { scaled, scale })
+        }
         _ => Err(mismatch(ty, &Value::Float(v))),
     }
 }
@@ -524,12 +546,14 @@ fn coerce_numeric(scaled: i128, scale: u8, ty: &SqlType) -> SqlResult<Value> {
                 scale: *to,
             })
         }
+        SqlType::NumericUnconstrained => Ok(Value::Numeric { scaled, scale }),
         _ => Err(mismatch(ty, &Value::Numeric { scaled, scale })),
     }
 }
 
-/// numeric(p,s) input: the decimal text rounded to the scale, then the precision check.
-fn numeric_from_text(text: &str, precision: u8, scale: u8) -> SqlResult<Value> {
+/// numeric input's syntax: a decimal number (22P02 otherwise; NaN and the infinities,
+/// which PostgreSQL's numeric has, are 0A000).
+fn parse_numeric_text(text: &str) -> SqlResult<numeric::Decimal> {
     let Some(decimal) = numeric::parse_decimal(text) else {
         let word = text.trim().to_ascii_lowercase();
         if matches!(
@@ -543,11 +567,7 @@ fn numeric_from_text(text: &str, precision: u8, scale: u8) -> SqlResult<Value> {
         }
         return Err(text::invalid_syntax("numeric", text));
     };
-    let scaled = decimal
-        .to_scaled(scale)
-        .ok_or_else(|| numeric::field_overflow(precision, scale))?;
-    numeric::check_precision(scaled, precision, scale)?;
-    Ok(Value::Numeric { scaled, scale })
+    Ok(decimal)
 }
 
 /// Float order with NaN equal to NaN and above everything (PostgreSQL's), -0 equal to 0.

@@ -37,7 +37,7 @@ fn open_database() -> Arc<SqlDatabase> {
 fn column_type(ty: &SqlType) -> DefaultColumnType {
     if ty.is_integer() {
         DefaultColumnType::Integer
-    } else if ty.is_float() || matches!(ty, SqlType::Numeric { .. }) {
+    } else if ty.is_float() || ty.is_numeric() {
         DefaultColumnType::FloatingPoint
     } else {
         DefaultColumnType::Text

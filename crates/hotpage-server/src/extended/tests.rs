@@ -149,7 +149,10 @@ fn parameter_types_come_from_the_client_or_the_statement() {
         precision: 10,
         scale: 2,
     };
-    assert_eq!(param_type(0, Some(numeric)), (ParamType::Numeric, 1700));
+    assert_eq!(
+        param_type(0, Some(numeric)),
+        (ParamType::Typed(SqlType::NumericUnconstrained), 1700)
+    );
     // A declared type wins over the statement's.
     assert_eq!(
         param_type(20, Some(SqlType::Int)),
@@ -157,7 +160,10 @@ fn parameter_types_come_from_the_client_or_the_statement() {
     );
     assert_eq!(param_type(0, None), (ParamType::Untyped, 25));
     assert_eq!(param_type(705, None), (ParamType::Untyped, 25));
-    assert_eq!(param_type(1700, None), (ParamType::Numeric, 1700));
+    assert_eq!(
+        param_type(1700, None),
+        (ParamType::Typed(SqlType::NumericUnconstrained), 1700)
+    );
     assert_eq!(param_type(1082, None), (ParamType::Unsupported(1082), 1082));
     let err = decode_param(&ParamType::Unsupported(1082), b"\0\0", WireFormat::Binary).unwrap_err();
     assert_eq!(err.sqlstate, "0A000");

@@ -1016,9 +1016,29 @@ impl Compiler {
         if let Some(agg) = AggFunc::by_name(&name) {
             return self.aggregate(agg, &name, f);
         }
+        if name == "pg_typeof" {
+            return self.pg_typeof(f);
+        }
         let mut args = self.arguments(f)?;
         let (func, ty) = ScalarFunc::resolve(&name, &mut args, self.implicit_conversions)?;
         Ok(CExpr::new(ExprKind::Call(func, args), ty))
+    }
+
+    /// `pg_typeof(x)`: x's type as a regtype, a constant once the query is planned
+    /// (`unknown` for an untyped literal, as in PostgreSQL). x is not evaluated.
+    fn pg_typeof(&mut self, f: &Function) -> SqlResult<CExpr> {
+        let args = self.arguments(f)?;
+        let [arg] = args.as_slice() else {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function pg_typeof with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        };
+        let oid = arg.ty.pg_oid();
+        Ok(CExpr::constant(Datum::oid(oid), CType::RegType))
     }
 
     fn arguments(&mut self, f: &Function) -> SqlResult<Vec<CExpr>> {
@@ -1489,7 +1509,7 @@ fn arith_type(a: CType, b: CType) -> CType {
         CType::Sql(SqlType::SmallInt) => 1,
         CType::Sql(SqlType::Int) => 2,
         t if t.is_integer_like() => 3,
-        CType::Sql(SqlType::Numeric { .. }) => 4,
+        CType::Sql(t) if t.is_numeric() => 4,
         CType::Sql(SqlType::Real | SqlType::Double) => 5,
         _ => 3,
     };
@@ -1498,7 +1518,7 @@ fn arith_type(a: CType, b: CType) -> CType {
         2 => INT4,
         3 => INT8,
         4 => {
-            if matches!(a, CType::Sql(SqlType::Numeric { .. })) {
+            if matches!(a, CType::Sql(t) if t.is_numeric()) {
                 a
             } else {
                 b

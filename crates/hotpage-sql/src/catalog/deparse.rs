@@ -171,7 +171,7 @@ impl Deparser<'_> {
             SqlType::SmallInt => Some(1),
             SqlType::Int => Some(2),
             SqlType::BigInt => Some(3),
-            SqlType::Numeric { .. } => Some(4),
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained => Some(4),
             SqlType::Real | SqlType::Double => Some(5),
             _ => None,
         };
@@ -332,8 +332,9 @@ fn string_const(v: &AstValue, ty: SqlType) -> Option<Printed> {
     let printed = match ty {
         SqlType::Bool => text_of_bool(&value),
         SqlType::Int if !text.starts_with('-') => text,
-        SqlType::Numeric { .. }
-            if text.bytes().next().is_some_and(|b| b.is_ascii_digit()) && text.contains('.') =>
+        ty if ty.is_numeric()
+            && text.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            && text.contains('.') =>
         {
             text
         }

@@ -174,14 +174,9 @@ impl<'a> Exec<'a> {
             .map(|(i, ((_, f), (_, t)))| match (*f, *t) {
                 // An integer keeps its own scale in a numeric column (no typmod there,
                 // as in PostgreSQL): `SELECT 1 UNION SELECT 1.0` shows 1.
-                (f, CType::Sql(SqlType::Numeric { .. })) if f.is_integer_like() => (
-                    i,
-                    f,
-                    CType::Sql(SqlType::Numeric {
-                        precision: 38,
-                        scale: 0,
-                    }),
-                ),
+                (f, t) if is_numeric(t) && f.is_integer_like() => {
+                    (i, f, CType::Sql(SqlType::NumericUnconstrained))
+                }
                 (f, t) => (i, f, t),
             })
             .collect();
@@ -1314,7 +1309,7 @@ fn hashable(a: CType, b: CType) -> bool {
 }
 
 fn is_numeric(t: CType) -> bool {
-    matches!(t, CType::Sql(SqlType::Numeric { .. }))
+    matches!(t, CType::Sql(ty) if ty.is_numeric())
 }
 
 /// A datum as a hash key: equal SQL values of hashable types give equal keys.

@@ -190,9 +190,10 @@ fn signature(name: &str) -> Option<Signature> {
     })
 }
 
-/// Whether `name` is a function of the catalog's.
+/// Whether `name` is a function of the catalog's (`pg_typeof` is planned apart: its
+/// result is its argument's type, known when the query is planned).
 pub(crate) fn is_catalog_function(name: &str) -> bool {
-    signature(name).is_some()
+    signature(name).is_some() || name == "pg_typeof"
 }
 
 impl ScalarFunc {
@@ -399,13 +400,10 @@ pub(crate) fn unify_types(
 /// of scale 0 and a numeric stays as it is, so `coalesce(n, 5)` is 1.50 or 5, not 5.00.
 pub(crate) fn cast_to_common(value: CExpr, common: CType) -> CExpr {
     match (value.ty, common) {
-        (from, CType::Sql(SqlType::Numeric { .. })) if from.is_integer_like() => {
-            value.cast_to(CType::Sql(SqlType::Numeric {
-                precision: 38,
-                scale: 0,
-            }))
+        (from, CType::Sql(to)) if to.is_numeric() && from.is_integer_like() => {
+            value.cast_to(CType::Sql(SqlType::NumericUnconstrained))
         }
-        (CType::Sql(SqlType::Numeric { .. }), CType::Sql(SqlType::Numeric { .. })) => value,
+        (CType::Sql(from), CType::Sql(to)) if from.is_numeric() && to.is_numeric() => value,
         _ => value.cast_to(common),
     }
 }
@@ -424,6 +422,9 @@ fn wider_numeric(so_far: CType, next: CType) -> CType {
             precision: 38,
             scale: a.max(b),
         }),
+        (CType::Sql(a), CType::Sql(b)) if a.is_numeric() && b.is_numeric() => {
+            CType::Sql(SqlType::NumericUnconstrained)
+        }
         _ => so_far,
     }
 }

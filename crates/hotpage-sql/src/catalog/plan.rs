@@ -891,7 +891,12 @@ pub(crate) fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<
         t.is_integer_like() && !matches!(t, CType::Sql(SqlType::Oid))
             || matches!(
                 t,
-                CType::Sql(SqlType::Numeric { .. } | SqlType::Real | SqlType::Double)
+                CType::Sql(
+                    SqlType::Numeric { .. }
+                        | SqlType::NumericUnconstrained
+                        | SqlType::Real
+                        | SqlType::Double
+                )
             )
     };
     Ok(match (l, r) {

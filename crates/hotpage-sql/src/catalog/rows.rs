@@ -618,6 +618,7 @@ fn column_type_facts(row: Row, type_oid: u32, typmod: i32) -> Row {
             .int("numeric_precision", m >> 16)
             .int("numeric_precision_radix", 10)
             .int("numeric_scale", m & 0xffff),
+        (1700, None) => row.int("numeric_precision_radix", 10),
         (21 | 23 | 20, _) => {
             let bits = match type_oid {
                 21 => 16,

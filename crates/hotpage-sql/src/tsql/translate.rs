@@ -77,6 +77,7 @@ pub(crate) fn pg_type(toks: &[Token]) -> SqlResult<String> {
         "datetimeoffset" => "timestamptz".into(),
         "uniqueidentifier" => "uuid".into(),
         "float" => "double precision".into(),
+        "double" if is_word(toks.get(1), "PRECISION") => "double precision".into(),
         "real" => "real".into(),
         "money" => "numeric(19,4)".into(),
         "smallmoney" => "numeric(10,4)".into(),
@@ -374,6 +375,7 @@ fn rewrite_word(
             Ok(Some(close + 1))
         }
         "CONVERT" | "TRY_CONVERT" if call => convert(toks, i, env, out).map(Some),
+        "CAST" if call => cast(toks, i, env, out).map(Some),
         "DATEDIFF" | "DATEDIFF_BIG" if call => date_diff(toks, i, env, out).map(Some),
         "EXISTS" if is_sys_objects_query(toks, i + 1) => {
             let close = matching_paren(toks, i + 1)?;
@@ -405,6 +407,21 @@ fn convert(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlRes
     out.push("CAST(");
     rewrite(value, env, out)?;
     out.push(&format!("AS {})", pg_type(ty)?));
+    Ok(close + 1)
+}
+
+/// `CAST(expr AS type)` with the type as SQL Server reads it: `decimal` alone is
+/// decimal(18,0) there (`CAST(2.5 AS decimal)` is 3), where PostgreSQL's is unconstrained.
+fn cast(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let close = matching_paren(toks, i + 1)?;
+    let inner = &toks[i + 2..close];
+    // The type is last and has no AS in it, so the last AS is CAST's own.
+    let Some(at) = inner.iter().rposition(|t| is_word(Some(t), "AS")) else {
+        return Err(syntax_near(toks.get(close)));
+    };
+    out.push("CAST(");
+    rewrite(&inner[..at], env, out)?;
+    out.push(&format!("AS {})", pg_type(&inner[at + 1..])?));
     Ok(close + 1)
 }
 

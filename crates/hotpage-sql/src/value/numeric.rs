@@ -122,6 +122,12 @@ pub(crate) fn to_f32(scaled: i128, scale: u8) -> f32 {
 /// A float as a scaled numeric at `scale`: like PostgreSQL, it keeps the float's first 15
 /// significant digits, then rounds to the scale. `None` if it overflows 38 digits.
 pub(crate) fn from_f64(value: f64, scale: u8) -> SqlResult<Option<i128>> {
+    Ok(float_digits(value)?.to_scaled(scale))
+}
+
+/// A finite float's first 15 significant digits; NaN and the infinities, which hotpage's
+/// numeric lacks, are 0A000.
+fn float_digits(value: f64) -> SqlResult<Decimal> {
     if value.is_nan() {
         return Err(SqlError::unsupported("numeric NaN"));
     }
@@ -131,8 +137,20 @@ pub(crate) fn from_f64(value: f64, scale: u8) -> SqlResult<Option<i128>> {
             "cannot convert infinity to numeric",
         ));
     }
-    let text = format!("{value:.14e}");
-    Ok(parse_decimal(&text).and_then(|decimal| decimal.to_scaled(scale)))
+    // `{:.14e}` of a finite float always parses; the error would only flag a bug.
+    parse_decimal(&format!("{value:.14e}")).ok_or_else(overflow)
+}
+
+/// A float as an unconstrained numeric: its first 15 significant digits (PostgreSQL's
+/// `%.15g`), trailing zeros dropped, at the scale those digits need (`0.1` is 0.1, `1e20`
+/// 100000000000000000000).
+pub(crate) fn from_f64_own_scale(value: f64) -> SqlResult<(i128, u8)> {
+    let mut decimal = float_digits(value)?;
+    while decimal.digits.last() == Some(&0) {
+        decimal.digits.pop();
+        decimal.exponent += 1;
+    }
+    decimal.at_own_scale()
 }
 
 /// A decimal number parsed from text: `digits × 10^exponent`.
@@ -205,6 +223,27 @@ fn parse_exponent(text: &str) -> Option<i64> {
 }
 
 impl Decimal {
+    /// The value at the scale its text gave (`1.50` at 2, `1.5e3` at 0), as PostgreSQL's
+    /// unconstrained numeric keeps it. More than 38 digits in all, or a non-zero digit
+    /// past the 38th after the point, is 22003: PostgreSQL keeps such a value whole, and
+    /// hotpage will not round it silently (`1e-40` is not 0). Zeros past the 38th are
+    /// dropped.
+    pub(crate) fn at_own_scale(&self) -> SqlResult<(i128, u8)> {
+        let own = self.exponent.min(0).unsigned_abs();
+        let past = own.saturating_sub(u64::from(DIGITS_MAX));
+        let past = usize::try_from(past).unwrap_or(usize::MAX);
+        // The last `past` digits lie past the 38th place (all of them, if there are fewer).
+        if self.digits.iter().rev().take(past).any(|digit| *digit != 0) {
+            return Err(overflow().with_detail(format!(
+                "hotpage's numeric keeps at most {DIGITS_MAX} digits after the point"
+            )));
+        }
+        // own is at most 38 here, or every digit past the 38th is zero.
+        let scale = u8::try_from(own.min(u64::from(DIGITS_MAX))).unwrap_or(DIGITS_MAX);
+        let scaled = self.to_scaled(scale).ok_or_else(overflow)?;
+        Ok((scaled, scale))
+    }
+
     /// The value scaled by 10^scale and rounded half away from zero; `None` if that needs
     /// more than 38 digits.
     pub(crate) fn to_scaled(&self, scale: u8) -> Option<i128> {

@@ -23,6 +23,7 @@ pub(crate) fn small_sql_type() -> impl Strategy<Value = SqlType> {
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
+        Just(SqlType::NumericUnconstrained),
         Just(SqlType::Real),
         Just(SqlType::Double),
         Just(SqlType::Bytea),
@@ -94,6 +95,13 @@ pub(crate) fn value_of(ty: SqlType) -> BoxedStrategy<Value> {
             let edges = prop_oneof![Just(limit - 1), Just(1 - limit), Just(0)];
             prop_oneof![4 => (1 - limit)..limit, 3 => edges]
                 .prop_map(move |scaled| Value::Numeric { scaled, scale })
+                .boxed()
+        }
+        SqlType::NumericUnconstrained => {
+            let limit = 10i128.pow(38);
+            let edges = prop_oneof![Just(limit - 1), Just(1 - limit), Just(0)];
+            (prop_oneof![4 => (1 - limit)..limit, 3 => edges], 0..=38u8)
+                .prop_map(|(scaled, scale)| Value::Numeric { scaled, scale })
                 .boxed()
         }
         SqlType::Real => any_f64()

@@ -35,9 +35,8 @@ pub const NUMERIC_OID: u32 = 1700;
 
 impl SqlType {
     /// The type PostgreSQL's OID `oid` names, where one type stands for it: `None` for OIDs
-    /// hotpage has no type for, and for `numeric` (1700), which needs a precision that an
-    /// OID does not carry ([`Value::numeric_from_binary`] reads such a value). `varchar`
-    /// and `bpchar` without a length read as unbounded text.
+    /// hotpage has no type for. `numeric` (1700) is unconstrained: a value keeps the scale
+    /// it was sent with. `varchar` and `bpchar` without a length read as unbounded text.
     pub fn from_pg_oid(oid: u32) -> Option<SqlType> {
         Some(match oid {
             21 => SqlType::SmallInt,
@@ -52,6 +51,7 @@ impl SqlType {
             700 => SqlType::Real,
             701 => SqlType::Double,
             17 => SqlType::Bytea,
+            NUMERIC_OID => SqlType::NumericUnconstrained,
             _ => return None,
         })
     }
@@ -187,7 +187,9 @@ fn from_binary(bytes: &[u8], ty: &SqlType) -> SqlResult<Value> {
         SqlType::Real => Value::Float(f64::from(f32::from_be_bytes(fixed(bytes, ty)?))),
         SqlType::Double => Value::Float(f64::from_be_bytes(fixed(bytes, ty)?)),
         SqlType::Bytea => Value::Bytes(bytes.to_vec()),
-        SqlType::Numeric { .. } => Value::numeric_from_binary(bytes)?.coerce(ty)?,
+        SqlType::Numeric { .. } | SqlType::NumericUnconstrained => {
+            Value::numeric_from_binary(bytes)?.coerce(ty)?
+        }
         // The catalog's types (never a table column's): oidrecv, namerecv, charrecv.
         SqlType::Oid => Value::Int(i64::from(u32::from_be_bytes(fixed(bytes, ty)?))),
         SqlType::Name => Value::Text(utf8(bytes)?.to_string()),
@@ -228,9 +230,10 @@ fn to_binary(value: &Value, ty: &SqlType) -> SqlResult<Option<Vec<u8>>> {
         (SqlType::Real, Value::Float(f)) => (*f as f32).to_be_bytes().to_vec(),
         (SqlType::Double, Value::Float(f)) => f.to_be_bytes().to_vec(),
         (SqlType::Bytea, Value::Bytes(b)) => b.clone(),
-        (SqlType::Numeric { .. }, Value::Numeric { scaled, scale }) => {
-            encode_numeric(*scaled, *scale)
-        }
+        (
+            SqlType::Numeric { .. } | SqlType::NumericUnconstrained,
+            Value::Numeric { scaled, scale },
+        ) => encode_numeric(*scaled, *scale),
         (SqlType::Oid, Value::Int(v)) => u32::try_from(*v)
             .map_err(|_| out_of_range())?
             .to_be_bytes()

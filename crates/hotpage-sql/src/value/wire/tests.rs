@@ -148,7 +148,10 @@ fn oids_name_the_types_back() {
         assert_eq!(SqlType::from_pg_oid(ty.pg_oid()), Some(ty));
     }
     assert_eq!(SqlType::from_pg_oid(1043), Some(SqlType::Varchar(None)));
-    assert_eq!(SqlType::from_pg_oid(NUMERIC_OID), None);
+    assert_eq!(
+        SqlType::from_pg_oid(NUMERIC_OID),
+        Some(SqlType::NumericUnconstrained)
+    );
     assert_eq!(SqlType::from_pg_oid(1082), None, "date");
     assert_eq!(SqlType::Varchar(Some(10)).pg_type_modifier(), 14);
     assert_eq!(

@@ -1,0 +1,90 @@
+//! `numeric` without a precision on disk: each value's own scale is stored with it, so a
+//! crash's recovery and a clean reopen give back 1.50 as 1.50 and 0.1 as 0.1, in a heap
+//! and in a keyed table.
+
+use hotpage::{CrashMode, Database, MemStorage, Options, Storage};
+use hotpage_sql::SqlDatabase;
+use std::path::Path;
+use std::sync::Arc;
+
+fn open(mem: &Arc<MemStorage>) -> (Arc<Database>, Arc<SqlDatabase>) {
+    let engine = Arc::new(
+        Database::open_with_storage(
+            Arc::clone(mem) as Arc<dyn Storage>,
+            Path::new("m"),
+            Options::default(),
+        )
+        .expect("open"),
+    );
+    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
+    (engine, sql)
+}
+
+/// The text of every row of `query`'s first result.
+fn texts(sql: &Arc<SqlDatabase>, query: &str) -> Vec<Vec<String>> {
+    let results = sql.session().execute(query).expect("query");
+    results[0]
+        .rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
+                .collect()
+        })
+        .collect()
+}
+
+const WANT: [[&str; 3]; 5] = [
+    ["1", "1.50", "1.50"],
+    ["2", "0.1", "0.1"],
+    [
+        "3",
+        "-12345678901234567890.123456789012345678",
+        "-12345678901234567890.123456789012345678",
+    ],
+    ["4", "0.000", "0.000"],
+    ["5", "NULL", "NULL"],
+];
+
+#[test]
+fn each_values_scale_survives_a_crash_and_a_reopen() {
+    let mem = MemStorage::new(43);
+    let (engine, sql) = open(&mem);
+    let mut s = sql.session();
+    s.execute(
+        "CREATE TABLE keyed (id int PRIMARY KEY, v numeric);
+         CREATE TABLE heap (id int, v numeric)",
+    )
+    .expect("create");
+    for (id, v) in [
+        (1, "1.50"),
+        (2, "0.1::float8"),
+        (3, "'-12345678901234567890.123456789012345678'"),
+        (4, "'-0.000'"),
+        (5, "NULL"),
+    ] {
+        s.execute(&format!(
+            "INSERT INTO keyed VALUES ({id}, {v}); INSERT INTO heap VALUES ({id}, {v})"
+        ))
+        .expect("insert");
+    }
+    drop(s);
+    let query = "SELECT k.id, k.v, h.v FROM keyed k JOIN heap h ON h.id = k.id ORDER BY k.id";
+    assert_eq!(texts(&sql, query), WANT);
+    // A crash: the killed process's handles are never closed or dropped.
+    let rebooted = mem.reboot(CrashMode::Torn, 7).expect("reboot");
+    std::mem::forget((engine, sql));
+
+    let (engine, sql) = open(&rebooted);
+    assert_eq!(texts(&sql, query), WANT, "after recovery");
+    let report = engine.check().expect("check");
+    assert!(report.ok() && report.warnings.is_empty(), "{report:?}");
+    drop(sql);
+    Arc::into_inner(engine)
+        .expect("the last handle")
+        .close()
+        .expect("close");
+
+    let (_engine, sql) = open(&rebooted);
+    assert_eq!(texts(&sql, query), WANT, "after a clean close");
+}
