@@ -74,6 +74,7 @@ enum PortalState {
 fn param_type(declared: u32, inferred: Option<SqlType>) -> (ParamType, u32) {
     let typed = |ty: SqlType| match ty {
         SqlType::Varchar(_) => ParamType::Typed(SqlType::Varchar(None)),
+        // Read exactly, at its own scale, whatever typmod the statement gives it.
         SqlType::Numeric { .. } => ParamType::Typed(SqlType::NumericUnconstrained),
         other => ParamType::Typed(other),
     };

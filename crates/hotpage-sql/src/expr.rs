@@ -49,6 +49,10 @@ pub(crate) enum Func {
     /// A char(n) value as text, its trailing spaces dropped (no SQL name: the compiler
     /// puts it where char(n) becomes text).
     CharToText,
+    /// A value as text, printed as its type prints it: a real's text and a timestamptz's
+    /// depend on the type, which the value (an f64, a microsecond count) does not carry
+    /// (no SQL name: the compiler puts it where such a value becomes text).
+    TextOf(SqlType),
     /// A function of its arguments alone (`substr`, `round`, `greatest`, …).
     Pure(PureFunc),
 }
@@ -100,7 +104,8 @@ impl Func {
             | Func::CurrentDatabase
             | Func::ObjectName
             | Func::Sleep
-            | Func::CharToText => SqlType::Text,
+            | Func::CharToText
+            | Func::TextOf(_) => SqlType::Text,
             Func::Abs => return args.first().copied().flatten(),
             Func::Pure(pure) => return pure.ty(args),
             Func::Coalesce => return typecheck::common_type(args.iter().copied()),
@@ -168,6 +173,27 @@ const DEEP_STACK_BYTES: usize = 512 << 10;
 thread_local! {
     /// How deep the compile under way on this thread is.
     static COMPILE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The rules the compile under way on this thread types untyped literals by
+    /// ([`with_typing`]): PostgreSQL's unless a T-SQL statement is being planned.
+    static COMPILE_TYPING: std::cell::Cell<Typing> = const { std::cell::Cell::new(Typing::Postgres) };
+}
+
+/// Runs `compile_all` (which compiles a statement's expressions) under `typing`'s rules
+/// for untyped literals: PostgreSQL gives a literal among a CASE's results the common
+/// type when the statement is planned (`THEN 'x' ELSE 1` is 22P02 even where that branch
+/// never runs); SQL Server converts only the values a row uses (`ISNULL(i, 'N/A')` is
+/// fine where i is never NULL). A thread-local, as the compile depth is, so that every
+/// compile function need not carry it; the previous rules come back after, on a panic
+/// too.
+pub(crate) fn with_typing<T>(typing: Typing, compile_all: impl FnOnce() -> T) -> T {
+    struct Restore(Typing);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            COMPILE_TYPING.with(|rules| rules.set(self.0));
+        }
+    }
+    let _restore = Restore(COMPILE_TYPING.with(|rules| rules.replace(typing)));
+    compile_all()
 }
 
 /// One level of [`COMPILE_DEPTH`], given back when dropped.
@@ -261,7 +287,7 @@ pub(crate) fn compile(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
 #[recursive::recursive]
 fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
     let level = CompileLevel::enter();
-    let scalar = range_checked(widen_to_common(compile_node(expr, scope)?));
+    let scalar = range_checked(widen_to_common(compile_node(expr, scope)?)?);
     let leaf = matches!(
         scalar,
         Scalar::Const(..) | Scalar::Column(..) | Scalar::Param(_)
@@ -276,27 +302,34 @@ fn compile_inner(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
 /// their common number type as PostgreSQL converts them: each row's value was left in its
 /// own type, so `coalesce(int_col, 2.5) / 2` divided as integers where the integer was
 /// chosen, and `CASE … THEN 1 ELSE 3000000000 END + 1` was range-checked as integer.
-fn widen_to_common(scalar: Scalar) -> Scalar {
+/// An untyped string literal among them takes the common type when the query is planned,
+/// as PostgreSQL's unknown literal does (`CASE … THEN 'x' ELSE 1 END` is 22P02; it gave
+/// the text x in an integer result).
+fn widen_to_common(scalar: Scalar) -> SqlResult<Scalar> {
     use builtin::PureFunc::{Greatest, Least};
-    match scalar {
+    Ok(match scalar {
         Scalar::Call(func @ (Func::Coalesce | Func::Pure(Greatest | Least)), args) => {
             let target = typecheck::common_type(args.iter().map(Scalar::ty));
-            Scalar::Call(func, args.into_iter().map(|a| widen(a, target)).collect())
+            let args = args.into_iter().map(|a| widen(a, target));
+            Scalar::Call(func, args.collect::<SqlResult<_>>()?)
         }
         Scalar::Case(operand, arms, otherwise) => {
             let results = otherwise.iter().map(|e| e.ty());
             let target =
                 typecheck::common_type(results.chain(arms.iter().map(|(_, result)| result.ty())));
+            let arms = arms
+                .into_iter()
+                .map(|(when, result)| Ok((when, widen(result, target)?)));
             Scalar::Case(
                 operand,
-                arms.into_iter()
-                    .map(|(when, result)| (when, widen(result, target)))
-                    .collect(),
-                otherwise.map(|e| Box::new(widen(*e, target))),
+                arms.collect::<SqlResult<_>>()?,
+                otherwise
+                    .map(|e| widen(*e, target).map(Box::new))
+                    .transpose()?,
             )
         }
         other => other,
-    }
+    })
 }
 
 /// A negation or `abs` of a smallint or integer, checked against its type's range as
@@ -314,11 +347,26 @@ fn range_checked(scalar: Scalar) -> Scalar {
 
 /// `arg` converted to the number type `target`, where it is a narrower number: to double
 /// or real, or an integer to numeric (scale 0: a plain numeric keeps each value's scale).
-fn widen(arg: Scalar, target: Option<SqlType>) -> Scalar {
+fn widen(arg: Scalar, target: Option<SqlType>) -> SqlResult<Scalar> {
+    if let (Scalar::Const(Value::Text(text), None), Some(target)) = (&arg, target)
+        && (target.is_numeric_family() && target != SqlType::Oid || target == SqlType::Bool)
+        && COMPILE_TYPING.with(|rules| rules.get()) == Typing::Postgres
+    {
+        // A numeric literal keeps its own scale, as under PostgreSQL's typmod-less common
+        // numeric (`coalesce('7.125', 2.5)` is 7.125). Only numbers and booleans: a string
+        // type has no length to cut the literal to (the common type of varchar(1) and a
+        // literal is varchar), and a timestamp's input words (`'now'`) are not read here.
+        let ty = if target.is_numeric() {
+            SqlType::NumericUnconstrained
+        } else {
+            target
+        };
+        return Ok(Scalar::Const(Value::from_text(text, &ty)?, Some(ty)));
+    }
     let (Some(target), Some(ty)) = (target, arg.ty()) else {
-        return arg;
+        return Ok(arg);
     };
-    match target {
+    Ok(match target {
         SqlType::Real | SqlType::Double if ty != target && ty.is_numeric_family() => {
             Scalar::Cast(Box::new(arg), target)
         }
@@ -326,7 +374,7 @@ fn widen(arg: Scalar, target: Option<SqlType>) -> Scalar {
             Scalar::Cast(Box::new(arg), SqlType::NumericUnconstrained)
         }
         _ => arg,
-    }
+    })
 }
 
 fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
@@ -578,8 +626,9 @@ fn number(text: &str) -> SqlResult<Scalar> {
     Ok(Scalar::Const(value, Some(ty)))
 }
 
-/// A number literal's value and type: integer (bigint past its range), numeric for a
-/// decimal point or an exponent, double precision past numeric's 38 digits.
+/// A number literal's value and type: integer (bigint past its range), numeric (without
+/// a typmod, the value at its written scale) for a decimal point or an exponent, double
+/// precision past numeric's 38 digits.
 pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
     if let Ok(v) = text.parse::<i64>() {
         let ty = if i32::try_from(v).is_ok() {
@@ -597,11 +646,7 @@ pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
         })
     {
         // PostgreSQL's numeric, as a decimal literal is: `0.1e0 + 0.2e0` is 0.3.
-        let ty = SqlType::Numeric {
-            precision: 38,
-            scale,
-        };
-        return Ok((value, ty));
+        return Ok((value, SqlType::NumericUnconstrained));
     }
     if text.contains(['e', 'E']) {
         // Past numeric's 38 digits or scale here: double precision (PostgreSQL's numeric
@@ -619,14 +664,19 @@ pub(crate) fn number_value(text: &str) -> SqlResult<(Value, SqlType)> {
         }
         return Ok((Value::Float(v), SqlType::Double));
     }
-    // A decimal literal is numeric, exactly.
-    let scale = text.split_once('.').map_or(0, |(_, frac)| frac.len());
-    let ty = SqlType::Numeric {
+    // A decimal literal is numeric at the scale it was written with, its type numeric
+    // without a typmod, as PostgreSQL types it. Past 38 places it is rounded to 38
+    // (hotpage's numeric holds no more; PostgreSQL's keeps them): an error there would
+    // refuse `real_col < 0.333…` with 41 threes, which PostgreSQL answers.
+    let scale = text
+        .split_once('.')
+        .map_or(0, |(_, frac)| frac.len())
+        .min(38) as u8;
+    let value = Value::Text(text.to_string()).coerce(&SqlType::Numeric {
         precision: 38,
-        scale: scale.min(38) as u8,
-    };
-    let value = Value::Text(text.to_string()).coerce(&ty)?;
-    Ok((value, ty))
+        scale,
+    })?;
+    Ok((value, SqlType::NumericUnconstrained))
 }
 
 fn bad_number(text: &str) -> SqlError {
@@ -669,8 +719,8 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
         }
         StringConcat => Ok(Scalar::Binary(
             op.clone(),
-            char_as_text(left),
-            char_as_text(right),
+            Box::new(typed_text(*char_as_text(left))),
+            Box::new(typed_text(*char_as_text(right))),
         )),
         Eq | NotEq | Lt | LtEq | Gt | GtEq if is_char(&left) || is_char(&right) => Ok(
             Scalar::Binary(op.clone(), char_operand(left), char_operand(right)),
@@ -687,6 +737,18 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
 fn char_as_text(scalar: Box<Scalar>) -> Box<Scalar> {
     match scalar.ty() {
         Some(SqlType::Char(_)) => Box::new(Scalar::Call(Func::CharToText, vec![*scalar])),
+        _ => scalar,
+    }
+}
+
+/// A real or timestamptz operand where it becomes text, printed as its type prints it
+/// (`0.1::real::text` is 0.1, not the double 0.10000000149011612; a timestamptz keeps its
+/// `+00`).
+pub(crate) fn typed_text(scalar: Scalar) -> Scalar {
+    match scalar.ty() {
+        Some(ty @ (SqlType::Real | SqlType::TimestampTz)) => {
+            Scalar::Call(Func::TextOf(ty), vec![scalar])
+        }
         _ => scalar,
     }
 }
@@ -733,7 +795,8 @@ fn char_operands(operands: Vec<Scalar>) -> Vec<Scalar> {
 fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
     let ty = SqlType::from_sql(data_type)?;
     let inner = match ty {
-        SqlType::Text | SqlType::Varchar(_) => *char_as_text(Box::new(inner)),
+        SqlType::Text | SqlType::Varchar(_) => typed_text(*char_as_text(Box::new(inner))),
+        SqlType::Char(_) => typed_text(inner),
         _ => inner,
     };
     Ok(match inner {
@@ -766,6 +829,9 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
             format!("aggregate function {name}() is not allowed here"),
         ));
     }
+    if name == "pg_typeof" {
+        return type_of(function, scope);
+    }
     let func = Func::by_name(&name).ok_or_else(|| {
         SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -786,6 +852,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
     };
     // concat_ws's separator is text (its other arguments are "any", padding kept).
     let separator = func == Func::Pure(PureFunc::ConcatWs);
+    let concat = separator || func == Func::Pure(PureFunc::Concat);
     let args = plain_args(function)?
         .into_iter()
         .enumerate()
@@ -793,6 +860,8 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
             let arg = compile(e, scope)?;
             Ok(if text_args || (separator && i == 0) {
                 *char_as_text(Box::new(arg))
+            } else if concat {
+                typed_text(arg)
             } else {
                 arg
             })
@@ -828,6 +897,30 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         ));
     }
     Ok(Scalar::Call(func, args))
+}
+
+/// `pg_typeof(x)` where this compiler meets it (an INSERT's values, a DEFAULT): the name
+/// of x's type, known when the statement is planned (`unknown` for an untyped literal).
+/// A query that calls it goes to the general engine, whose answer is a regtype.
+fn type_of(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
+    let args = plain_args(function)?;
+    let [arg] = args.as_slice() else {
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "function pg_typeof with {} arguments does not exist",
+                args.len()
+            ),
+        ));
+    };
+    let arg = compile(arg, scope)?;
+    let name = match (arg.ty(), &arg) {
+        (Some(ty), _) => ty.base_name(),
+        (None, Scalar::Const(..) | Scalar::Param(_)) => "unknown".to_string(),
+        // A CASE or COALESCE of untyped literals alone is text, as PostgreSQL resolves it.
+        (None, _) => "text".to_string(),
+    };
+    Ok(Scalar::Const(Value::Text(name), Some(SqlType::Text)))
 }
 
 /// The aggregate a function call is, if it is one.
@@ -1071,8 +1164,8 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
         _ => match (l, r) {
             (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
             (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
-            (Some(a), _) if a.is_numeric() => Some(a),
-            (_, Some(b)) if b.is_numeric() => Some(b),
+            // PostgreSQL's numeric operators return numeric without a typmod.
+            (Some(a), _) | (_, Some(a)) if a.is_numeric() => Some(SqlType::NumericUnconstrained),
             (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
             // smallint with integer is integer, either side (PostgreSQL's int24 and int42
             // operators): `s + 5000` was computed, and overflowed, in smallint.
@@ -1494,6 +1587,7 @@ pub(crate) fn eval_call(
             Value::Text(s) => Value::Text(s.trim_end_matches(' ').to_string()),
             other => other,
         },
+        Func::TextOf(ty) => first.to_pg_text(Some(&ty)).map_or(Value::Null, Value::Text),
         Func::Coalesce => args
             .into_iter()
             .find(|v| *v != Value::Null)

@@ -121,6 +121,15 @@ pub(crate) fn plan(
     ins: &Insert,
     typing: Typing,
 ) -> SqlResult<InsertPlan> {
+    crate::expr::with_typing(typing, || plan_typed(db, ins, typing))
+}
+
+/// [`plan`], under `typing`'s rules.
+fn plan_typed(
+    db: &Arc<crate::session::SqlDatabase>,
+    ins: &Insert,
+    typing: Typing,
+) -> SqlResult<InsertPlan> {
     let TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT into a table function"));
     };
@@ -348,6 +357,12 @@ fn plan_row(
             // `$1::bigint`, `$1 + 1`: as the expression implies.
             crate::param_types::infer_growing(&scalar, params);
         }
+        // A real or timestamptz stored in a text column is its type's text (0.1, not the
+        // double 0.10000000149011612; a timestamptz with its +00).
+        let scalar = match table.schema.columns[column].ty.is_text_like() {
+            true => expr::typed_text(scalar),
+            false => scalar,
+        };
         row[column] = Some(scalar);
     }
     Ok(row)
@@ -465,10 +480,11 @@ impl InsertPlan {
                 // its own rows (they are staged until commit in any case).
                 let rows = query.rows(ctx)?;
                 let (count, width) = (rows.len(), self.table.schema.columns.len());
+                let sources = query.columns();
                 for row in rows {
                     let mut given = vec![None; width];
-                    for (&column, value) in targets.iter().zip(row) {
-                        given[column] = Some(value);
+                    for ((&column, value), source) in targets.iter().zip(row).zip(sources) {
+                        given[column] = Some(self.typed_for_text(column, value, source.ty));
                     }
                     insert(Given::Values(given), ctx)?;
                 }
@@ -476,6 +492,23 @@ impl InsertPlan {
             }
         };
         Ok((inserted, returned))
+    }
+
+    /// `value`, of the query's column type `source`, as column `column` takes it: a real
+    /// or timestamptz going into a text column as its type's text, which the value (an
+    /// f64, a microsecond count) cannot tell by itself.
+    fn typed_for_text(&self, column: usize, value: Value, source: SqlType) -> Value {
+        let into_text = self.table.schema.columns[column].ty.is_text_like();
+        match (&value, source) {
+            (Value::Float(_) | Value::Timestamp(_), SqlType::Real | SqlType::TimestampTz)
+                if into_text =>
+            {
+                value
+                    .to_pg_text(Some(&source))
+                    .map_or(Value::Null, Value::Text)
+            }
+            _ => value,
+        }
     }
 
     /// Inserts one row; returns all its values (the generated key's included).

@@ -49,6 +49,6 @@ pub use types::SqlType;
 pub use views::TerminateHook;
 // Why a statement was stopped ([`statement_stopped`]'s argument): the engine's reasons.
 pub use hotpage::WaitStop;
-pub use value::{Value, WireFormat};
+pub use value::{NUMERIC_OID, Value, WireFormat};
 // T-SQL front end (issue 15).
 pub use tsql::{Batch, TsqlBatch, TsqlOutput, TsqlSession, split_batches};

@@ -197,7 +197,7 @@ impl SelectPlan {
 
 /// Plans a one-table SELECT under `typing`'s rules (`expr::Typing`).
 pub(crate) fn plan(db: &SqlDatabase, query: &Query, typing: Typing) -> SqlResult<SelectPlan> {
-    let plan = plan_query(db, query)?;
+    let plan = expr::with_typing(typing, || plan_query(db, query))?;
     if typing == Typing::Postgres {
         plan.scalars()
             .into_iter()

@@ -7,7 +7,7 @@ pub(crate) mod numeric;
 mod text;
 mod wire;
 
-pub use wire::WireFormat;
+pub use wire::{NUMERIC_OID, WireFormat};
 
 use std::cmp::Ordering;
 

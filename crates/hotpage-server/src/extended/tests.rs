@@ -173,6 +173,30 @@ fn parameter_types_come_from_the_client_or_the_statement() {
     );
 }
 
+/// A text parameter compared with a numeric(10,2) column is read exactly, not rounded to
+/// the column's scale: `m = '1.249'` finds no 1.25 and `m > '1.245'` finds it, as in
+/// PostgreSQL. (A version that left the text to the statement's cast rounded it first.)
+#[test]
+fn numeric_text_parameters_are_not_rounded_to_a_columns_scale() {
+    let mut h = Harness::new();
+    h.query("CREATE TABLE p (id int PRIMARY KEY, m numeric(10,2)); INSERT INTO p VALUES (1, 1.25)");
+    for (sql, value, rows) in [
+        ("SELECT id FROM p WHERE m = $1", "1.249", 0),
+        ("SELECT id FROM p WHERE m = $1", "1.2500", 1),
+        ("SELECT id FROM p WHERE m > $1", "1.245", 1),
+        ("SELECT id FROM p WHERE m IN ($1)", "1.249", 0),
+    ] {
+        let answers = h.send(vec![
+            parse("", sql, vec![]),
+            bind("", "", vec![Some(value.as_bytes())], vec![]),
+            execute("", 0),
+            sync(),
+        ]);
+        let found = kinds(&answers).iter().filter(|k| *k == "DataRow").count();
+        assert_eq!(found, rows, "{sql} with {value}: {:?}", kinds(&answers));
+    }
+}
+
 #[test]
 fn parse_bind_describe_execute_sync() {
     let mut h = Harness::new();

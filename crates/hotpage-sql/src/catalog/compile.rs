@@ -1256,10 +1256,7 @@ impl Compiler {
         let ty = functions::unify_types(
             "CASE",
             self.implicit_conversions,
-            otherwise
-                .iter()
-                .chain(whens.iter().map(|(_, r)| r))
-                .map(|r| r.ty),
+            otherwise.iter().chain(whens.iter().map(|(_, r)| r)),
         )?;
         let whens = whens
             .into_iter()
@@ -1363,11 +1360,7 @@ impl Compiler {
             .iter()
             .map(|e| self.expr(e))
             .collect::<SqlResult<Vec<_>>>()?;
-        let common = functions::unify_types(
-            "ARRAY",
-            self.implicit_conversions,
-            items.iter().map(|i| i.ty),
-        )?;
+        let common = functions::unify_types("ARRAY", self.implicit_conversions, items.iter())?;
         if common.element().is_some() {
             // It was shown as an array of one text, {"{1,2}"}, not PostgreSQL's {{1,2}}.
             return Err(SqlError::unsupported(
@@ -1517,13 +1510,9 @@ fn arith_type(a: CType, b: CType) -> CType {
         1 => CType::Sql(SqlType::SmallInt),
         2 => INT4,
         3 => INT8,
-        4 => {
-            if matches!(a, CType::Sql(t) if t.is_numeric()) {
-                a
-            } else {
-                b
-            }
-        }
+        // PostgreSQL's numeric operators return numeric without a typmod: numeric(10,2)
+        // plus numeric(10,2) need not fit numeric(10,2).
+        4 => CType::Sql(SqlType::NumericUnconstrained),
         _ => FLOAT8,
     }
 }

@@ -5,7 +5,7 @@
 
 use super::builtin;
 use super::exec::Exec;
-use super::expr::CExpr;
+use super::expr::{CExpr, ExprKind};
 use super::settings;
 use super::types::{self, BOOL, CType, Datum, INT4, INT8, NAME, OID, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
@@ -268,7 +268,7 @@ impl ScalarFunc {
         }
         let result = match sig.func {
             ScalarFunc::Coalesce => {
-                let ty = unify_types("COALESCE", implicit_conversions, args.iter().map(|a| a.ty))?;
+                let ty = unify_types("COALESCE", implicit_conversions, args.iter())?;
                 let taken = std::mem::take(args);
                 args.extend(taken.into_iter().map(|a| cast_to_common(a, ty)));
                 ty
@@ -339,14 +339,24 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
         _ => None,
     };
     let mut chosen: Option<CType> = None;
+    let mut mixed = false;
     for t in types.filter(|t| *t != CType::Unknown) {
+        mixed |= chosen.is_some_and(|c| c != t);
         chosen = Some(match (chosen, rank(t)) {
             (None, _) => t,
             (Some(c), Some(r)) if rank(c).is_some_and(|rc| r > rc) => t,
             (Some(c), _) => wider_numeric(c, t),
         });
     }
-    chosen.unwrap_or(TEXT)
+    match chosen {
+        // PostgreSQL's select_common_typmod: a numeric(p,s) keeps its typmod only where
+        // every value has it (`coalesce(m, 0)` is numeric, and 10 does not fit (10,2)'s
+        // scale).
+        Some(CType::Sql(SqlType::Numeric { .. })) if mixed => {
+            CType::Sql(SqlType::NumericUnconstrained)
+        }
+        other => other.unwrap_or(TEXT),
+    }
 }
 
 /// PostgreSQL's common type of a CASE's results (ELSE first), a COALESCE's arguments or an
@@ -355,7 +365,26 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
 /// and text cannot be matched`, naming the common type so far and the newcomer. Without
 /// it, each value was cast to the first typed one's type, so a text ELSE after an integer
 /// THEN came out as text in an integer column. Untyped literals meet anything.
-pub(crate) fn unify_types(
+pub(crate) fn unify_types<'a>(
+    what: &str,
+    implicit_conversions: bool,
+    values: impl Iterator<Item = &'a CExpr>,
+) -> SqlResult<CType> {
+    let values: Vec<&CExpr> = values.collect();
+    let common = unify_value_types(what, implicit_conversions, values.iter().map(|v| v.ty))?;
+    // An untyped literal other than NULL is numeric without a typmod where it meets
+    // numeric(p,s), so the typmod goes (`coalesce(m, '7.125')` is 7.125, typmod -1).
+    let literal = values
+        .iter()
+        .any(|v| v.ty == CType::Unknown && !matches!(v.kind, ExprKind::Const(Datum::Null)));
+    Ok(match common {
+        CType::Sql(SqlType::Numeric { .. }) if literal => CType::Sql(SqlType::NumericUnconstrained),
+        other => other,
+    })
+}
+
+/// [`unify_types`] over the values' types.
+fn unify_value_types(
     what: &str,
     implicit_conversions: bool,
     types: impl Iterator<Item = CType>,
@@ -404,25 +433,23 @@ pub(crate) fn cast_to_common(value: CExpr, common: CType) -> CExpr {
             value.cast_to(CType::Sql(SqlType::NumericUnconstrained))
         }
         (CType::Sql(from), CType::Sql(to)) if from.is_numeric() && to.is_numeric() => value,
+        // An untyped literal keeps its written scale too (`coalesce('7.125', 2.5)` is
+        // 7.125, not 7.1 at the literal 2.5's scale).
+        (CType::Unknown, CType::Sql(to)) if to.is_numeric() => {
+            value.cast_to(CType::Sql(SqlType::NumericUnconstrained))
+        }
         _ => value.cast_to(common),
     }
 }
 
-/// Two numerics of different precision or scale meet in one that holds both: the widest
-/// scale, 38 digits. PostgreSQL's common type has no typmod at all, so each value keeps
-/// its own scale (a set operation's rows are not cast between numerics: `cast_rows`);
-/// the first side's typmod rounded the other side's values (`SELECT 1.0 UNION ALL
-/// SELECT 2.25` gave 2.3, where PostgreSQL gives 2.25).
+/// Two numerics of different precision or scale meet in numeric without a typmod, as in
+/// PostgreSQL, so each value keeps its own scale (a set operation's rows are not cast
+/// between numerics: `cast_rows`); the first side's typmod rounded the other side's
+/// values (`SELECT 1.0 UNION ALL SELECT 2.25` gave 2.3, where PostgreSQL gives 2.25).
+/// Numerics of one typmod keep it.
 fn wider_numeric(so_far: CType, next: CType) -> CType {
     match (so_far, next) {
-        (
-            CType::Sql(SqlType::Numeric { scale: a, .. }),
-            CType::Sql(SqlType::Numeric { scale: b, .. }),
-        ) if so_far != next => CType::Sql(SqlType::Numeric {
-            precision: 38,
-            scale: a.max(b),
-        }),
-        (CType::Sql(a), CType::Sql(b)) if a.is_numeric() && b.is_numeric() => {
+        (CType::Sql(a), CType::Sql(b)) if a.is_numeric() && b.is_numeric() && a != b => {
             CType::Sql(SqlType::NumericUnconstrained)
         }
         _ => so_far,

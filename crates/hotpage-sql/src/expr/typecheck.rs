@@ -150,6 +150,10 @@ fn fold_common(
                 mismatch.get_or_insert((so_far, ty));
             }
             Some((_, (_, common_rank))) if rank > common_rank => common = Some(ty),
+            // Numerics of different typmods meet in numeric without one, as in PostgreSQL.
+            Some((so_far, _)) if so_far.is_numeric() && ty.is_numeric() && so_far != ty => {
+                common = Some(SqlType::NumericUnconstrained);
+            }
             Some(_) => {}
         }
     }

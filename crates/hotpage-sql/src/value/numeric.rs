@@ -143,12 +143,16 @@ fn float_digits(value: f64) -> SqlResult<Decimal> {
 
 /// A float as an unconstrained numeric: its first 15 significant digits (PostgreSQL's
 /// `%.15g`), trailing zeros dropped, at the scale those digits need (`0.1` is 0.1, `1e20`
-/// 100000000000000000000).
+/// 100000000000000000000, `0` and `-0` 0).
 pub(crate) fn from_f64_own_scale(value: f64) -> SqlResult<(i128, u8)> {
     let mut decimal = float_digits(value)?;
     while decimal.digits.last() == Some(&0) {
         decimal.digits.pop();
         decimal.exponent += 1;
+    }
+    if decimal.digits.is_empty() {
+        // Zero has no digits to place: `{:.14e}` wrote 0.00000000000000e0.
+        decimal.exponent = 0;
     }
     decimal.at_own_scale()
 }

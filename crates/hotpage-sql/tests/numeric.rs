@@ -3,7 +3,7 @@
 //! and in a keyed table.
 
 use hotpage::{CrashMode, Database, MemStorage, Options, Storage};
-use hotpage_sql::SqlDatabase;
+use hotpage_sql::{SqlDatabase, SqlType};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -87,4 +87,47 @@ fn each_values_scale_survives_a_crash_and_a_reopen() {
 
     let (_engine, sql) = open(&rebooted);
     assert_eq!(texts(&sql, query), WANT, "after a clean close");
+}
+
+/// The type each result column reports (its RowDescription typmod): PostgreSQL's numeric
+/// operators, common types of different typmods and literals are numeric without a
+/// typmod, and only a column or a cast keeps numeric(p,s). Before, `m + n` reported
+/// numeric(10,2) (its value need not fit it), a literal numeric(38,1), and `coalesce` of
+/// numeric(10,2) and numeric(12,3) numeric(38,3).
+#[test]
+fn result_columns_are_typed_as_postgresql_types_them() {
+    let mem = MemStorage::new(44);
+    let (_engine, sql) = open(&mem);
+    let mut s = sql.session();
+    s.execute(
+        "CREATE TABLE t (id int PRIMARY KEY, m numeric(10,2), k numeric(12,3), n numeric);
+         INSERT INTO t VALUES (1, 1.5, 2.25, 3)",
+    )
+    .expect("create");
+    let ten_two = SqlType::Numeric {
+        precision: 10,
+        scale: 2,
+    };
+    let plain = SqlType::NumericUnconstrained;
+    for (query, want) in [
+        (
+            "SELECT m, m + n, n + m, m * 100, 1.5, m::numeric(10,2), coalesce(m, k), coalesce(m, m) FROM t",
+            vec![ten_two, plain, plain, plain, plain, ten_two, plain, ten_two],
+        ),
+        (
+            "SELECT a.m, a.m + b.n, b.n + a.m, a.m * 100, 1.5, coalesce(a.m, b.k), coalesce(a.m, b.m) FROM t a JOIN t b ON a.id = b.id",
+            vec![ten_two, plain, plain, plain, plain, plain, ten_two],
+        ),
+        (
+            "SELECT coalesce(a.m, '7.125'), coalesce(a.m, a.id), coalesce(a.m, NULL), CASE WHEN a.id = 1 THEN a.m ELSE 0 END FROM t a JOIN t b ON a.id = b.id",
+            vec![plain, plain, ten_two, plain],
+        ),
+        ("SELECT m FROM t UNION ALL SELECT k FROM t", vec![plain]),
+        ("SELECT m FROM t UNION ALL SELECT id FROM t", vec![plain]),
+        ("SELECT m FROM t UNION ALL SELECT m FROM t", vec![ten_two]),
+    ] {
+        let results = s.execute(query).expect(query);
+        let types: Vec<SqlType> = results[0].columns.iter().map(|c| c.ty).collect();
+        assert_eq!(types, want, "{query}");
+    }
 }
