@@ -905,13 +905,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
 fn type_of(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
     let args = plain_args(function)?;
     let [arg] = args.as_slice() else {
-        return Err(SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!(
-                "function pg_typeof with {} arguments does not exist",
-                args.len()
-            ),
-        ));
+        return Err(type_of_arity(args.len()));
     };
     let arg = compile(arg, scope)?;
     let name = match (arg.ty(), &arg) {
@@ -921,6 +915,14 @@ fn type_of(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         (None, _) => "text".to_string(),
     };
     Ok(Scalar::Const(Value::Text(name), Some(SqlType::Text)))
+}
+
+/// pg_typeof called with `n` arguments, not one (both engines' error).
+pub(crate) fn type_of_arity(n: usize) -> SqlError {
+    SqlError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("function pg_typeof with {n} arguments does not exist"),
+    )
 }
 
 /// The aggregate a function call is, if it is one.

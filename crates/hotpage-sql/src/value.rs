@@ -214,17 +214,11 @@ impl Value {
             SqlType::Uuid => text::parse_uuid(&text).map(Value::Uuid),
             SqlType::Timestamp => datetime::parse_timestamp(&text, false).map(Value::Timestamp),
             SqlType::TimestampTz => datetime::parse_timestamp(&text, true).map(Value::Timestamp),
-            SqlType::Numeric { precision, scale } => {
-                let decimal = parse_numeric_text(&text)?;
-                let scaled = decimal
-                    .to_scaled(*scale)
-                    .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
-                numeric::check_precision(scaled, *precision, *scale)?;
-                Ok(Value::Numeric {
-                    scaled,
-                    scale: *scale,
-                })
-            }
+            SqlType::Numeric { precision, scale } => fitted_numeric(
+                parse_numeric_text(&text)?.to_scaled(*scale),
+                *precision,
+                *scale,
+            ),
             SqlType::NumericUnconstrained => {
                 let (scaled, scale) = parse_numeric_text(&text)?.at_own_scale()?;
                 Ok(Value::Numeric { scaled, scale })
@@ -453,15 +447,11 @@ fn coerce_int(v: i64, ty: &SqlType) -> SqlResult<Value> {
         SqlType::SmallInt | SqlType::Int | SqlType::BigInt => int_in_range(v, ty),
         SqlType::Real => Ok(Value::Float(f64::from(v as f32))),
         SqlType::Double => Ok(Value::Float(v as f64)),
-        SqlType::Numeric { precision, scale } => {
-            let scaled = numeric::rescale(i128::from(v), 0, *scale)
-                .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
-            numeric::check_precision(scaled, *precision, *scale)?;
-            Ok(Value::Numeric {
-                scaled,
-                scale: *scale,
-            })
-        }
+        SqlType::Numeric { precision, scale } => fitted_numeric(
+            numeric::rescale(i128::from(v), 0, *scale),
+            *precision,
+            *scale,
+        ),
         SqlType::NumericUnconstrained => Ok(Value::Numeric {
             scaled: i128::from(v),
             scale: 0,
@@ -506,13 +496,7 @@ fn coerce_float(v: f64, ty: &SqlType) -> SqlResult<Value> {
         }
         SqlType::Double => Ok(Value::Float(v)),
         SqlType::Numeric { precision, scale } => {
-            let scaled = numeric::from_f64(v, *scale)?
-                .ok_or_else(|| numeric::field_overflow(*precision, *scale))?;
-            numeric::check_precision(scaled, *precision, *scale)?;
-            Ok(Value::Numeric {
-                scaled,
-                scale: *scale,
-            })
+            fitted_numeric(numeric::from_f64(v, *scale)?, *precision, *scale)
         }
         SqlType::NumericUnconstrained => {
             let (scaled, scale) = numeric::from_f64_own_scale(v)?;
@@ -537,18 +521,18 @@ fn coerce_numeric(scaled: i128, scale: u8, ty: &SqlType) -> SqlResult<Value> {
         SqlType::Numeric {
             precision,
             scale: to,
-        } => {
-            let rescaled = numeric::rescale(scaled, scale, *to)
-                .ok_or_else(|| numeric::field_overflow(*precision, *to))?;
-            numeric::check_precision(rescaled, *precision, *to)?;
-            Ok(Value::Numeric {
-                scaled: rescaled,
-                scale: *to,
-            })
-        }
+        } => fitted_numeric(numeric::rescale(scaled, scale, *to), *precision, *to),
         SqlType::NumericUnconstrained => Ok(Value::Numeric { scaled, scale }),
         _ => Err(mismatch(ty, &Value::Numeric { scaled, scale })),
     }
+}
+
+/// `scaled` (`None`: past an i128) as a numeric(precision, scale) value, or PostgreSQL's
+/// 22003 "numeric field overflow" where it does not fit.
+fn fitted_numeric(scaled: Option<i128>, precision: u8, scale: u8) -> SqlResult<Value> {
+    let scaled = scaled.ok_or_else(|| numeric::field_overflow(precision, scale))?;
+    numeric::check_precision(scaled, precision, scale)?;
+    Ok(Value::Numeric { scaled, scale })
 }
 
 /// numeric input's syntax: a decimal number (22P02 otherwise; NaN and the infinities,

@@ -2,23 +2,13 @@
 //! crash's recovery and a clean reopen give back 1.50 as 1.50 and 0.1 as 0.1, in a heap
 //! and in a keyed table.
 
-use hotpage::{CrashMode, Database, MemStorage, Options, Storage};
+use hotpage::{CrashMode, MemStorage};
 use hotpage_sql::{SqlDatabase, SqlType};
-use std::path::Path;
 use std::sync::Arc;
 
-fn open(mem: &Arc<MemStorage>) -> (Arc<Database>, Arc<SqlDatabase>) {
-    let engine = Arc::new(
-        Database::open_with_storage(
-            Arc::clone(mem) as Arc<dyn Storage>,
-            Path::new("m"),
-            Options::default(),
-        )
-        .expect("open"),
-    );
-    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
-    (engine, sql)
-}
+mod common;
+
+use common::open_on as open;
 
 /// The text of every row of `query`'s first result.
 fn texts(sql: &Arc<SqlDatabase>, query: &str) -> Vec<Vec<String>> {

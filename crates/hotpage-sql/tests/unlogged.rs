@@ -2,23 +2,13 @@
 //! while the logged table beside it keeps every acknowledged row, and the forms PostgreSQL
 //! refuses (or hotpage cannot honour) are errors with their SQLSTATEs.
 
-use hotpage::{CrashMode, Database, MemStorage, Options, Storage};
+use hotpage::{CrashMode, Database, MemStorage};
 use hotpage_sql::{SqlDatabase, Value};
-use std::path::Path;
 use std::sync::Arc;
 
-fn open(mem: &Arc<MemStorage>) -> (Arc<Database>, Arc<SqlDatabase>) {
-    let engine = Arc::new(
-        Database::open_with_storage(
-            Arc::clone(mem) as Arc<dyn Storage>,
-            Path::new("m"),
-            Options::default(),
-        )
-        .expect("open"),
-    );
-    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
-    (engine, sql)
-}
+mod common;
+
+use common::open_on as open;
 
 fn count(sql: &Arc<SqlDatabase>, table: &str) -> Value {
     let results = sql

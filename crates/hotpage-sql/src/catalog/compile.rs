@@ -1025,19 +1025,14 @@ impl Compiler {
     }
 
     /// `pg_typeof(x)`: x's type as a regtype, a constant once the query is planned
-    /// (`unknown` for an untyped literal, as in PostgreSQL). x is not evaluated.
+    /// (`unknown` for an untyped literal, as in PostgreSQL; `model::type_of`'s OID). x is
+    /// not evaluated.
     fn pg_typeof(&mut self, f: &Function) -> SqlResult<CExpr> {
         let args = self.arguments(f)?;
         let [arg] = args.as_slice() else {
-            return Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "function pg_typeof with {} arguments does not exist",
-                    args.len()
-                ),
-            ));
+            return Err(crate::expr::type_of_arity(args.len()));
         };
-        let oid = arg.ty.pg_oid();
+        let (oid, _) = super::model::type_of(arg.ty);
         Ok(CExpr::constant(Datum::oid(oid), CType::RegType))
     }
 

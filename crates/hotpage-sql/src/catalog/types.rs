@@ -80,27 +80,6 @@ impl CType {
         }
     }
 
-    /// The type's OID in `pg_type` (`pg_typeof`'s answer); an array of a type without an
-    /// array type in hotpage's catalog is text[]'s.
-    pub fn pg_oid(self) -> u32 {
-        match self {
-            CType::Sql(ty) => super::builtin::type_oid_and_typmod(ty).0,
-            CType::RegClass => 2205,
-            CType::RegType => 2206,
-            CType::RegNamespace => 4089,
-            CType::RegProc => 24,
-            CType::RegRole => 4096,
-            CType::Xid => 28,
-            CType::NodeTree => 194,
-            CType::AclItem => 1033,
-            CType::AnyArray => 2277,
-            CType::Int2Vector => 22,
-            CType::OidVector => 30,
-            CType::Unknown => 705,
-            CType::Array(elem) => super::builtin::type_def(elem.pg_oid()).map_or(1009, |t| t.array),
-        }
-    }
-
     /// The element type of an array type (`int2vector` and `oidvector` are arrays too).
     pub fn element(self) -> Option<CType> {
         match self {
