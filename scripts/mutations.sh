@@ -1214,11 +1214,6 @@ PACKAGE=hotpage-sql unit case-literal-untyped crates/hotpage-sql/src/expr.rs \
   '        && (target.is_numeric_family() && target != SqlType::Oid || target == SqlType::Bool)' \
   '        && false' \
   --test sqllogictest
-# Over a join, an untyped literal in COALESCE takes a numeric literal's scale (7.1).
-PACKAGE=hotpage-sql unit unknown-at-common-scale crates/hotpage-sql/src/catalog/functions.rs \
-  '        (CType::Unknown, CType::Sql(to)) if to.is_numeric() => {' \
-  '        (CType::Unknown, CType::Sql(to)) if false && to.is_numeric() => {' \
-  --test sqllogictest
 # A one-table COALESCE of numeric(10,2) and numeric(12,3) reports numeric(10,2).
 PACKAGE=hotpage-sql unit common-numeric-first-typmod crates/hotpage-sql/src/expr/typecheck.rs \
   '            Some((so_far, _)) if so_far.is_numeric() && ty.is_numeric() && so_far != ty => {' \

@@ -433,11 +433,8 @@ pub(crate) fn cast_to_common(value: CExpr, common: CType) -> CExpr {
             value.cast_to(CType::Sql(SqlType::NumericUnconstrained))
         }
         (CType::Sql(from), CType::Sql(to)) if from.is_numeric() && to.is_numeric() => value,
-        // An untyped literal keeps its written scale too (`coalesce('7.125', 2.5)` is
-        // 7.125, not 7.1 at the literal 2.5's scale).
-        (CType::Unknown, CType::Sql(to)) if to.is_numeric() => {
-            value.cast_to(CType::Sql(SqlType::NumericUnconstrained))
-        }
+        // An untyped literal keeps its written scale too: where one meets a numeric,
+        // `unify_types` makes the common type numeric without a typmod.
         _ => value.cast_to(common),
     }
 }
