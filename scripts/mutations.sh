@@ -749,14 +749,115 @@ PACKAGE=hotpage-sql unit distinct-order-by-unlisted crates/hotpage-sql/src/catal
   --test sqllogictest
 # rank() numbers rows like row_number() (peers no longer share a rank).
 PACKAGE=hotpage-sql unit window-rank-ignores-peers crates/hotpage-sql/src/catalog/window.rs \
-  '(WindowFunc::Rank, _) => Datum::Int((peer_start + 1) as i64),' \
-  '(WindowFunc::Rank, _) => Datum::Int((peer_start + offset + 1) as i64),' \
+  'WindowFunc::Rank => Datum::Int(peer_start as i64 + 1),' \
+  'WindowFunc::Rank => Datum::Int(at as i64 + 1),' \
   --test joins window_functions
 # A window's partitions run together (PARTITION BY ignored after the sort).
 PACKAGE=hotpage-sql unit window-partition-ignored crates/hotpage-sql/src/catalog/window.rs \
   '.take_while(|&&i| keys_cmp(&inputs[i].partition, first, None) == Ordering::Equal)' \
   '.take_while(|_| true)' \
   --test sqllogictest
+# ROWS frames: CURRENT ROW as a start means the row's first peer (RANGE's meaning).
+PACKAGE=hotpage-sql unit window-rows-current-start-at-peers crates/hotpage-sql/src/catalog/window.rs \
+  'FrameBound::CurrentRow if self.rows => at,' \
+  'FrameBound::CurrentRow if false => at,' \
+  --test sqllogictest
+# ROWS frames: CURRENT ROW as an end means the row's last peer (RANGE's meaning).
+PACKAGE=hotpage-sql unit window-rows-current-end-at-peers crates/hotpage-sql/src/catalog/window.rs \
+  'FrameBound::CurrentRow if self.rows => at + 1,' \
+  'FrameBound::CurrentRow if false => at + 1,' \
+  --test sqllogictest
+# A frame ending n PRECEDING ends a row early (n + 1 rows back).
+PACKAGE=hotpage-sql unit window-preceding-end-off-by-one crates/hotpage-sql/src/catalog/window.rs \
+  'FrameBound::Preceding(k) => (at + 1).saturating_sub(step(k)),' \
+  'FrameBound::Preceding(k) => at.saturating_sub(step(k)),' \
+  --test sqllogictest
+# A frame ending n FOLLOWING leaves out its last row.
+PACKAGE=hotpage-sql unit window-following-end-off-by-one crates/hotpage-sql/src/catalog/window.rs \
+  'FrameBound::Following(k) => at.saturating_add(step(k)).saturating_add(1),' \
+  'FrameBound::Following(k) => at.saturating_add(step(k)),' \
+  --test sqllogictest
+# A running frame's state adds its rows again for every row.
+PACKAGE=hotpage-sql unit window-running-state-readds crates/hotpage-sql/src/catalog/window.rs \
+  'added = added.max(end);' \
+  'added = added.max(0);' \
+  --test sqllogictest
+# Every row takes the first frame's aggregate (the reuse ignores the bounds).
+PACKAGE=hotpage-sql unit window-frame-value-reused crates/hotpage-sql/src/catalog/window.rs \
+  'Some((bounds, value)) if *bounds == (start, end) => value.clone(),' \
+  'Some((_, value)) => value.clone(),' \
+  --test sqllogictest
+# lag looks ahead like lead.
+PACKAGE=hotpage-sql unit window-lag-looks-ahead crates/hotpage-sql/src/catalog/window.rs \
+  '(at as i64).checked_sub(offset)' \
+  '(at as i64).checked_add(offset)' \
+  --test sqllogictest
+# lag/lead's default is ignored past the partition's edge.
+PACKAGE=hotpage-sql unit window-shift-default-ignored crates/hotpage-sql/src/catalog/window.rs \
+  '_ => self.arg(at, 2),' \
+  '_ => Datum::Null,' \
+  --test sqllogictest
+# A NULL lag/lead offset counts as 1 instead of giving NULL.
+PACKAGE=hotpage-sql unit window-shift-null-offset-is-one crates/hotpage-sql/src/catalog/window.rs \
+  '_ => return Datum::Null,' \
+  '_ => 1,' \
+  --test sqllogictest
+# ntile spreads the remainder one bucket short (sizes 2, 2, 2, 1 for 7 rows in 3).
+PACKAGE=hotpage-sql unit window-ntile-remainder-lost crates/hotpage-sql/src/catalog/window.rs \
+  'let rows = size + usize::from((bucket as usize) <= larger);' \
+  'let rows = size + usize::from((bucket as usize) < larger);' \
+  --test sqllogictest
+# percent_rank by row position (peers no longer share it).
+PACKAGE=hotpage-sql unit window-percent-rank-by-position crates/hotpage-sql/src/catalog/window.rs \
+  'Datum::Float(peer_start as f64 / (len - 1) as f64)' \
+  'Datum::Float(at as f64 / (len - 1) as f64)' \
+  --test sqllogictest
+# cume_dist by row position (peers no longer share it).
+PACKAGE=hotpage-sql unit window-cume-dist-by-position crates/hotpage-sql/src/catalog/window.rs \
+  'WindowFunc::CumeDist => Datum::Float(peer_end as f64 / len as f64),' \
+  'WindowFunc::CumeDist => Datum::Float((at + 1) as f64 / len as f64),' \
+  --test sqllogictest
+# last_value is the current row's value.
+PACKAGE=hotpage-sql unit window-last-value-is-current crates/hotpage-sql/src/catalog/window.rs \
+  'WindowFunc::LastValue => self.arg(end - 1, 0),' \
+  'WindowFunc::LastValue => self.arg(at, 0),' \
+  --test sqllogictest
+# nth_value takes the (n+1)th row.
+PACKAGE=hotpage-sql unit window-nth-value-off-by-one crates/hotpage-sql/src/catalog/window.rs \
+  '.checked_add(n as usize - 1)' \
+  '.checked_add(n as usize)' \
+  --test sqllogictest
+# OVER (w …) drops the named window's PARTITION BY.
+PACKAGE=hotpage-sql unit window-copy-drops-partition crates/hotpage-sql/src/catalog/window.rs \
+  'partition_by: base.partition_by.clone(),' \
+  'partition_by: spec.partition_by.clone(),' \
+  --test sqllogictest
+# ROWS BETWEEN CURRENT ROW AND 1 PRECEDING is accepted (an empty frame) instead of 42P20.
+PACKAGE=hotpage-sql unit window-frame-current-to-preceding-allowed crates/hotpage-sql/src/catalog/window.rs \
+  '(B::CurrentRow, B::Preceding(_), _) => Err(misplaced(' \
+  '(B::CurrentRow, B::Preceding(_), _) if false => Err(misplaced(' \
+  --test sqllogictest
+# A negative frame offset wraps to a huge count instead of 22013.
+PACKAGE=hotpage-sql unit window-negative-offset-allowed crates/hotpage-sql/src/catalog/window.rs \
+  'Datum::Int(n) if n >= 0 => Ok(n as u64),' \
+  'Datum::Int(n) => Ok(n as u64),' \
+  --test sqllogictest
+# OVER (w ORDER BY …) replaces the named window's ORDER BY instead of 42P20.
+PACKAGE=hotpage-sql unit window-copy-overrides-order crates/hotpage-sql/src/catalog/window.rs \
+  'if !spec.order_by.is_empty() && !base.order_by.is_empty() {' \
+  'if false {' \
+  --test sqllogictest
+# WINDOW w AS (), w AS () is accepted (the first wins) instead of 42P20.
+PACKAGE=hotpage-sql unit window-name-defined-twice crates/hotpage-sql/src/catalog/window.rs \
+  'if defined.iter().any(|(k, _)| *k == key) {' \
+  'if false {' \
+  --test sqllogictest
+# A window's frames never look for a cancel or a timeout (a sliding frame over 40,000 rows
+# runs its 800 million additions to the end).
+PACKAGE=hotpage-sql unit window-never-polls crates/hotpage-sql/src/catalog/exec.rs \
+  'window_values(spec, &frame, &inputs, &mut || clock.poll())?' \
+  'window_values(spec, &frame, &inputs, &mut || Ok(()))?' \
+  --test interrupts window
 # A text value weighs nothing in the query's memory bound (a recursion carrying a long
 # string runs far past the bound; hotpage.query_memory, src/limits.rs).
 PACKAGE=hotpage-sql unit text-bytes-uncounted crates/hotpage-sql/src/catalog/types.rs \

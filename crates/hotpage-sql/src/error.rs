@@ -97,6 +97,14 @@ pub mod sqlstate {
     /// `lock_not_available`: a wait for another transaction's key ran past `lock_timeout`
     /// (or, holding keys of its own, past the engine's limit).
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    /// `null_value_not_allowed`: a window frame's offset is NULL.
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
+    /// `invalid_preceding_or_following_size`: a window frame's offset is negative.
+    pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: &str = "22013";
+    /// `invalid_argument_for_ntile_function`.
+    pub const INVALID_ARGUMENT_FOR_NTILE: &str = "22014";
+    /// `invalid_argument_for_nth_value_function`.
+    pub const INVALID_ARGUMENT_FOR_NTH_VALUE: &str = "22016";
 }
 
 /// An error with its SQLSTATE, a one-line message and, where known, the 1-based character

@@ -1,5 +1,6 @@
 //! A running statement stops on a cancel or its `statement_timeout` (57014) wherever it
-//! can run long: a table scan, a T-SQL WHILE loop (even inside TRY … CATCH), `pg_sleep`.
+//! can run long: a table scan, a window over sliding frames, a T-SQL WHILE loop (even
+//! inside TRY … CATCH), `pg_sleep`.
 //! What it was writing is not applied, and a transaction block it ran in is failed.
 //! (Before 2026-12-05 the server looked only between statements, so each of these ran to
 //! its end.)
@@ -65,6 +66,33 @@ fn a_scan_stops_at_its_timeout() {
     assert_eq!(
         count_without_timeout(&mut s, "big WHERE length(v) = 1"),
         Value::Int(1 << 17)
+    );
+}
+
+#[test]
+fn a_window_over_sliding_frames_stops_at_its_timeout() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("SET statement_timeout = '100ms'").expect("set");
+    // Each row's frame runs to the end: 40,000 rows make 800 million additions.
+    let started = Instant::now();
+    let error = s
+        .execute(
+            "SELECT max(t) FROM (SELECT sum(x) OVER (ORDER BY x ROWS BETWEEN CURRENT ROW \
+             AND UNBOUNDED FOLLOWING) AS t FROM generate_series(1, 40000) x) q",
+        )
+        .unwrap_err();
+    cancelled(&error, "statement timeout");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // Frames of three rows over the same rows finish: the largest is 39,998 + 39,999 + 40,000.
+    s.execute("SET statement_timeout = 0").expect("off");
+    assert_eq!(
+        one_value(
+            &mut s,
+            "SELECT max(t) FROM (SELECT sum(x) OVER (ORDER BY x ROWS BETWEEN CURRENT ROW \
+             AND 2 FOLLOWING) AS t FROM generate_series(1, 40000) x) q"
+        ),
+        Value::Int(119_997)
     );
 }
 

@@ -55,6 +55,8 @@ struct Level {
     windows: Option<Vec<WindowSpec>>,
     /// A window call's arguments are being compiled (another window there is 42P20).
     in_window: bool,
+    /// The SELECT's `WINDOW name AS (…)` definitions, resolved.
+    named_windows: Vec<(String, sqlparser::ast::WindowSpec)>,
 }
 
 /// Compiles a query's expressions.
@@ -1036,7 +1038,7 @@ impl Compiler {
         Ok(CExpr::constant(Datum::oid(oid), CType::RegType))
     }
 
-    fn arguments(&mut self, f: &Function) -> SqlResult<Vec<CExpr>> {
+    pub(super) fn arguments(&mut self, f: &Function) -> SqlResult<Vec<CExpr>> {
         match &f.args {
             FunctionArguments::None => Ok(Vec::new()),
             FunctionArguments::List(list)
@@ -1182,12 +1184,26 @@ impl Compiler {
         })
     }
 
-    /// Starts a SELECT's list and ORDER BY, the places window calls may appear.
-    pub fn begin_windows(&mut self) {
+    /// Starts a SELECT's list and ORDER BY, the places window calls may appear, with the
+    /// SELECT's WINDOW definitions.
+    pub fn begin_windows(
+        &mut self,
+        definitions: &[sqlparser::ast::NamedWindowDefinition],
+    ) -> SqlResult<()> {
+        let named = super::window::define_windows(definitions)?;
         let top = self.top();
         if let Some(level) = self.levels.get_mut(top) {
             level.windows = Some(Vec::new());
+            level.named_windows = named;
         }
+        Ok(())
+    }
+
+    /// The current SELECT's WINDOW definitions.
+    pub fn named_windows(&self) -> &[(String, sqlparser::ast::WindowSpec)] {
+        self.levels
+            .get(self.top())
+            .map_or(&[], |level| level.named_windows.as_slice())
     }
 
     /// Ends them: the window calls they made.

@@ -9,7 +9,7 @@ use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions;
 use super::plan::{Body, FromItem, FromStep, JoinKind, QueryPlan, SelectPlan, SortBy, SortKey};
 use super::types::{self, CType, Datum};
-use super::window::{WindowFunc, WindowInput, WindowSpec, window_values};
+use super::window::{WindowInput, WindowSpec, window_values};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use crate::limits::{self, MemoryBudget};
 use crate::session::SessionState;
@@ -488,21 +488,25 @@ impl<'a> Exec<'a> {
     ) -> SqlResult<Rows> {
         let mut columns = Vec::with_capacity(windows.len());
         for spec in windows {
+            let Some(first) = rows.first() else {
+                columns.push(Vec::new());
+                continue;
+            };
+            // A frame's offsets read no column: any row's environment will do.
+            let env = Env::new(first, level, outer);
+            let frame = spec.frame.resolve(&mut |e| self.eval(e, &env))?;
             let mut inputs = Vec::with_capacity(rows.len());
             for row in &rows {
                 let env = Env::new(row, level, outer);
-                let args = match &spec.func {
-                    WindowFunc::Aggregate(agg) => self.eval_all(&agg.args, &env)?,
-                    _ => Vec::new(),
-                };
                 let order_exprs: Vec<&CExpr> = spec.order.iter().map(|k| &k.expr).collect();
                 inputs.push(WindowInput {
                     partition: self.eval_all(spec.partition.iter(), &env)?,
                     order: self.eval_all(order_exprs, &env)?,
-                    args,
+                    args: self.eval_all(spec.arguments(), &env)?,
                 });
             }
-            let values = window_values(spec, &inputs)?;
+            let clock = &mut self.session.state.clock;
+            let values = window_values(spec, &frame, &inputs, &mut || clock.poll())?;
             self.hold(values.iter().map(Datum::held_bytes).sum())?;
             columns.push(values);
         }

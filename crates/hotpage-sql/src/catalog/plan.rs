@@ -447,7 +447,6 @@ fn plan_select(
         || select.into.is_some()
         || !select.lateral_views.is_empty()
         || select.qualify.is_some()
-        || !select.named_window.is_empty()
         || matches!(select.distinct, Some(Distinct::On(_)))
     {
         return Err(SqlError::unsupported(format!("the query {select}")));
@@ -514,7 +513,7 @@ fn plan_select_at(
     if grouped {
         c.begin_grouping(&group_exprs, &select.projection)?;
     }
-    c.begin_windows();
+    c.begin_windows(&select.named_window)?;
     let items = select_items(c, &select.projection);
     let order = items.and_then(|items| {
         let order = order_exprs
