@@ -802,10 +802,11 @@ PACKAGE=hotpage-sql unit window-shift-null-offset-is-one crates/hotpage-sql/src/
   '_ => return Datum::Null,' \
   '_ => 1,' \
   --test sqllogictest
-# ntile spreads the remainder one bucket short (sizes 2, 2, 2, 1 for 7 rows in 3).
+# ntile spreads the remainder one bucket short (7 rows in 3 buckets of 2: a row without a
+# bucket).
 PACKAGE=hotpage-sql unit window-ntile-remainder-lost crates/hotpage-sql/src/catalog/window.rs \
-  'let rows = size + usize::from((bucket as usize) <= larger);' \
-  'let rows = size + usize::from((bucket as usize) < larger);' \
+  'let rows = size + usize::from(bucket <= larger);' \
+  'let rows = size + usize::from(bucket < larger);' \
   --test sqllogictest
 # percent_rank by row position (peers no longer share it).
 PACKAGE=hotpage-sql unit window-percent-rank-by-position crates/hotpage-sql/src/catalog/window.rs \
@@ -858,6 +859,121 @@ PACKAGE=hotpage-sql unit window-never-polls crates/hotpage-sql/src/catalog/exec.
   'window_values(spec, &frame, &inputs, &mut || clock.poll())?' \
   'window_values(spec, &frame, &inputs, &mut || Ok(()))?' \
   --test interrupts window
+# VALUES rows of different lengths are not refused (42601).
+PACKAGE=hotpage-sql unit values-row-length-unchecked crates/hotpage-sql/src/catalog/plan.rs \
+  'if values.rows.iter().any(|row| row.content.len() != width) {' \
+  'if false {' \
+  --test sqllogictest
+# A VALUES column takes its first row's type, not the rows' common type.
+PACKAGE=hotpage-sql unit values-first-row-type crates/hotpage-sql/src/catalog/plan.rs \
+  'ty = set_column_type("VALUES", ty, row[i].ty)?;' \
+  'ty = if ty == CType::Unknown { row[i].ty } else { ty };' \
+  --test sqllogictest
+# VALUES rows keep their own types (an untyped literal stays text in an integer column).
+PACKAGE=hotpage-sql unit values-rows-not-cast crates/hotpage-sql/src/catalog/plan.rs \
+  '.map(|(e, (_, ty))| super::functions::cast_to_common(e, *ty))' \
+  '.map(|(e, _)| e)' \
+  --test sqllogictest
+# A set operation lets a number meet a boolean (the first side's type wins).
+PACKAGE=hotpage-sql unit set-kinds-meet crates/hotpage-sql/src/catalog/plan.rs \
+  '_ if matches!((kind(l), kind(r)), (Some(a), Some(b)) if a != b) => {' \
+  '_ if false => {' \
+  --test sqllogictest
+# More column names than columns in a FROM alias are dropped without a word.
+PACKAGE=hotpage-sql unit alias-extra-names-dropped crates/hotpage-sql/src/catalog/compile.rs \
+  'if renamed.len() > columns.len() {' \
+  'if false {' \
+  --test sqllogictest
+# A set-returning function's extra column names are dropped without a word.
+PACKAGE=hotpage-sql unit set-function-alias-extra-names crates/hotpage-sql/src/catalog/plan.rs \
+  'if renamed.len() > 1 {' \
+  'if false {' \
+  --test sqllogictest
+# A one-table query reads a table alias's column names as the table's own (they were dropped).
+PACKAGE=hotpage-sql unit one-table-alias-columns-ignored crates/hotpage-sql/src/select.rs \
+  '} if !alias.columns.is_empty() => {' \
+  '} if false => {' \
+  --test sqllogictest
+# The day of the week is a day off.
+PACKAGE=hotpage-sql unit date-iso-dow-shifted crates/hotpage-sql/src/value/date_fields.rs \
+  '(self.days + 3).rem_euclid(7) + 1' \
+  '(self.days + 4).rem_euclid(7) + 1' \
+  --test sqllogictest
+# ISO weeks are placed by their Wednesday, not their Thursday.
+PACKAGE=hotpage-sql unit date-iso-week-from-wednesday crates/hotpage-sql/src/value/date_fields.rs \
+  'let thursday = self.days - self.iso_dow() + 4;' \
+  'let thursday = self.days - self.iso_dow() + 3;' \
+  --test sqllogictest
+# extract(second …) has 3 decimals, not 6 (a value a thousand times too large).
+PACKAGE=hotpage-sql unit date-second-scale crates/hotpage-sql/src/value/date_fields.rs \
+  'F::Second => (in_minute_us, 6),' \
+  'F::Second => (in_minute_us, 3),' \
+  --test sqllogictest
+# A century starts at year 0, not year 1 (2000 is in the 21st).
+PACKAGE=hotpage-sql unit date-century-from-zero crates/hotpage-sql/src/value/date_fields.rs \
+  'F::Century => whole((c.year + 99).div_euclid(100)),' \
+  'F::Century => whole(c.year.div_euclid(100) + 1),' \
+  --test sqllogictest
+# date_trunc('week', …) goes back to Sunday, not Monday.
+PACKAGE=hotpage-sql unit date-trunc-week-sunday crates/hotpage-sql/src/value/date_fields.rs \
+  'F::Week => return Ok((c.days - c.iso_dow() + 1 - PG_EPOCH_DAYS) * USECS_PER_DAY),' \
+  'F::Week => return Ok((c.days - c.iso_dow() - PG_EPOCH_DAYS) * USECS_PER_DAY),' \
+  --test sqllogictest
+# date_part of an infinite timestamp's month is 0, not NULL.
+PACKAGE=hotpage-sql unit date-part-infinite-month-zero crates/hotpage-sql/src/value/date_fields.rs \
+  'INFINITY | NEG_INFINITY => None,' \
+  'INFINITY | NEG_INFINITY => Some(0.0),' \
+  --test sqllogictest
+# extract(year …) of an infinite timestamp is NULL, where it is Infinity (refused, 0A000).
+PACKAGE=hotpage-sql unit extract-infinite-year-null crates/hotpage-sql/src/value/date_fields.rs \
+  '        if field.grows_with_time() {' \
+  '        if false {' \
+  --test sqllogictest
+# The unit spelling mon is not recognized.
+PACKAGE=hotpage-sql unit date-unit-mon-unknown crates/hotpage-sql/src/value/date_fields.rs \
+  '"month" | "months" | "mon" | "mons" => F::Month,' \
+  '"month" | "months" => F::Month,' \
+  --test sqllogictest
+# EXTRACT's column is ?column?, not extract.
+PACKAGE=hotpage-sql unit extract-column-unnamed crates/hotpage-sql/src/catalog/plan.rs \
+  'Expr::Extract { .. } => ("extract".into(), 2),' \
+  'Expr::Extract { .. } => (String::new(), 0),' \
+  --test catalog_queries unnamed
+# POSITION(x IN s) over a join searches x for s.
+PACKAGE=hotpage-sql unit position-arguments-swapped crates/hotpage-sql/src/catalog/compile.rs \
+  'vec![self.expr(r#in)?, self.expr(expr)?],' \
+  'vec![self.expr(expr)?, self.expr(r#in)?],' \
+  --test sqllogictest
+# A SELECT's untyped literals are text before a set operation sees them (SELECT 1 UNION SELECT NULL is 42804).
+PACKAGE=hotpage-sql unit set-literals-resolved-first crates/hotpage-sql/src/catalog/plan.rs \
+  'Body::Select(select) if select.items.len() == side.columns.len() => {' \
+  'Body::Select(select) if false => {' \
+  --test sqllogictest
+# timestamp meeting timestamptz is timestamp (the left side's type).
+PACKAGE=hotpage-sql unit set-timestamp-beats-timestamptz crates/hotpage-sql/src/catalog/plan.rs \
+  '(CType::Sql(SqlType::Timestamp), CType::Sql(SqlType::TimestampTz))' \
+  '(CType::Sql(SqlType::Bytea), CType::Sql(SqlType::TimestampTz))' \
+  --test sqllogictest
+# lag(x) without OVER is 42883 (function does not exist), not 42809.
+PACKAGE=hotpage-sql unit window-function-without-over crates/hotpage-sql/src/catalog/window.rs \
+  '    if window_only {' \
+  '    if false {' \
+  --test sqllogictest
+# lag's default meets any value: a timestamp default of a text value is cast to text.
+PACKAGE=hotpage-sql unit lag-default-any-kind crates/hotpage-sql/src/catalog/window.rs \
+  'super::plan::set_column_type("lag", value, default.ty).map_err(|_| no_such(args))?' \
+  'super::plan::set_column_type("lag", value, value).map_err(|_| no_such(args))?' \
+  --test sqllogictest
+# A quoted frame offset (ROWS 2 PRECEDING written with quotes) stays an interval (0A000).
+PACKAGE=hotpage-sql unit frame-quoted-offset-refused crates/hotpage-sql/src/catalog/window.rs \
+  '                interval.value.as_ref()' \
+  '                e' \
+  --test sqllogictest
+# A subquery's own columns in a frame offset count as the query's (42P10).
+PACKAGE=hotpage-sql unit frame-subquery-offset-refused crates/hotpage-sql/src/catalog/window.rs \
+  'reads_columns |= matches!(node.kind, ExprKind::Column { level: l, .. } if l <= level)' \
+  'reads_columns |= matches!(node.kind, ExprKind::Column { .. })' \
+  --test sqllogictest
 # A text value weighs nothing in the query's memory bound (a recursion carrying a long
 # string runs far past the bound; hotpage.query_memory, src/limits.rs).
 PACKAGE=hotpage-sql unit text-bytes-uncounted crates/hotpage-sql/src/catalog/types.rs \

@@ -460,7 +460,7 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
 }
 
 /// The expressions sqlparser parses apart from function calls: CASE, and SUBSTRING,
-/// TRIM, FLOOR and CEIL in their SQL-standard forms.
+/// POSITION, EXTRACT, TRIM, FLOOR and CEIL in their SQL-standard forms.
 fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
     let boxed = |e: &Expr| compile(e, scope).map(Box::new);
     Ok(match expr {
@@ -469,34 +469,12 @@ fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             conditions,
             else_result,
             ..
-        } => {
-            let mut whens = conditions
-                .iter()
-                .map(|arm| compile(&arm.condition, scope))
-                .collect::<SqlResult<Vec<_>>>()?;
-            let operand = match operand.as_deref() {
-                Some(operand) => {
-                    // `CASE c WHEN 'a'` compares as `c = 'a'` does.
-                    whens = char_operands(
-                        std::iter::once(compile(operand, scope)?)
-                            .chain(whens)
-                            .collect(),
-                    );
-                    Some(Box::new(whens.remove(0)))
-                }
-                None => None,
-            };
-            let results = conditions.iter().map(|arm| compile(&arm.result, scope));
-            Scalar::Case(
-                operand,
-                whens
-                    .into_iter()
-                    .zip(results)
-                    .map(|(w, r)| Ok((w, r?)))
-                    .collect::<SqlResult<_>>()?,
-                else_result.as_deref().map(boxed).transpose()?,
-            )
-        }
+        } => compile_case(
+            operand.as_deref(),
+            conditions,
+            else_result.as_deref(),
+            scope,
+        )?,
         Expr::Substring {
             expr,
             substring_from,
@@ -520,6 +498,19 @@ fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             }
             Scalar::Call(Func::Pure(PureFunc::Substr), args)
         }
+        // POSITION(x IN s) is strpos(s, x).
+        Expr::Position { expr, r#in } => Scalar::Call(
+            Func::Pure(PureFunc::Strpos),
+            vec![*char_as_text(boxed(r#in)?), *char_as_text(boxed(expr)?)],
+        ),
+        // EXTRACT(field FROM ts) is date_part's numeric twin.
+        Expr::Extract { field, expr, .. } => Scalar::Call(
+            Func::Pure(PureFunc::Extract),
+            vec![
+                Scalar::Const(Value::Text(field_unit(field)), Some(SqlType::Text)),
+                compile(expr, scope)?,
+            ],
+        ),
         // sqlparser parses FLOOR and CEIL apart; `floor(x)` is all PostgreSQL has.
         Expr::Floor {
             expr,
@@ -553,6 +544,51 @@ fn compile_special(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             return Err(SqlError::unsupported(format!("the expression {other}")));
         }
     })
+}
+
+/// `CASE [operand] WHEN … THEN … [ELSE …] END`.
+fn compile_case(
+    operand: Option<&Expr>,
+    conditions: &[sqlparser::ast::CaseWhen],
+    else_result: Option<&Expr>,
+    scope: &Scope,
+) -> SqlResult<Scalar> {
+    let mut whens = conditions
+        .iter()
+        .map(|arm| compile(&arm.condition, scope))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let operand = match operand {
+        Some(operand) => {
+            // `CASE c WHEN 'a'` compares as `c = 'a'` does.
+            whens = char_operands(
+                std::iter::once(compile(operand, scope)?)
+                    .chain(whens)
+                    .collect(),
+            );
+            Some(Box::new(whens.remove(0)))
+        }
+        None => None,
+    };
+    let results = conditions.iter().map(|arm| compile(&arm.result, scope));
+    Ok(Scalar::Case(
+        operand,
+        whens
+            .into_iter()
+            .zip(results)
+            .map(|(w, r)| Ok((w, r?)))
+            .collect::<SqlResult<_>>()?,
+        else_result
+            .map(|e| compile(e, scope).map(Box::new))
+            .transpose()?,
+    ))
+}
+
+/// The unit an EXTRACT names, as `date_part` takes it (`YEAR` is `year`).
+pub(crate) fn field_unit(field: &sqlparser::ast::DateTimeField) -> String {
+    match field {
+        sqlparser::ast::DateTimeField::Custom(name) => name.value.to_lowercase(),
+        other => other.to_string().to_lowercase(),
+    }
 }
 
 fn column_ref(name: &str, scope: &Scope) -> SqlResult<Scalar> {
@@ -832,6 +868,7 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
     if name == "pg_typeof" {
         return type_of(function, scope);
     }
+    crate::catalog::refuse_without_over(&name)?;
     let func = Func::by_name(&name).ok_or_else(|| {
         SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,

@@ -274,6 +274,13 @@ fn plan_source(db: &SqlDatabase, select: &Select) -> SqlResult<(Source, Vec<(Str
     match select.from.as_slice() {
         [] => Ok((Source::Nothing, Vec::new())),
         [from] if from.joins.is_empty() => match &from.relation {
+            // Renamed columns (`FROM t AS x(a, b)`) are the general engine's: this one
+            // read the table's own names and dropped the new ones.
+            TableFactor::Table {
+                alias: Some(alias), ..
+            } if !alias.columns.is_empty() => {
+                Err(SqlError::unsupported("a table alias with column names"))
+            }
             TableFactor::Table { name, args, .. } => {
                 let name = object_name(name);
                 if let Some(columns) = views::columns(&name) {

@@ -1,7 +1,9 @@
 //! SQL values: the assignment casts PostgreSQL applies when storing into a column, its text
 //! output, SQL comparison and the arithmetic operators.
 
+mod date_fields;
 mod datetime;
+pub(crate) use date_fields::{date_part, extract_field, field_named, truncate};
 pub(crate) use datetime::calendar_index;
 pub(crate) mod numeric;
 mod text;

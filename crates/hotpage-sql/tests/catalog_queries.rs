@@ -726,8 +726,10 @@ fn table_sizes_are_their_pages_for_psql_dt_plus() {
 
 /// Unnamed output columns are named as PostgreSQL 15.18 names them (its FigureColname), in
 /// a one-table query and a join alike: a cast by its type's internal name, a CASE `case`,
-/// a constant `?column?` (`true` too, since 15). The one-table path named every cast and
-/// CASE `?column?`, the general engine a cast by its type as written (`int`).
+/// a constant `?column?` (`true` too, since 15), a function with a syntax of its own
+/// (EXTRACT, SUBSTRING … FROM, TRIM, POSITION) by the function it calls. The one-table
+/// path named every cast and CASE `?column?`, the general engine a cast by its type as
+/// written (`int`), and both named those functions `?column?`.
 #[test]
 fn unnamed_columns_are_named_as_postgresql_names_them() {
     let mut s = session();
@@ -736,11 +738,40 @@ fn unnamed_columns_are_named_as_postgresql_names_them() {
         CAST(1 AS integer), 'a'::char(2), 1.5::double precision, '{1}'::int[], 1::int2, \
         1::real, true::boolean, 'x'::character varying, 'a'::\"char\", \
         CASE WHEN id = 1 THEN 1 END, CASE WHEN id = 1 THEN 1 ELSE id END, true, 1 + 1, upper(c), \
-        1::decimal(5,2), 1::float, 1::float(3), 'x'::char varying(3)";
+        1::decimal(5,2), 1::float, 1::float(3), 'x'::char varying(3), \
+        extract(year from now()), substring('abc' from 2), trim(' a '), trim(leading ' a'), \
+        floor(1.5), ceil(1.5), position('b' in 'abc')";
     let expected = [
-        "int4", "int8", "numeric", "text", "id", "int4", "bpchar", "float8", "int4", "int2",
-        "float4", "bool", "varchar", "char", "case", "id", "?column?", "?column?", "upper",
-        "numeric", "float8", "float4", "varchar",
+        "int4",
+        "int8",
+        "numeric",
+        "text",
+        "id",
+        "int4",
+        "bpchar",
+        "float8",
+        "int4",
+        "int2",
+        "float4",
+        "bool",
+        "varchar",
+        "char",
+        "case",
+        "id",
+        "?column?",
+        "?column?",
+        "upper",
+        "numeric",
+        "float8",
+        "float4",
+        "varchar",
+        "extract",
+        "substring",
+        "btrim",
+        "ltrim",
+        "floor",
+        "ceil",
+        "position",
     ];
     for from in ["named", "named JOIN named n2 USING (id, c)"] {
         let result = one(&mut s, &format!("SELECT {list} FROM {from}"));

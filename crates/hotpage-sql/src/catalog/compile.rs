@@ -123,6 +123,18 @@ impl Compiler {
                     format!("table name \"{qualifier}\" specified more than once"),
                 ));
             }
+            // More names than columns (`(SELECT 1) AS v(a, b)`): PostgreSQL's 42P10, where
+            // the extra names were dropped without a word.
+            if renamed.len() > columns.len() {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_COLUMN_REFERENCE,
+                    format!(
+                        "table \"{qualifier}\" has {} columns available but {} columns specified",
+                        columns.len(),
+                        renamed.len()
+                    ),
+                ));
+            }
             for (i, (name, ty)) in columns.into_iter().enumerate() {
                 let name = renamed.get(i).cloned().unwrap_or(name);
                 level.cols.push(plan::scope_col(qualifier, name, ty));
@@ -639,6 +651,16 @@ impl Compiler {
                 }
                 ("substr", PureFunc::Substr, args)
             }
+            Expr::Position { expr, r#in } => (
+                "position",
+                PureFunc::Strpos,
+                vec![self.expr(r#in)?, self.expr(expr)?],
+            ),
+            Expr::Extract { field, expr, .. } => {
+                let unit = crate::expr::field_unit(field);
+                let args = vec![CExpr::constant(Datum::Text(unit), TEXT), self.expr(expr)?];
+                ("extract", PureFunc::Extract, args)
+            }
             Expr::Floor { expr, field } if plain(field) => {
                 ("floor", PureFunc::Floor, vec![self.expr(expr)?])
             }
@@ -999,6 +1021,7 @@ impl Compiler {
         if f.over.is_some() {
             return self.window_call(&name, f);
         }
+        super::window::refuse_without_over(&name)?;
         if let FunctionArguments::Subquery(query) = &f.args {
             if name != "array" {
                 return Err(SqlError::unsupported(format!("{name}(subquery)")));

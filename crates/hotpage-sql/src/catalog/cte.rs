@@ -298,7 +298,7 @@ fn check_step(
     }
     let select = match &step.body {
         Body::Select(select) => Some(select),
-        Body::SetOp { .. } => None,
+        Body::SetOp { .. } | Body::Values { .. } => None,
     };
     // GROUP BY alone is allowed, as in PostgreSQL; an aggregate is not.
     if select.is_some_and(|s| s.grouping.as_ref().is_some_and(|g| !g.aggs.is_empty())) {
@@ -308,7 +308,7 @@ fn check_step(
         ));
     }
     for (i, ((_, base), (_, stepped))) in columns.iter().zip(&step.columns).enumerate() {
-        let overall = plan::set_column_type(SetOperator::Union, *base, *stepped)?;
+        let overall = plan::set_column_type("UNION", *base, *stepped)?;
         if overall != *base {
             return Err(SqlError::new(
                 sqlstate::DATATYPE_MISMATCH,

@@ -385,6 +385,16 @@ impl<'a> Exec<'a> {
                 let r = self.cast_rows(r, &right.columns, &q.columns)?;
                 set_operation(*op, *all, l, r)
             }
+            Body::Values { level, rows } => {
+                let env = Env::new(&[], *level, outer);
+                let mut made = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let values = self.eval_all(row, &env)?;
+                    self.hold(row_bytes(&values))?;
+                    made.push(values);
+                }
+                made
+            }
         };
         if !q.order.is_empty() {
             let keyed: Vec<(Vec<Datum>, Vec<Datum>)> =

@@ -36,6 +36,7 @@ mod rows;
 pub(crate) mod settings;
 pub(crate) use builtin::format_type;
 pub(crate) use plan::refuse_ordinality;
+pub(crate) use window::refuse_without_over;
 mod types;
 mod window;
 

@@ -23,7 +23,7 @@ use crate::types::SqlType;
 use sqlparser::ast::{
     Distinct, Expr, GroupByExpr, Join, JoinConstraint, JoinOperator, LimitClause, ObjectName,
     OrderByKind, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor,
-    TableWithJoins,
+    TableWithJoins, Values,
 };
 use std::sync::Arc;
 
@@ -43,6 +43,13 @@ pub(crate) struct QueryPlan {
 #[derive(Debug)]
 pub(crate) enum Body {
     Select(Box<SelectPlan>),
+    /// `VALUES (…), (…)`: each row's expressions, cast to the columns' common types, read
+    /// at scope `level` (which has no columns of its own: a VALUES list may read an outer
+    /// query's).
+    Values {
+        level: usize,
+        rows: Vec<Vec<CExpr>>,
+    },
     SetOp {
         op: SetOperator,
         all: bool,
@@ -143,6 +150,7 @@ impl QueryPlan {
                 left.walk(f);
                 right.walk(f);
             }
+            Body::Values { rows, .. } => rows.iter().flatten().for_each(|e| e.walk(f)),
         }
         for cte in &self.ctes {
             match &cte.body {
@@ -321,6 +329,9 @@ fn plan_set_body(
     query: &Query,
     body: &SetExpr,
 ) -> SqlResult<(Body, Vec<(String, CType)>)> {
+    if let SetExpr::Values(values) = body {
+        return plan_values(c, values);
+    }
     let SetExpr::SetOperation {
         op,
         set_quantifier,
@@ -349,6 +360,68 @@ fn plan_set_body(
     )
 }
 
+/// `VALUES (…), (…)` as a query: PostgreSQL's columns `column1`, `column2`, … in the
+/// rows' common types, resolved as a UNION's are (42804 where there is none, text for a
+/// column of untyped literals); rows of different lengths are 42601.
+fn plan_values(c: &mut Compiler, values: &Values) -> SqlResult<(Body, Vec<(String, CType)>)> {
+    if values.explicit_row {
+        return Err(SqlError::unsupported("VALUES ROW(…)"));
+    }
+    let width = values.rows.first().map_or(0, |row| row.content.len());
+    if values.rows.iter().any(|row| row.content.len() != width) {
+        return Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            "VALUES lists must all be the same length",
+        ));
+    }
+    let level = c.push_level();
+    let compiled = values
+        .rows
+        .iter()
+        .map(|row| {
+            row.content
+                .iter()
+                .map(|e| c.expr(e))
+                .collect::<SqlResult<Vec<_>>>()
+        })
+        .collect::<SqlResult<Vec<_>>>();
+    c.pop_level();
+    let mut rows = compiled?;
+    let mut columns = Vec::with_capacity(width);
+    for i in 0..width {
+        let mut ty = CType::Unknown;
+        for row in &rows {
+            ty = set_column_type("VALUES", ty, row[i].ty)?;
+        }
+        if ty == CType::Unknown {
+            ty = super::types::TEXT;
+        }
+        columns.push((format!("column{}", i + 1), ty));
+    }
+    for row in &mut rows {
+        let typed = std::mem::take(row)
+            .into_iter()
+            .zip(&columns)
+            .map(|(e, (_, ty))| super::functions::cast_to_common(e, *ty))
+            .collect();
+        *row = typed;
+    }
+    Ok((Body::Values { level, rows }, columns))
+}
+
+/// A set operation's side's column types as the operation sees them: a SELECT's untyped
+/// literals are still untyped (`SELECT 1 UNION SELECT NULL`, `… UNION SELECT '2'` take
+/// the other side's type, as in PostgreSQL); any other side's columns are resolved (a
+/// subquery's or an inner set operation's literals are text by then).
+fn side_types(side: &QueryPlan) -> Vec<CType> {
+    match &side.body {
+        Body::Select(select) if select.items.len() == side.columns.len() => {
+            select.items.iter().map(|item| item.ty).collect()
+        }
+        _ => side.columns.iter().map(|(_, ty)| *ty).collect(),
+    }
+}
+
 /// `left op right` over two planned queries, in their columns' common types.
 pub(crate) fn set_operation(
     op: SetOperator,
@@ -362,11 +435,19 @@ pub(crate) fn set_operation(
             format!("each {op} query must have the same number of columns"),
         ));
     }
+    let what = op.to_string().to_uppercase();
     let columns = left
         .columns
         .iter()
-        .zip(&right.columns)
-        .map(|((name, l), (_, r))| Ok((name.clone(), set_column_type(op, *l, *r)?)))
+        .zip(side_types(&left))
+        .zip(side_types(&right))
+        .map(|(((name, _), l), r)| {
+            let ty = match set_column_type(&what, l, r)? {
+                CType::Unknown => super::types::TEXT,
+                ty => ty,
+            };
+            Ok((name.clone(), ty))
+        })
         .collect::<SqlResult<_>>()?;
     Ok((
         Body::SetOp {
@@ -690,6 +771,23 @@ fn figure_name(e: &Expr) -> (String, u8) {
             _ => ("case".into(), 1),
         },
         Expr::Exists { .. } => ("exists".into(), 2),
+        // Functions with a syntax of their own take the name of the function they call.
+        Expr::Extract { .. } => ("extract".into(), 2),
+        Expr::Substring { shorthand, .. } => {
+            let name = if *shorthand { "substr" } else { "substring" };
+            (name.into(), 2)
+        }
+        Expr::Position { .. } => ("position".into(), 2),
+        Expr::Floor { .. } => ("floor".into(), 2),
+        Expr::Ceil { .. } => ("ceil".into(), 2),
+        Expr::Trim { trim_where, .. } => {
+            let name = match trim_where {
+                Some(sqlparser::ast::TrimWhereField::Leading) => "ltrim",
+                Some(sqlparser::ast::TrimWhereField::Trailing) => "rtrim",
+                _ => "btrim",
+            };
+            (name.into(), 2)
+        }
         Expr::Array(_) => ("array".into(), 2),
         Expr::Subquery(q) => match q.body.as_ref() {
             SetExpr::Select(s) => match s.projection.first() {
@@ -882,10 +980,12 @@ fn using(
     Ok(condition)
 }
 
-/// A set operation's column type from its two sides': numbers widen to the wider
-/// (integer < numeric < double precision), text types meet as text, and a number never
-/// meets text (42804, as PostgreSQL says it); otherwise the left side's type.
-pub(crate) fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<CType> {
+/// A set operation's (or a VALUES list's) column type from its two sides': numbers widen
+/// to the wider (integer < numeric < double precision), and text types meet as text.
+/// Values of different kinds (a number and a text or a boolean; a timestamp, a uuid or a
+/// bytea and anything else) never meet: 42804, as PostgreSQL says it (`what types
+/// integer and boolean cannot be matched`). Otherwise the left side's type.
+pub(crate) fn set_column_type(what: &str, l: CType, r: CType) -> SqlResult<CType> {
     let number = |t: CType| {
         t.is_integer_like() && !matches!(t, CType::Sql(SqlType::Oid))
             || matches!(
@@ -898,17 +998,32 @@ pub(crate) fn set_column_type(op: SetOperator, l: CType, r: CType) -> SqlResult<
                 )
             )
     };
+    // The kinds of value that never meet: a number and a boolean, a text and a uuid (oid,
+    // the reg* types and arrays are left to the first side's type, as before).
+    let kind = |t: CType| match t {
+        _ if number(t) => Some(0),
+        _ if t.is_text_like() => Some(1),
+        CType::Sql(SqlType::Bool) => Some(2),
+        CType::Sql(SqlType::Timestamp | SqlType::TimestampTz) => Some(3),
+        CType::Sql(SqlType::Uuid) => Some(4),
+        CType::Sql(SqlType::Bytea) => Some(5),
+        _ => None,
+    };
     Ok(match (l, r) {
         (CType::Unknown, other) | (other, CType::Unknown) => other,
         _ if l == r => l,
+        // PostgreSQL prefers timestamptz (in the session's UTC the instant is the same).
+        (CType::Sql(SqlType::Timestamp), CType::Sql(SqlType::TimestampTz))
+        | (CType::Sql(SqlType::TimestampTz), CType::Sql(SqlType::Timestamp)) => {
+            CType::Sql(SqlType::TimestampTz)
+        }
         _ if number(l) && number(r) => super::functions::common_type([l, r].into_iter()),
         _ if l.is_text_like() && r.is_text_like() => super::types::TEXT,
-        _ if (number(l) && r.is_text_like()) || (l.is_text_like() && number(r)) => {
+        _ if matches!((kind(l), kind(r)), (Some(a), Some(b)) if a != b) => {
             return Err(SqlError::new(
                 sqlstate::DATATYPE_MISMATCH,
                 format!(
-                    "{} types {} and {} cannot be matched",
-                    op.to_string().to_uppercase(),
+                    "{what} types {} and {} cannot be matched",
                     l.name(),
                     r.name()
                 ),
@@ -1031,6 +1146,15 @@ fn set_function(
     let renamed: Vec<String> = alias
         .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
         .unwrap_or_default();
+    if renamed.len() > 1 {
+        return Err(SqlError::new(
+            sqlstate::INVALID_COLUMN_REFERENCE,
+            format!(
+                "table \"{qualifier}\" has 1 columns available but {} columns specified",
+                renamed.len()
+            ),
+        ));
+    }
     // A function's one column is named after the alias (`unnest(x) AS u` has column u).
     let column = renamed
         .first()

@@ -31,7 +31,7 @@
 use super::compile::Compiler;
 use super::exec::Accumulator;
 use super::expr::{AggFunc, AggSpec, CExpr, ExprKind};
-use super::functions::{cast_to_common, unify_types};
+use super::functions::cast_to_common;
 use super::types::{CType, Datum, FLOAT8, INT2, INT4, INT8};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use sqlparser::ast::{
@@ -406,6 +406,18 @@ fn compile_frame(
 /// (PostgreSQL's 42804 and 42P10), evaluated once when the query runs.
 fn frame_bound(c: &mut Compiler, bound: &WindowFrameBound) -> SqlResult<FrameBound<CExpr>> {
     let offset = |c: &mut Compiler, e: &Expr| -> SqlResult<CExpr> {
+        // sqlparser reads a quoted offset (`ROWS '2' PRECEDING`) as an interval literal.
+        let e = match e {
+            Expr::Interval(interval)
+                if interval.leading_field.is_none()
+                    && interval.last_field.is_none()
+                    && interval.leading_precision.is_none()
+                    && interval.fractional_seconds_precision.is_none() =>
+            {
+                interval.value.as_ref()
+            }
+            other => other,
+        };
         let offset = c.expr(e)?;
         let number = matches!(offset.ty, CType::Unknown)
             || matches!(offset.ty, CType::Sql(t) if t.is_integer() || t.is_numeric() || t.is_float());
@@ -418,8 +430,12 @@ fn frame_bound(c: &mut Compiler, bound: &WindowFrameBound) -> SqlResult<FrameBou
                 ),
             ));
         }
+        // This query's columns or an outer one's; a subquery may read its own.
+        let level = c.current_level();
         let mut reads_columns = false;
-        offset.walk(&mut |node| reads_columns |= matches!(node.kind, ExprKind::Column { .. }));
+        offset.walk(&mut |node| {
+            reads_columns |= matches!(node.kind, ExprKind::Column { level: l, .. } if l <= level)
+        });
         if reads_columns {
             return Err(SqlError::new(
                 sqlstate::INVALID_COLUMN_REFERENCE,
@@ -493,7 +509,7 @@ fn window_function(
         W::RowNumber | W::Rank | W::DenseRank => INT8,
         W::PercentRank | W::CumeDist => FLOAT8,
         W::Ntile => INT4,
-        _ => value_type(c, &args, no_such)?,
+        _ => value_type(&args, no_such)?,
     };
     let args = typed_arguments(func, args, ty);
     Ok(Some((func, args, ty)))
@@ -501,21 +517,50 @@ fn window_function(
 
 /// The type of lag/lead/first_value/last_value/nth_value: their value's, or the common
 /// type of lag's and lead's value and default (PostgreSQL's `anycompatible`).
-/// A value and a default of different kinds (an integer and a text) is `no_such`
-/// function, as in PostgreSQL.
-fn value_type(
-    c: &Compiler,
-    args: &[CExpr],
-    no_such: impl Fn(&[CExpr]) -> SqlError,
-) -> SqlResult<CType> {
-    let values = [args.first(), args.get(2)].into_iter().flatten();
-    if args.first().is_some_and(|a| a.ty == CType::Unknown) {
+/// A value and a default of different kinds (an integer and a text, a text and a
+/// timestamp) is `no_such` function, as in PostgreSQL; an untyped value takes the
+/// default's type (`lag(NULL, 1, 5)` is an integer), and with no typed one it is 42804.
+fn value_type(args: &[CExpr], no_such: impl Fn(&[CExpr]) -> SqlError) -> SqlResult<CType> {
+    let value = args.first().map_or(CType::Unknown, |a| a.ty);
+    let ty = match args.get(2) {
+        Some(default) => {
+            super::plan::set_column_type("lag", value, default.ty).map_err(|_| no_such(args))?
+        }
+        None => value,
+    };
+    if ty == CType::Unknown {
         return Err(SqlError::new(
             sqlstate::DATATYPE_MISMATCH,
             "could not determine polymorphic type because input has type unknown",
         ));
     }
-    unify_types("window function", c.implicit_conversions, values).map_err(|_| no_such(args))
+    Ok(ty)
+}
+
+/// PostgreSQL's 42809 for a window function called without OVER (`lag(x)` alone was
+/// "function lag() does not exist").
+pub(crate) fn refuse_without_over(name: &str) -> SqlResult<()> {
+    let window_only = matches!(
+        name,
+        "row_number"
+            | "rank"
+            | "dense_rank"
+            | "percent_rank"
+            | "cume_dist"
+            | "ntile"
+            | "lag"
+            | "lead"
+            | "first_value"
+            | "last_value"
+            | "nth_value"
+    );
+    if window_only {
+        return Err(SqlError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("window function {name} requires an OVER clause"),
+        ));
+    }
+    Ok(())
 }
 
 /// The arguments cast to what the function takes: its value (and default) to `ty`, its
@@ -819,12 +864,15 @@ fn ntile_buckets(count: &Datum, len: usize) -> SqlResult<Option<Vec<i64>>> {
     };
     let (size, larger) = (len / count, len % count);
     let mut buckets = Vec::with_capacity(len);
-    let mut bucket = 1;
-    while buckets.len() < len {
-        let rows = size + usize::from((bucket as usize) <= larger);
-        buckets.extend(std::iter::repeat_n(bucket, rows.min(len - buckets.len())));
-        bucket += 1;
+    // At most `count` buckets and `len` rows: the first `larger` buckets take a row more.
+    for bucket in 1..=count {
+        let rows = size + usize::from(bucket <= larger);
+        buckets.extend(std::iter::repeat_n(bucket as i64, rows));
+        if buckets.len() >= len {
+            break;
+        }
     }
+    assert_eq!(buckets.len(), len, "ntile placed every row once");
     Ok(Some(buckets))
 }
 

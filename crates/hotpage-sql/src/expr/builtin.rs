@@ -39,6 +39,12 @@ pub(crate) enum PureFunc {
     NullIf,
     Greatest,
     Least,
+    /// `date_part('field', ts)`: a double precision.
+    DatePart,
+    /// `extract(field FROM ts)` (its own syntax, no name): a numeric.
+    Extract,
+    /// `date_trunc('field', ts)`: a timestamp of the argument's type.
+    DateTrunc,
 }
 
 impl PureFunc {
@@ -70,6 +76,8 @@ impl PureFunc {
             "nullif" => F::NullIf,
             "greatest" => F::Greatest,
             "least" => F::Least,
+            "date_part" => F::DatePart,
+            "date_trunc" => F::DateTrunc,
             _ => return None,
         })
     }
@@ -82,6 +90,7 @@ impl PureFunc {
             F::Substr | F::Lpad | F::Rpad => n == 2 || n == 3,
             F::Btrim | F::Ltrim | F::Rtrim | F::Round | F::Trunc => n == 1 || n == 2,
             F::Replace | F::SplitPart => n == 3,
+            F::DatePart | F::Extract | F::DateTrunc => n == 2,
             F::Left | F::Right | F::Repeat | F::Strpos | F::Mod | F::Power | F::NullIf => n == 2,
             F::Concat | F::Greatest | F::Least => n >= 1,
             F::ConcatWs => n >= 2,
@@ -128,6 +137,13 @@ impl PureFunc {
                 },
             },
             F::Mod | F::NullIf => return first,
+            F::DatePart => SqlType::Double,
+            F::Extract => SqlType::NumericUnconstrained,
+            // timestamp or timestamptz, as it came (a text is refused when called).
+            F::DateTrunc => match args.get(1).copied().flatten() {
+                Some(t) if t.is_timestamp() => t,
+                _ => SqlType::Timestamp,
+            },
             F::Greatest | F::Least => return super::typecheck::common_type(args.iter().copied()),
             _ => SqlType::Text,
         })
@@ -158,6 +174,7 @@ impl PureFunc {
             F::Round | F::Trunc | F::Floor | F::Ceil | F::Mod | F::Sqrt | F::Power => {
                 number_func(self, &args)
             }
+            F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
             _ => text_func(self, &args),
         }
     }
@@ -395,6 +412,37 @@ fn split_part(s: &str, delimiter: &str, n: i64) -> SqlResult<Value> {
             .unwrap_or("")
             .to_string(),
     ))
+}
+
+/// `date_part`, `extract` and `date_trunc` of a timestamp (`value::date_fields`).
+fn datetime_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
+    let unit = text_of(&args[0]);
+    let field = crate::value::field_named(&unit)?;
+    let Value::Timestamp(micros) = args[1] else {
+        let name = match func {
+            PureFunc::DatePart => "date_part",
+            PureFunc::Extract => "extract",
+            _ => "date_trunc",
+        };
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "function {name}(text, {}) does not exist",
+                args[1].type_name()
+            ),
+        )
+        .with_hint("It takes a timestamp: cast the value (x::timestamp)."));
+    };
+    Ok(match func {
+        PureFunc::DatePart => {
+            crate::value::date_part(micros, field).map_or(Value::Null, Value::Float)
+        }
+        PureFunc::Extract => match crate::value::extract_field(micros, field, &unit)? {
+            Some((scaled, scale)) => Value::Numeric { scaled, scale },
+            None => Value::Null,
+        },
+        _ => Value::Timestamp(crate::value::truncate(micros, field, &unit)?),
+    })
 }
 
 fn number_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {

@@ -5,13 +5,13 @@
 use crate::error::{SqlError, SqlResult, sqlstate};
 
 /// Microseconds in a second.
-const USECS_PER_SEC: i64 = 1_000_000;
+pub(super) const USECS_PER_SEC: i64 = 1_000_000;
 
 /// Microseconds in a day.
-const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
+pub(super) const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
 
 /// Days from 1970-01-01 (the civil-date algorithm's epoch) to 2000-01-01.
-const PG_EPOCH_DAYS: i64 = 10_957;
+pub(super) const PG_EPOCH_DAYS: i64 = 10_957;
 
 /// PostgreSQL's `infinity` timestamp (its DT_NOEND).
 pub(crate) const INFINITY: i64 = i64::MAX;
@@ -23,7 +23,7 @@ pub(crate) const NEG_INFINITY: i64 = i64::MIN;
 const ZONE_SECONDS_MAX: i64 = 15 * 3600 + 59 * 60 + 59;
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+pub(super) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year.rem_euclid(400);
@@ -35,7 +35,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(super) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let shifted = days + 719_468;
     let era = shifted.div_euclid(146_097);
     let day_of_era = shifted.rem_euclid(146_097);
