@@ -126,14 +126,8 @@ impl Compiler {
             // More names than columns (`(SELECT 1) AS v(a, b)`): PostgreSQL's 42P10, where
             // the extra names were dropped without a word.
             if renamed.len() > columns.len() {
-                return Err(SqlError::new(
-                    sqlstate::INVALID_COLUMN_REFERENCE,
-                    format!(
-                        "table \"{qualifier}\" has {} columns available but {} columns specified",
-                        columns.len(),
-                        renamed.len()
-                    ),
-                ));
+                let what = format!("table \"{qualifier}\"");
+                return Err(too_many_names(&what, columns.len(), renamed.len()));
             }
             for (i, (name, ty)) in columns.into_iter().enumerate() {
                 let name = renamed.get(i).cloned().unwrap_or(name);
@@ -1638,6 +1632,15 @@ pub(crate) fn visit_columns(e: &CExpr, f: &mut dyn FnMut(usize, usize)) {
             otherwise.iter().for_each(|o| visit_columns(o, f));
         }
     }
+}
+
+/// PostgreSQL's 42P10 for more column names than a FROM item or a WITH query has
+/// (`what`: `table "v"`, `WITH query "t"`).
+pub(crate) fn too_many_names(what: &str, available: usize, specified: usize) -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_COLUMN_REFERENCE,
+        format!("{what} has {available} columns available but {specified} columns specified"),
+    )
 }
 
 fn window_misplaced(message: &str) -> SqlError {

@@ -158,13 +158,11 @@ fn renamed_columns(
     renamed: &[String],
 ) -> SqlResult<Vec<(String, CType)>> {
     if renamed.len() > columns.len() {
-        return Err(SqlError::new(
-            sqlstate::INVALID_COLUMN_REFERENCE,
-            format!(
-                "WITH query \"{name}\" has {} columns available but {} columns specified",
-                columns.len(),
-                renamed.len()
-            ),
+        let what = format!("WITH query \"{name}\"");
+        return Err(super::compile::too_many_names(
+            &what,
+            columns.len(),
+            renamed.len(),
         ));
     }
     Ok(columns

@@ -1147,13 +1147,8 @@ fn set_function(
         .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
         .unwrap_or_default();
     if renamed.len() > 1 {
-        return Err(SqlError::new(
-            sqlstate::INVALID_COLUMN_REFERENCE,
-            format!(
-                "table \"{qualifier}\" has 1 columns available but {} columns specified",
-                renamed.len()
-            ),
-        ));
+        let what = format!("table \"{qualifier}\"");
+        return Err(super::compile::too_many_names(&what, 1, renamed.len()));
     }
     // A function's one column is named after the alias (`unnest(x) AS u` has column u).
     let column = renamed
