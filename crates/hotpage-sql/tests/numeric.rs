@@ -13,15 +13,7 @@ use common::open_on as open;
 /// The text of every row of `query`'s first result.
 fn texts(sql: &Arc<SqlDatabase>, query: &str) -> Vec<Vec<String>> {
     let results = sql.session().execute(query).expect("query");
-    results[0]
-        .rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
-                .collect()
-        })
-        .collect()
+    common::row_texts(&results[0].rows)
 }
 
 const WANT: [[&str; 3]; 5] = [

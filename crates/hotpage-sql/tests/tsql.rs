@@ -7,6 +7,9 @@ use hotpage_sql::{SqlDatabase, SqlError, TsqlBatch, TsqlOutput, TsqlSession, Val
 use std::path::Path;
 use std::sync::Arc;
 
+mod common;
+use common::open_on;
+
 fn open() -> (Arc<Database>, Arc<SqlDatabase>) {
     let mem = MemStorage::new(1);
     let engine = Arc::new(
@@ -639,20 +642,6 @@ WHERE   index_level = 0;",
     assert_eq!(error.sqlstate, "0A000");
 }
 
-/// A database on `mem`, so that a test can close and reopen it.
-fn open_mem(mem: &Arc<MemStorage>) -> (Arc<Database>, Arc<SqlDatabase>) {
-    let engine = Arc::new(
-        Database::open_with_storage(
-            Arc::clone(mem) as Arc<dyn Storage>,
-            Path::new("m"),
-            Options::default(),
-        )
-        .expect("open"),
-    );
-    let sql = SqlDatabase::new(Arc::clone(&engine)).expect("sql");
-    (engine, sql)
-}
-
 fn close(engine: Arc<Database>, sql: Arc<SqlDatabase>) {
     drop(sql);
     Arc::into_inner(engine)
@@ -669,7 +658,7 @@ fn seed_000_hash_partitioned_table_runs_as_written() {
     assert!(insert_loop.contains("WHILE @i < 100000"));
     let shorter = insert_loop.replace("100000", "101");
     {
-        let (engine, sql) = open_mem(&mem);
+        let (engine, sql) = open_on(&mem);
         let mut s = TsqlSession::new(sql.session());
         run(&mut s, setup);
         assert_eq!(design(&engine, "heavyinsert_hash"), "hash-partition");
@@ -713,7 +702,7 @@ fn seed_000_hash_partitioned_table_runs_as_written() {
     // After a reopen the scheme is still there: the seed's script runs again as written
     // (its guard drops the table; the partition function and scheme exist, so the seed's
     // CREATE PARTITION statements are skipped here by running the other batches).
-    let (engine, sql) = open_mem(&mem);
+    let (engine, sql) = open_on(&mem);
     let mut s = TsqlSession::new(sql.session());
     assert_eq!(count(&mut s, "HeavyInsert_Hash"), Value::Int(800));
     let batches = hotpage_sql::split_batches(setup).unwrap();
@@ -915,7 +904,7 @@ SELECT @sum",
 fn user_functions_are_the_databases_and_survive_a_reopen() {
     let mem = MemStorage::new(3);
     {
-        let (engine, sql) = open_mem(&mem);
+        let (engine, sql) = open_on(&mem);
         let mut s = TsqlSession::new(sql.session());
         run(&mut s, include_str!("tsql/seed000_bit_reversal.sql"));
         // Another session calls the function the first one made.
@@ -925,7 +914,7 @@ fn user_functions_are_the_databases_and_survive_a_reopen() {
         drop((s, other));
         close(engine, sql);
     }
-    let (_engine, sql) = open_mem(&mem);
+    let (_engine, sql) = open_on(&mem);
     let mut s = TsqlSession::new(sql.session());
     let out = run(
         &mut s,
@@ -1155,7 +1144,7 @@ fn rows(outputs: &[TsqlOutput]) -> Vec<Vec<String>> {
 fn table_definitions_are_the_databases_in_every_session_and_after_a_reopen() {
     let mem = MemStorage::new(5);
     {
-        let (engine, sql) = open_mem(&mem);
+        let (engine, sql) = open_on(&mem);
         let mut maker = TsqlSession::new(sql.session());
         run(
             &mut maker,
@@ -1184,7 +1173,7 @@ CREATE TABLE dbo.h (ID int IDENTITY(1,1) NOT NULL, c varchar(10) DEFAULT ('dflt'
     }
     // After a reopen, a new session re-makes the heap from its stored definition: the
     // identity, the default and the computed column are all still there.
-    let (engine, sql) = open_mem(&mem);
+    let (engine, sql) = open_on(&mem);
     let mut s = TsqlSession::new(sql.session());
     run(
         &mut s,
@@ -1311,7 +1300,7 @@ fn stored_procedures_run_in_every_session_and_after_a_reopen() {
         include_str!("tsql/seed002_procedure.sql")
     );
     {
-        let (engine, sql) = open_mem(&mem);
+        let (engine, sql) = open_on(&mem);
         let mut s = TsqlSession::new(sql.session());
         run(&mut s, &create);
         assert_eq!(count(&mut s, "Customers"), Value::Int(100));
@@ -1329,7 +1318,7 @@ fn stored_procedures_run_in_every_session_and_after_a_reopen() {
         drop((s, other));
         close(engine, sql);
     }
-    let (_engine, sql) = open_mem(&mem);
+    let (_engine, sql) = open_on(&mem);
     let mut s = TsqlSession::new(sql.session());
     run(
         &mut s,
@@ -1652,14 +1641,14 @@ END CATCH";
         "8134".to_string(),
     ]];
     {
-        let (engine, sql) = open_mem(&mem);
+        let (engine, sql) = open_on(&mem);
         let mut s = TsqlSession::new(sql.session());
         run(&mut s, procedure);
         assert_eq!(rows(&run(&mut s, catch)), expected);
         drop(s);
         close(engine, sql);
     }
-    let (_engine, sql) = open_mem(&mem);
+    let (_engine, sql) = open_on(&mem);
     let mut s = TsqlSession::new(sql.session());
     assert_eq!(rows(&run(&mut s, catch)), expected);
     let error = fail(&mut s, "SELECT 1\nGO\nPRINT 'a'\n\nEXEC dbo.divide 0");

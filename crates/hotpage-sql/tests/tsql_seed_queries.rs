@@ -9,6 +9,8 @@ use hotpage_sql::{SqlDatabase, SqlError, TsqlOutput, TsqlSession};
 use std::path::Path;
 use std::sync::Arc;
 
+mod common;
+
 fn open() -> (Arc<Database>, Arc<SqlDatabase>) {
     let mem = MemStorage::new(1);
     let engine = Arc::new(
@@ -45,15 +47,7 @@ fn table(outputs: &[TsqlOutput]) -> (Vec<String>, Vec<Vec<String>>) {
         })
         .expect("a result with columns");
     let columns = result.columns.iter().map(|c| c.name.clone()).collect();
-    let rows = result
-        .rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
-                .collect()
-        })
-        .collect();
+    let rows = common::row_texts(&result.rows);
     (columns, rows)
 }
 

@@ -1,7 +1,7 @@
 //! What several test files share: a SQL database on a fresh in-memory store.
 
 use hotpage::{Database, MemStorage, Options, Storage};
-use hotpage_sql::SqlDatabase;
+use hotpage_sql::{SqlDatabase, Value};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,4 +31,16 @@ pub fn open_mem() -> Arc<SqlDatabase> {
     let engine =
         Database::open_with_storage(mem, Path::new("m"), Options::default()).expect("open");
     SqlDatabase::new(Arc::new(engine)).expect("sql")
+}
+
+/// Each row's values as PostgreSQL's text output prints them, NULL as `NULL`.
+#[allow(dead_code)]
+pub fn row_texts(rows: &[Vec<Value>]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| v.to_pg_text(None).unwrap_or_else(|| "NULL".into()))
+                .collect()
+        })
+        .collect()
 }
