@@ -20,6 +20,8 @@ pub mod sqlstate {
     pub const DUPLICATE_COLUMN: &str = "42701";
     /// undefined_function
     pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// ambiguous_function (an untyped argument that fits more than one)
+    pub const AMBIGUOUS_FUNCTION: &str = "42725";
     /// undefined_object (an unknown sequence, setting, ...)
     pub const UNDEFINED_OBJECT: &str = "42704";
     /// datatype_mismatch

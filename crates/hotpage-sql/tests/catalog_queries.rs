@@ -391,11 +391,11 @@ fn what_the_catalog_cannot_answer_fails_with_a_sqlstate() {
         sqlstate(&mut s, "SELECT relname FROM pg_class WHERE relname ~ '('"),
         "2201B"
     );
-    // An ORDER BY inside an aggregate's arguments is not done: refused, not ignored.
+    // An ordered-set aggregate (WITHIN GROUP) is not done: refused, not run as a plain one.
     assert_eq!(
         sqlstate(
             &mut s,
-            "SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class"
+            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY oid) FROM pg_class"
         ),
         "0A000"
     );

@@ -7,7 +7,7 @@
 use super::cte::CteName;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
 use super::functions::{self, ScalarFunc};
-use super::plan::{self, QueryPlan};
+use super::plan::{self, QueryPlan, SortBy, SortKey};
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
 use super::window::WindowSpec;
 use crate::error::{SqlError, SqlResult, sqlstate};
@@ -103,7 +103,7 @@ impl Compiler {
         self.levels.pop();
     }
 
-    fn top(&self) -> usize {
+    pub fn top(&self) -> usize {
         self.levels.len().saturating_sub(1)
     }
 
@@ -288,9 +288,9 @@ impl Compiler {
             .collect()
     }
 
-    /// A subquery in FROM, at a new level below the current one. It may read enclosing
-    /// queries' rows, not the FROM items beside it (that takes LATERAL).
-    pub fn subquery(&mut self, query: &Query) -> SqlResult<QueryPlan> {
+    /// A subquery in FROM. It reads the enclosing queries' rows; the FROM items before
+    /// it only when it is LATERAL, and then it says so (it runs once per row of them).
+    pub fn subquery(&mut self, query: &Query, lateral: bool) -> SqlResult<(QueryPlan, bool)> {
         let top = self.top();
         let reads_before = self.read_log.len();
         let plan = plan::plan_query(self, query)?;
@@ -298,14 +298,14 @@ impl Compiler {
             && self.read_log[reads_before..]
                 .iter()
                 .any(|(level, _)| *level == top);
-        if beside {
+        if beside && !lateral {
             return Err(SqlError::new(
                 sqlstate::UNDEFINED_TABLE,
                 "invalid reference to FROM-clause entry: a subquery in FROM cannot read the items beside it",
             )
-            .with_hint("hotpage has no LATERAL subqueries"));
+            .with_hint("To read the items before it, write LATERAL before the subquery."));
         }
-        Ok(plan)
+        Ok((plan, beside))
     }
 
     /// A subquery used in an expression, with what it reads of the enclosing levels.
@@ -1007,10 +1007,19 @@ impl Compiler {
 
     fn function(&mut self, f: &Function) -> SqlResult<CExpr> {
         let name = function_name(f)?;
-        if f.filter.is_some() || !f.within_group.is_empty() {
+        if !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(format!("{name}() WITHIN GROUP")));
+        }
+        if f.filter.is_some() && f.over.is_some() {
             return Err(SqlError::unsupported(format!(
-                "{name}() with FILTER or WITHIN GROUP"
+                "{name}() with FILTER and OVER"
             )));
+        }
+        if f.filter.is_some() && AggFunc::by_name(&name).is_none() {
+            return Err(SqlError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            ));
         }
         if f.over.is_some() {
             return self.window_call(&name, f);
@@ -1059,9 +1068,8 @@ impl Compiler {
         match &f.args {
             FunctionArguments::None => Ok(Vec::new()),
             FunctionArguments::List(list)
-                if !list.clauses.is_empty()
-                    || list.duplicate_treatment.is_some()
-                        && AggFunc::by_name(&object_name(&f.name)).is_none() =>
+                if (!list.clauses.is_empty() || list.duplicate_treatment.is_some())
+                    && AggFunc::by_name(&object_name(&f.name)).is_none() =>
             {
                 Err(SqlError::unsupported(format!(
                     "the arguments of {}",
@@ -1126,13 +1134,7 @@ impl Compiler {
         name: &str,
         f: &Function,
     ) -> SqlResult<AggSpec> {
-        if let FunctionArguments::List(list) = &f.args
-            && !list.clauses.is_empty()
-        {
-            return Err(SqlError::unsupported(format!(
-                "{name}() with ORDER BY or other clauses"
-            )));
-        }
+        let order = self.aggregate_order(name, f)?;
         let (distinct, star) = match &f.args {
             FunctionArguments::List(list) => (
                 list.duplicate_treatment == Some(sqlparser::ast::DuplicateTreatment::Distinct),
@@ -1193,12 +1195,47 @@ impl Compiler {
             AggFunc::Min | AggFunc::Max if args[0].ty == super::types::NAME => TEXT,
             AggFunc::Sum | AggFunc::Min | AggFunc::Max => args[0].ty,
         };
+        if distinct {
+            distinct_order_in_arguments(&args, &order)?;
+        }
+        let filter = match &f.filter {
+            Some(cond) => Some(self.condition(cond, "FILTER")?),
+            None => None,
+        };
         Ok(AggSpec {
             func,
             args,
             distinct,
             ty,
+            order,
+            filter,
         })
+    }
+
+    /// `agg(x ORDER BY k, …)`: the keys its rows are sorted by before they are fed. The
+    /// other clauses sqlparser reads in a call's parentheses are other dialects'.
+    fn aggregate_order(&mut self, name: &str, f: &Function) -> SqlResult<Vec<SortKey>> {
+        let FunctionArguments::List(list) = &f.args else {
+            return Ok(Vec::new());
+        };
+        let mut order = Vec::new();
+        for clause in &list.clauses {
+            let sqlparser::ast::FunctionArgumentClause::OrderBy(keys) = clause else {
+                return Err(SqlError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("syntax error: {name}() does not take {clause}"),
+                ));
+            };
+            for key in keys {
+                let desc = matches!(key.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+                order.push(SortKey {
+                    by: SortBy::Expr(self.expr(&key.expr)?),
+                    desc,
+                    nulls_first: key.options.nulls_first.unwrap_or(desc),
+                });
+            }
+        }
+        Ok(order)
     }
 
     /// Starts a SELECT's list and ORDER BY, the places window calls may appear, with the
@@ -1683,4 +1720,21 @@ pub(crate) fn has_aggregate(e: &Expr) -> bool {
     };
     let _ = e.visit(&mut finder);
     finder.found
+}
+
+/// PostgreSQL's rule for `agg(DISTINCT x ORDER BY k)`: each key must be one of the
+/// arguments (its rows are made distinct before they are sorted).
+fn distinct_order_in_arguments(args: &[CExpr], order: &[SortKey]) -> SqlResult<()> {
+    let listed: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    for key in order {
+        if let SortBy::Expr(e) = &key.by
+            && !listed.contains(&format!("{e:?}"))
+        {
+            return Err(SqlError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -465,11 +465,19 @@ impl<'a> Exec<'a> {
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let env = Env::new(row, s.level, outer);
-            let items = s
+            let mut items = s
                 .items
                 .iter()
                 .map(|item| self.eval(item, &env))
                 .collect::<SqlResult<Vec<_>>>()?;
+            // DISTINCT ON's values ride after the items until the rows are sorted.
+            for key in &s.distinct_on {
+                let value = match &key.by {
+                    SortBy::Output(i) => items.get(*i).cloned().unwrap_or(Datum::Null),
+                    SortBy::Expr(e) => self.eval(e, &env)?,
+                };
+                items.push(value);
+            }
             let mut keys = Vec::with_capacity(s.order.len());
             for key in &s.order {
                 if let SortBy::Expr(e) = &key.by {
@@ -484,7 +492,16 @@ impl<'a> Exec<'a> {
             let mut seen = HashSet::new();
             out.retain(|(_, items)| seen.insert(row_key(items)));
         }
-        Ok(sort_rows(out, &s.order))
+        let mut sorted = sort_rows(out, &s.order);
+        if !s.distinct_on.is_empty() {
+            // The sort is stable: each set of values keeps its first row in ORDER BY's
+            // order (or the rows' own where ORDER BY does not decide).
+            let width = s.items.len();
+            let mut seen = HashSet::new();
+            sorted.retain(|items| seen.insert(row_key(&items[width..])));
+            sorted.iter_mut().for_each(|items| items.truncate(width));
+        }
+        Ok(sorted)
     }
 
     /// Appends each row's window values, the last window first, where
@@ -546,7 +563,7 @@ impl<'a> Exec<'a> {
         level: usize,
         outer: Option<&Env>,
     ) -> SqlResult<Rows> {
-        let lateral = matches!(step.item, FromItem::Function(..));
+        let lateral = step.item.is_lateral();
         let end = width + step.item.width();
         // A table's own conditions are tested as its rows are read: only the rows that
         // pass are kept (memory) and joined (time).
@@ -578,7 +595,7 @@ impl<'a> Exec<'a> {
                 Some(right) => Rc::clone(right),
                 None => {
                     let env = Env::new(&left, level, outer);
-                    Rc::new(self.function_rows(&step.item, &env)?)
+                    Rc::new(self.lateral_rows(&step.item, &env)?)
                 }
             };
             let candidates =
@@ -739,14 +756,14 @@ impl<'a> Exec<'a> {
                 self.relations.insert(key, Rc::clone(&rows));
                 Ok(rows)
             }
-            FromItem::Function(..) => {
+            FromItem::Function(..) | FromItem::Lateral(_) => {
                 let env = Env {
                     row: &[],
                     offset,
                     level,
                     parent: outer,
                 };
-                Ok(Rc::new(self.function_rows(item, &env)?))
+                Ok(Rc::new(self.lateral_rows(item, &env)?))
             }
             FromItem::Subquery(plan) => Ok(Rc::new(self.run_query(plan, outer)?)),
             FromItem::Cte { id, .. } => self
@@ -759,15 +776,20 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn function_rows(&mut self, item: &FromItem, env: &Env) -> SqlResult<Rows> {
-        let FromItem::Function(func, args) = item else {
-            return Err(SqlError::internal("function rows of a non-function"));
-        };
-        let values = args
-            .iter()
-            .map(|a| self.eval(a, env))
-            .collect::<SqlResult<Vec<_>>>()?;
-        func.rows(&values)
+    /// The rows of an item that may read the items before it (`env`'s row): a set
+    /// function's for its arguments' values, a LATERAL subquery's.
+    fn lateral_rows(&mut self, item: &FromItem, env: &Env) -> SqlResult<Rows> {
+        match item {
+            FromItem::Function(func, args) => {
+                let values = args
+                    .iter()
+                    .map(|a| self.eval(a, env))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                func.rows(&values)
+            }
+            FromItem::Lateral(plan) => self.run_query(plan, Some(env)),
+            _ => Err(SqlError::internal("lateral rows of another FROM item")),
+        }
     }
 
     fn join_rows(
@@ -789,7 +811,7 @@ impl<'a> Exec<'a> {
             return Err(SqlError::internal("join rows of a non-join"));
         };
         let lefts = self.item_rows(left, offset, level, outer)?;
-        let lateral = matches!(right.as_ref(), FromItem::Function(..));
+        let lateral = right.is_lateral();
         let shared = if lateral {
             None
         } else {
@@ -821,7 +843,7 @@ impl<'a> Exec<'a> {
                         level,
                         parent: outer,
                     };
-                    Rc::new(self.function_rows(right, &env)?)
+                    Rc::new(self.lateral_rows(right, &env)?)
                 }
             };
             let mut matched = false;
@@ -897,11 +919,12 @@ impl<'a> Exec<'a> {
                 }
             };
             for (spec, acc) in grouping.aggs.iter().zip(groups[slot].1.iter_mut()) {
-                let args = spec
-                    .args
-                    .iter()
-                    .map(|a| self.eval(a, &env))
-                    .collect::<SqlResult<Vec<_>>>()?;
+                if let Some(filter) = &spec.filter
+                    && !self.holds(filter, &env)?
+                {
+                    continue;
+                }
+                let args = self.aggregate_inputs(spec, &env)?;
                 let state_bytes = acc.add(spec, args)?;
                 // Most aggregates keep nothing more: no count, no clock look per row.
                 if state_bytes > 0 {
@@ -928,6 +951,21 @@ impl<'a> Exec<'a> {
             out.push(keys);
         }
         Ok(out)
+    }
+
+    /// One row's inputs to an aggregate: its arguments, then its ORDER BY keys (an
+    /// ordered aggregate keeps both until it is finished).
+    fn aggregate_inputs(&mut self, spec: &AggSpec, env: &Env) -> SqlResult<Vec<Datum>> {
+        let mut inputs = Vec::with_capacity(spec.args.len() + spec.order.len());
+        for arg in &spec.args {
+            inputs.push(self.eval(arg, env)?);
+        }
+        for key in &spec.order {
+            if let SortBy::Expr(e) = &key.by {
+                inputs.push(self.eval(e, env)?);
+            }
+        }
+        Ok(inputs)
     }
 
     /// A subquery's rows: once per execution when it reads no outer row.
@@ -1700,6 +1738,8 @@ pub(super) enum Accumulator {
     Bool(Option<bool>),
     /// DISTINCT: the argument values seen, and the state they feed.
     Distinct(HashSet<String>, Box<Accumulator>),
+    /// ORDER BY: every row's (keys, arguments), sorted and fed to the state at the end.
+    Ordered(Vec<(Vec<Datum>, Vec<Datum>)>, Box<Accumulator>),
 }
 
 impl Accumulator {
@@ -1712,16 +1752,27 @@ impl Accumulator {
             AggFunc::ArrayAgg => Accumulator::ArrayAgg(None),
             AggFunc::BoolAnd | AggFunc::BoolOr => Accumulator::Bool(None),
         };
-        if spec.distinct {
+        let unordered = if spec.distinct {
             Accumulator::Distinct(HashSet::new(), Box::new(plain))
         } else {
             plain
+        };
+        if spec.order.is_empty() {
+            unordered
+        } else {
+            Accumulator::Ordered(Vec::new(), Box::new(unordered))
         }
     }
 
     /// Adds one row's arguments; returns the bytes the state keeps of them (string_agg's
     /// text, array_agg's items, DISTINCT's keys: the rest keep a value of fixed size).
-    pub(super) fn add(&mut self, spec: &AggSpec, args: Vec<Datum>) -> SqlResult<usize> {
+    pub(super) fn add(&mut self, spec: &AggSpec, mut args: Vec<Datum>) -> SqlResult<usize> {
+        if let Accumulator::Ordered(rows, _) = self {
+            let keys = args.split_off(spec.args.len().min(args.len()));
+            let kept = row_bytes(&keys) + row_bytes(&args);
+            rows.push((keys, args));
+            return Ok(kept);
+        }
         let first = args.first().cloned().unwrap_or(Datum::Null);
         if spec.func == AggFunc::CountStar {
             if let Accumulator::Count(n) = self {
@@ -1740,6 +1791,11 @@ impl Accumulator {
                 if seen.insert(key) {
                     kept = key_bytes + inner.add(spec, args)?;
                 }
+            }
+            Accumulator::Ordered(..) => {
+                return Err(SqlError::internal(
+                    "an ordered aggregate's rows fed unsorted",
+                ));
             }
             Accumulator::Count(n) => *n += 1,
             Accumulator::Sum(sum, n) => {
@@ -1773,30 +1829,8 @@ impl Accumulator {
                 }
             }
             Accumulator::StringAgg(acc) => {
-                let (Datum::Text(s), sep) = (first, args.get(1).cloned().unwrap_or(Datum::Null))
-                else {
-                    return Ok(0);
-                };
-                *acc = Some(match acc.take() {
-                    None => {
-                        kept = s.len();
-                        s
-                    }
-                    Some(mut joined) => {
-                        let sep = match &sep {
-                            Datum::Text(sep) => sep.as_str(),
-                            _ => "",
-                        };
-                        let len = joined.len().saturating_add(sep.len() + s.len());
-                        if len > limits::TEXT_BYTES_MAX {
-                            return Err(string_agg_too_long(joined.len(), len - joined.len()));
-                        }
-                        kept = len - joined.len();
-                        joined.push_str(sep);
-                        joined.push_str(&s);
-                        joined
-                    }
-                });
+                let separator = args.get(1).cloned().unwrap_or(Datum::Null);
+                kept = string_agg_add(acc, first, separator)?;
             }
             Accumulator::ArrayAgg(items) => {
                 let items = items.get_or_insert_with(Vec::new);
@@ -1819,6 +1853,13 @@ impl Accumulator {
     pub(super) fn finish(self, spec: &AggSpec) -> SqlResult<Datum> {
         Ok(match self {
             Accumulator::Distinct(_, inner) => inner.finish(spec)?,
+            Accumulator::Ordered(rows, mut inner) => {
+                // A stable sort: rows with equal keys keep the order they came in.
+                for args in sort_rows(rows, &spec.order) {
+                    inner.add(spec, args)?;
+                }
+                inner.finish(spec)?
+            }
             Accumulator::Count(n) => Datum::Int(n),
             Accumulator::Sum(None, _) => Datum::Null,
             Accumulator::Sum(Some(sum), n) => {
@@ -1842,4 +1883,29 @@ impl Accumulator {
             Accumulator::Bool(b) => b.map_or(Datum::Null, Datum::Bool),
         })
     }
+}
+
+/// string_agg's step: appends `value` (after `separator` unless it is the first); returns
+/// the bytes the state grew by.
+fn string_agg_add(acc: &mut Option<String>, value: Datum, separator: Datum) -> SqlResult<usize> {
+    let Datum::Text(s) = value else {
+        return Ok(0);
+    };
+    let Some(joined) = acc.as_mut() else {
+        let kept = s.len();
+        *acc = Some(s);
+        return Ok(kept);
+    };
+    let sep = match &separator {
+        Datum::Text(sep) => sep.as_str(),
+        _ => "",
+    };
+    let len = joined.len().saturating_add(sep.len() + s.len());
+    if len > limits::TEXT_BYTES_MAX {
+        return Err(string_agg_too_long(joined.len(), len - joined.len()));
+    }
+    let kept = len - joined.len();
+    joined.push_str(sep);
+    joined.push_str(&s);
+    Ok(kept)
 }

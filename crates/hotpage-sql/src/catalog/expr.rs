@@ -177,6 +177,22 @@ pub(crate) struct AggSpec {
     pub args: Vec<CExpr>,
     pub distinct: bool,
     pub ty: CType,
+    /// `agg(x ORDER BY k)`: the order its rows are fed in (each key a `SortBy::Expr`).
+    pub order: Vec<super::plan::SortKey>,
+    /// `agg(x) FILTER (WHERE c)`: only the rows c holds for are fed.
+    pub filter: Option<CExpr>,
+}
+
+impl AggSpec {
+    /// Calls `f` on every expression the aggregate evaluates for a row.
+    pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        self.args.iter().chain(&self.filter).for_each(|e| e.walk(f));
+        for key in &self.order {
+            if let super::plan::SortBy::Expr(e) = &key.by {
+                e.walk(f);
+            }
+        }
+    }
 }
 
 impl CExpr {

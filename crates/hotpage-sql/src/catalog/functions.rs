@@ -910,18 +910,31 @@ fn size_pretty(bytes: i64) -> String {
     format!("{} PB", half_rounded(size))
 }
 
-/// A set-returning function in FROM.
+/// A set-returning function in FROM: which, with how many arguments, and whether `WITH
+/// ORDINALITY` numbers its rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum SetFunc {
+pub(crate) struct SetFunc {
+    kind: SetKind,
+    arity: usize,
+    ordinality: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum SetKind {
     GenerateSeries,
+    /// `unnest(a, b, …)`: one column per array, the arrays side by side, the shorter
+    /// ones padded with NULLs (PostgreSQL's multi-argument form, FROM only).
     Unnest,
 }
 
+/// generate_series's most rows in one call.
+const SERIES_MAX: usize = 1_000_000;
+
 impl SetFunc {
-    pub fn resolve(name: &str, args: &mut Vec<CExpr>) -> SqlResult<SetFunc> {
-        let func = match name {
-            "generate_series" if (2..=3).contains(&args.len()) => SetFunc::GenerateSeries,
-            "unnest" if args.len() == 1 => SetFunc::Unnest,
+    pub fn resolve(name: &str, args: &mut Vec<CExpr>, ordinality: bool) -> SqlResult<SetFunc> {
+        let kind = match name {
+            "generate_series" if (2..=3).contains(&args.len()) => SetKind::GenerateSeries,
+            "unnest" if !args.is_empty() => SetKind::Unnest,
             "generate_series" | "unnest" => {
                 return Err(SqlError::new(
                     sqlstate::UNDEFINED_FUNCTION,
@@ -937,90 +950,159 @@ impl SetFunc {
                 )));
             }
         };
-        if func == SetFunc::GenerateSeries {
-            // Integer series only (PostgreSQL also has numeric and timestamp ones).
-            let taken = std::mem::take(args);
-            for arg in taken {
-                args.push(match arg.ty {
-                    CType::Unknown => arg.cast_to(INT4),
-                    ty if ty.is_integer_like() => arg,
-                    other => {
-                        return Err(SqlError::unsupported(format!(
-                            "generate_series of {}",
-                            other.name()
-                        )));
-                    }
-                });
+        match kind {
+            SetKind::GenerateSeries => integer_series_arguments(args)?,
+            SetKind::Unnest => {
+                if let Some(arg) = args.iter().find(|a| a.ty.element().is_none()) {
+                    // An untyped literal could be any array: PostgreSQL's 42725.
+                    let (state, what) = if arg.ty == CType::Unknown {
+                        (sqlstate::AMBIGUOUS_FUNCTION, "is not unique")
+                    } else {
+                        (sqlstate::UNDEFINED_FUNCTION, "does not exist")
+                    };
+                    return Err(SqlError::new(
+                        state,
+                        format!("function unnest({}) {what}", arg.ty.name()),
+                    ));
+                }
             }
         }
-        if func == SetFunc::Unnest && args[0].ty.element().is_none() {
-            return Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function unnest({}) does not exist", args[0].ty.name()),
-            ));
-        }
-        Ok(func)
+        Ok(SetFunc {
+            kind,
+            arity: args.len(),
+            ordinality,
+        })
     }
 
-    /// Columns it returns.
+    /// The columns it returns, the ordinality's included.
     pub fn width(self) -> usize {
-        1
+        self.value_columns() + usize::from(self.ordinality)
     }
 
-    pub fn column_type(self, args: &[CExpr]) -> CType {
-        match self {
-            SetFunc::GenerateSeries => match args.first().map(|a| a.ty) {
+    fn value_columns(self) -> usize {
+        match self.kind {
+            SetKind::GenerateSeries => 1,
+            SetKind::Unnest => self.arity,
+        }
+    }
+
+    /// Its columns' names as PostgreSQL gives them: a function of one column is named
+    /// after the FROM item's alias (or the function), one of several after the function;
+    /// `ordinality` last.
+    pub fn column_names(self, function: &str, qualifier: &str) -> Vec<String> {
+        let mut names = match self.value_columns() {
+            1 => vec![qualifier.to_string()],
+            n => vec![function.to_string(); n],
+        };
+        if self.ordinality {
+            names.push("ordinality".to_string());
+        }
+        names
+    }
+
+    pub fn column_types(self, args: &[CExpr]) -> Vec<CType> {
+        let mut types = match self.kind {
+            SetKind::GenerateSeries => vec![match args.first().map(|a| a.ty) {
                 Some(CType::Sql(SqlType::BigInt)) => INT8,
                 _ => INT4,
-            },
-            SetFunc::Unnest => args.first().and_then(|a| a.ty.element()).unwrap_or(TEXT),
+            }],
+            SetKind::Unnest => args
+                .iter()
+                .map(|a| a.ty.element().unwrap_or(TEXT))
+                .collect(),
+        };
+        if self.ordinality {
+            types.push(INT8);
         }
+        types
     }
 
     /// Its rows for these argument values.
     pub fn rows(self, args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
-        if args.iter().any(Datum::is_null) {
-            return Ok(Vec::new());
-        }
-        match self {
-            SetFunc::Unnest => match &args[0] {
-                Datum::Array(items) => Ok(items.iter().map(|i| vec![i.clone()]).collect()),
-                _ => Ok(Vec::new()),
-            },
-            SetFunc::GenerateSeries => {
-                let int = |i: usize| args.get(i).and_then(Datum::as_int);
-                let (Some(start), Some(stop)) = (int(0), int(1)) else {
-                    return Ok(Vec::new());
-                };
-                let step = int(2).unwrap_or(1);
-                if step == 0 {
-                    return Err(SqlError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        "step size cannot equal zero",
-                    ));
-                }
-                const SERIES_MAX: usize = 1_000_000;
-                let mut rows = Vec::new();
-                let mut v = start;
-                while (step > 0 && v <= stop) || (step < 0 && v >= stop) {
-                    if rows.len() == SERIES_MAX {
-                        return Err(SqlError::new(
-                            sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                            format!(
-                                "generate_series in a query with joins stops at {SERIES_MAX} rows"
-                            ),
-                        ));
-                    }
-                    rows.push(vec![Datum::Int(v)]);
-                    match v.checked_add(step) {
-                        Some(next) => v = next,
-                        None => break,
-                    }
-                }
-                Ok(rows)
+        let mut rows = match self.kind {
+            SetKind::Unnest => unnest_rows(args)?,
+            SetKind::GenerateSeries => series_rows(args)?,
+        };
+        if self.ordinality {
+            for (n, row) in rows.iter_mut().enumerate() {
+                row.push(Datum::Int(n as i64 + 1));
             }
         }
+        Ok(rows)
     }
+}
+
+/// generate_series's arguments: integers only (PostgreSQL also has numeric and timestamp
+/// series), an untyped literal read as an integer.
+fn integer_series_arguments(args: &mut Vec<CExpr>) -> SqlResult<()> {
+    let taken = std::mem::take(args);
+    for arg in taken {
+        args.push(match arg.ty {
+            CType::Unknown => arg.cast_to(INT4),
+            ty if ty.is_integer_like() => arg,
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "generate_series of {}",
+                    other.name()
+                )));
+            }
+        });
+    }
+    Ok(())
+}
+
+/// unnest's rows: the arrays side by side, as long as the longest; a NULL array has no
+/// items.
+fn unnest_rows(args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
+    let items: Vec<&[Datum]> = args
+        .iter()
+        .map(|a| match a {
+            Datum::Array(items) => items.as_slice(),
+            _ => &[],
+        })
+        .collect();
+    let len = items.iter().map(|i| i.len()).max().unwrap_or(0);
+    Ok((0..len)
+        .map(|at| {
+            items
+                .iter()
+                .map(|i| i.get(at).cloned().unwrap_or(Datum::Null))
+                .collect()
+        })
+        .collect())
+}
+
+fn series_rows(args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
+    let int = |i: usize| args.get(i).and_then(Datum::as_int);
+    if args.iter().any(Datum::is_null) {
+        return Ok(Vec::new());
+    }
+    let (Some(start), Some(stop)) = (int(0), int(1)) else {
+        return Ok(Vec::new());
+    };
+    let step = int(2).unwrap_or(1);
+    if step == 0 {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "step size cannot equal zero",
+        ));
+    }
+    let mut rows = Vec::new();
+    let mut v = start;
+    while (step > 0 && v <= stop) || (step < 0 && v >= stop) {
+        if rows.len() == SERIES_MAX {
+            return Err(SqlError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!("generate_series in a query with joins stops at {SERIES_MAX} rows"),
+            ));
+        }
+        rows.push(vec![Datum::Int(v)]);
+        match v.checked_add(step) {
+            Some(next) => v = next,
+            None => break,
+        }
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]

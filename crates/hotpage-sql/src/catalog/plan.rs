@@ -25,6 +25,7 @@ use sqlparser::ast::{
     OrderByKind, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableFactor,
     TableWithJoins, Values,
 };
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// A planned query: a SELECT or a set operation, then ORDER BY, OFFSET and LIMIT.
@@ -88,6 +89,8 @@ pub(crate) struct SelectPlan {
     /// Window calls, computed after grouping; the items and ORDER BY read their values.
     pub windows: Vec<WindowSpec>,
     pub distinct: bool,
+    /// `DISTINCT ON (…)`: the first row (in ORDER BY's order) of each set of these values.
+    pub distinct_on: Vec<SortKey>,
     pub order: Vec<SortKey>,
 }
 
@@ -106,6 +109,8 @@ pub(crate) enum FromItem {
     /// A set-returning function; its arguments may read the items before it (LATERAL).
     Function(SetFunc, Vec<CExpr>),
     Subquery(Box<QueryPlan>),
+    /// A LATERAL subquery that reads the items before it: run once per row of them.
+    Lateral(Box<QueryPlan>),
     /// A WITH query's rows, by its number.
     Cte {
         id: usize,
@@ -185,7 +190,7 @@ impl SelectPlan {
             .for_each(|e| e.walk(f));
         if let Some(g) = &self.grouping {
             g.keys.iter().chain(&g.having).for_each(|e| e.walk(f));
-            g.aggs.iter().flat_map(|a| &a.args).for_each(|e| e.walk(f));
+            g.aggs.iter().for_each(|a| a.walk(f));
         }
         self.windows.iter().for_each(|w| w.walk(f));
         for key in &self.order {
@@ -204,7 +209,7 @@ impl FromItem {
             | FromItem::Table(_)
             | FromItem::Cte { .. } => {}
             FromItem::Function(_, args) => args.iter().for_each(|e| e.walk(f)),
-            FromItem::Subquery(q) => q.walk(f),
+            FromItem::Subquery(q) | FromItem::Lateral(q) => q.walk(f),
             FromItem::Join {
                 left, right, on, ..
             } => {
@@ -215,13 +220,19 @@ impl FromItem {
         }
     }
 
+    /// Whether its rows depend on the row of the items before it (a set function's
+    /// arguments, a LATERAL subquery), so they are made once per such row.
+    pub fn is_lateral(&self) -> bool {
+        matches!(self, FromItem::Function(..) | FromItem::Lateral(_))
+    }
+
     /// How many columns the item contributes.
     pub fn width(&self) -> usize {
         match self {
             FromItem::Relation(def) => def.columns.len(),
             FromItem::View(_, width) => *width,
             FromItem::Function(func, _) => func.width(),
-            FromItem::Subquery(q) => q.columns.len(),
+            FromItem::Subquery(q) | FromItem::Lateral(q) => q.columns.len(),
             FromItem::Cte { width, .. } => *width,
             FromItem::Table(t) => t.0.scope.len(),
             FromItem::Join {
@@ -528,7 +539,6 @@ fn plan_select(
         || select.into.is_some()
         || !select.lateral_views.is_empty()
         || select.qualify.is_some()
-        || matches!(select.distinct, Some(Distinct::On(_)))
     {
         return Err(SqlError::unsupported(format!("the query {select}")));
     }
@@ -599,12 +609,13 @@ fn plan_select_at(
     let order = items.and_then(|items| {
         let order = order_exprs
             .iter()
-            .map(|o| select_sort_key(c, o, select, &items))
+            .map(|o| select_sort_key(c, o, select, &items, "ORDER BY"))
             .collect::<SqlResult<Vec<_>>>()?;
-        Ok((items, order))
+        let distinct_on = distinct_on_keys(c, select, &items, &order)?;
+        Ok((items, order, distinct_on))
     });
     let windows = c.end_windows();
-    let (items, order) = order?;
+    let (items, order, distinct_on) = order?;
     let grouping = if grouped {
         let having = select
             .having
@@ -624,8 +635,60 @@ fn plan_select_at(
         items,
         windows,
         distinct: matches!(select.distinct, Some(Distinct::Distinct)),
+        distinct_on,
         order,
     })
+}
+
+/// `SELECT DISTINCT ON (e, …)`: each e is read as an ORDER BY key is (a position, an
+/// output column's name or an expression), and an ORDER BY must begin with them, in any
+/// order (PostgreSQL's 42P10), so that the first row of each set of values is the one
+/// the ORDER BY puts first.
+fn distinct_on_keys(
+    c: &mut Compiler,
+    select: &Select,
+    items: &[CExpr],
+    order: &[SortKey],
+) -> SqlResult<Vec<SortKey>> {
+    let Some(Distinct::On(exprs)) = &select.distinct else {
+        return Ok(Vec::new());
+    };
+    let mut keys = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        let o = sqlparser::ast::OrderByExpr {
+            expr: e.clone(),
+            options: sqlparser::ast::OrderByOptions {
+                sort: None,
+                nulls_first: None,
+            },
+            with_fill: None,
+        };
+        keys.push(select_sort_key(c, &o, select, items, "DISTINCT ON")?);
+    }
+    let wanted: HashSet<String> = keys.iter().map(|k| sorted_by(k, items)).collect();
+    let mut covered = HashSet::new();
+    for key in order {
+        if covered.len() == wanted.len() {
+            break;
+        }
+        let by = sorted_by(key, items);
+        if !wanted.contains(&by) {
+            return Err(SqlError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+            ));
+        }
+        covered.insert(by);
+    }
+    Ok(keys)
+}
+
+/// What a sort key sorts by, as a comparable text: an output column is its expression.
+fn sorted_by(key: &SortKey, items: &[CExpr]) -> String {
+    match &key.by {
+        SortBy::Output(i) => items.get(*i).map_or_else(String::new, |e| format!("{e:?}")),
+        SortBy::Expr(e) => format!("{e:?}"),
+    }
 }
 
 fn item_has_aggregate(item: &SelectItem) -> bool {
@@ -812,6 +875,7 @@ fn select_sort_key(
     o: &sqlparser::ast::OrderByExpr,
     select: &Select,
     items: &[CExpr],
+    clause: &str,
 ) -> SqlResult<SortKey> {
     let projection = &select.projection[..];
     if let Expr::Value(v) = &o.expr
@@ -824,7 +888,7 @@ fn select_sort_key(
             .ok_or_else(|| {
                 SqlError::new(
                     sqlstate::INVALID_COLUMN_REFERENCE,
-                    format!("ORDER BY position {n} is not in select list"),
+                    format!("{clause} position {n} is not in select list"),
                 )
             })?;
         return Ok(sort_key(SortBy::Output(index - 1), o));
@@ -880,6 +944,15 @@ fn plan_join(c: &mut Compiler, left: FromItem, join: &Join) -> SqlResult<FromIte
     let left_end = c.level_len();
     let right = plan_factor(c, &join.relation)?;
     let right_width = right.width();
+    if matches!(kind, JoinKind::Right | JoinKind::Full) && reads_left(c, &right) {
+        // Its rows are made per left row: there are none for a right row no left row
+        // matched.
+        return Err(SqlError::new(
+            sqlstate::INVALID_COLUMN_REFERENCE,
+            "invalid reference to FROM-clause entry",
+        )
+        .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference."));
+    }
     let on = match constraint {
         Some(JoinConstraint::On(e)) => Some(c.condition(e, "JOIN/ON")?),
         None => None,
@@ -1033,8 +1106,19 @@ pub(crate) fn set_column_type(what: &str, l: CType, r: CType) -> SqlResult<CType
     })
 }
 
-/// `… WITH ORDINALITY` in FROM, refused: its row-number column was dropped without a word
-/// (`SELECT * FROM generate_series(1, 3) WITH ORDINALITY` gave one column, not two).
+/// Whether a join's right item reads its left side's rows (LATERAL).
+fn reads_left(c: &Compiler, right: &FromItem) -> bool {
+    match right {
+        FromItem::Lateral(_) => true,
+        FromItem::Function(_, args) => args
+            .iter()
+            .any(|a| c.highest_column_read(a, c.top()).is_some()),
+        _ => false,
+    }
+}
+
+/// `… WITH ORDINALITY`: the one-table engine (select.rs) leaves every such FROM item to
+/// this one, which numbers a set function's rows (`SetFunc`) and refuses a table's.
 pub(crate) fn refuse_ordinality(factor: &TableFactor) -> SqlResult<()> {
     match factor {
         TableFactor::Table {
@@ -1055,7 +1139,14 @@ pub(crate) fn refuse_ordinality(factor: &TableFactor) -> SqlResult<()> {
 
 /// One FROM factor: its columns join the current level's scope under its alias.
 fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
-    refuse_ordinality(factor)?;
+    if let TableFactor::Table {
+        args: None,
+        with_ordinality: true,
+        ..
+    } = factor
+    {
+        return Err(SqlError::unsupported("WITH ORDINALITY on a table"));
+    }
     match factor {
         TableFactor::Table {
             name,
@@ -1079,34 +1170,41 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             name,
             alias,
             args: Some(args),
+            with_ordinality,
             ..
         } => {
             let func_name = object_name(name);
-            let exprs = args
-                .args
-                .iter()
-                .map(|a| match a {
-                    sqlparser::ast::FunctionArg::Unnamed(
-                        sqlparser::ast::FunctionArgExpr::Expr(e),
-                    ) => c.expr(e),
-                    other => Err(SqlError::unsupported(format!("the argument {other}"))),
-                })
-                .collect::<SqlResult<Vec<_>>>()?;
-            set_function(c, &func_name, exprs, alias.as_ref())
+            let exprs = function_arguments(c, &args.args)?;
+            set_function(c, &func_name, exprs, alias.as_ref(), *with_ordinality)
         }
         TableFactor::Function {
-            name, args, alias, ..
+            name,
+            args,
+            alias,
+            with_ordinality,
+            ..
         } => {
-            let exprs = args
+            let exprs = function_arguments(c, args)?;
+            set_function(
+                c,
+                &object_name(name),
+                exprs,
+                alias.as_ref(),
+                *with_ordinality,
+            )
+        }
+        TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset: false,
+            with_offset_alias: None,
+            with_ordinality,
+        } => {
+            let exprs = array_exprs
                 .iter()
-                .map(|a| match a {
-                    sqlparser::ast::FunctionArg::Unnamed(
-                        sqlparser::ast::FunctionArgExpr::Expr(e),
-                    ) => c.expr(e),
-                    other => Err(SqlError::unsupported(format!("the argument {other}"))),
-                })
+                .map(|e| c.expr(e))
                 .collect::<SqlResult<Vec<_>>>()?;
-            set_function(c, &object_name(name), exprs, alias.as_ref())
+            set_function(c, "unnest", exprs, alias.as_ref(), *with_ordinality)
         }
         TableFactor::Derived {
             subquery,
@@ -1114,10 +1212,7 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
             lateral,
             ..
         } => {
-            if *lateral {
-                return Err(SqlError::unsupported("LATERAL subqueries"));
-            }
-            let plan = c.subquery(subquery)?;
+            let (plan, reads_beside) = c.subquery(subquery, *lateral)?;
             let qualifier = alias.as_ref().map(|a| fold(&a.name)).unwrap_or_default();
             let renamed = alias
                 .as_ref()
@@ -1125,7 +1220,11 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
                 .unwrap_or_default();
             let columns: Vec<(String, CType)> = plan.columns.clone();
             c.add_columns(&qualifier, columns, &renamed)?;
-            Ok(FromItem::Subquery(Box::new(plan)))
+            if reads_beside {
+                Ok(FromItem::Lateral(Box::new(plan)))
+            } else {
+                Ok(FromItem::Subquery(Box::new(plan)))
+            }
         }
         TableFactor::NestedJoin {
             table_with_joins,
@@ -1135,27 +1234,47 @@ fn plan_factor(c: &mut Compiler, factor: &TableFactor) -> SqlResult<FromItem> {
     }
 }
 
+/// A set function's arguments in FROM: expressions, unnamed.
+fn function_arguments(
+    c: &mut Compiler,
+    args: &[sqlparser::ast::FunctionArg],
+) -> SqlResult<Vec<CExpr>> {
+    args.iter()
+        .map(|a| match a {
+            sqlparser::ast::FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(e)) => {
+                c.expr(e)
+            }
+            other => Err(SqlError::unsupported(format!("the argument {other}"))),
+        })
+        .collect()
+}
+
 fn set_function(
     c: &mut Compiler,
     name: &str,
     mut args: Vec<CExpr>,
     alias: Option<&sqlparser::ast::TableAlias>,
+    ordinality: bool,
 ) -> SqlResult<FromItem> {
-    let func = SetFunc::resolve(name, &mut args)?;
+    let func = SetFunc::resolve(name, &mut args, ordinality)?;
     let qualifier = alias.map_or_else(|| name.to_string(), |a| fold(&a.name));
     let renamed: Vec<String> = alias
         .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
         .unwrap_or_default();
-    if renamed.len() > 1 {
+    if renamed.len() > func.width() {
         let what = format!("table \"{qualifier}\"");
-        return Err(super::compile::too_many_names(&what, 1, renamed.len()));
+        return Err(super::compile::too_many_names(
+            &what,
+            func.width(),
+            renamed.len(),
+        ));
     }
-    // A function's one column is named after the alias (`unnest(x) AS u` has column u).
-    let column = renamed
-        .first()
-        .cloned()
-        .unwrap_or_else(|| qualifier.clone());
-    c.add_columns(&qualifier, vec![(column, func.column_type(&args))], &[])?;
+    let columns = func
+        .column_names(name, &qualifier)
+        .into_iter()
+        .zip(func.column_types(&args))
+        .collect();
+    c.add_columns(&qualifier, columns, &renamed)?;
     Ok(FromItem::Function(func, args))
 }
 

@@ -625,6 +625,13 @@ fn window_aggregate(c: &mut Compiler, name: &str, f: &Function) -> SqlResult<(Ag
         return Err(SqlError::unsupported("DISTINCT in a window function"));
     }
     let spec = c.aggregate_spec(agg, name, f)?;
+    if !spec.order.is_empty() {
+        // PostgreSQL's own message and SQLSTATE.
+        return Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            "aggregate ORDER BY is not implemented for window functions",
+        ));
+    }
     let ty = spec.ty;
     Ok((spec, ty))
 }

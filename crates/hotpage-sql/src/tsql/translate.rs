@@ -393,8 +393,110 @@ fn rewrite_word(
             Ok(Some(end))
         }
         "WITH" if is_table_hint(toks, i + 1) => Ok(Some(matching_paren(toks, i + 1)? + 1)),
+        "STRING_AGG" if call => string_agg(toks, i, env, out).map(Some),
+        "CROSS" | "OUTER" if is_word(toks.get(i + 1), "APPLY") => {
+            apply(toks, i, upper == "OUTER", env, out).map(Some)
+        }
         _ => Ok(None),
     }
+}
+
+/// `STRING_AGG(value, separator) [WITHIN GROUP (ORDER BY …)]` as PostgreSQL's
+/// `string_agg(value, separator ORDER BY …)`. SQL Server converts a value of any type to
+/// text; PostgreSQL's string_agg takes text, so the value is cast.
+fn string_agg(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let close = matching_paren(toks, i + 1)?;
+    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let [value, separator] = args.as_slice() else {
+        return Err(syntax_near(toks.get(close)));
+    };
+    out.push("string_agg(CAST(");
+    rewrite(value, env, out)?;
+    out.push("AS text),");
+    rewrite(separator, env, out)?;
+    let mut end = close + 1;
+    if is_word(toks.get(end), "WITHIN")
+        && is_word(toks.get(end + 1), "GROUP")
+        && matches!(toks.get(end + 2), Some(Token::LParen))
+    {
+        let group_close = matching_paren(toks, end + 2)?;
+        if !is_word(toks.get(end + 3), "ORDER") {
+            return Err(syntax_near(toks.get(end + 3)));
+        }
+        rewrite(&toks[end + 3..group_close], env, out)?;
+        end = group_close + 1;
+    }
+    out.push(")");
+    Ok(end)
+}
+
+/// `CROSS APPLY item` as `CROSS JOIN LATERAL item`, and `OUTER APPLY item` as `LEFT JOIN
+/// LATERAL item ON TRUE`: the item (a subquery or a function call, with its alias) runs
+/// once per row of the items before it, as in SQL Server.
+fn apply(
+    toks: &[Token],
+    i: usize,
+    outer: bool,
+    env: &dyn Resolve,
+    out: &mut Out,
+) -> SqlResult<usize> {
+    let start = i + 2;
+    let mut end = start;
+    // The item: a parenthesized subquery, or a (qualified) function name and its
+    // arguments; then `[AS] alias [(columns)]`.
+    while matches!(toks.get(end), Some(Token::Word(_) | Token::Period))
+        && !is_word(toks.get(end), "AS")
+    {
+        end += 1;
+    }
+    if !matches!(toks.get(end), Some(Token::LParen)) {
+        return Err(syntax_near(toks.get(end)));
+    }
+    end = matching_paren(toks, end)? + 1;
+    if is_word(toks.get(end), "AS") {
+        end += 1;
+    }
+    if matches!(toks.get(end), Some(Token::Word(w)) if !is_clause_word(w)) {
+        end += 1;
+        if matches!(toks.get(end), Some(Token::LParen)) {
+            end = matching_paren(toks, end)? + 1;
+        }
+    }
+    out.push(if outer {
+        "LEFT JOIN LATERAL"
+    } else {
+        "CROSS JOIN LATERAL"
+    });
+    rewrite(&toks[start..end], env, out)?;
+    if outer {
+        out.push("ON TRUE");
+    }
+    Ok(end)
+}
+
+/// A word that ends a FROM item rather than naming it (an alias is any other word).
+fn is_clause_word(w: &sqlparser::tokenizer::Word) -> bool {
+    w.quote_style.is_none()
+        && matches!(
+            w.value.to_ascii_uppercase().as_str(),
+            "WHERE"
+                | "GROUP"
+                | "ORDER"
+                | "HAVING"
+                | "CROSS"
+                | "OUTER"
+                | "INNER"
+                | "LEFT"
+                | "RIGHT"
+                | "FULL"
+                | "JOIN"
+                | "ON"
+                | "UNION"
+                | "EXCEPT"
+                | "INTERSECT"
+                | "OPTION"
+                | "FOR"
+        )
 }
 
 /// `CONVERT(type, expr [, style])` as `CAST(expr AS type)`.
