@@ -884,11 +884,6 @@ PACKAGE=hotpage-sql unit alias-extra-names-dropped crates/hotpage-sql/src/catalo
   'if renamed.len() > columns.len() {' \
   'if false {' \
   --test sqllogictest
-# A set-returning function's extra column names are dropped without a word.
-PACKAGE=hotpage-sql unit set-function-alias-extra-names crates/hotpage-sql/src/catalog/plan.rs \
-  '    if renamed.len() > func.width() {' \
-  '    if false {' \
-  --test sqllogictest
 # A one-table query reads a table alias's column names as the table's own (they were dropped).
 PACKAGE=hotpage-sql unit one-table-alias-columns-ignored crates/hotpage-sql/src/select.rs \
   '} if !alias.columns.is_empty() => {' \
@@ -1528,4 +1523,101 @@ PACKAGE=hotpage-sql unit tsql-string-agg-order-dropped crates/hotpage-sql/src/ts
 PACKAGE=hotpage-sql unit tsql-outer-apply-as-cross crates/hotpage-sql/src/tsql/translate.rs \
   '    out.push(if outer {' \
   '    out.push(if false {' \
+  --test sqllogictest
+# More scalar functions (expr/more_funcs.rs, 2026-12-07, fourth session).
+# initcap leaves the rest of a word as it was.
+PACKAGE=hotpage-sql unit initcap-rest-not-lowered crates/hotpage-sql/src/expr/more_funcs.rs \
+  '            out.extend(c.to_lowercase());' \
+  '            out.push(c);' \
+  --test sqllogictest
+# translate keeps a character whose place in from is past the end of to.
+PACKAGE=hotpage-sql unit translate-keeps-unmapped crates/hotpage-sql/src/expr/more_funcs.rs \
+  '            Some(at) => to.get(at).copied(),' \
+  '            Some(at) => to.get(at).copied().or(Some(c)),' \
+  --test sqllogictest
+# chr(0) gives a NUL character.
+PACKAGE=hotpage-sql unit chr-zero-allowed crates/hotpage-sql/src/expr/more_funcs.rs \
+  '    if n == 0 {' \
+  '    if false {' \
+  --test sqllogictest
+# regexp_replace replaces every match without the g flag.
+PACKAGE=hotpage-sql unit regexp-replace-always-global crates/hotpage-sql/src/expr/more_funcs.rs \
+  '    let replaced = if global {' \
+  '    let replaced = if true {' \
+  --test sqllogictest
+# A group reference in the replacement is written as its digit.
+PACKAGE=hotpage-sql unit regexp-replace-group-literal crates/hotpage-sql/src/expr/more_funcs.rs \
+  '                    out.push_str(&format!("${{{d}}}"));' \
+  '                    out.push(d);' \
+  --test sqllogictest
+# div compares its arguments at the smaller scale.
+PACKAGE=hotpage-sql unit div-at-smaller-scale crates/hotpage-sql/src/expr/more_funcs.rs \
+  '    let scale = a.1.max(b.1);' \
+  '    let scale = a.1.min(b.1);' \
+  --test sqllogictest
+# lcm answers the gcd.
+PACKAGE=hotpage-sql unit lcm-is-gcd crates/hotpage-sql/src/expr/more_funcs.rs \
+  '    let result = if func == PureFunc::Gcd {' \
+  '    let result = if true {' \
+  --test sqllogictest
+# ln(0) is minus infinity instead of 2201E.
+PACKAGE=hotpage-sql unit ln-of-zero-allowed crates/hotpage-sql/src/expr/more_funcs.rs \
+  '            if x == 0.0 {' \
+  '            if false {' \
+  --test sqllogictest
+# exp underflows to 0 without 22003.
+PACKAGE=hotpage-sql unit exp-underflow-unchecked crates/hotpage-sql/src/expr/more_funcs.rs \
+  '            if e == 0.0 && x.is_finite() {' \
+  '            if false {' \
+  --test sqllogictest
+# log is the natural logarithm (it is base 10 in PostgreSQL).
+PACKAGE=hotpage-sql unit log-is-natural crates/hotpage-sql/src/expr/more_funcs.rs \
+  '            if func == F::Ln { x.ln() } else { x.log10() }' \
+  '            x.ln()' \
+  --test sqllogictest
+# num_nonnulls counts the NULLs.
+PACKAGE=hotpage-sql unit num-nonnulls-counts-nulls crates/hotpage-sql/src/expr/builtin.rs \
+  '                let counted = if self == F::NumNulls {' \
+  '                let counted = if true {' \
+  --test sqllogictest
+# md5 of a bytea digests its printed text.
+PACKAGE=hotpage-sql unit md5-bytea-as-text crates/hotpage-sql/src/expr/more_funcs.rs \
+  '                Value::Bytes(bytes) => md5::Md5::digest(bytes),' \
+  '                Value::Bytes(_) => md5::Md5::digest(text_of(&args[0]).as_bytes()),' \
+  --test sqllogictest
+# T-SQL LOG is translated to PostgreSQL log (base 10).
+PACKAGE=hotpage-sql unit tsql-log-base-ten crates/hotpage-sql/src/tsql/translate.rs \
+  '        "LOG" if call => simple("ln", out),' \
+  '        "LOG" if call => simple("log", out),' \
+  --test sqllogictest
+# Array functions (catalog/array_funcs.rs, 2026-12-07, fourth session).
+# array_remove removes nothing.
+PACKAGE=hotpage-sql unit array-remove-keeps-all crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '                all.into_iter().filter(|d| !same(d, &wanted)).collect()' \
+  '                all.into_iter().collect()' \
+  --test sqllogictest
+# A NULL never finds a NULL (array_position, array_remove).
+PACKAGE=hotpage-sql unit array-null-not-found crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '        (true, true) => true,' \
+  '        (true, true) => false,' \
+  --test sqllogictest
+# array_position ignores its start.
+PACKAGE=hotpage-sql unit array-position-start-ignored crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '        .skip(skip)' \
+  '        .skip(0)' \
+  --test sqllogictest
+# string_to_array ignores its null string.
+PACKAGE=hotpage-sql unit string-to-array-null-text-ignored crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '                if null_text == Some(f.as_str()) {' \
+  '                if false {' \
+  --test sqllogictest
+# array_cat of a NULL and an array is NULL.
+PACKAGE=hotpage-sql unit array-cat-null-is-null crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '            (None, None) => return Ok(Datum::Null),' \
+  '            (None, _) | (_, None) => return Ok(Datum::Null),' \
+  --test sqllogictest
+# Arrays of kinds that never meet are cast to the first kind.
+PACKAGE=hotpage-sql unit array-kinds-unchecked crates/hotpage-sql/src/catalog/array_funcs.rs \
+  '    if !numbers && elements.iter().any(|t| *t != first) {' \
+  '    if false {' \
   --test sqllogictest

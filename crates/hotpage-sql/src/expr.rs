@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 mod builtin;
+mod more_funcs;
 mod typecheck;
 
 pub(crate) use builtin::PureFunc;

@@ -320,7 +320,7 @@ impl Value {
     }
 
     /// An integer or numeric as (scaled, scale).
-    fn as_numeric(&self) -> Option<(i128, u8)> {
+    pub(crate) fn as_numeric(&self) -> Option<(i128, u8)> {
         match self {
             Value::Int(v) => Some((i128::from(*v), 0)),
             Value::Numeric { scaled, scale } => Some((*scaled, *scale)),

@@ -18,6 +18,8 @@ use crate::value::Value;
 pub(crate) enum ScalarFunc {
     /// A function of the SQL layer's own (see [`ScalarFunc::resolve_pure`]).
     Pure(PureFunc),
+    /// `array_append`, `string_to_array`, … (`array_funcs.rs`).
+    Array(super::array_funcs::ArrayFunc),
     /// One that needs the session (see [`ScalarFunc::resolve_sql`]).
     Sql(Func),
     TableIsVisible,
@@ -193,7 +195,7 @@ fn signature(name: &str) -> Option<Signature> {
 /// Whether `name` is a function of the catalog's (`pg_typeof` is planned apart: its
 /// result is its argument's type, known when the query is planned).
 pub(crate) fn is_catalog_function(name: &str) -> bool {
-    signature(name).is_some() || name == "pg_typeof"
+    signature(name).is_some() || name == "pg_typeof" || super::array_funcs::is_array_function(name)
 }
 
 impl ScalarFunc {
@@ -205,6 +207,10 @@ impl ScalarFunc {
         args: &mut Vec<CExpr>,
         implicit_conversions: bool,
     ) -> SqlResult<(ScalarFunc, CType)> {
+        if let Some(resolved) = super::array_funcs::resolve(name, args) {
+            let (func, ty) = resolved?;
+            return Ok((ScalarFunc::Array(func), ty));
+        }
         if signature(name).is_none()
             && let Some(func) = Func::by_name(name)
         {
@@ -521,6 +527,9 @@ fn call_catalog(
 ) -> SqlResult<Datum> {
     use ScalarFunc as F;
     // Most functions are strict: NULL in, NULL out.
+    if let F::Array(array_func) = func {
+        return super::array_funcs::call(array_func, args);
+    }
     let strict = !matches!(
         func,
         F::Coalesce | F::Concat | F::NullIf | F::FormatType | F::SetConfig | F::CurrentSetting
@@ -535,7 +544,7 @@ fn call_catalog(
     };
     let catalog = exec.catalog;
     Ok(match func {
-        F::Pure(_) | F::Sql(_) => return Err(SqlError::internal("an SQL layer function here")),
+        F::Pure(_) | F::Sql(_) | F::Array(_) => return Err(SqlError::internal("called elsewhere")),
         F::TableIsVisible => Datum::Bool(catalog.relation_visible(oid(0))),
         F::TypeIsVisible => Datum::Bool(builtin::type_def(oid(0)).is_some()),
         F::GetUserById => Datum::Text(
@@ -598,19 +607,22 @@ fn call_catalog(
         F::Lower => Datum::Text(text(0).to_lowercase()),
         F::Upper => Datum::Text(text(0).to_uppercase()),
         F::Length => Datum::Int(text(0).chars().count() as i64),
-        F::Concat => {
-            let parts: Vec<String> = args
-                .iter()
-                .zip(types)
-                .filter_map(|(a, t)| types::to_text(a, *t, catalog))
-                .collect();
-            // Checked before the joined text is made: past 1 GB it never exists.
-            crate::limits::check_text_len(parts.iter().map(String::len).sum())?;
-            Datum::Text(parts.concat())
-        }
+        F::Concat => concat(catalog, &args, types)?,
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
     })
+}
+
+/// `concat(…)`: each argument as its type prints it; NULLs are left out.
+fn concat(catalog: &super::Catalog, args: &[Datum], types: &[CType]) -> SqlResult<Datum> {
+    let parts: Vec<String> = args
+        .iter()
+        .zip(types)
+        .filter_map(|(a, t)| types::to_text(a, *t, catalog))
+        .collect();
+    // Checked before the joined text is made: past 1 GB it never exists.
+    crate::limits::check_text_len(parts.iter().map(String::len).sum())?;
+    Ok(Datum::Text(parts.concat()))
 }
 
 /// `pg_get_expr(adbin, relid[, pretty])`: the expression an `adbin` of hotpage's stands

@@ -22,6 +22,7 @@
 //! UNION/INTERSECT/EXCEPT, GROUP BY with aggregates, ORDER BY, LIMIT. What it does not
 //! support fails with a SQLSTATE (0A000, 42883, 42P01, …), never with wrong rows.
 
+mod array_funcs;
 mod builtin;
 mod compile;
 mod cte;

@@ -1261,14 +1261,6 @@ fn set_function(
     let renamed: Vec<String> = alias
         .map(|a| a.columns.iter().map(|c| fold(&c.name)).collect())
         .unwrap_or_default();
-    if renamed.len() > func.width() {
-        let what = format!("table \"{qualifier}\"");
-        return Err(super::compile::too_many_names(
-            &what,
-            func.width(),
-            renamed.len(),
-        ));
-    }
     let columns = func
         .column_names(name, &qualifier)
         .into_iter()

@@ -45,6 +45,31 @@ pub(crate) enum PureFunc {
     Extract,
     /// `date_trunc('field', ts)`: a timestamp of the argument's type.
     DateTrunc,
+    Md5,
+    Initcap,
+    Translate,
+    Chr,
+    Ascii,
+    OctetLength,
+    BitLength,
+    QuoteLiteral,
+    /// `regexp_replace(s, pattern, replacement [, flags])`.
+    RegexpReplace,
+    /// `div(y, x)`: the integer quotient, truncated, as a numeric.
+    Div,
+    Gcd,
+    Lcm,
+    Sign,
+    /// `ln`, `log` (base 10), `log10`, `exp`, `degrees`, `radians`: in double precision.
+    Ln,
+    Log10,
+    Exp,
+    Degrees,
+    Radians,
+    Pi,
+    /// `num_nulls(…)` / `num_nonnulls(…)`: how many arguments are (not) NULL.
+    NumNulls,
+    NumNonNulls,
 }
 
 impl PureFunc {
@@ -78,6 +103,27 @@ impl PureFunc {
             "least" => F::Least,
             "date_part" => F::DatePart,
             "date_trunc" => F::DateTrunc,
+            "md5" => F::Md5,
+            "initcap" => F::Initcap,
+            "translate" => F::Translate,
+            "chr" => F::Chr,
+            "ascii" => F::Ascii,
+            "octet_length" => F::OctetLength,
+            "bit_length" => F::BitLength,
+            "quote_literal" => F::QuoteLiteral,
+            "regexp_replace" => F::RegexpReplace,
+            "div" => F::Div,
+            "gcd" => F::Gcd,
+            "lcm" => F::Lcm,
+            "sign" => F::Sign,
+            "ln" => F::Ln,
+            "log" | "log10" => F::Log10,
+            "exp" => F::Exp,
+            "degrees" => F::Degrees,
+            "radians" => F::Radians,
+            "pi" => F::Pi,
+            "num_nulls" => F::NumNulls,
+            "num_nonnulls" => F::NumNonNulls,
             _ => return None,
         })
     }
@@ -92,8 +138,16 @@ impl PureFunc {
             F::Replace | F::SplitPart => n == 3,
             F::DatePart | F::Extract | F::DateTrunc => n == 2,
             F::Left | F::Right | F::Repeat | F::Strpos | F::Mod | F::Power | F::NullIf => n == 2,
-            F::Concat | F::Greatest | F::Least => n >= 1,
+            F::Concat | F::Greatest | F::Least | F::NumNulls | F::NumNonNulls => n >= 1,
             F::ConcatWs => n >= 2,
+            F::Md5 | F::Initcap | F::Chr | F::Ascii | F::OctetLength | F::BitLength => n == 1,
+            F::QuoteLiteral | F::Sign | F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians => {
+                n == 1
+            }
+            F::Translate => n == 3,
+            F::RegexpReplace => n == 3 || n == 4,
+            F::Div | F::Gcd | F::Lcm => n == 2,
+            F::Pi => n == 0,
         }
     }
 
@@ -116,6 +170,20 @@ impl PureFunc {
                 | F::NullIf
                 | F::Greatest
                 | F::Least
+                | F::Chr
+                | F::QuoteLiteral
+                | F::Div
+                | F::Gcd
+                | F::Lcm
+                | F::Sign
+                | F::Ln
+                | F::Log10
+                | F::Exp
+                | F::Degrees
+                | F::Radians
+                | F::Pi
+                | F::NumNulls
+                | F::NumNonNulls
         )
     }
 
@@ -136,7 +204,17 @@ impl PureFunc {
                     scale: 0,
                 },
             },
-            F::Mod | F::NullIf => return first,
+            F::Mod | F::NullIf | F::Gcd | F::Lcm => return first,
+            F::Ascii | F::OctetLength | F::BitLength | F::NumNulls | F::NumNonNulls => SqlType::Int,
+            F::Div => SqlType::Numeric {
+                precision: 38,
+                scale: 0,
+            },
+            F::Sign => match first {
+                Some(t @ (SqlType::Numeric { .. } | SqlType::NumericUnconstrained)) => t,
+                _ => SqlType::Double,
+            },
+            F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians | F::Pi => SqlType::Double,
             F::DatePart => SqlType::Double,
             F::Extract => SqlType::NumericUnconstrained,
             // timestamp or timestamptz, as it came (a text is refused when called).
@@ -164,6 +242,16 @@ impl PureFunc {
                 return Ok(if equal { Value::Null } else { args[0].clone() });
             }
             F::Greatest | F::Least => return extreme(self, args),
+            F::NumNulls | F::NumNonNulls => {
+                let nulls = args.iter().filter(|v| **v == Value::Null).count();
+                let counted = if self == F::NumNulls {
+                    nulls
+                } else {
+                    args.len() - nulls
+                };
+                return Ok(Value::Int(counted as i64));
+            }
+            F::Pi => return Ok(Value::Float(std::f64::consts::PI)),
             _ => {}
         }
         // Every other function is strict: NULL in, NULL out.
@@ -175,20 +263,33 @@ impl PureFunc {
                 number_func(self, &args)
             }
             F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
+            F::Div | F::Gcd | F::Lcm | F::Sign => super::more_funcs::integer_like(self, &args),
+            F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians => {
+                super::more_funcs::float_func(self, &args)
+            }
+            F::Md5
+            | F::Initcap
+            | F::Translate
+            | F::Chr
+            | F::Ascii
+            | F::OctetLength
+            | F::BitLength
+            | F::QuoteLiteral
+            | F::RegexpReplace => super::more_funcs::text_func(self, &args),
             _ => text_func(self, &args),
         }
     }
 }
 
 /// A value as a text argument (PostgreSQL's output text; text as it is).
-fn text_of(v: &Value) -> String {
+pub(super) fn text_of(v: &Value) -> String {
     match v {
         Value::Text(s) => s.clone(),
         other => other.to_pg_text(None).unwrap_or_default(),
     }
 }
 
-fn int_arg(v: &Value, what: &str) -> SqlResult<i64> {
+pub(super) fn int_arg(v: &Value, what: &str) -> SqlResult<i64> {
     match v {
         Value::Int(i) => Ok(*i),
         Value::Text(t) => t.trim().parse().map_err(|_| {
@@ -573,7 +674,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const ALL: [PureFunc; 25] = [
+    const ALL: [PureFunc; 46] = [
         PureFunc::Substr,
         PureFunc::Replace,
         PureFunc::Concat,
@@ -599,6 +700,27 @@ mod tests {
         PureFunc::NullIf,
         PureFunc::Greatest,
         PureFunc::Least,
+        PureFunc::Md5,
+        PureFunc::Initcap,
+        PureFunc::Translate,
+        PureFunc::Chr,
+        PureFunc::Ascii,
+        PureFunc::OctetLength,
+        PureFunc::BitLength,
+        PureFunc::QuoteLiteral,
+        PureFunc::RegexpReplace,
+        PureFunc::Div,
+        PureFunc::Gcd,
+        PureFunc::Lcm,
+        PureFunc::Sign,
+        PureFunc::Ln,
+        PureFunc::Log10,
+        PureFunc::Exp,
+        PureFunc::Degrees,
+        PureFunc::Radians,
+        PureFunc::Pi,
+        PureFunc::NumNulls,
+        PureFunc::NumNonNulls,
     ];
 
     fn any_value() -> impl Strategy<Value = Value> {
@@ -637,6 +759,12 @@ mod tests {
                 "nullif" => "nullif".to_string(),
                 "concatws" => "concat_ws".to_string(),
                 "splitpart" => "split_part".to_string(),
+                "octetlength" => "octet_length".to_string(),
+                "bitlength" => "bit_length".to_string(),
+                "quoteliteral" => "quote_literal".to_string(),
+                "regexpreplace" => "regexp_replace".to_string(),
+                "numnulls" => "num_nulls".to_string(),
+                "numnonnulls" => "num_nonnulls".to_string(),
                 _ => name,
             };
             assert_eq!(PureFunc::by_name(&name), Some(func), "{name}");

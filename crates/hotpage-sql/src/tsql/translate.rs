@@ -330,6 +330,8 @@ fn rewrite_word(
         "NEWSEQUENTIALID" if call => simple("uuidv7", out),
         "ISNULL" if call => simple("coalesce", out),
         "LEN" if call => simple("length", out),
+        // SQL Server's LOG is the natural logarithm (PostgreSQL's log is base 10).
+        "LOG" if call => simple("ln", out),
         "COUNT_BIG" if call => simple("count", out),
         "FN_DBLOG" if call => dblog_call(toks, i + 1, env, out).map(Some),
         "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
