@@ -1010,10 +1010,11 @@ impl Compiler {
         if !f.within_group.is_empty() {
             return Err(SqlError::unsupported(format!("{name}() WITHIN GROUP")));
         }
-        if f.filter.is_some() && f.over.is_some() {
-            return Err(SqlError::unsupported(format!(
-                "{name}() with FILTER and OVER"
-            )));
+        if f.filter.is_some() && f.over.is_some() && AggFunc::by_name(&name).is_none() {
+            return Err(SqlError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "FILTER is not implemented for non-aggregate window functions",
+            ));
         }
         if f.filter.is_some() && AggFunc::by_name(&name).is_none() {
             return Err(SqlError::new(

@@ -523,13 +523,18 @@ impl<'a> Exec<'a> {
             let env = Env::new(first, level, outer);
             let frame = spec.frame.resolve(&mut |e| self.eval(e, &env))?;
             let mut inputs = Vec::with_capacity(rows.len());
+            let order_exprs: Vec<&CExpr> = spec.order.iter().map(|k| &k.expr).collect();
+            let filter = spec.aggregate.as_ref().and_then(|a| a.filter.as_ref());
             for row in &rows {
                 let env = Env::new(row, level, outer);
-                let order_exprs: Vec<&CExpr> = spec.order.iter().map(|k| &k.expr).collect();
                 inputs.push(WindowInput {
                     partition: self.eval_all(spec.partition.iter(), &env)?,
-                    order: self.eval_all(order_exprs, &env)?,
+                    order: self.eval_all(order_exprs.iter().copied(), &env)?,
                     args: self.eval_all(spec.arguments(), &env)?,
+                    counted: match filter {
+                        Some(filter) => self.holds(filter, &env)?,
+                        None => true,
+                    },
                 });
             }
             let clock = &mut self.session.state.clock;

@@ -197,7 +197,10 @@ impl WindowSpec {
 
     /// Calls `f` on every expression the window evaluates.
     pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
-        self.arguments().iter().for_each(|e| e.walk(f));
+        match &self.aggregate {
+            Some(agg) => agg.walk(f),
+            None => self.args.iter().for_each(|e| e.walk(f)),
+        }
         self.partition.iter().for_each(|e| e.walk(f));
         self.order.iter().for_each(|k| k.expr.walk(f));
         let offsets = [self.frame.start.offset(), self.frame.end.offset()];
@@ -641,6 +644,8 @@ pub(crate) struct WindowInput {
     pub partition: Vec<Datum>,
     pub order: Vec<Datum>,
     pub args: Vec<Datum>,
+    /// Whether an aggregate counts the row: false where its FILTER does not hold.
+    pub counted: bool,
 }
 
 /// The window's value for each row, in the rows' own order, with the frame's offsets
@@ -833,7 +838,10 @@ impl Partition<'_> {
                 Some((bounds, value)) if *bounds == (start, end) => value.clone(),
                 _ if running => {
                     for row in added..end {
-                        state.add(agg, self.inputs[self.rows[row]].args.clone())?;
+                        let input = &self.inputs[self.rows[row]];
+                        if input.counted {
+                            state.add(agg, input.args.clone())?;
+                        }
                     }
                     added = added.max(end);
                     state.clone().finish(agg)?
@@ -841,7 +849,10 @@ impl Partition<'_> {
                 _ => {
                     let mut fresh = Accumulator::new(agg);
                     for row in start..end.max(start) {
-                        fresh.add(agg, self.inputs[self.rows[row]].args.clone())?;
+                        let input = &self.inputs[self.rows[row]];
+                        if input.counted {
+                            fresh.add(agg, input.args.clone())?;
+                        }
                         poll()?;
                     }
                     fresh.finish(agg)?
