@@ -1527,8 +1527,8 @@ PACKAGE=hotpage-sql unit tsql-outer-apply-as-cross crates/hotpage-sql/src/tsql/t
 # More scalar functions (expr/more_funcs.rs, 2026-12-07, fourth session).
 # initcap leaves the rest of a word as it was.
 PACKAGE=hotpage-sql unit initcap-rest-not-lowered crates/hotpage-sql/src/expr/more_funcs.rs \
-  '            out.extend(c.to_lowercase());' \
-  '            out.push(c);' \
+  '            single(c.to_lowercase())' \
+  '            Some(c)' \
   --test sqllogictest
 # translate keeps a character whose place in from is past the end of to.
 PACKAGE=hotpage-sql unit translate-keeps-unmapped crates/hotpage-sql/src/expr/more_funcs.rs \
@@ -1587,8 +1587,8 @@ PACKAGE=hotpage-sql unit md5-bytea-as-text crates/hotpage-sql/src/expr/more_func
   --test sqllogictest
 # T-SQL LOG is translated to PostgreSQL log (base 10).
 PACKAGE=hotpage-sql unit tsql-log-base-ten crates/hotpage-sql/src/tsql/translate.rs \
-  '        "LOG" if call => simple("ln", out),' \
-  '        "LOG" if call => simple("log", out),' \
+  '            out.push("ln(");' \
+  '            out.push("log(");' \
   --test sqllogictest
 # Array functions (catalog/array_funcs.rs, 2026-12-07, fourth session).
 # array_remove removes nothing.
@@ -1625,4 +1625,25 @@ PACKAGE=hotpage-sql unit array-kinds-unchecked crates/hotpage-sql/src/catalog/ar
 PACKAGE=hotpage-sql unit window-filter-ignored crates/hotpage-sql/src/catalog/exec.rs \
   '                        Some(filter) => self.holds(filter, &env)?,' \
   '                        Some(_) => true,' \
+  --test sqllogictest
+# Review fixes (2026-12-07, fourth session).
+# ORDER BY … USING > is read as ASC again (the one-table engine).
+PACKAGE=hotpage-sql unit order-using-ascending crates/hotpage-sql/src/expr.rs \
+  '            ">" | ">=" => Ok(true),' \
+  '            ">" | ">=" => Ok(false),' \
+  --test sqllogictest
+# A regular expression's . stops at a newline (Rust's default).
+PACKAGE=hotpage-sql unit regex-dot-stops-at-newline crates/hotpage-sql/src/expr/more_funcs.rs \
+  '        .dot_matches_new_line(true)' \
+  '        .dot_matches_new_line(false)' \
+  --test sqllogictest
+# initcap writes a character's full upper case (ß as SS).
+PACKAGE=hotpage-sql unit initcap-full-mapping crates/hotpage-sql/src/expr/more_funcs.rs \
+  '    mapping.next().is_none().then_some(first)' \
+  '    Some(first)' \
+  --test sqllogictest
+# T-SQL LOG(x, base) ignores its base.
+PACKAGE=hotpage-sql unit tsql-log-base-ignored crates/hotpage-sql/src/tsql/translate.rs \
+  '            out.push(") / ln(");' \
+  '            out.push(") / log(");' \
   --test sqllogictest

@@ -1754,6 +1754,21 @@ fn date_diff_big(args: &[Value]) -> SqlResult<Value> {
     }
 }
 
+/// Whether an ORDER BY key sorts descending: `DESC`, or `USING >`; `USING <` is `ASC`.
+/// Another operator is 0A000 (it was once read as `ASC` without a word).
+pub(crate) fn sort_is_desc(sort: Option<&sqlparser::ast::OrderBySort>) -> SqlResult<bool> {
+    use sqlparser::ast::OrderBySort;
+    match sort {
+        None | Some(OrderBySort::Asc) => Ok(false),
+        Some(OrderBySort::Desc) => Ok(true),
+        Some(OrderBySort::Using(op)) => match op.to_string().as_str() {
+            "<" | "<=" => Ok(false),
+            ">" | ">=" => Ok(true),
+            other => Err(SqlError::unsupported(format!("ORDER BY … USING {other}"))),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -686,7 +686,7 @@ fn plan_order(
             }
             _ => OrderBy::Expr(expr::compile(e, scope)?),
         };
-        let desc = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+        let desc = expr::sort_is_desc(o.options.sort.as_ref())?;
         // PostgreSQL: NULLs sort as if larger than every value (last ascending, first
         // descending) unless told otherwise.
         let nulls_first = o.options.nulls_first.unwrap_or(desc);

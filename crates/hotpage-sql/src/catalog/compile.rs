@@ -1228,7 +1228,7 @@ impl Compiler {
                 ));
             };
             for key in keys {
-                let desc = matches!(key.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
+                let desc = crate::expr::sort_is_desc(key.options.sort.as_ref())?;
                 order.push(SortKey {
                     by: SortBy::Expr(self.expr(&key.expr)?),
                     desc,

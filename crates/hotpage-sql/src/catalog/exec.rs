@@ -1269,6 +1269,8 @@ impl<'a> Exec<'a> {
         if !self.regexes.contains_key(&key) {
             let built = regex::RegexBuilder::new(&key.0)
                 .case_insensitive(case_insensitive)
+                // PostgreSQL's `.` matches a newline (its `n` flag is off by default).
+                .dot_matches_new_line(true)
                 .size_limit(1 << 20)
                 .build()
                 .map_err(|e| SqlError::new("2201B", format!("invalid regular expression: {e}")))?;

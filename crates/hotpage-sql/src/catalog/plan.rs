@@ -495,16 +495,16 @@ fn output_sort_key(
             format!("ORDER BY on a UNION/INTERSECT/EXCEPT result must be an output column: {e}"),
         )
     })?;
-    Ok(sort_key(SortBy::Output(index), o))
+    sort_key(SortBy::Output(index), o)
 }
 
-fn sort_key(by: SortBy, o: &sqlparser::ast::OrderByExpr) -> SortKey {
-    let desc = matches!(o.options.sort, Some(sqlparser::ast::OrderBySort::Desc));
-    SortKey {
+fn sort_key(by: SortBy, o: &sqlparser::ast::OrderByExpr) -> SqlResult<SortKey> {
+    let desc = crate::expr::sort_is_desc(o.options.sort.as_ref())?;
+    Ok(SortKey {
         by,
         desc,
         nulls_first: o.options.nulls_first.unwrap_or(desc),
-    }
+    })
 }
 
 fn limits(c: &mut Compiler, query: &Query) -> SqlResult<(Option<CExpr>, Option<CExpr>)> {
@@ -891,7 +891,7 @@ fn select_sort_key(
                     format!("{clause} position {n} is not in select list"),
                 )
             })?;
-        return Ok(sort_key(SortBy::Output(index - 1), o));
+        return sort_key(SortBy::Output(index - 1), o);
     }
     if let Expr::Identifier(ident) = &o.expr {
         let name = fold(ident);
@@ -899,7 +899,7 @@ fn select_sort_key(
             |item| matches!(item, SelectItem::ExprWithAlias { alias, .. } if fold(alias) == name),
         );
         if let Some(index) = aliased {
-            return Ok(sort_key(SortBy::Output(index), o));
+            return sort_key(SortBy::Output(index), o);
         }
     }
     let key = c.expr(&o.expr)?;
@@ -909,14 +909,14 @@ fn select_sort_key(
         let wanted = format!("{key:?}");
         let listed = items.iter().position(|item| format!("{item:?}") == wanted);
         return match listed {
-            Some(index) => Ok(sort_key(SortBy::Output(index), o)),
+            Some(index) => sort_key(SortBy::Output(index), o),
             None => Err(SqlError::new(
                 sqlstate::INVALID_COLUMN_REFERENCE,
                 "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
             )),
         };
     }
-    Ok(sort_key(SortBy::Expr(key), o))
+    sort_key(SortBy::Expr(key), o)
 }
 
 fn plan_table_with_joins(c: &mut Compiler, table: &TableWithJoins) -> SqlResult<FromItem> {

@@ -36,8 +36,8 @@ use super::types::{CType, Datum, FLOAT8, INT2, INT4, INT8};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use sqlparser::ast::{
     DuplicateTreatment, Expr, Function, FunctionArguments, Ident, NamedWindowDefinition,
-    NamedWindowExpr, OrderBySort, WindowFrame, WindowFrameBound, WindowFrameUnits,
-    WindowSpec as AstWindowSpec, WindowType,
+    NamedWindowExpr, WindowFrame, WindowFrameBound, WindowFrameUnits, WindowSpec as AstWindowSpec,
+    WindowType,
 };
 use std::cmp::Ordering;
 
@@ -232,7 +232,7 @@ pub(super) fn compile(
         .order_by
         .iter()
         .map(|o| {
-            let desc = matches!(o.options.sort, Some(OrderBySort::Desc));
+            let desc = crate::expr::sort_is_desc(o.options.sort.as_ref())?;
             Ok(WindowKey {
                 expr: c.expr(&o.expr)?,
                 desc,

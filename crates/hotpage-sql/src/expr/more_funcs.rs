@@ -61,14 +61,23 @@ fn initcap(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut in_word = false;
     for c in s.chars() {
-        if in_word {
-            out.extend(c.to_lowercase());
+        // One character for one, as PostgreSQL's towupper/towlower: `ß` stays `ß`, where
+        // Rust's full mapping would give `SS`.
+        let mapped = if in_word {
+            single(c.to_lowercase())
         } else {
-            out.extend(c.to_uppercase());
-        }
+            single(c.to_uppercase())
+        };
+        out.push(mapped.unwrap_or(c));
         in_word = c.is_alphanumeric();
     }
     out
+}
+
+/// The one character of a case mapping, if it is one.
+fn single(mut mapping: impl Iterator<Item = char>) -> Option<char> {
+    let first = mapping.next()?;
+    mapping.next().is_none().then_some(first)
 }
 
 /// Each character of `from` becomes the one at its place in `to`, or goes where `to` is
@@ -151,6 +160,8 @@ fn regexp_replace(args: &[Value]) -> SqlResult<Value> {
     }
     let pattern = regex::RegexBuilder::new(&text_of(&args[1]))
         .case_insensitive(ignore_case)
+        // PostgreSQL's `.` matches a newline (its `n` flag is off by default).
+        .dot_matches_new_line(true)
         .size_limit(1 << 20)
         .build()
         .map_err(|e| {
@@ -230,7 +241,8 @@ pub(super) fn integer_like(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
 fn sign(v: &Value) -> SqlResult<Value> {
     Ok(match v {
         Value::Int(i) => Value::Float(i.signum() as f64),
-        Value::Float(x) if x.is_nan() => Value::Float(f64::NAN),
+        // PostgreSQL's float sign of NaN is 0.
+        Value::Float(x) if x.is_nan() => Value::Float(0.0),
         Value::Float(x) if *x == 0.0 => Value::Float(0.0),
         Value::Float(x) => Value::Float(x.signum()),
         Value::Numeric { scaled, .. } => Value::Numeric {
@@ -318,8 +330,17 @@ pub(super) fn float_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
             }
             e
         }
-        F::Degrees => x.to_degrees(),
-        F::Radians => x.to_radians(),
+        F::Degrees | F::Radians => {
+            let converted = if func == F::Degrees {
+                x.to_degrees()
+            } else {
+                x.to_radians()
+            };
+            if converted.is_infinite() && x.is_finite() {
+                return Err(out_of_range("overflow"));
+            }
+            converted
+        }
         _ => {
             return Err(SqlError::internal(format!(
                 "{func:?} is not a float function"
@@ -364,6 +385,7 @@ mod tests {
             initcap("hello wORLD 1st_place é-x"),
             "Hello World 1st_Place É-X"
         );
+        assert_eq!(initcap("ß ﬁsh"), "ß ﬁsh");
         assert_eq!(translate("abcabc", "abb", "xy"), "xycxyc");
     }
 

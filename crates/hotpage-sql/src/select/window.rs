@@ -11,8 +11,7 @@ use crate::expr::{self, EvalContext, Scalar, object_name};
 use crate::types::SqlType;
 use crate::value::Value;
 use sqlparser::ast::{
-    Expr, FunctionArguments, Ident, OrderByExpr, OrderBySort, SelectItem, VisitMut, VisitorMut,
-    WindowType,
+    Expr, FunctionArguments, Ident, OrderByExpr, SelectItem, VisitMut, VisitorMut, WindowType,
 };
 use std::cmp::Ordering;
 use std::ops::ControlFlow;
@@ -62,7 +61,7 @@ pub(super) fn extract(
                 order: order
                     .iter()
                     .map(|o| {
-                        let desc = matches!(o.options.sort, Some(OrderBySort::Desc));
+                        let desc = expr::sort_is_desc(o.options.sort.as_ref())?;
                         let key = OrderKey {
                             by: OrderBy::Output(0),
                             desc,

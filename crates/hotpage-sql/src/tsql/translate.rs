@@ -330,8 +330,7 @@ fn rewrite_word(
         "NEWSEQUENTIALID" if call => simple("uuidv7", out),
         "ISNULL" if call => simple("coalesce", out),
         "LEN" if call => simple("length", out),
-        // SQL Server's LOG is the natural logarithm (PostgreSQL's log is base 10).
-        "LOG" if call => simple("ln", out),
+        "LOG" if call => log(toks, i, env, out).map(Some),
         "COUNT_BIG" if call => simple("count", out),
         "FN_DBLOG" if call => dblog_call(toks, i + 1, env, out).map(Some),
         "ERROR_NUMBER" | "ERROR_MESSAGE" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
@@ -401,6 +400,29 @@ fn rewrite_word(
         }
         _ => Ok(None),
     }
+}
+
+/// `LOG(x [, base])`: SQL Server's LOG is the natural logarithm (PostgreSQL's `log` is
+/// base 10), so `ln(x)`, or `ln(x) / ln(base)`.
+fn log(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let close = matching_paren(toks, i + 1)?;
+    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    match args.as_slice() {
+        [x] => {
+            out.push("ln(");
+            rewrite(x, env, out)?;
+            out.push(")");
+        }
+        [x, base] => {
+            out.push("(ln(");
+            rewrite(x, env, out)?;
+            out.push(") / ln(");
+            rewrite(base, env, out)?;
+            out.push("))");
+        }
+        _ => return Err(syntax_near(toks.get(close))),
+    }
+    Ok(close + 1)
 }
 
 /// `STRING_AGG(value, separator) [WITHIN GROUP (ORDER BY …)]` as PostgreSQL's
