@@ -1647,3 +1647,10 @@ PACKAGE=hotpage-sql unit tsql-log-base-ignored crates/hotpage-sql/src/tsql/trans
   '            out.push(") / ln(");' \
   '            out.push(") / log(");' \
   --test sqllogictest
+# A LATERAL subquery's output stays counted after its left row is done.
+PACKAGE=hotpage-sql unit lateral-output-kept-counted crates/hotpage-sql/src/catalog/exec.rs \
+  '                self.set_held(held_before + (self.table_bytes - tables_before));
+                Ok(rows)' \
+  '                let _ = (held_before, tables_before);
+                Ok(rows)' \
+  --test memory_bound

@@ -792,7 +792,15 @@ impl<'a> Exec<'a> {
                     .collect::<SqlResult<Vec<_>>>()?;
                 func.rows(&values)
             }
-            FromItem::Lateral(plan) => self.run_query(plan, Some(env)),
+            FromItem::Lateral(plan) => {
+                // Used for this left row and dropped, as a correlated subquery's rows are
+                // (`subquery_rows`): only tables read meanwhile stay held; the joined rows
+                // are held as the join makes them.
+                let (held_before, tables_before) = (self.held(), self.table_bytes);
+                let rows = self.run_query(plan, Some(env))?;
+                self.set_held(held_before + (self.table_bytes - tables_before));
+                Ok(rows)
+            }
             _ => Err(SqlError::internal("lateral rows of another FROM item")),
         }
     }
