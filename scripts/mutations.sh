@@ -1654,3 +1654,72 @@ PACKAGE=hotpage-sql unit lateral-output-kept-counted crates/hotpage-sql/src/cata
   '                let _ = (held_before, tables_before);
                 Ok(rows)' \
   --test memory_bound
+# Set-returning calls in a SELECT's list, typing and range fixes (2026-12-07, fifth session).
+# A boolean cast to text is boolout's t/f again (the general engine).
+PACKAGE=hotpage-sql unit bool-cast-as-boolout crates/hotpage-sql/src/catalog/types.rs \
+  '        Datum::Bool(b) => Some(b.to_string()),' \
+  '        Datum::Bool(_) => to_text(datum, ty, names),' \
+  --test sqllogictest
+# A function's integer result is not checked against its type (the general engine).
+PACKAGE=hotpage-sql unit call-int-range-unchecked crates/hotpage-sql/src/catalog/exec.rs \
+  '                        types::int_in_range(i, e.ty)?' \
+  '                        Datum::Int(i)' \
+  --test sqllogictest
+# ... nor in the one-table engine.
+PACKAGE=hotpage-sql unit scalar-call-int-range-unchecked crates/hotpage-sql/src/expr.rs \
+  '                        fit_integer(i, self.ty())?' \
+  '                        Value::Int(i)' \
+  --test sqllogictest
+# gcd, lcm and mod take their first argument's type.
+PACKAGE=hotpage-sql unit gcd-type-of-first crates/hotpage-sql/src/expr/builtin.rs \
+  '                return match super::typecheck::common_type(args.iter().copied()) {' \
+  '                return match first {' \
+  --test sqllogictest
+# A minus is not folded into an integer literal (the one-table engine: -2147483648 is bigint).
+PACKAGE=hotpage-sql unit minus-literal-unfolded crates/hotpage-sql/src/expr.rs \
+  '            UnaryOperator::Minus if let Some(digits) = integer_literal_digits(expr) => {' \
+  '            UnaryOperator::Minus if let Some(digits) = integer_literal_digits(expr).filter(|_| false) => {' \
+  --test sqllogictest
+# ... nor in the general engine.
+PACKAGE=hotpage-sql unit catalog-minus-literal-unfolded crates/hotpage-sql/src/catalog/compile.rs \
+  '            && let Some(digits) = crate::expr::integer_literal_digits(inner)' \
+  '            && let Some(digits) = crate::expr::integer_literal_digits(inner).filter(|_| false)' \
+  --test sqllogictest
+# FETCH FIRST is ignored without a LIMIT (the one-table engine).
+PACKAGE=hotpage-sql unit fetch-first-ignored crates/hotpage-sql/src/select.rs \
+  '            fetch_count(query)?
+                .map(|e| expr::compile(e, empty))
+                .transpose()?,
+            None,' \
+  '            None,
+            None,' \
+  --test sqllogictest
+# ... and in the general engine.
+PACKAGE=hotpage-sql unit catalog-fetch-first-ignored crates/hotpage-sql/src/catalog/plan.rs \
+  '        None => Ok((fetch.map(|e| count(c, e)).transpose()?, None)),' \
+  '        None => Ok((fetch.map(|_| None).unwrap_or(None), None)),' \
+  --test sqllogictest
+# A SELECT list's set-returning calls stop at the shortest, not the longest.
+PACKAGE=hotpage-sql unit set-calls-shortest crates/hotpage-sql/src/catalog/exec.rs \
+  '            let longest = sets.iter().map(Vec::len).max().unwrap_or(0);' \
+  '            let longest = sets.iter().map(Vec::len).min().unwrap_or(0);' \
+  --test sqllogictest
+# A set-returning call inside CASE or COALESCE is run instead of refused (0A000).
+PACKAGE=hotpage-sql unit set-call-in-case-run crates/hotpage-sql/src/catalog/compile.rs \
+  '            Some(l) if l.set_calls.is_some() => l.set_blocked.map(|what| match what {' \
+  '            Some(l) if l.set_calls.is_some() => l.set_blocked.filter(|_| false).map(|what| match what {' \
+  --test sqllogictest
+# A query with a set-returning call in its list goes to the one-table engine (42883).
+PACKAGE=hotpage-sql unit set-call-not-routed crates/hotpage-sql/src/catalog/mod.rs \
+  '                self.set_function |=' \
+  '                self.set_function |= false &&' \
+  --test sqllogictest
+# T-SQL's ORDER BY keeps PostgreSQL's order of NULLs (last ascending).
+PACKAGE=hotpage-sql unit tsql-nulls-high crates/hotpage-sql/src/tsql/translate.rs \
+  '            "NULLS LAST"
+        } else {
+            "NULLS FIRST"' \
+  '            "NULLS FIRST"
+        } else {
+            "NULLS LAST"' \
+  --test sqllogictest

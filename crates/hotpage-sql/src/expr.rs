@@ -389,6 +389,9 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
         Expr::Value(v) => literal(&v.value)?,
         Expr::Nested(inner) => compile_inner(inner, scope)?,
         Expr::UnaryOp { op, expr } => match op {
+            UnaryOperator::Minus if let Some(digits) = integer_literal_digits(expr) => {
+                number(&format!("-{digits}"))?
+            }
             UnaryOperator::Minus => match compile(expr, scope)? {
                 Scalar::Const(v, ty) => Scalar::Const(v.neg()?, ty),
                 other => Scalar::Neg(Box::new(other)),
@@ -656,6 +659,22 @@ pub(crate) fn exponent_as_decimal(text: &str) -> Option<(String, u8)> {
         format!("{int}.{frac}")
     };
     Some((written, scale))
+}
+
+/// The digits of an integer literal, parentheses around it included: PostgreSQL's parser
+/// folds a minus into such a literal, so `-2147483648` is an integer (and `-(1)` too),
+/// while `-2147483648::bigint` negates a cast.
+pub(crate) fn integer_literal_digits(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Nested(inner) => integer_literal_digits(inner),
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::Number(text, _) if text.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(text)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn number(text: &str) -> SqlResult<Scalar> {
@@ -1088,7 +1107,21 @@ impl Scalar {
                     .iter()
                     .map(|a| a.eval(row, ctx))
                     .collect::<SqlResult<Vec<_>>>()?;
-                eval_call(*func, values, ctx)?
+                match eval_call(*func, values, ctx)? {
+                    // These compute in i64 and take their arguments' type, so a result past
+                    // int's range (`abs` or `gcd` of its minimum) is checked against it.
+                    Value::Int(i)
+                        if i16::try_from(i).is_err()
+                            && matches!(
+                                func,
+                                Func::Abs
+                                    | Func::Pure(PureFunc::Mod | PureFunc::Gcd | PureFunc::Lcm)
+                            ) =>
+                    {
+                        fit_integer(i, self.ty())?
+                    }
+                    result => result,
+                }
             }
             Scalar::Case(operand, arms, otherwise) => {
                 eval_case(operand.as_deref(), arms, otherwise.as_deref(), row, ctx)?
@@ -1586,6 +1619,14 @@ fn truncate_for_cast(v: Value, ty: &SqlType) -> Value {
     match v {
         Value::Text(s) if s.chars().count() > limit => Value::Text(s.chars().take(limit).collect()),
         other => other,
+    }
+}
+
+/// `i` as a value of `ty`, or 22003 where `ty` is a smaller integer type than it fits.
+fn fit_integer(i: i64, ty: Option<SqlType>) -> SqlResult<Value> {
+    match ty {
+        Some(ty @ (SqlType::SmallInt | SqlType::Int)) => Value::Int(i).coerce(&ty),
+        _ => Ok(Value::Int(i)),
     }
 }
 

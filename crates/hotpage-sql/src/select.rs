@@ -207,8 +207,8 @@ pub(crate) fn plan(db: &SqlDatabase, query: &Query, typing: Typing) -> SqlResult
 }
 
 fn plan_query(db: &SqlDatabase, query: &Query) -> SqlResult<SelectPlan> {
-    if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
-        return Err(SqlError::unsupported("WITH, FETCH and FOR UPDATE"));
+    if query.with.is_some() || !query.locks.is_empty() {
+        return Err(SqlError::unsupported("WITH and FOR UPDATE"));
     }
     let select = match query.body.as_ref() {
         SetExpr::Select(select) => select,
@@ -702,7 +702,12 @@ fn plan_order(
 fn limits(query: &Query) -> SqlResult<(Option<Scalar>, Option<Scalar>)> {
     let empty: &[(String, SqlType)] = &[];
     match &query.limit_clause {
-        None => Ok((None, None)),
+        None => Ok((
+            fetch_count(query)?
+                .map(|e| expr::compile(e, empty))
+                .transpose()?,
+            None,
+        )),
         Some(LimitClause::LimitOffset {
             limit,
             offset,
@@ -713,6 +718,7 @@ fn limits(query: &Query) -> SqlResult<(Option<Scalar>, Option<Scalar>)> {
             }
             let limit = limit
                 .as_ref()
+                .or(fetch_count(query)?)
                 .map(|e| expr::compile(e, empty))
                 .transpose()?;
             let offset = offset
@@ -725,6 +731,30 @@ fn limits(query: &Query) -> SqlResult<(Option<Scalar>, Option<Scalar>)> {
             Err(SqlError::unsupported("LIMIT offset, count"))
         }
     }
+}
+
+/// `FETCH { FIRST | NEXT } [n] { ROW | ROWS } ONLY`, the standard's LIMIT: its count (1
+/// when it has none). WITH TIES and PERCENT are 0A000; with a LIMIT too, 42601 as in
+/// PostgreSQL.
+pub(crate) fn fetch_count(query: &Query) -> SqlResult<Option<&Expr>> {
+    static ONE: std::sync::LazyLock<Expr> =
+        std::sync::LazyLock::new(|| Expr::value(sqlparser::ast::Value::Number("1".into(), false)));
+    let Some(fetch) = &query.fetch else {
+        return Ok(None);
+    };
+    if fetch.with_ties || fetch.percent {
+        return Err(SqlError::unsupported(format!("FETCH … {fetch}")));
+    }
+    if matches!(
+        &query.limit_clause,
+        Some(LimitClause::LimitOffset { limit: Some(_), .. })
+    ) {
+        return Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            "multiple LIMIT clauses not allowed",
+        ));
+    }
+    Ok(Some(fetch.quantity.as_ref().unwrap_or(&ONE)))
 }
 
 fn count_params(query: &Query) -> usize {

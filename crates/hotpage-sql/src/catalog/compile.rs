@@ -6,7 +6,7 @@
 
 use super::cte::CteName;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
-use super::functions::{self, ScalarFunc};
+use super::functions::{self, ScalarFunc, SetFunc};
 use super::plan::{self, QueryPlan, SortBy, SortKey};
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
 use super::window::WindowSpec;
@@ -57,6 +57,24 @@ struct Level {
     in_window: bool,
     /// The SELECT's `WINDOW name AS (…)` definitions, resolved.
     named_windows: Vec<(String, sqlparser::ast::WindowSpec)>,
+    /// The set-returning calls of the SELECT's list, while that is compiled (the one
+    /// place outside FROM where they run).
+    set_calls: Option<Vec<SetCall>>,
+    /// Why a set-returning call is refused here, though in the list: inside CASE or
+    /// COALESCE (PostgreSQL's rule), or inside another one's arguments (hotpage's).
+    set_blocked: Option<&'static str>,
+}
+
+/// `Level::set_blocked` inside a set-returning call's arguments.
+const NESTED_SET_CALL: &str = "a set-returning call's arguments";
+
+/// A set-returning function in a SELECT's list: its rows are made for each row the
+/// SELECT makes, and the list is computed once per row of the longest call's, the
+/// shorter calls giving NULL (PostgreSQL's rule since version 10).
+#[derive(Debug)]
+pub(crate) struct SetCall {
+    pub func: SetFunc,
+    pub args: Vec<CExpr>,
 }
 
 /// Compiles a query's expressions.
@@ -73,6 +91,9 @@ pub(crate) struct Compiler {
     pub db: Option<Arc<SqlDatabase>>,
     /// The user tables the query reads, for the plan's staleness check.
     pub tables: Vec<Arc<SqlTable>>,
+    /// The clause whose condition is being compiled (WHERE, HAVING, JOIN/ON), for
+    /// errors that name it.
+    clause: Option<String>,
     /// The WITH queries in scope, innermost last.
     pub ctes: Vec<CteName>,
     /// The next WITH query's number (unique in the statement).
@@ -335,8 +356,10 @@ impl Compiler {
                 format!("aggregate functions are not allowed in {clause}"),
             ));
         }
-        let compiled = self.expr(e)?;
-        self.boolean(compiled, clause)
+        let before = self.clause.replace(clause.to_string());
+        let compiled = self.expr(e);
+        self.clause = before;
+        self.boolean(compiled?, clause)
     }
 
     fn boolean(&mut self, e: CExpr, what: &str) -> SqlResult<CExpr> {
@@ -596,7 +619,9 @@ impl Compiler {
                 conditions,
                 else_result,
                 ..
-            } => self.case(operand.as_deref(), conditions, else_result.as_deref())?,
+            } => self.refusing_sets("CASE", |c| {
+                c.case(operand.as_deref(), conditions, else_result.as_deref())
+            })?,
             Expr::AnyOp {
                 left,
                 compare_op,
@@ -779,6 +804,12 @@ impl Compiler {
     }
 
     fn unary(&mut self, op: &UnaryOperator, inner: &Expr) -> SqlResult<CExpr> {
+        if *op == UnaryOperator::Minus
+            && let Some(digits) = crate::expr::integer_literal_digits(inner)
+        {
+            let (value, ty) = crate::expr::number_value(&format!("-{digits}"))?;
+            return Ok(CExpr::constant(Datum::from_value(value), CType::Sql(ty)));
+        }
         let e = self.expr(inner)?;
         match op {
             UnaryOperator::Not => {
@@ -1026,6 +1057,9 @@ impl Compiler {
             return self.window_call(&name, f);
         }
         super::window::refuse_without_over(&name)?;
+        if SetFunc::is_set_function(&name) {
+            return self.set_call(&name, f);
+        }
         if let FunctionArguments::Subquery(query) = &f.args {
             if name != "array" {
                 return Err(SqlError::unsupported(format!("{name}(subquery)")));
@@ -1048,9 +1082,104 @@ impl Compiler {
         if name == "pg_typeof" {
             return self.pg_typeof(f);
         }
-        let mut args = self.arguments(f)?;
+        let mut args = match name.as_str() {
+            "coalesce" => self.refusing_sets("COALESCE", |c| c.arguments(f))?,
+            _ => self.arguments(f)?,
+        };
         let (func, ty) = ScalarFunc::resolve(&name, &mut args, self.implicit_conversions)?;
         Ok(CExpr::new(ExprKind::Call(func, args), ty))
+    }
+
+    /// Starts a SELECT's list, where set-returning calls may appear.
+    pub fn begin_set_calls(&mut self) {
+        let top = self.top();
+        if let Some(level) = self.levels.get_mut(top) {
+            level.set_calls = Some(Vec::new());
+        }
+    }
+
+    /// Ends it: the set-returning calls it made.
+    pub fn end_set_calls(&mut self) -> Vec<SetCall> {
+        let top = self.top();
+        self.levels
+            .get_mut(top)
+            .and_then(|level| level.set_calls.take())
+            .unwrap_or_default()
+    }
+
+    /// Compiles with set-returning calls refused as inside `what`.
+    fn refusing_sets<T>(
+        &mut self,
+        what: &'static str,
+        compile: impl FnOnce(&mut Self) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        let top = self.top();
+        let before = self
+            .levels
+            .get_mut(top)
+            .and_then(|l| l.set_blocked.replace(what));
+        let compiled = compile(self);
+        if let Some(level) = self.levels.get_mut(top) {
+            level.set_blocked = before;
+        }
+        compiled
+    }
+
+    /// `generate_series(…)` or `unnest(…)` outside FROM: a SELECT list's set-returning
+    /// call, read as `ExprKind::SetValue` (its row's value of the call).
+    fn set_call(&mut self, name: &str, f: &Function) -> SqlResult<CExpr> {
+        let top = self.top();
+        let level = self.levels.get(top);
+        let refused = match level {
+            Some(l) if l.in_aggregate => {
+                Some("aggregate function calls cannot contain set-returning function calls".into())
+            }
+            Some(l) if l.in_window => {
+                Some("window function calls cannot contain set-returning function calls".into())
+            }
+            Some(l) if l.set_calls.is_some() => l.set_blocked.map(|what| match what {
+                NESTED_SET_CALL => {
+                    "a set-returning function in another's arguments is not supported yet".into()
+                }
+                what => format!("set-returning functions are not allowed in {what}"),
+            }),
+            _ => Some(match self.clause.as_deref() {
+                Some("JOIN/ON") => {
+                    "set-returning functions are not allowed in JOIN conditions".into()
+                }
+                Some(clause) => format!("set-returning functions are not allowed in {clause}"),
+                // ORDER BY, GROUP BY, LIMIT: PostgreSQL runs some of these; hotpage not yet.
+                None => {
+                    "set-returning functions outside FROM are supported only in a SELECT's list"
+                        .into()
+                }
+            }),
+        };
+        if let Some(message) = refused {
+            return Err(SqlError::new(sqlstate::FEATURE_NOT_SUPPORTED, message)
+                .with_hint("You might be able to move the set-returning function into a LATERAL FROM item."));
+        }
+        let mut args = self.refusing_sets(NESTED_SET_CALL, |c| c.arguments(f))?;
+        let func = SetFunc::resolve(name, &mut args, false)?;
+        let ty = match func.column_types(&args).as_slice() {
+            [ty] => *ty,
+            _ => {
+                let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", types.join(", ")),
+                )
+                .with_hint("unnest of several arrays is a FROM item: FROM unnest(a, b)"));
+            }
+        };
+        let Some(calls) = self.levels[top].set_calls.as_mut() else {
+            return Err(SqlError::internal(
+                "a set-returning call outside a SELECT's list",
+            ));
+        };
+        calls.push(SetCall { func, args });
+        let index = calls.len() - 1;
+        Ok(CExpr::new(ExprKind::SetValue { level: top, index }, ty))
     }
 
     /// `pg_typeof(x)`: x's type as a regtype, a constant once the query is planned
@@ -1626,7 +1755,7 @@ pub(crate) fn visit_columns(e: &CExpr, f: &mut dyn FnMut(usize, usize)) {
     use ExprKind as K;
     match &e.kind {
         K::Column { level, index } => f(*level, *index),
-        K::Const(_) | K::Param(_) | K::Window { .. } => {}
+        K::Const(_) | K::Param(_) | K::Window { .. } | K::SetValue { .. } => {}
         K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => {
             visit_columns(a, f)
         }

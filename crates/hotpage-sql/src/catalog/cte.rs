@@ -216,11 +216,13 @@ fn plan_recursive(
         None,
         None,
         None,
+        None,
     ) = (
         query.body.as_ref(),
         &query.with,
         &query.order_by,
         &query.limit_clause,
+        &query.fetch,
     )
     else {
         let ordered = matches!(

@@ -34,6 +34,8 @@ pub(crate) struct Env<'e> {
     offset: usize,
     level: usize,
     parent: Option<&'e Env<'e>>,
+    /// The values of its SELECT's set-returning calls for this output row.
+    set_values: &'e [Datum],
 }
 
 impl<'e> Env<'e> {
@@ -43,7 +45,24 @@ impl<'e> Env<'e> {
             offset: 0,
             level,
             parent,
+            set_values: &[],
         }
+    }
+
+    /// Set-returning call `index`'s value for this output row (`ExprKind::SetValue`).
+    fn set_value(&self, level: usize, index: usize) -> SqlResult<Datum> {
+        let mut env = Some(self);
+        while let Some(e) = env {
+            if e.level == level {
+                return e.set_values.get(index).cloned().ok_or_else(|| {
+                    SqlError::internal("a set-returning call's value read before it was made")
+                });
+            }
+            env = e.parent;
+        }
+        Err(SqlError::internal(format!(
+            "query: no row of level {level} in scope"
+        )))
     }
 
     fn column(&self, level: usize, index: usize) -> SqlResult<Datum> {
@@ -282,6 +301,7 @@ impl<'a> Exec<'a> {
                     offset,
                     level,
                     parent: None,
+                    set_values: &[],
                 };
                 if !self.all_hold(filters.iter().copied(), &env)? {
                     return Ok(None);
@@ -465,28 +485,35 @@ impl<'a> Exec<'a> {
         let mut out = Vec::with_capacity(rows.len());
         for row in &rows {
             let env = Env::new(row, s.level, outer);
-            let mut items = s
-                .items
+            if s.set_calls.is_empty() {
+                out.push(self.output_row(s, &env)?);
+                continue;
+            }
+            let sets = s
+                .set_calls
                 .iter()
-                .map(|item| self.eval(item, &env))
+                .map(|call| {
+                    let args = self.eval_all(&call.args, &env)?;
+                    call.func.rows(&args)
+                })
                 .collect::<SqlResult<Vec<_>>>()?;
-            // DISTINCT ON's values ride after the items until the rows are sorted.
-            for key in &s.distinct_on {
-                let value = match &key.by {
-                    SortBy::Output(i) => items.get(*i).cloned().unwrap_or(Datum::Null),
-                    SortBy::Expr(e) => self.eval(e, &env)?,
+            let longest = sets.iter().map(Vec::len).max().unwrap_or(0);
+            for n in 0..longest {
+                let values: Vec<Datum> = sets
+                    .iter()
+                    .map(|set| {
+                        set.get(n)
+                            .and_then(|r| r.first())
+                            .cloned()
+                            .unwrap_or(Datum::Null)
+                    })
+                    .collect();
+                let env = Env {
+                    set_values: &values,
+                    ..Env::new(row, s.level, outer)
                 };
-                items.push(value);
+                out.push(self.output_row(s, &env)?);
             }
-            let mut keys = Vec::with_capacity(s.order.len());
-            for key in &s.order {
-                if let SortBy::Expr(e) = &key.by {
-                    keys.push(self.eval(e, &env)?);
-                }
-            }
-            // The expressions looked at the clock; this only counts.
-            self.memory.charge(row_bytes(&items) + row_bytes(&keys))?;
-            out.push((keys, items));
         }
         if s.distinct {
             let mut seen = HashSet::new();
@@ -502,6 +529,32 @@ impl<'a> Exec<'a> {
             sorted.iter_mut().for_each(|items| items.truncate(width));
         }
         Ok(sorted)
+    }
+
+    /// One output row of a SELECT: its items, DISTINCT ON's values after them until the
+    /// rows are sorted, and ORDER BY's keys.
+    fn output_row(&mut self, s: &SelectPlan, env: &Env) -> SqlResult<(Vec<Datum>, Vec<Datum>)> {
+        let mut items = s
+            .items
+            .iter()
+            .map(|item| self.eval(item, env))
+            .collect::<SqlResult<Vec<_>>>()?;
+        for key in &s.distinct_on {
+            let value = match &key.by {
+                SortBy::Output(i) => items.get(*i).cloned().unwrap_or(Datum::Null),
+                SortBy::Expr(e) => self.eval(e, env)?,
+            };
+            items.push(value);
+        }
+        let mut keys = Vec::with_capacity(s.order.len());
+        for key in &s.order {
+            if let SortBy::Expr(e) = &key.by {
+                keys.push(self.eval(e, env)?);
+            }
+        }
+        // The expressions looked at the clock; this only counts.
+        self.memory.charge(row_bytes(&items) + row_bytes(&keys))?;
+        Ok((keys, items))
     }
 
     /// Appends each row's window values, the last window first, where
@@ -670,6 +723,7 @@ impl<'a> Exec<'a> {
                     offset: split,
                     level,
                     parent: outer,
+                    set_values: &[],
                 };
                 let key = self.eval(right_key, &env)?;
                 if !key.is_null() {
@@ -703,6 +757,7 @@ impl<'a> Exec<'a> {
             offset: left_offset,
             level,
             parent: outer,
+            set_values: &[],
         };
         let key = self.eval(probe.left_key, &env)?;
         Ok(probe
@@ -767,6 +822,7 @@ impl<'a> Exec<'a> {
                     offset,
                     level,
                     parent: outer,
+                    set_values: &[],
                 };
                 Ok(Rc::new(self.lateral_rows(item, &env)?))
             }
@@ -855,6 +911,7 @@ impl<'a> Exec<'a> {
                         offset,
                         level,
                         parent: outer,
+                        set_values: &[],
                     };
                     Rc::new(self.lateral_rows(right, &env)?)
                 }
@@ -870,6 +927,7 @@ impl<'a> Exec<'a> {
                     offset,
                     level,
                     parent: outer,
+                    set_values: &[],
                 };
                 self.session.state.clock.poll()?;
                 let passes = match on {
@@ -1114,13 +1172,23 @@ impl<'a> Exec<'a> {
                 }
             }
             K::Window { level, index } => env.window(*level, *index)?,
+            K::SetValue { level, index } => env.set_value(*level, *index)?,
             K::Call(func, args) => {
                 let mut values = Vec::with_capacity(args.len());
                 for arg in args {
                     values.push(self.eval(arg, env)?);
                 }
                 let types: Vec<CType> = args.iter().map(|a| a.ty).collect();
-                functions::call(self, *func, values, &types)?
+                match functions::call(self, *func, values, &types)? {
+                    // A function computes integers in i64: its result must fit its type
+                    // (`abs` of int's minimum, `gcd` of it and 0 are 22003).
+                    Datum::Int(i)
+                        if matches!(e.ty, CType::Sql(SqlType::SmallInt | SqlType::Int)) =>
+                    {
+                        types::int_in_range(i, e.ty)?
+                    }
+                    result => result,
+                }
             }
         })
     }
@@ -1224,8 +1292,8 @@ impl<'a> Exec<'a> {
         if strings {
             return Ok(
                 match (
-                    types::to_text(&x, a.ty, self.catalog),
-                    types::to_text(&y, b.ty, self.catalog),
+                    types::cast_to_text(&x, a.ty, self.catalog),
+                    types::cast_to_text(&y, b.ty, self.catalog),
                 ) {
                     (Some(l), Some(r)) => {
                         // Checked before the joined text is made: past 1 GB it never exists.
@@ -1439,6 +1507,7 @@ fn pushable(e: &CExpr, level: usize, lo: usize, hi: usize) -> bool {
             ExprKind::Column { level: l, index } => *l == level && (lo..hi).contains(index),
             ExprKind::Call(..)
             | ExprKind::Window { .. }
+            | ExprKind::SetValue { .. }
             | ExprKind::InSubquery(..)
             | ExprKind::Exists(_)
             | ExprKind::ScalarSubquery(_)

@@ -136,6 +136,12 @@ pub(crate) enum ExprKind {
         level: usize,
         index: usize,
     },
+    /// The current row's value of set-returning call `index` of the SELECT at `level`'s
+    /// list (`compile::SetCall`).
+    SetValue {
+        level: usize,
+        index: usize,
+    },
 }
 
 /// An aggregate function.
@@ -202,7 +208,11 @@ impl CExpr {
         use ExprKind as K;
         f(self);
         match &self.kind {
-            K::Const(_) | K::Column { .. } | K::Param(_) | K::Window { .. } => {}
+            K::Const(_)
+            | K::Column { .. }
+            | K::Param(_)
+            | K::Window { .. }
+            | K::SetValue { .. } => {}
             K::Not(a) | K::IsNull(a, _) | K::IsBool(a, ..) | K::Neg(a) | K::Cast(a) => a.walk(f),
             K::And(a, b)
             | K::Or(a, b)

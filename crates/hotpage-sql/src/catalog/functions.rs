@@ -943,6 +943,11 @@ enum SetKind {
 const SERIES_MAX: usize = 1_000_000;
 
 impl SetFunc {
+    /// Whether `name` is a set-returning function hotpage has.
+    pub fn is_set_function(name: &str) -> bool {
+        matches!(name, "generate_series" | "unnest")
+    }
+
     pub fn resolve(name: &str, args: &mut Vec<CExpr>, ordinality: bool) -> SqlResult<SetFunc> {
         let kind = match name {
             "generate_series" if (2..=3).contains(&args.len()) => SetKind::GenerateSeries,

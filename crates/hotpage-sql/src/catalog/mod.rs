@@ -205,6 +205,13 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
         }
         fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
             if let Expr::Function(f) = expr
+                && f.over.is_none()
+            {
+                // `SELECT generate_series(…)`: set-returning calls run here only.
+                self.set_function |=
+                    super::catalog::functions::SetFunc::is_set_function(&object_name(&f.name));
+            }
+            if let Expr::Function(f) = expr
                 && f.over.is_some()
             {
                 let row_number = object_name(&f.name) == "row_number";

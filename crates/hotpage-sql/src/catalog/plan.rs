@@ -9,7 +9,7 @@
 //! Relations are materialised once per execution and joined by nested loops, with a hash
 //! of the inner side where a conjunct is an equality between the two sides.
 
-use super::compile::{Compiler, ScopeCol};
+use super::compile::{Compiler, ScopeCol, SetCall};
 use super::cte::{self, CteBody, CtePlan};
 use super::expr::{AggSpec, CExpr, ExprKind};
 use super::functions::{ScalarFunc, SetFunc};
@@ -88,6 +88,9 @@ pub(crate) struct SelectPlan {
     pub items: Vec<CExpr>,
     /// Window calls, computed after grouping; the items and ORDER BY read their values.
     pub windows: Vec<WindowSpec>,
+    /// The list's set-returning calls, run after the windows: each row gives as many
+    /// output rows as its longest call.
+    pub set_calls: Vec<SetCall>,
     pub distinct: bool,
     /// `DISTINCT ON (…)`: the first row (in ORDER BY's order) of each set of these values.
     pub distinct_on: Vec<SortKey>,
@@ -193,6 +196,10 @@ impl SelectPlan {
             g.aggs.iter().for_each(|a| a.walk(f));
         }
         self.windows.iter().for_each(|w| w.walk(f));
+        self.set_calls
+            .iter()
+            .flat_map(|call| &call.args)
+            .for_each(|e| e.walk(f));
         for key in &self.order {
             if let SortBy::Expr(e) = &key.by {
                 e.walk(f);
@@ -270,8 +277,8 @@ pub(crate) fn plan_query(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan
 }
 
 fn plan_body(c: &mut Compiler, query: &Query) -> SqlResult<QueryPlan> {
-    if query.fetch.is_some() || !query.locks.is_empty() {
-        return Err(SqlError::unsupported("FETCH and FOR UPDATE"));
+    if !query.locks.is_empty() {
+        return Err(SqlError::unsupported("FOR UPDATE"));
     }
     let (limit, offset) = limits(c, query)?;
     let order_exprs = match query.order_by.as_ref().map(|o| &o.kind) {
@@ -508,21 +515,22 @@ fn sort_key(by: SortBy, o: &sqlparser::ast::OrderByExpr) -> SqlResult<SortKey> {
 }
 
 fn limits(c: &mut Compiler, query: &Query) -> SqlResult<(Option<CExpr>, Option<CExpr>)> {
+    // `LIMIT $1`: the parameter is a bigint, as PostgreSQL infers it.
+    let count = |c: &mut Compiler, e: &Expr| {
+        c.expr(e).map(|x| match x.ty {
+            CType::Unknown => x.cast_to(super::types::INT8),
+            _ => x,
+        })
+    };
+    let fetch = crate::select::fetch_count(query)?;
     match &query.limit_clause {
-        None => Ok((None, None)),
+        None => Ok((fetch.map(|e| count(c, e)).transpose()?, None)),
         Some(LimitClause::LimitOffset {
             limit,
             offset,
             limit_by,
         }) if limit_by.is_empty() => {
-            // `LIMIT $1`: the parameter is a bigint, as PostgreSQL infers it.
-            let count = |c: &mut Compiler, e: &Expr| {
-                c.expr(e).map(|x| match x.ty {
-                    CType::Unknown => x.cast_to(super::types::INT8),
-                    _ => x,
-                })
-            };
-            let limit = limit.as_ref().map(|e| count(c, e)).transpose()?;
+            let limit = limit.as_ref().or(fetch).map(|e| count(c, e)).transpose()?;
             let offset = offset.as_ref().map(|o| count(c, &o.value)).transpose()?;
             Ok((limit, offset))
         }
@@ -605,7 +613,9 @@ fn plan_select_at(
         c.begin_grouping(&group_exprs, &select.projection)?;
     }
     c.begin_windows(&select.named_window)?;
+    c.begin_set_calls();
     let items = select_items(c, &select.projection);
+    let set_calls = c.end_set_calls();
     let order = items.and_then(|items| {
         let order = order_exprs
             .iter()
@@ -634,6 +644,7 @@ fn plan_select_at(
         grouping,
         items,
         windows,
+        set_calls,
         distinct: matches!(select.distinct, Some(Distinct::Distinct)),
         distinct_on,
         order,

@@ -420,13 +420,22 @@ fn cannot_cast(from: CType, to: CType) -> SqlError {
     )
 }
 
+/// A value cast to text (`None` for NULL): its output text, but for a boolean, whose
+/// cast spells the word out where boolout writes `t` (so does `||`, which casts).
+pub(crate) fn cast_to_text(datum: &Datum, ty: CType, names: &dyn Names) -> Option<String> {
+    match datum {
+        Datum::Bool(b) => Some(b.to_string()),
+        _ => to_text(datum, ty, names),
+    }
+}
+
 /// `datum::to` (explicit casts and the implicit coercion of an untyped literal).
 pub(crate) fn cast(datum: Datum, from: CType, to: CType, names: &dyn Names) -> SqlResult<Datum> {
     if datum.is_null() || from == to {
         return Ok(datum);
     }
     if to.is_text_like() || matches!(to, CType::Sql(SqlType::Varchar(_) | SqlType::Char(_))) {
-        let mut text = to_text(&datum, from, names).unwrap_or_default();
+        let mut text = cast_to_text(&datum, from, names).unwrap_or_default();
         // char(n)'s padding is not part of its value: PostgreSQL's char-to-text cast
         // drops trailing spaces.
         if matches!(from, CType::Sql(SqlType::Char(_))) {
@@ -476,7 +485,7 @@ fn char_limit(ty: SqlType) -> usize {
 }
 
 /// An integer into an integer-like type, range-checked.
-fn int_in_range(i: i64, to: CType) -> SqlResult<Datum> {
+pub(crate) fn int_in_range(i: i64, to: CType) -> SqlResult<Datum> {
     let (min, max, name) = match to {
         CType::Sql(SqlType::SmallInt) => (i64::from(i16::MIN), i64::from(i16::MAX), "smallint"),
         CType::Sql(SqlType::Int) => (i64::from(i32::MIN), i64::from(i32::MAX), "integer"),

@@ -204,7 +204,15 @@ impl PureFunc {
                     scale: 0,
                 },
             },
-            F::Mod | F::NullIf | F::Gcd | F::Lcm => return first,
+            F::NullIf => return first,
+            // PostgreSQL has int2, int4 and int8 forms of mod, int4 and int8 of gcd and
+            // lcm: the arguments meet at their common type.
+            F::Mod | F::Gcd | F::Lcm => {
+                return match super::typecheck::common_type(args.iter().copied()) {
+                    Some(SqlType::SmallInt) if self != F::Mod => Some(SqlType::Int),
+                    common => common,
+                };
+            }
             F::Ascii | F::OctetLength | F::BitLength | F::NumNulls | F::NumNonNulls => SqlType::Int,
             F::Div => SqlType::Numeric {
                 precision: 38,

@@ -395,6 +395,7 @@ fn rewrite_word(
         }
         "WITH" if is_table_hint(toks, i + 1) => Ok(Some(matching_paren(toks, i + 1)? + 1)),
         "STRING_AGG" if call => string_agg(toks, i, env, out).map(Some),
+        "ORDER" if is_word(toks.get(i + 1), "BY") => order_by(toks, i, env, out).map(Some),
         "CROSS" | "OUTER" if is_word(toks.get(i + 1), "APPLY") => {
             apply(toks, i, upper == "OUTER", env, out).map(Some)
         }
@@ -452,6 +453,59 @@ fn string_agg(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> Sql
     }
     out.push(")");
     Ok(end)
+}
+
+/// `ORDER BY item [ASC | DESC], …` with SQL Server's order of NULLs made explicit: NULL
+/// sorts below every value there (first ascending, last descending), and above every
+/// value in PostgreSQL. The list ends at its closing parenthesis (a window's, WITHIN
+/// GROUP's), at a frame (`ROWS`, `RANGE`), or at the clause after it.
+fn order_by(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
+    let start = i + 2;
+    let mut end = start;
+    let mut depth = 0usize;
+    while let Some(token) = toks.get(end) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen | Token::SemiColon if depth == 0 => break,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && ends_order_by(w) => break,
+            _ => {}
+        }
+        end += 1;
+    }
+    out.push("ORDER BY");
+    let items = split_top_level(&toks[start..end], |t| matches!(t, Token::Comma));
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push(",");
+        }
+        rewrite(item, env, out)?;
+        out.push(if is_word(item.last(), "DESC") {
+            "NULLS LAST"
+        } else {
+            "NULLS FIRST"
+        });
+    }
+    Ok(end)
+}
+
+/// A word after an ORDER BY list: a window frame's, or the next clause's.
+fn ends_order_by(w: &sqlparser::tokenizer::Word) -> bool {
+    w.quote_style.is_none()
+        && matches!(
+            w.value.to_ascii_uppercase().as_str(),
+            "ROWS"
+                | "RANGE"
+                | "GROUPS"
+                | "OFFSET"
+                | "FETCH"
+                | "LIMIT"
+                | "FOR"
+                | "OPTION"
+                | "UNION"
+                | "EXCEPT"
+                | "INTERSECT"
+        )
 }
 
 /// `CROSS APPLY item` as `CROSS JOIN LATERAL item`, and `OUTER APPLY item` as `LEFT JOIN
