@@ -1723,3 +1723,31 @@ PACKAGE=hotpage-sql unit tsql-nulls-high crates/hotpage-sql/src/tsql/translate.r
         } else {
             "NULLS LAST"' \
   --test sqllogictest
+# An aggregate of only outer columns is computed in the subquery again (a wrong answer).
+PACKAGE=hotpage-sql unit outer-aggregate-in-subquery crates/hotpage-sql/src/catalog/compile.rs \
+  '        if !reads.is_empty() && reads.iter().all(|(level, _)| *level < top) {' \
+  '        if !reads.is_empty() && reads.iter().all(|(level, _)| *level < top) && false {' \
+  --test sqllogictest
+# regexp_replace's g skips an empty match right after a match again (the regex crate's rule).
+PACKAGE=hotpage-sql unit regexp-g-skips-empty-after-match crates/hotpage-sql/src/expr/more_funcs.rs \
+  '        replace_every(&pattern, &source, &replacement)?' \
+  '        pattern.replace_all(&source, replacement.as_str()).into_owned()' \
+  --test sqllogictest
+# format(): a specifier after a positional one takes the next argument in sequence, not the
+# one after the position.
+PACKAGE=hotpage-sql unit format-position-keeps-sequence crates/hotpage-sql/src/catalog/format_func.rs \
+  '        let at = spec.position.unwrap_or(next);
+        next = at + 1;' \
+  '        let at = spec.position.unwrap_or(next);
+        next += 1;' \
+  --test sqllogictest
+# ... a negative width right-justifies.
+PACKAGE=hotpage-sql unit format-negative-width-right crates/hotpage-sql/src/catalog/format_func.rs \
+  '    let left = left || width.is_some_and(|w| w < 0);' \
+  '    let left = left;' \
+  --test sqllogictest
+# ... %L of NULL is empty instead of NULL.
+PACKAGE=hotpage-sql unit format-null-literal-empty crates/hotpage-sql/src/catalog/format_func.rs \
+  '            (_, None) => "NULL".to_string(),' \
+  '            (_, None) => String::new(),' \
+  --test sqllogictest

@@ -1233,9 +1233,18 @@ impl Compiler {
             ));
         }
         self.levels[top].in_aggregate = true;
+        let reads_before = self.read_log.len();
         let spec = self.aggregate_spec(func, name, f);
         self.levels[top].in_aggregate = false;
         let spec = spec?;
+        let reads = &self.read_log[reads_before..];
+        if !reads.is_empty() && reads.iter().all(|(level, _)| *level < top) {
+            // PostgreSQL makes such an aggregate the outer query's (which it then groups);
+            // computing it here, once per outer row, would answer something else.
+            return Err(SqlError::unsupported(format!(
+                "{name}() of only an outer query's columns inside a subquery"
+            )));
+        }
         let ty = spec.ty;
         let Some(group) = self.levels[top].group.as_mut() else {
             return Err(SqlError::internal("an aggregate outside a grouping"));

@@ -64,6 +64,8 @@ pub(crate) enum ScalarFunc {
     Upper,
     Length,
     Concat,
+    /// `format(formatstr, …)` (`format_func.rs`).
+    Format,
     Now,
     /// A function that exists for its name's sake but that hotpage cannot compute: reached
     /// only for objects hotpage does not have (statistics objects, partition keys).
@@ -159,6 +161,10 @@ fn signature(name: &str) -> Option<Signature> {
         "concat" => Signature {
             variadic: true,
             ..sig(F::Concat, &[None], 0, TEXT)
+        },
+        "format" => Signature {
+            variadic: true,
+            ..sig(F::Format, &[TEXT_, None], 0, TEXT)
         },
         "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
             sig(F::Now, &[], 0, types::TIMESTAMPTZ)
@@ -532,7 +538,13 @@ fn call_catalog(
     }
     let strict = !matches!(
         func,
-        F::Coalesce | F::Concat | F::NullIf | F::FormatType | F::SetConfig | F::CurrentSetting
+        F::Coalesce
+            | F::Concat
+            | F::Format
+            | F::NullIf
+            | F::FormatType
+            | F::SetConfig
+            | F::CurrentSetting
     );
     if strict && args.iter().any(Datum::is_null) {
         return Ok(Datum::Null);
@@ -608,6 +620,7 @@ fn call_catalog(
         F::Upper => Datum::Text(text(0).to_uppercase()),
         F::Length => Datum::Int(text(0).chars().count() as i64),
         F::Concat => concat(catalog, &args, types)?,
+        F::Format => super::format_func::format(&args, types, catalog)?,
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
     })

@@ -30,6 +30,7 @@ mod defs;
 mod deparse;
 mod exec;
 mod expr;
+mod format_func;
 mod functions;
 mod model;
 pub(crate) mod plan;

@@ -598,10 +598,11 @@ fn catalog_type_named(word: &str, quoted: bool) -> Option<CType> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    struct NoNames;
+    /// Names for tests that look none up.
+    pub(crate) struct NoNames;
     impl Names for NoNames {
         fn relation_name(&self, _: u32) -> Option<String> {
             None

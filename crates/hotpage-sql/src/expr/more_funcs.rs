@@ -126,7 +126,7 @@ fn chr(n: i64) -> SqlResult<Value> {
 
 /// `quote_literal(s)`: s in single quotes, quotes doubled; with a backslash, `E'…'` and
 /// the backslashes doubled.
-fn quote_literal(s: &str) -> String {
+pub(crate) fn quote_literal(s: &str) -> String {
     let quoted = s.replace('\'', "''");
     if s.contains('\\') {
         format!("E'{}'", quoted.replace('\\', "\\\\"))
@@ -172,14 +172,44 @@ fn regexp_replace(args: &[Value]) -> SqlResult<Value> {
         })?;
     let replacement = replacement_template(&text_of(&args[2]));
     let replaced = if global {
-        pattern.replace_all(&source, replacement.as_str())
+        replace_every(&pattern, &source, &replacement)?
     } else {
-        pattern.replace(&source, replacement.as_str())
+        pattern.replace(&source, replacement.as_str()).into_owned()
     };
     if replaced.len() > TEXT_BYTES_MAX {
         return Err(too_long());
     }
-    Ok(Value::Text(replaced.into_owned()))
+    Ok(Value::Text(replaced))
+}
+
+/// Every match replaced, as PostgreSQL's `g` flag does: an empty match right after a
+/// match counts too (`regexp_replace('abc', 'b*', '-', 'g')` is `-a--c-`), where the
+/// regex crate's `replace_all` skips it.
+fn replace_every(pattern: &regex::Regex, source: &str, replacement: &str) -> SqlResult<String> {
+    let mut out = String::with_capacity(source.len());
+    let (mut copied, mut from) = (0, 0);
+    while from <= source.len() {
+        let Some(caps) = pattern.captures_at(source, from) else {
+            break;
+        };
+        let Some(found) = caps.get(0) else {
+            break;
+        };
+        out.push_str(&source[copied..found.start()]);
+        caps.expand(replacement, &mut out);
+        if out.len() > TEXT_BYTES_MAX {
+            return Err(too_long());
+        }
+        copied = found.end();
+        from = match source[found.end()..].chars().next() {
+            // An empty match: the next try starts a character on.
+            Some(next) if found.is_empty() => found.end() + next.len_utf8(),
+            None if found.is_empty() => break,
+            _ => found.end(),
+        };
+    }
+    out.push_str(&source[copied..]);
+    Ok(out)
 }
 
 fn first_line(s: &str) -> &str {
