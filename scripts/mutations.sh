@@ -1495,12 +1495,12 @@ PACKAGE=hotpage-sql unit distinct-on-order-unchecked crates/hotpage-sql/src/cata
   '        if false && !wanted.contains(&by) {' \
   --test sqllogictest
 # WITH ORDINALITY counts from 0.
-PACKAGE=hotpage-sql unit ordinality-from-zero crates/hotpage-sql/src/catalog/functions.rs \
+PACKAGE=hotpage-sql unit ordinality-from-zero crates/hotpage-sql/src/catalog/set_funcs.rs \
   '                row.push(Datum::Int(n as i64 + 1));' \
   '                row.push(Datum::Int(n as i64));' \
   --test sqllogictest
 # unnest of several arrays stops at the shortest instead of padding with NULLs.
-PACKAGE=hotpage-sql unit unnest-stops-at-shortest crates/hotpage-sql/src/catalog/functions.rs \
+PACKAGE=hotpage-sql unit unnest-stops-at-shortest crates/hotpage-sql/src/catalog/set_funcs.rs \
   '    let len = items.iter().map(|i| i.len()).max().unwrap_or(0);' \
   '    let len = items.iter().map(|i| i.len()).min().unwrap_or(0);' \
   --test sqllogictest
@@ -1750,4 +1750,14 @@ PACKAGE=hotpage-sql unit format-negative-width-right crates/hotpage-sql/src/cata
 PACKAGE=hotpage-sql unit format-null-literal-empty crates/hotpage-sql/src/catalog/format_func.rs \
   '            (_, None) => "NULL".to_string(),' \
   '            (_, None) => String::new(),' \
+  --test sqllogictest
+# regexp_split_to_table splits at an empty match at the start or end too.
+PACKAGE=hotpage-sql unit regexp-split-degenerate-splits crates/hotpage-sql/src/expr/more_funcs.rs \
+  '        let degenerate = found.is_empty()' \
+  '        let degenerate = false && found.is_empty()' \
+  --test sqllogictest
+# string_to_table drops its first field.
+PACKAGE=hotpage-sql unit string-to-table-drops-first crates/hotpage-sql/src/catalog/set_funcs.rs \
+  '                Datum::Array(fields) => fields.into_iter().map(|f| vec![f]).collect(),' \
+  '                Datum::Array(fields) => fields.into_iter().skip(1).map(|f| vec![f]).collect(),' \
   --test sqllogictest

@@ -18,7 +18,7 @@ mod more_funcs;
 mod typecheck;
 
 pub(crate) use builtin::PureFunc;
-pub(crate) use more_funcs::quote_literal;
+pub(crate) use more_funcs::{quote_literal, regexp_split};
 pub(crate) use typecheck::{Typing, refuse_mixed_types};
 
 /// A built-in function.

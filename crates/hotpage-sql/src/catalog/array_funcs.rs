@@ -220,7 +220,7 @@ fn position(args: &[Datum]) -> SqlResult<Datum> {
 /// `string_to_array(text, separator [, null_text])`: the fields between separators (each
 /// character with a NULL separator; the whole text with an empty one); a field equal to
 /// `null_text` is NULL.
-fn string_to_array(args: &[Datum]) -> Datum {
+pub(super) fn string_to_array(args: &[Datum]) -> Datum {
     let Some(Datum::Text(s)) = args.first() else {
         return Datum::Null;
     };

@@ -6,8 +6,9 @@
 
 use super::cte::CteName;
 use super::expr::{AggFunc, AggSpec, ArithOp, CExpr, CmpOp, ExprKind, SubPlan};
-use super::functions::{self, ScalarFunc, SetFunc};
+use super::functions::{self, ScalarFunc};
 use super::plan::{self, QueryPlan, SortBy, SortKey};
+use super::set_funcs::SetFunc;
 use super::types::{self, BOOL, CType, Datum, FLOAT8, INT4, INT8, TEXT};
 use super::window::WindowSpec;
 use crate::error::{SqlError, SqlResult, sqlstate};

@@ -35,6 +35,7 @@ mod functions;
 mod model;
 pub(crate) mod plan;
 mod rows;
+mod set_funcs;
 pub(crate) mod settings;
 pub(crate) use builtin::format_type;
 pub(crate) use plan::refuse_ordinality;
@@ -210,7 +211,7 @@ pub(crate) fn joins_or_nests(query: &Query) -> bool {
             {
                 // `SELECT generate_series(…)`: set-returning calls run here only.
                 self.set_function |=
-                    super::catalog::functions::SetFunc::is_set_function(&object_name(&f.name));
+                    super::catalog::set_funcs::SetFunc::is_set_function(&object_name(&f.name));
             }
             if let Expr::Function(f) = expr
                 && f.over.is_some()

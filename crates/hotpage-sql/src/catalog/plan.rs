@@ -12,7 +12,8 @@
 use super::compile::{Compiler, ScopeCol, SetCall};
 use super::cte::{self, CteBody, CtePlan};
 use super::expr::{AggSpec, CExpr, ExprKind};
-use super::functions::{ScalarFunc, SetFunc};
+use super::functions::ScalarFunc;
+use super::set_funcs::SetFunc;
 use super::types::CType;
 use super::window::WindowSpec;
 use super::{RelationDef, Schema, defs};

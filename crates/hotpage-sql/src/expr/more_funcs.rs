@@ -143,33 +143,7 @@ pub(crate) fn quote_literal(s: &str) -> String {
 fn regexp_replace(args: &[Value]) -> SqlResult<Value> {
     let source = text_of(&args[0]);
     let flags = args.get(3).map(text_of).unwrap_or_default();
-    let mut global = false;
-    let mut ignore_case = false;
-    for flag in flags.chars() {
-        match flag {
-            'g' => global = true,
-            'i' => ignore_case = true,
-            'c' => ignore_case = false,
-            other => {
-                return Err(SqlError::new(
-                    sqlstate::INVALID_PARAMETER_VALUE,
-                    format!("invalid regular expression option: \"{other}\""),
-                ));
-            }
-        }
-    }
-    let pattern = regex::RegexBuilder::new(&text_of(&args[1]))
-        .case_insensitive(ignore_case)
-        // PostgreSQL's `.` matches a newline (its `n` flag is off by default).
-        .dot_matches_new_line(true)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| {
-            SqlError::new(
-                "2201B",
-                format!("invalid regular expression: {}", first_line(&e.to_string())),
-            )
-        })?;
+    let (pattern, global) = regex_with_flags(&text_of(&args[1]), &flags)?;
     let replacement = replacement_template(&text_of(&args[2]));
     let replaced = if global {
         replace_every(&pattern, &source, &replacement)?
@@ -210,6 +184,74 @@ fn replace_every(pattern: &regex::Regex, source: &str, replacement: &str) -> Sql
     }
     out.push_str(&source[copied..]);
     Ok(out)
+}
+
+/// A pattern and its flags as PostgreSQL's regexp functions take them (`g`: every match;
+/// `i`: ignore case; `c`: mind it): the compiled pattern, and whether `g` was given.
+/// A bad pattern is 2201B, a flag hotpage does not have 22023.
+pub(crate) fn regex_with_flags(pattern: &str, flags: &str) -> SqlResult<(regex::Regex, bool)> {
+    let mut global = false;
+    let mut ignore_case = false;
+    for flag in flags.chars() {
+        match flag {
+            'g' => global = true,
+            'i' => ignore_case = true,
+            'c' => ignore_case = false,
+            other => {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid regular expression option: \"{other}\""),
+                ));
+            }
+        }
+    }
+    let compiled = regex::RegexBuilder::new(pattern)
+        .case_insensitive(ignore_case)
+        // PostgreSQL's `.` matches a newline (its `n` flag is off by default).
+        .dot_matches_new_line(true)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| {
+            SqlError::new(
+                "2201B",
+                format!("invalid regular expression: {}", first_line(&e.to_string())),
+            )
+        })?;
+    Ok((compiled, global))
+}
+
+/// `regexp_split_to_table(source, pattern [, flags])`'s pieces: the text between matches.
+/// As in PostgreSQL, an empty match at the start or end of the text, or where the last
+/// match ended, does not split (`regexp_split_to_table('abc', '')` is a, b, c).
+pub(crate) fn regexp_split(source: &str, pattern: &str, flags: &str) -> SqlResult<Vec<String>> {
+    let (pattern, global) = regex_with_flags(pattern, flags)?;
+    if global {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "regexp_split_to_table() does not support the \"global\" option",
+        ));
+    }
+    let mut pieces = Vec::new();
+    let (mut copied, mut from, mut last_end) = (0, 0, None);
+    while let Some(found) = pattern.find_at(source, from) {
+        let degenerate = found.is_empty()
+            && (found.start() == 0
+                || found.end() == source.len()
+                || Some(found.start()) == last_end);
+        if !degenerate {
+            pieces.push(source[copied..found.start()].to_string());
+            copied = found.end();
+            last_end = Some(found.end());
+        }
+        from = match source[found.end()..].chars().next() {
+            // An empty match: the next try starts a character on.
+            Some(next) if found.is_empty() => found.end() + next.len_utf8(),
+            None if found.is_empty() => break,
+            _ => found.end(),
+        };
+    }
+    pieces.push(source[copied..].to_string());
+    Ok(pieces)
 }
 
 fn first_line(s: &str) -> &str {
