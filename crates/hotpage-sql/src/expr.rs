@@ -18,7 +18,7 @@ mod more_funcs;
 mod typecheck;
 
 pub(crate) use builtin::PureFunc;
-pub(crate) use more_funcs::{quote_literal, regexp_split};
+pub(crate) use more_funcs::{quote_literal, regex_with_flags, regexp_split};
 pub(crate) use typecheck::{Typing, refuse_mixed_types};
 
 /// A built-in function.
@@ -857,6 +857,10 @@ fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
         _ => inner,
     };
     Ok(match inner {
+        Scalar::Const(Value::Float(f), Some(SqlType::Real)) if ty.is_numeric() => Scalar::Const(
+            cast_value(crate::value::real_for_numeric(f), &ty)?,
+            Some(ty),
+        ),
         Scalar::Const(v, _) => Scalar::Const(cast_value(v, &ty)?, Some(ty)),
         other => Scalar::Cast(Box::new(other), ty),
     })
@@ -916,7 +920,14 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         .enumerate()
         .map(|(i, e)| {
             let arg = compile(e, scope)?;
-            Ok(if text_args || (separator && i == 0) {
+            Ok(if func == Func::Pure(PureFunc::QuoteLiteral) {
+                // quote_literal casts any value to text: a char(n) without its padding, a
+                // real as a real (not as the double it is held in), a boolean as a word.
+                match arg.ty() {
+                    Some(SqlType::Bool) => Scalar::Cast(Box::new(arg), SqlType::Text),
+                    _ => typed_text(*char_as_text(Box::new(arg))),
+                }
+            } else if text_args || (separator && i == 0) {
                 *char_as_text(Box::new(arg))
             } else if concat {
                 typed_text(arg)
@@ -1092,7 +1103,12 @@ impl Scalar {
                     _ => return Err(mismatch("LIKE needs text")),
                 }
             }
-            Scalar::Cast(e, ty) => cast_value(e.eval(row, ctx)?, ty)?,
+            Scalar::Cast(e, ty) => match e.eval(row, ctx)? {
+                Value::Float(f) if ty.is_numeric() && e.ty() == Some(SqlType::Real) => {
+                    cast_value(crate::value::real_for_numeric(f), ty)?
+                }
+                value => cast_value(value, ty)?,
+            },
             // Lazily, as PostgreSQL: `coalesce(x, 1 / 0)` is x where x is not NULL.
             Scalar::Call(Func::Coalesce, args) => {
                 for arg in args {

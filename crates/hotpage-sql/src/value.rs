@@ -104,6 +104,24 @@ fn no_operator(left: Option<&Value>, op: &str, right: &Value) -> SqlError {
 /// them in GROUP BY and DISTINCT: numbers by value (10 = 10.0 = 10.00, -0 = 0), other
 /// values as they are. One `Debug` text of the row told 10.0 from 10 and -0 from 0, so
 /// such a GROUP BY made two groups where PostgreSQL makes one.
+/// A real (float4) on its way to numeric: PostgreSQL's cast keeps its 6 significant
+/// digits (FLT_DIG), not the double's 15 (`1.2345678::real::numeric` is 1.23457). The
+/// digits as text, which numeric's input reads; a NaN or infinity as it was.
+pub(crate) fn real_for_numeric(f: f64) -> Value {
+    if f.is_finite() {
+        // `%g`'s form: trailing zeros of the digits dropped (0.1 has scale 1, not 6).
+        let text = format!("{f:.5e}");
+        let (digits, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        let digits = match digits.contains('.') {
+            true => digits.trim_end_matches('0').trim_end_matches('.'),
+            false => digits,
+        };
+        Value::Text(format!("{digits}e{exponent}"))
+    } else {
+        Value::Float(f)
+    }
+}
+
 pub(crate) fn group_key(values: &[Value]) -> String {
     let mut key = String::new();
     for value in values {

@@ -218,3 +218,28 @@ fn a_lateral_subquery_gives_back_each_left_rows_output() {
                 LATERAL (SELECT repeat('a', 1000) || x AS y) l";
     fails_54000(&mut s, kept, "more than 10MB in memory");
 }
+
+/// A set-returning call's rows count while they are made, in FROM and in a SELECT's
+/// list: a split of a long text is charged from a count of its separators before any
+/// piece exists, and a series as it is made; each is given back when its row is done.
+#[test]
+fn set_returning_rows_count_while_they_are_made() {
+    let db = open_mem();
+    let mut s = db.session();
+    s.execute("SET hotpage.query_memory = '10MB'").expect("set");
+    // 2,000,000 pieces of a 4 MB text: over 100 MB of rows.
+    let split = "SELECT count(*) FROM (SELECT string_to_table(repeat('x,', 2000000), ',')) s";
+    fails_54000(&mut s, split, "more than 10MB in memory");
+    let regexp = "SELECT count(*) FROM regexp_split_to_table(repeat('x,', 2000000), ',') p";
+    fails_54000(&mut s, regexp, "more than 10MB in memory");
+    let series = "SELECT count(*) FROM (SELECT generate_series(1, 1000000)) g";
+    fails_54000(&mut s, series, "more than 10MB in memory");
+    // Within the bound, and each run's rows given back: 50 runs of a 100,000-row series
+    // make 5,000,000 rows (some 280 MB) in all, but hold one run's at a time.
+    let per_row = "SELECT sum(c) FROM generate_series(1, 50) r, \
+                   LATERAL (SELECT count(*) AS c FROM generate_series(1, 100000 + r - r) g) x";
+    assert_eq!(value(&mut s, per_row), "5000000");
+    s.execute("SET hotpage.query_memory TO DEFAULT")
+        .expect("reset");
+    assert_eq!(value(&mut s, split), "2000001");
+}

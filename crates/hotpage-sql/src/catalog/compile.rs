@@ -1135,9 +1135,12 @@ impl Compiler {
             Some(l) if l.in_aggregate => {
                 Some("aggregate function calls cannot contain set-returning function calls".into())
             }
-            Some(l) if l.in_window => {
-                Some("window function calls cannot contain set-returning function calls".into())
-            }
+            // PostgreSQL refuses them in a window call's arguments and runs them in its
+            // OVER clause; hotpage refuses both.
+            Some(l) if l.in_window => Some(
+                "set-returning functions in a window function's arguments or OVER clause are not supported"
+                    .into(),
+            ),
             Some(l) if l.set_calls.is_some() => l.set_blocked.map(|what| match what {
                 NESTED_SET_CALL => {
                     "a set-returning function in another's arguments is not supported yet".into()

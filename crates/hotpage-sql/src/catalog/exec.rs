@@ -489,14 +489,17 @@ impl<'a> Exec<'a> {
                 out.push(self.output_row(s, &env)?);
                 continue;
             }
+            let held_before = self.held();
             let sets = s
                 .set_calls
                 .iter()
                 .map(|call| {
                     let args = self.eval_all(&call.args, &env)?;
-                    call.func.rows(&args)
+                    call.func.rows(&args, &mut self.memory)
                 })
                 .collect::<SqlResult<Vec<_>>>()?;
+            // The calls' rows are dropped after this row; the output rows stay charged.
+            let sets_bytes = self.held() - held_before;
             let longest = sets.iter().map(Vec::len).max().unwrap_or(0);
             for n in 0..longest {
                 let values: Vec<Datum> = sets
@@ -514,6 +517,7 @@ impl<'a> Exec<'a> {
                 };
                 out.push(self.output_row(s, &env)?);
             }
+            self.memory.release(sets_bytes);
         }
         if s.distinct {
             let mut seen = HashSet::new();
@@ -846,7 +850,12 @@ impl<'a> Exec<'a> {
                     .iter()
                     .map(|a| self.eval(a, env))
                     .collect::<SqlResult<Vec<_>>>()?;
-                func.rows(&values)
+                // Held while the join uses them, as a table read is not: given back at
+                // once, so they count against the bound while they are made.
+                let held_before = self.held();
+                let rows = func.rows(&values, &mut self.memory)?;
+                self.set_held(held_before);
+                Ok(rows)
             }
             FromItem::Lateral(plan) => {
                 // Used for this left row and dropped, as a correlated subquery's rows are
@@ -1340,7 +1349,13 @@ impl<'a> Exec<'a> {
         let (Datum::Text(s), Datum::Text(p)) = (s, p) else {
             return Ok(Datum::Null);
         };
-        let pattern = if like { like_to_regex(&p) } else { p };
+        // A T-SQL session's LIKE has no escape character, as SQL Server's has none.
+        let escapes = self.session.state.typing == crate::expr::Typing::Postgres;
+        let (pattern, dangling) = if like {
+            like_to_regex(&p, escapes)
+        } else {
+            (p, false)
+        };
         let key = (pattern, case_insensitive);
         if !self.regexes.contains_key(&key) {
             let built = regex::RegexBuilder::new(&key.0)
@@ -1353,6 +1368,15 @@ impl<'a> Exec<'a> {
             self.regexes.insert(key.clone(), built);
         }
         let matched = self.regexes.get(&key).is_some_and(|r| r.is_match(&s));
+        if dangling {
+            return match matched {
+                true => Err(SqlError::new(
+                    sqlstate::INVALID_ESCAPE_SEQUENCE,
+                    "LIKE pattern must not end with escape character",
+                )),
+                false => Ok(Datum::Bool(negated)),
+            };
+        }
         Ok(Datum::Bool(matched != negated))
     }
 
@@ -1485,7 +1509,7 @@ fn rows_bytes(rows: &Rows) -> usize {
 }
 
 /// What a row weighs in memory.
-fn row_bytes(row: &[Datum]) -> usize {
+pub(super) fn row_bytes(row: &[Datum]) -> usize {
     std::mem::size_of::<Vec<Datum>>() + row.iter().map(Datum::held_bytes).sum::<usize>()
 }
 
@@ -1722,24 +1746,30 @@ fn arith(op: ArithOp, x: Datum, y: Datum, ty: CType) -> SqlResult<Datum> {
 }
 
 /// A LIKE pattern as an anchored regular expression (`%` any run, `_` one character, `\`
-/// escapes the next).
-fn like_to_regex(pattern: &str) -> String {
+/// escapes the next), and whether it ends in a lone `\`. Such a pattern matches nothing,
+/// and PostgreSQL's matcher fails with 22025 when it reaches that `\` with text left: the
+/// expression is then the text before it followed by at least one character. Without
+/// `escapes` (T-SQL), `\` is an ordinary character.
+fn like_to_regex(pattern: &str, escapes: bool) -> (String, bool) {
     let mut out = String::from("(?s)^");
     let mut chars = pattern.chars();
+    let mut dangling = false;
     while let Some(c) = chars.next() {
         match c {
             '%' => out.push_str(".*"),
             '_' => out.push('.'),
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    out.push_str(&regex::escape(&next.to_string()));
+            '\\' if escapes => match chars.next() {
+                Some(next) => out.push_str(&regex::escape(&next.to_string())),
+                None => {
+                    out.push_str(".+");
+                    dangling = true;
                 }
-            }
+            },
             other => out.push_str(&regex::escape(&other.to_string())),
         }
     }
     out.push('$');
-    out
+    (out, dangling)
 }
 
 /// UNION, INTERSECT and EXCEPT (each without ALL removes duplicates).

@@ -71,15 +71,16 @@ impl Values<'_> {
     fn width(&self, at: usize) -> SqlResult<Option<i64>> {
         match self.get(at)? {
             (Datum::Null, _) => Ok(None),
-            (Datum::Int(w), _) => Ok(Some(*w)),
+            (Datum::Int(w), _) => int_width(*w).map(Some),
             (other, ty) => {
                 let text = types::to_text(other, ty, self.names).unwrap_or_default();
-                text.trim().parse().map(Some).map_err(|_| {
+                let w = text.trim().parse().map_err(|_| {
                     SqlError::new(
                         sqlstate::INVALID_TEXT_REPRESENTATION,
                         format!("invalid input syntax for type integer: \"{text}\""),
                     )
-                })
+                })?;
+                int_width(w).map(Some)
             }
         }
     }
@@ -137,8 +138,7 @@ impl Spec {
             }
         }
         if matches!(spec.width, Width::None) {
-            if chars.peek() == Some(&'-') {
-                chars.next();
+            while chars.next_if_eq(&'-').is_some() {
                 spec.left = true;
             }
             spec.width = match chars.peek() {
@@ -148,7 +148,9 @@ impl Spec {
                         Some(n) if chars.next_if_eq(&'$').is_some() => {
                             Width::Argument(Some(argument_index(n)?))
                         }
-                        Some(_) => return Err(unterminated()),
+                        Some(_) => {
+                            return Err(bad("width argument position must be ended by \"$\""));
+                        }
                         None => Width::Argument(None),
                     }
                 }
@@ -169,7 +171,7 @@ impl Spec {
     }
 }
 
-/// Decimal digits, if any (past i32's range: 22023, as PostgreSQL's "number is out of range").
+/// Decimal digits, if any (past int's range: PostgreSQL's 22003 "number is out of range").
 fn read_number(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> SqlResult<Option<i64>> {
     let mut value: Option<i64> = None;
     while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
@@ -177,7 +179,7 @@ fn read_number(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> SqlResul
         let so_far = value.unwrap_or(0);
         value = Some(so_far * 10 + i64::from(d));
         if value > Some(i64::from(i32::MAX)) {
-            return Err(bad("number is out of range"));
+            return Err(out_of_range());
         }
     }
     Ok(value)
@@ -210,6 +212,26 @@ fn pad(out: &mut String, text: &str, width: Option<i64>, left: bool) -> SqlResul
     Ok(())
 }
 
+/// A width argument: an int (22003 past its range, or at its minimum, whose magnitude
+/// has no int).
+fn int_width(w: i64) -> SqlResult<i64> {
+    match i32::try_from(w) {
+        Err(_) => Err(SqlError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "integer out of range",
+        )),
+        Ok(i32::MIN) => Err(out_of_range()),
+        Ok(w) => Ok(i64::from(w)),
+    }
+}
+
+fn out_of_range() -> SqlError {
+    SqlError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "number is out of range",
+    )
+}
+
 fn bad(message: impl Into<String>) -> SqlError {
     SqlError::new(sqlstate::INVALID_PARAMETER_VALUE, message)
 }
@@ -236,7 +258,7 @@ mod tests {
         let error = run("%2147483647s", &[Datum::Text("x".into())]).expect_err("1 GB bound");
         assert_eq!(error.sqlstate, sqlstate::PROGRAM_LIMIT_EXCEEDED);
         let error = run("%2147483648s", &[Datum::Text("x".into())]).expect_err("past int");
-        assert_eq!(error.sqlstate, sqlstate::INVALID_PARAMETER_VALUE);
+        assert_eq!(error.sqlstate, sqlstate::NUMERIC_VALUE_OUT_OF_RANGE);
     }
 
     proptest! {
@@ -255,7 +277,7 @@ mod tests {
                 Ok(Datum::Text(out)) if !template.contains('%') => prop_assert_eq!(out, template),
                 Ok(_) => {}
                 Err(e) => prop_assert!(
-                    ["22023", "22004", "22P02", "54000"].contains(&e.sqlstate),
+                    ["22023", "22004", "22P02", "22003", "54000"].contains(&e.sqlstate),
                     "{template}: {e:?}"
                 ),
             }

@@ -317,6 +317,17 @@ impl ScalarFunc {
                 ),
             ));
         }
+        if matches!(pure, PureFunc::ConcatWs | PureFunc::QuoteLiteral) {
+            // They write each value as its output does, and a value carries no width: a
+            // real would print as the double it is held in (`1.100000023841858`).
+            let taken = std::mem::take(args);
+            args.extend(taken.into_iter().map(|a| match a.ty {
+                ty if ty == types::FLOAT4 => a.cast_to(TEXT),
+                // quote_literal casts its value to text: a boolean is true/false.
+                ty if ty == BOOL && pure == PureFunc::QuoteLiteral => a.cast_to(TEXT),
+                _ => a,
+            }));
+        }
         let types = sql_layer_arguments(args);
         let result = pure.ty(&types).map_or(TEXT, CType::Sql);
         Ok((ScalarFunc::Pure(pure), result))

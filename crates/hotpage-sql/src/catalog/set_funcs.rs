@@ -2,9 +2,11 @@
 //! `regexp_split_to_table`, in FROM (`FromItem::Function`) and in a SELECT's list
 //! (`compile::SetCall`).
 
+use super::exec::row_bytes;
 use super::expr::CExpr;
 use super::types::{CType, Datum, INT4, INT8, TEXT};
 use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::limits::MemoryBudget;
 use crate::types::SqlType;
 
 /// A set-returning function in FROM: which, with how many arguments, and whether `WITH
@@ -130,8 +132,17 @@ impl SetFunc {
         types
     }
 
-    /// Its rows for these argument values.
-    pub fn rows(self, args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
+    /// Its rows for these argument values, charged to `memory` (the caller gives them
+    /// back when it is done with them). A split's rows are charged before they are made,
+    /// from a count of its separators, so that a huge text cannot be split past the bound.
+    pub fn rows(self, args: &[Datum], memory: &mut MemoryBudget) -> SqlResult<Vec<Vec<Datum>>> {
+        let before = memory.held_bytes();
+        if matches!(
+            self.kind,
+            SetKind::StringToTable | SetKind::RegexpSplitToTable
+        ) {
+            memory.charge(split_bytes(self.kind, args)?)?;
+        }
         let mut rows = match self.kind {
             SetKind::Unnest => unnest_rows(args)?,
             SetKind::GenerateSeries => series_rows(args)?,
@@ -145,6 +156,9 @@ impl SetFunc {
             for (n, row) in rows.iter_mut().enumerate() {
                 row.push(Datum::Int(n as i64 + 1));
             }
+        }
+        if memory.held_bytes() == before {
+            memory.charge(rows.iter().map(|r| row_bytes(r)).sum())?;
         }
         Ok(rows)
     }
@@ -211,7 +225,7 @@ fn series_rows(args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
         if rows.len() == SERIES_MAX {
             return Err(SqlError::new(
                 sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                format!("generate_series in a query with joins stops at {SERIES_MAX} rows"),
+                format!("generate_series stops at {SERIES_MAX} rows a call in hotpage"),
             ));
         }
         rows.push(vec![Datum::Int(v)]);
@@ -261,4 +275,32 @@ fn regexp_split_rows(args: &[Datum]) -> SqlResult<Vec<Vec<Datum>>> {
         .into_iter()
         .map(|piece| vec![Datum::Text(piece)])
         .collect())
+}
+
+/// What a split's rows will weigh, found without making them: its text, and a row per
+/// piece (the pieces counted as separators or matches plus one).
+fn split_bytes(kind: SetKind, args: &[Datum]) -> SqlResult<usize> {
+    let text = |i: usize| match args.get(i) {
+        Some(Datum::Text(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let Some(source) = text(0) else {
+        return Ok(0);
+    };
+    let pieces = match (kind, text(1)) {
+        (SetKind::StringToTable, Some(sep)) if !sep.is_empty() => source.matches(sep).count() + 1,
+        (SetKind::StringToTable, Some(_)) => 1,
+        (SetKind::StringToTable, None) => source.chars().count(),
+        (_, Some(pattern)) => {
+            let flags = text(2).unwrap_or("");
+            crate::expr::regex_with_flags(pattern, flags)?
+                .0
+                .find_iter(source)
+                .count()
+                + 1
+        }
+        (_, None) => 0,
+    };
+    let per_row = std::mem::size_of::<Vec<Datum>>() + std::mem::size_of::<Datum>();
+    Ok(source.len().saturating_add(pieces.saturating_mul(per_row)))
 }

@@ -435,7 +435,12 @@ pub(crate) fn cast(datum: Datum, from: CType, to: CType, names: &dyn Names) -> S
         return Ok(datum);
     }
     if to.is_text_like() || matches!(to, CType::Sql(SqlType::Varchar(_) | SqlType::Char(_))) {
-        let mut text = cast_to_text(&datum, from, names).unwrap_or_default();
+        // `name` and `"char"` read the output text (`true::name` is t).
+        let mut text = match to {
+            CType::Sql(SqlType::Name | SqlType::InternalChar) => to_text(&datum, from, names),
+            _ => cast_to_text(&datum, from, names),
+        }
+        .unwrap_or_default();
         // char(n)'s padding is not part of its value: PostgreSQL's char-to-text cast
         // drops trailing spaces.
         if matches!(from, CType::Sql(SqlType::Char(_))) {
@@ -465,6 +470,14 @@ pub(crate) fn cast(datum: Datum, from: CType, to: CType, names: &dyn Names) -> S
             None => Err(cannot_cast(from, to)),
         },
         Datum::Int(i) if to.is_integer_like() => int_in_range(i, to),
+        Datum::Float(f) if from == FLOAT4 && matches!(to, CType::Sql(sql) if sql.is_numeric()) => {
+            let CType::Sql(sql) = to else {
+                return Err(cannot_cast(from, to));
+            };
+            crate::value::real_for_numeric(f)
+                .coerce(&sql)
+                .map(Datum::from_value)
+        }
         Datum::Int(i) if to == BOOL && from == INT4 => Ok(Datum::Bool(i != 0)),
         Datum::Bool(b) if to == INT4 => Ok(Datum::Int(i64::from(b))),
         other => match (other.to_value(), to) {
