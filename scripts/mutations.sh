@@ -1794,3 +1794,8 @@ PACKAGE=hotpage-sql unit set-rows-kept-counted crates/hotpage-sql/src/catalog/ex
   '                let rows = func.rows(&values, &mut self.memory)?;
                 let _ = held_before;' \
   --test memory_bound
+# T-SQL SELECT TOP (n) @v = … is a plain query again (the variable never assigned).
+PACKAGE=hotpage-sql unit tsql-select-top-assign-plain crates/hotpage-sql/src/tsql/parse.rs \
+  '                if is_variable(self.toks.get(self.top_end(self.pos + 1)))' \
+  '                if is_variable(self.toks.get(self.pos + 1))' \
+  --test sqllogictest

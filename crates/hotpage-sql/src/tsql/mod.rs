@@ -405,16 +405,19 @@ impl TsqlSession {
         match stmt {
             Stmt::Declare(vars) => self.declare(vars),
             Stmt::SetVar { var, op, expr } => self.set_var(var, *op, expr),
-            Stmt::SelectAssign { items, from: None } => {
+            Stmt::SelectAssign {
+                items,
+                top,
+                from: None,
+            } if top.is_empty() => {
                 for (var, expr) in items {
                     self.set_var(var, None, expr)?;
                 }
                 Ok(())
             }
-            Stmt::SelectAssign {
-                items,
-                from: Some(from),
-            } => self.select_assign_from(items, from),
+            Stmt::SelectAssign { items, top, from } => {
+                self.select_assign_from(items, top, from.as_deref().unwrap_or_default())
+            }
             Stmt::SetOption(toks) => self.set_option(toks),
             Stmt::BeginTran(name) => {
                 let outermost = self.sql.txn_status() == crate::TxnStatus::Idle;
@@ -625,17 +628,19 @@ impl TsqlSession {
         Ok(())
     }
 
-    /// `SELECT @a = e, … FROM …`: the query's last row gives each variable its value (in
-    /// the variable's type); no row leaves them as they were, as in SQL Server.
+    /// `SELECT [TOP (n)] @a = e, … FROM …`: the query's last row gives each variable its
+    /// value (in the variable's type); no row leaves them as they were, as in SQL Server.
     fn select_assign_from(
         &mut self,
         items: &[(String, Vec<Token>)],
+        top: &[Token],
         from: &[Token],
     ) -> SqlResult<()> {
         if let Some((var, _)) = items.iter().find(|(var, _)| !self.vars.contains_key(var)) {
             return Err(undeclared(var));
         }
         let mut query = vec![Token::make_keyword("SELECT")];
+        query.extend(top.iter().cloned());
         for (i, (_, expr)) in items.iter().enumerate() {
             if i > 0 {
                 query.push(Token::Comma);

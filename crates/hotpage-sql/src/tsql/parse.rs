@@ -21,10 +21,12 @@ pub(crate) enum Stmt {
         op: Option<char>,
         expr: Vec<Token>,
     },
-    /// `SELECT @a = e, @b = e [FROM …]`: the variables and their expressions, and the
-    /// tokens from FROM on (with FROM, each variable gets its value from the last row).
+    /// `SELECT [TOP (n)] @a = e, @b = e [FROM …]`: the variables and their expressions,
+    /// the TOP clause's tokens, and the tokens from FROM on (with FROM or TOP, each
+    /// variable gets its value from the query's last row).
     SelectAssign {
         items: Vec<(String, Vec<Token>)>,
+        top: Vec<Token>,
         from: Option<Vec<Token>>,
     },
     /// `SET NOCOUNT ON` and other session options.
@@ -394,8 +396,11 @@ impl StmtParser {
                 self.create_function()
             }
             "SELECT"
-                if is_variable(self.toks.get(self.pos + 1))
-                    && matches!(self.toks.get(self.pos + 2), Some(Token::Eq)) =>
+                if is_variable(self.toks.get(self.top_end(self.pos + 1)))
+                    && matches!(
+                        self.toks.get(self.top_end(self.pos + 1) + 1),
+                        Some(Token::Eq)
+                    ) =>
             {
                 self.select_assign()
             }
@@ -592,8 +597,24 @@ impl StmtParser {
         Ok(Stmt::SetVar { var, op, expr })
     }
 
+    /// Where a `TOP n` or `TOP (n)` at `at` ends (`at` itself when there is none).
+    fn top_end(&self, at: usize) -> usize {
+        if !is_word(self.toks.get(at), "TOP") {
+            return at;
+        }
+        match self.toks.get(at + 1) {
+            Some(Token::LParen) => {
+                super::translate::matching_paren(&self.toks, at + 1).map_or(at, |close| close + 1)
+            }
+            Some(_) => at + 2,
+            None => at,
+        }
+    }
+
     fn select_assign(&mut self) -> SqlResult<Stmt> {
-        self.pos += 1;
+        let top_at = self.pos + 1;
+        self.pos = self.top_end(top_at);
+        let top = self.toks[top_at..self.pos].to_vec();
         let all = self.take_statement(self.pos);
         let mut depth = 0usize;
         let from_at = all.iter().position(|t| {
@@ -617,7 +638,11 @@ impl StmtParser {
                 _ => return Err(syntax_near(part.first())),
             }
         }
-        Ok(Stmt::SelectAssign { items: out, from })
+        Ok(Stmt::SelectAssign {
+            items: out,
+            top,
+            from,
+        })
     }
 
     /// An IF or WHILE condition: up to the statement that is its body.
