@@ -364,6 +364,19 @@ impl Compiler {
     }
 
     fn boolean(&mut self, e: CExpr, what: &str) -> SqlResult<CExpr> {
+        // This level's calls only: a subquery's own (`IN (SELECT generate_series(…))`)
+        // give it rows, not this expression.
+        let (top, mut set) = (self.top(), false);
+        e.walk(&mut |node| {
+            set |= matches!(node.kind, ExprKind::SetValue { level, .. } if level == top)
+        });
+        if set {
+            // PostgreSQL's rule: NOT, AND and OR take one value a row.
+            return Err(SqlError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("argument of {what} must not return a set"),
+            ));
+        }
         match e.ty {
             CType::Unknown => Ok(e.cast_to(BOOL)),
             ty if ty == BOOL => Ok(e),
@@ -878,10 +891,11 @@ impl Compiler {
         }
         match op {
             B::And | B::Or => {
+                let what = if op == B::And { "AND" } else { "OR" };
                 let a = self.expr(left)?;
-                let a = self.boolean(a, "AND/OR")?;
+                let a = self.boolean(a, what)?;
                 let b = self.expr(right)?;
-                let b = self.boolean(b, "AND/OR")?;
+                let b = self.boolean(b, what)?;
                 let kind = if op == B::And {
                     ExprKind::And(Box::new(a), Box::new(b))
                 } else {

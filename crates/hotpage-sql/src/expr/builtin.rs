@@ -64,6 +64,7 @@ pub(crate) enum PureFunc {
     Ln,
     Log10,
     Exp,
+    Cbrt,
     Degrees,
     Radians,
     Pi,
@@ -119,6 +120,7 @@ impl PureFunc {
             "ln" => F::Ln,
             "log" | "log10" => F::Log10,
             "exp" => F::Exp,
+            "cbrt" => F::Cbrt,
             "degrees" => F::Degrees,
             "radians" => F::Radians,
             "pi" => F::Pi,
@@ -141,9 +143,14 @@ impl PureFunc {
             F::Concat | F::Greatest | F::Least | F::NumNulls | F::NumNonNulls => n >= 1,
             F::ConcatWs => n >= 2,
             F::Md5 | F::Initcap | F::Chr | F::Ascii | F::OctetLength | F::BitLength => n == 1,
-            F::QuoteLiteral | F::Sign | F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians => {
-                n == 1
-            }
+            F::QuoteLiteral
+            | F::Sign
+            | F::Ln
+            | F::Log10
+            | F::Exp
+            | F::Cbrt
+            | F::Degrees
+            | F::Radians => n == 1,
             F::Translate => n == 3,
             F::RegexpReplace => n == 3 || n == 4,
             F::Div | F::Gcd | F::Lcm => n == 2,
@@ -179,6 +186,7 @@ impl PureFunc {
                 | F::Ln
                 | F::Log10
                 | F::Exp
+                | F::Cbrt
                 | F::Degrees
                 | F::Radians
                 | F::Pi
@@ -222,7 +230,9 @@ impl PureFunc {
                 Some(t @ (SqlType::Numeric { .. } | SqlType::NumericUnconstrained)) => t,
                 _ => SqlType::Double,
             },
-            F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians | F::Pi => SqlType::Double,
+            F::Ln | F::Log10 | F::Exp | F::Cbrt | F::Degrees | F::Radians | F::Pi => {
+                SqlType::Double
+            }
             F::DatePart => SqlType::Double,
             F::Extract => SqlType::NumericUnconstrained,
             // timestamp or timestamptz, as it came (a text is refused when called).
@@ -272,7 +282,7 @@ impl PureFunc {
             }
             F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
             F::Div | F::Gcd | F::Lcm | F::Sign => super::more_funcs::integer_like(self, &args),
-            F::Ln | F::Log10 | F::Exp | F::Degrees | F::Radians => {
+            F::Ln | F::Log10 | F::Exp | F::Cbrt | F::Degrees | F::Radians => {
                 super::more_funcs::float_func(self, &args)
             }
             F::Md5

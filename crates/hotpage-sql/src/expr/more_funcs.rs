@@ -402,6 +402,8 @@ pub(super) fn float_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
             }
             e
         }
+        // Real cube roots, negative ones too (PostgreSQL's cbrt is the C library's).
+        F::Cbrt => x.cbrt(),
         F::Degrees | F::Radians => {
             let converted = if func == F::Degrees {
                 x.to_degrees()
