@@ -726,3 +726,58 @@ fn unconstrained_numeric_keeps_each_values_scale_over_the_wire() {
         .get(0);
     assert_eq!(sum, "12347.170");
 }
+
+/// `date` over the wire: a binary parameter is date_send's int4 of days since 2000-01-01,
+/// a result column comes back in that form (the postgres crate asks for binary) and in
+/// text, and a parameter compared with a date column is typed date.
+#[test]
+fn dates_travel_as_postgresql_s_int4_of_days() {
+    let dir = temp();
+    let serve = Serve::start(&dir.path().join("db"), &[]);
+    let mut client = serve.client();
+    client
+        .batch_execute("CREATE TABLE days (id int PRIMARY KEY, d date)")
+        .expect("create");
+    // 2024-01-05 is day 8,770 after 2000-01-01.
+    let day = 8_770i32.to_be_bytes().to_vec();
+    client
+        .execute(
+            "INSERT INTO days VALUES ($1, $2)",
+            &[&1i32, &RawParam(day.clone())],
+        )
+        .expect("insert in binary");
+    client
+        .execute(
+            "INSERT INTO days VALUES (2, $1::text::date)",
+            &[&"2024-01-06"],
+        )
+        .expect("insert text");
+    let row = client
+        .query_one(
+            "SELECT d, d::text, d + 1 FROM days WHERE d = $1",
+            &[&RawParam(day.clone())],
+        )
+        .expect("select by a binary date");
+    assert_eq!(row.get::<_, Raw>(0).0, day);
+    assert_eq!(row.get::<_, String>(1), "2024-01-05");
+    assert_eq!(row.get::<_, Raw>(2).0, 8_771i32.to_be_bytes());
+    assert_eq!(row.columns()[0].type_().name(), "date");
+    let text = client
+        .simple_query("SELECT d FROM days ORDER BY id")
+        .expect("select text");
+    let dates: Vec<&str> = text
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => row.get(0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dates, ["2024-01-05", "2024-01-06"]);
+    let far = client
+        .execute(
+            "INSERT INTO days VALUES (3, $1)",
+            &[&RawParam(4_000_000i32.to_be_bytes().to_vec())],
+        )
+        .expect_err("past year 9999");
+    assert_eq!(code(&far).code(), "22008");
+}

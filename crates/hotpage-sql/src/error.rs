@@ -26,6 +26,8 @@ pub mod sqlstate {
     pub const UNDEFINED_OBJECT: &str = "42704";
     /// datatype_mismatch
     pub const DATATYPE_MISMATCH: &str = "42804";
+    /// cannot_coerce: no cast from one type to the other
+    pub const CANNOT_COERCE: &str = "42846";
     /// grouping_error
     pub const GROUPING_ERROR: &str = "42803";
     /// windowing_error (a window function where none may be, or nested)

@@ -24,6 +24,8 @@ pub(crate) use typecheck::{Typing, refuse_mixed_types};
 /// A built-in function.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Func {
+    /// `current_date`: today in the session's zone (UTC).
+    CurrentDate,
     Now,
     GenRandomUuid,
     UuidV7,
@@ -68,6 +70,7 @@ impl Func {
             | "transaction_timestamp"
             | "statement_timestamp"
             | "clock_timestamp" => Func::Now,
+            "current_date" => Func::CurrentDate,
             "gen_random_uuid" | "uuid_generate_v4" => Func::GenRandomUuid,
             "uuidv7" | "uuid_generate_v7" => Func::UuidV7,
             "bit_reverse" => Func::BitReverse,
@@ -97,6 +100,7 @@ impl Func {
     pub(crate) fn result_type(self, args: &[Option<SqlType>]) -> Option<SqlType> {
         Some(match self {
             Func::Now => SqlType::TimestampTz,
+            Func::CurrentDate => SqlType::Date,
             Func::GenRandomUuid | Func::UuidV7 => SqlType::Uuid,
             Func::BitReverse | Func::LastVal | Func::CurrVal | Func::NextVal => SqlType::BigInt,
             Func::Length => SqlType::Int,
@@ -351,11 +355,12 @@ fn range_checked(scalar: Scalar) -> Scalar {
 /// or real, or an integer to numeric (scale 0: a plain numeric keeps each value's scale).
 fn widen(arg: Scalar, target: Option<SqlType>) -> SqlResult<Scalar> {
     if let (Scalar::Const(Value::Text(text), None), Some(target)) = (&arg, target)
-        && (target.is_numeric_family() && target != SqlType::Oid || target == SqlType::Bool)
+        && (target.is_numeric_family() && target != SqlType::Oid
+            || matches!(target, SqlType::Bool | SqlType::Date))
         && COMPILE_TYPING.with(|rules| rules.get()) == Typing::Postgres
     {
         // A numeric literal keeps its own scale, as under PostgreSQL's typmod-less common
-        // numeric (`coalesce('7.125', 2.5)` is 7.125). Only numbers and booleans: a string
+        // numeric (`coalesce('7.125', 2.5)` is 7.125). Only numbers, booleans and dates: a string
         // type has no length to cut the literal to (the common type of varchar(1) and a
         // literal is varchar), and a timestamp's input words (`'now'`) are not read here.
         let ty = if target.is_numeric() {
@@ -374,6 +379,10 @@ fn widen(arg: Scalar, target: Option<SqlType>) -> SqlResult<Scalar> {
         }
         target if target.is_numeric() && ty.is_integer() => {
             Scalar::Cast(Box::new(arg), SqlType::NumericUnconstrained)
+        }
+        // A date among timestamps is its midnight.
+        target if target.is_timestamp() && ty == SqlType::Date => {
+            Scalar::Cast(Box::new(arg), target)
         }
         _ => arg,
     })
@@ -858,10 +867,10 @@ fn cast(inner: Scalar, data_type: &DataType) -> SqlResult<Scalar> {
     };
     Ok(match inner {
         Scalar::Const(Value::Float(f), Some(SqlType::Real)) if ty.is_numeric() => Scalar::Const(
-            cast_value(crate::value::real_for_numeric(f), &ty)?,
+            cast_value(crate::value::real_for_numeric(f), &ty, None)?,
             Some(ty),
         ),
-        Scalar::Const(v, _) => Scalar::Const(cast_value(v, &ty)?, Some(ty)),
+        Scalar::Const(v, from) => Scalar::Const(cast_value(v, &ty, from)?, Some(ty)),
         other => Scalar::Cast(Box::new(other), ty),
     })
 }
@@ -1105,9 +1114,9 @@ impl Scalar {
             }
             Scalar::Cast(e, ty) => match e.eval(row, ctx)? {
                 Value::Float(f) if ty.is_numeric() && e.ty() == Some(SqlType::Real) => {
-                    cast_value(crate::value::real_for_numeric(f), ty)?
+                    cast_value(crate::value::real_for_numeric(f), ty, None)?
                 }
-                value => cast_value(value, ty)?,
+                value => cast_value(value, ty, e.ty())?,
             },
             // Lazily, as PostgreSQL: `coalesce(x, 1 / 0)` is x where x is not NULL.
             Scalar::Call(Func::Coalesce, args) => {
@@ -1251,6 +1260,9 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
     match op {
         Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => Some(SqlType::Bool),
         StringConcat => Some(SqlType::Text),
+        // date ± integer is a date, date - date the days between (Value::sub).
+        Minus if l == Some(SqlType::Date) && r == Some(SqlType::Date) => Some(SqlType::Int),
+        Plus | Minus if l == Some(SqlType::Date) || r == Some(SqlType::Date) => Some(SqlType::Date),
         _ => match (l, r) {
             (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
             (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
@@ -1269,7 +1281,7 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
     }
 }
 
-/// A string literal compared with a number takes the number's type when the query is
+/// A string literal compared with a number (or a date) takes its type when the query is
 /// planned, as PostgreSQL's unknown literal does: `id = 'x'` is 22P02 (invalid input
 /// syntax for type integer), `id = '7'` compares 7. A numeric column's literal is plain
 /// numeric, without the column's precision and scale (`n = '12345'` on a numeric(3,0)
@@ -1285,7 +1297,7 @@ fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Sc
             })
         }
         (Scalar::Const(text @ Value::Text(_), None), Some(ty))
-            if ty.is_numeric_family() && ty != SqlType::Oid =>
+            if ty.is_numeric_family() && ty != SqlType::Oid || ty == SqlType::Date =>
         {
             Ok(Box::new(Scalar::Const(text.clone().coerce(&ty)?, Some(ty))))
         }
@@ -1362,6 +1374,7 @@ fn natural_type(v: &Value) -> SqlType {
         Value::Bytes(_) => SqlType::Bytea,
         Value::Uuid(_) => SqlType::Uuid,
         Value::Timestamp(_) => SqlType::TimestampTz,
+        Value::Date(_) => SqlType::Date,
         Value::Text(_) | Value::Null => SqlType::Text,
     }
 }
@@ -1596,7 +1609,9 @@ fn like(s: &str, pattern: &str, escapes: bool) -> SqlResult<bool> {
     Ok(p[pi..].iter().all(|&c| c == '%'))
 }
 
-fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
+/// `v::ty`, `v` of static type `from` where it is known. A cast PostgreSQL has not is 42846
+/// `cannot cast type integer to date`, naming `from` (else the value's own type).
+fn cast_value(v: Value, ty: &SqlType, from: Option<SqlType>) -> SqlResult<Value> {
     match (&v, ty) {
         // Explicit casts to text print the value the way PostgreSQL does; an explicit cast
         // to varchar(n) or char(n) cuts the text to n characters (assignment refuses it).
@@ -1613,7 +1628,19 @@ fn cast_value(v: Value, ty: &SqlType) -> SqlResult<Value> {
         (_, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
             truncate_for_cast(Value::Text(cast_text(&v).unwrap_or_default()), ty).coerce(ty)
         }
-        _ => v.coerce(ty),
+        _ => {
+            let from_name = from.map_or_else(|| v.type_name().to_string(), |t| t.name());
+            v.coerce(ty).map_err(|err| {
+                if err.sqlstate == sqlstate::DATATYPE_MISMATCH {
+                    SqlError::new(
+                        sqlstate::CANNOT_COERCE,
+                        format!("cannot cast type {from_name} to {}", ty.name()),
+                    )
+                } else {
+                    err
+                }
+            })
+        }
     }
 }
 
@@ -1726,7 +1753,7 @@ fn date_diff_overflow() -> SqlError {
 }
 
 /// A value as SQL Server converts one to a datetime (a DATEDIFF date, a datetime
-/// variable's value): a timestamp as it is, text
+/// variable's value): a timestamp as it is, a date as its midnight, text
 /// through the timestamp input (`'2026-11-25 10:00'`), and a number, literal or not (an
 /// int variable, `@d + 1`, a column), as days since 1900-01-01 with a fraction of a day
 /// for a float or decimal (the idiom `DATEDIFF(month, 0, GETDATE())`). The conversion is
@@ -1744,6 +1771,7 @@ pub(crate) fn tsql_datetime(value: &Value) -> SqlResult<Value> {
     };
     match value {
         Value::Null | Value::Timestamp(_) => Ok(value.clone()),
+        Value::Date(days) => Ok(Value::Timestamp(crate::value::date_to_timestamp(*days))),
         Value::Text(_) => value.clone().coerce(&SqlType::Timestamp),
         Value::Int(days) => days
             .checked_sub(DAYS_1900_TO_2000)

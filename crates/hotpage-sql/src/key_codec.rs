@@ -7,6 +7,7 @@
 //! |----------------------------|--------|---------------------------------------------------|
 //! | smallint, integer, bigint  | 8      | i64 big-endian, sign bit flipped (`Key::from_i64`) |
 //! | timestamp, timestamptz     | 8      | i64 microseconds, as bigint                       |
+//! | date                       | 4      | i32 days big-endian, sign bit flipped             |
 //! | boolean                    | 1      | 0 or 1                                            |
 //! | real                       | 4      | f32 bits big-endian, flipped (below)              |
 //! | double precision           | 8      | f64 bits big-endian, flipped (below)              |
@@ -45,6 +46,9 @@ const TAG_NULL: u8 = 0x02;
 
 /// Flipping the sign bit maps two's-complement order onto unsigned byte order.
 const SIGN_BIT_64: u64 = 1 << 63;
+
+/// [`SIGN_BIT_64`] for the 32-bit values (a date's day count).
+const SIGN_BIT_32: u32 = 1 << 31;
 
 /// How a key column's value becomes bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +181,9 @@ fn encode_natural(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<(
         }
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
             out.extend_from_slice(&encode_i64(*t));
+        }
+        (SqlType::Date, Value::Date(d)) => {
+            out.extend_from_slice(&((*d as u32) ^ SIGN_BIT_32).to_be_bytes());
         }
         (SqlType::Bool, Value::Bool(b)) => out.push(u8::from(*b)),
         (SqlType::Real, Value::Float(v)) => out.extend_from_slice(&encode_f32(*v as f32)),
@@ -341,6 +348,15 @@ impl KeyReader<'_> {
             }
             SqlType::Timestamp | SqlType::TimestampTz => {
                 Value::Timestamp(decode_i64(self.array("a timestamp")?))
+            }
+            SqlType::Date => {
+                let days = (u32::from_be_bytes(self.array("a date")?) ^ SIGN_BIT_32) as i32;
+                if !crate::value::date_is_valid(days) {
+                    return Err(SqlError::corrupted(format!(
+                        "key date {days} is outside years 1 to 9999"
+                    )));
+                }
+                Value::Date(days)
             }
             SqlType::Bool => match self.array::<1>("a boolean")? {
                 [0] => Value::Bool(false),
@@ -556,6 +572,7 @@ mod tests {
         match value {
             Value::Bool(_) => 1,
             Value::Float(_) if *ty == SqlType::Real => 4,
+            Value::Date(_) => 4,
             Value::Float(_) => 8,
             Value::Numeric { .. } | Value::Uuid(_) => 16,
             Value::Text(s) => string(s.as_bytes()),

@@ -12,6 +12,7 @@
 //!   numeric      i128 LE, scaled by the column's scale
 //!   numeric without a precision   u8 scale (at most 38), then the i128 LE scaled by it
 //!   timestamp, timestamptz   i64 LE microseconds since 2000-01-01
+//!   date         i32 LE days since 2000-01-01 (i32::MAX / MIN: infinity / -infinity)
 //!   uuid         16 bytes
 //!   text, varchar, char, bytea   length as unsigned LEB128, then the bytes (UTF-8 for text)
 //! ```
@@ -93,6 +94,7 @@ fn encode_value(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<()>
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
             out.extend_from_slice(&t.to_le_bytes());
         }
+        (SqlType::Date, Value::Date(d)) => out.extend_from_slice(&d.to_le_bytes()),
         (SqlType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
         (SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_), Value::Text(s)) => {
             put_bytes(s.as_bytes(), out);
@@ -267,6 +269,15 @@ impl<'a> Reader<'a> {
             }
             SqlType::Timestamp | SqlType::TimestampTz => {
                 Value::Timestamp(i64::from_le_bytes(self.array("a timestamp")?))
+            }
+            SqlType::Date => {
+                let days = i32::from_le_bytes(self.array("a date")?);
+                if !crate::value::date_is_valid(days) {
+                    return Err(SqlError::corrupted(format!(
+                        "row date {days} is outside years 1 to 9999"
+                    )));
+                }
+                Value::Date(days)
             }
             SqlType::Uuid => Value::Uuid(self.array("a uuid")?),
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {

@@ -37,6 +37,8 @@ pub enum SqlType {
     Timestamp,
     /// `timestamp with time zone` (stored as UTC).
     TimestampTz,
+    /// `date`: a calendar day, without a time or zone.
+    Date,
     /// `numeric(precision, scale)`: `1 <= precision <= 38`, `scale <= precision`.
     Numeric {
         /// Total significant decimal digits.
@@ -69,6 +71,8 @@ pub(crate) enum TypeGroup {
     Number,
     String,
     Boolean,
+    /// date, timestamp and timestamptz: a date meets a timestamp as its midnight.
+    DateTime,
 }
 
 impl SqlType {
@@ -97,6 +101,7 @@ impl SqlType {
             SqlType::Uuid => "uuid".to_string(),
             SqlType::Timestamp => "timestamp without time zone".to_string(),
             SqlType::TimestampTz => "timestamp with time zone".to_string(),
+            SqlType::Date => "date".to_string(),
             SqlType::Numeric { precision, scale } => format!("numeric({precision},{scale})"),
             SqlType::NumericUnconstrained => "numeric".to_string(),
             SqlType::Real => "real".to_string(),
@@ -121,6 +126,7 @@ impl SqlType {
             SqlType::Uuid => 2950,
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
+            SqlType::Date => 1082,
             SqlType::Numeric { .. } | SqlType::NumericUnconstrained => 1700,
             SqlType::Real => 700,
             SqlType::Double => 701,
@@ -153,7 +159,7 @@ impl SqlType {
     }
 
     /// The group PostgreSQL compares and unifies within, where it refuses to mix groups:
-    /// numbers, strings, booleans (`1 = 'a'::text` is 42883, `coalesce(true, 1)` 42804).
+    /// numbers, strings, booleans, dates and timestamps (`1 = 'a'::text` is 42883, `coalesce(true, 1)` 42804).
     /// None for the others (oid and the catalog's types compare as its queries need); the
     /// number in each group ranks how wide a type is, as PostgreSQL's common type widens
     /// (integer with numeric is numeric, varchar with text is text).
@@ -168,6 +174,9 @@ impl SqlType {
             SqlType::Char(_) | SqlType::Varchar(_) => (TypeGroup::String, 1),
             SqlType::Text => (TypeGroup::String, 2),
             SqlType::Bool => (TypeGroup::Boolean, 1),
+            SqlType::Date => (TypeGroup::DateTime, 1),
+            SqlType::Timestamp => (TypeGroup::DateTime, 2),
+            SqlType::TimestampTz => (TypeGroup::DateTime, 3),
             _ => return None,
         })
     }
@@ -220,6 +229,7 @@ impl SqlType {
             },
             DataType::Uuid => Ok(SqlType::Uuid),
             DataType::Timestamp(precision, tz) => timestamp_type(*precision, *tz),
+            DataType::Date => Ok(SqlType::Date),
             DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
                 numeric_type(info)
             }
@@ -257,6 +267,7 @@ impl SqlType {
     /// | 17  | name                     |                                 |
     /// | 18  | "char"                   |                                 |
     /// | 19  | numeric                  |                                 |
+    /// | 20  | date                     |                                 |
     ///
     /// Tags 16 to 18 are only catalog results' types: no table column has them, so
     /// [`SqlType::decode`] refuses their tags as corrupt schema bytes.
@@ -291,6 +302,7 @@ impl SqlType {
             SqlType::Name => out.push(17),
             SqlType::InternalChar => out.push(18),
             SqlType::NumericUnconstrained => out.push(19),
+            SqlType::Date => out.push(20),
         }
     }
 
@@ -324,6 +336,7 @@ impl SqlType {
             14 => SqlType::Double,
             15 => SqlType::Bytea,
             19 => SqlType::NumericUnconstrained,
+            20 => SqlType::Date,
             other => {
                 return Err(SqlError::corrupted(format!(
                     "unknown stored type tag {other}"
@@ -529,6 +542,7 @@ pub(crate) mod tests {
             Just(SqlType::Uuid),
             Just(SqlType::Timestamp),
             Just(SqlType::TimestampTz),
+            Just(SqlType::Date),
             (1..=NUMERIC_PRECISION_MAX)
                 .prop_flat_map(|p| (Just(p), 0..=p))
                 .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
@@ -562,7 +576,7 @@ pub(crate) mod tests {
                    u timestamptz, v timestamp with time zone, w numeric(10,2), x decimal(7), \
                    y real, z float4, aa double precision, ab float8, ac float, ad float(24), \
                    ae float(25), af bytea, ag serial, ah bigserial, ai smallserial, \
-                   aj varchar, ak numeric(38,38), al SERIAL)";
+                   aj varchar, ak numeric(38,38), al SERIAL, am date)";
         let expected = [
             SqlType::SmallInt,
             SqlType::Varchar(Some(5)),
@@ -611,6 +625,7 @@ pub(crate) mod tests {
                 scale: 38,
             },
             SqlType::Int,
+            SqlType::Date,
         ];
         let cols = columns(sql);
         assert_eq!(cols.len(), expected.len());
@@ -638,13 +653,13 @@ pub(crate) mod tests {
     #[test]
     fn refuses_what_it_cannot_store() {
         assert_eq!(map("numeric").unwrap(), SqlType::NumericUnconstrained);
+        assert_eq!(map("date").unwrap(), SqlType::Date);
         assert_eq!(map("decimal").unwrap(), SqlType::NumericUnconstrained);
         let err = map("numeric(39,2)").unwrap_err();
         assert_eq!(err.sqlstate, sqlstate::FEATURE_NOT_SUPPORTED);
         assert_eq!(err.hint.as_deref(), Some(NUMERIC_HINT));
         for text in [
             "json",
-            "date",
             "interval",
             "int[]",
             "money",
@@ -681,6 +696,7 @@ pub(crate) mod tests {
             (SqlType::Uuid, "uuid", 2950),
             (SqlType::Timestamp, "timestamp without time zone", 1114),
             (SqlType::TimestampTz, "timestamp with time zone", 1184),
+            (SqlType::Date, "date", 1082),
             (
                 SqlType::Numeric {
                     precision: 10,

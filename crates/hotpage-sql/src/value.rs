@@ -3,8 +3,10 @@
 
 mod date_fields;
 mod datetime;
-pub(crate) use date_fields::{date_part, extract_field, field_named, truncate};
-pub(crate) use datetime::calendar_index;
+pub(crate) use date_fields::{date_part, extract_date_field, extract_field, field_named, truncate};
+pub(crate) use datetime::{
+    calendar_index, date_is_valid, date_to_timestamp, make_date, timestamp_to_date,
+};
 pub(crate) mod numeric;
 mod text;
 mod wire;
@@ -43,6 +45,10 @@ pub enum Value {
     /// timestamp and timestamptz: microseconds since 2000-01-01 00:00:00 UTC
     /// (PostgreSQL's epoch); `i64::MAX`/`i64::MIN` are `infinity`/`-infinity`.
     Timestamp(i64),
+    /// date: days since 2000-01-01 (PostgreSQL's epoch); `i32::MAX`/`i32::MIN` are
+    /// `infinity`/`-infinity`. A variant of its own, not a midnight timestamp, so that the
+    /// operators can tell `date - date` (an integer) from `timestamp - timestamp`.
+    Date(i32),
 }
 
 /// An arithmetic operator, for dispatch and for error messages.
@@ -170,6 +176,7 @@ impl Value {
             Value::Bytes(_) => "bytea",
             Value::Uuid(_) => "uuid",
             Value::Timestamp(_) => "timestamp",
+            Value::Date(_) => "date",
         }
     }
 
@@ -197,6 +204,14 @@ impl Value {
             Value::Bytes(b) if *ty == SqlType::Bytea => Ok(Value::Bytes(b)),
             Value::Uuid(u) if *ty == SqlType::Uuid => Ok(Value::Uuid(u)),
             Value::Timestamp(t) if ty.is_timestamp() => Ok(Value::Timestamp(t)),
+            // PostgreSQL's assignment casts between date and the timestamps.
+            Value::Timestamp(t) if *ty == SqlType::Date => {
+                Ok(Value::Date(datetime::timestamp_to_date(t)))
+            }
+            Value::Date(d) if *ty == SqlType::Date => Ok(Value::Date(d)),
+            Value::Date(d) if ty.is_timestamp() => {
+                Ok(Value::Timestamp(datetime::date_to_timestamp(d)))
+            }
             other => Err(mismatch(ty, &other)),
         }
     }
@@ -234,6 +249,7 @@ impl Value {
             SqlType::Uuid => text::parse_uuid(&text).map(Value::Uuid),
             SqlType::Timestamp => datetime::parse_timestamp(&text, false).map(Value::Timestamp),
             SqlType::TimestampTz => datetime::parse_timestamp(&text, true).map(Value::Timestamp),
+            SqlType::Date => datetime::parse_date(&text).map(Value::Date),
             SqlType::Numeric { precision, scale } => fitted_numeric(
                 parse_numeric_text(&text)?.to_scaled(*scale),
                 *precision,
@@ -277,6 +293,7 @@ impl Value {
             Value::Timestamp(t) => {
                 datetime::format_timestamp(*t, ty == Some(&SqlType::TimestampTz))
             }
+            Value::Date(d) => datetime::format_date(*d),
         };
         Some(text)
     }
@@ -307,6 +324,11 @@ impl Value {
             (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
             (Uuid(a), Uuid(b)) => Some(a.cmp(b)),
             (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
+            (Date(a), Date(b)) => Some(a.cmp(b)),
+            // A date meets a timestamp as its midnight, as PostgreSQL's cross-type
+            // comparisons do.
+            (Date(a), Timestamp(b)) => Some(datetime::date_to_timestamp(*a).cmp(b)),
+            (Timestamp(a), Date(b)) => Some(a.cmp(&datetime::date_to_timestamp(*b))),
             _ => None,
         }
     }
@@ -332,7 +354,7 @@ impl Value {
             Value::Text(_) => 2,
             Value::Bytes(_) => 3,
             Value::Uuid(_) => 4,
-            Value::Timestamp(_) => 5,
+            Value::Timestamp(_) | Value::Date(_) => 5,
             Value::Null => 6,
         }
     }
@@ -407,6 +429,7 @@ impl Value {
         match (self, other) {
             (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
             (Value::Int(a), Value::Int(b)) => int_arith(*a, *b, op),
+            (Value::Date(_), _) | (_, Value::Date(_)) => date_arith(self, other, op),
             (Value::Float(_), _) | (_, Value::Float(_)) => match (self.as_f64(), other.as_f64()) {
                 (Some(a), Some(b)) if op != ArithOp::Rem => float_arith(a, b, op),
                 _ => Err(no_operator(Some(self), op.symbol(), other)),
@@ -600,6 +623,40 @@ fn int_arith(a: i64, b: i64, op: ArithOp) -> SqlResult<Value> {
     result
         .map(Value::Int)
         .ok_or_else(|| int_out_of_range("bigint"))
+}
+
+/// PostgreSQL's date operators: `date + integer` and `integer + date` (a date),
+/// `date - integer` (a date) and `date - date` (the days between, an integer). An infinite
+/// date plus or minus days stays infinite; two dates of which one is infinite cannot be
+/// subtracted (22008), and a result outside years 1 to 9999 is 22008.
+fn date_arith(left: &Value, right: &Value, op: ArithOp) -> SqlResult<Value> {
+    let shifted = |date: i32, days: i64| -> SqlResult<Value> {
+        if date == datetime::DATE_INFINITY || date == datetime::DATE_NEG_INFINITY {
+            return Ok(Value::Date(date));
+        }
+        let days = i64::from(date)
+            .checked_add(days)
+            .ok_or_else(|| SqlError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range"))?;
+        datetime::checked_date(days).map(Value::Date)
+    };
+    match (left, right, op) {
+        (Value::Date(d), Value::Int(n), ArithOp::Add)
+        | (Value::Int(n), Value::Date(d), ArithOp::Add) => shifted(*d, *n),
+        (Value::Date(d), Value::Int(n), ArithOp::Sub) => {
+            shifted(*d, n.checked_neg().unwrap_or(i64::MAX))
+        }
+        (Value::Date(a), Value::Date(b), ArithOp::Sub) => {
+            let finite = |d: i32| d != datetime::DATE_INFINITY && d != datetime::DATE_NEG_INFINITY;
+            if !finite(*a) || !finite(*b) {
+                return Err(SqlError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite dates",
+                ));
+            }
+            Ok(Value::Int(i64::from(*a) - i64::from(*b)))
+        }
+        _ => Err(no_operator(Some(left), op.symbol(), right)),
+    }
 }
 
 /// double precision arithmetic with PostgreSQL's checks: a finite-operand result that

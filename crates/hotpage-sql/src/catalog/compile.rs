@@ -926,7 +926,10 @@ impl Compiler {
                     _ => ArithOp::Mod,
                 };
                 let (a, b) = self.unified(left, right)?;
-                let ty = arith_type(a.ty, b.ty);
+                let ty = match date_arith_type(arith, a.ty, b.ty) {
+                    Some(ty) => ty?,
+                    None => arith_type(a.ty, b.ty),
+                };
                 Ok(CExpr::new(
                     ExprKind::Arith(arith, Box::new(a), Box::new(b)),
                     ty,
@@ -1716,6 +1719,40 @@ pub(crate) fn comparable(a: CType, b: CType) -> bool {
         _ => None,
     };
     !matches!((group(a), group(b)), (Some(x), Some(y)) if x != y)
+}
+
+/// The type of arithmetic with a date, `None` where neither side is one: PostgreSQL's
+/// `date ± integer` (a date), `integer + date` (a date) and `date - date` (an integer);
+/// any other is 42883.
+fn date_arith_type(op: ArithOp, a: CType, b: CType) -> Option<SqlResult<CType>> {
+    const DATE: CType = CType::Sql(SqlType::Date);
+    if a != DATE && b != DATE {
+        return None;
+    }
+    let integer = |t: CType| matches!(t, CType::Sql(ty) if ty.is_integer());
+    Some(match op {
+        ArithOp::Add if a == DATE && integer(b) || integer(a) && b == DATE => Ok(DATE),
+        ArithOp::Sub if a == DATE && integer(b) => Ok(DATE),
+        ArithOp::Sub if a == DATE && b == DATE => Ok(INT4),
+        _ => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {} {}",
+                operand_name(a),
+                match op {
+                    ArithOp::Add => "+",
+                    ArithOp::Sub => "-",
+                    ArithOp::Mul => "*",
+                    ArithOp::Div => "/",
+                    ArithOp::Mod => "%",
+                },
+                operand_name(b)
+            ),
+        )
+        .with_hint(
+            "No operator matches the given name and argument types. You might need to add explicit type casts.",
+        )),
+    })
 }
 
 /// The type of integer, float or numeric arithmetic.

@@ -211,6 +211,13 @@ impl Deparser<'_> {
                 operator: false,
             });
         }
+        if name == "current_date" && matches!(f.args, sqlparser::ast::FunctionArguments::None) {
+            return Some(Printed {
+                text: "CURRENT_DATE".to_string(),
+                ty: Some(SqlType::Date),
+                operator: false,
+            });
+        }
         let printed_args = args
             .iter()
             .map(|a| match (name.as_str(), strip(a)) {

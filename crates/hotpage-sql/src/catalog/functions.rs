@@ -67,6 +67,7 @@ pub(crate) enum ScalarFunc {
     /// `format(formatstr, …)` (`format_func.rs`).
     Format,
     Now,
+    CurrentDate,
     /// A function that exists for its name's sake but that hotpage cannot compute: reached
     /// only for objects hotpage does not have (statistics objects, partition keys).
     Unsupported(&'static str),
@@ -169,6 +170,7 @@ fn signature(name: &str) -> Option<Signature> {
         "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
             sig(F::Now, &[], 0, types::TIMESTAMPTZ)
         }
+        "current_date" => sig(F::CurrentDate, &[], 0, CType::Sql(SqlType::Date)),
         "pg_get_statisticsobjdef_columns" => sig(
             F::Unsupported("pg_get_statisticsobjdef_columns (hotpage has no statistics objects)"),
             &[OID_],
@@ -352,13 +354,12 @@ fn sql_layer_arguments(args: &mut Vec<CExpr>) -> Vec<Option<SqlType>> {
 
 /// The type COALESCE's arguments share: the first typed one's, or, where they are all
 /// numbers, the widest (integers < numeric < double precision), as PostgreSQL resolves a
-/// numeric category; text when none is typed.
+/// numeric category, and likewise date < timestamp < timestamptz; text when none is typed.
 pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
     let rank = |t: CType| match t {
         CType::Sql(ty) => ty
             .comparison_group()
-            .filter(|(group, _)| *group == TypeGroup::Number)
-            .map(|(_, rank)| rank),
+            .filter(|(group, _)| matches!(group, TypeGroup::Number | TypeGroup::DateTime)),
         _ => None,
     };
     let mut chosen: Option<CType> = None;
@@ -367,7 +368,11 @@ pub(crate) fn common_type(types: impl Iterator<Item = CType>) -> CType {
         mixed |= chosen.is_some_and(|c| c != t);
         chosen = Some(match (chosen, rank(t)) {
             (None, _) => t,
-            (Some(c), Some(r)) if rank(c).is_some_and(|rc| r > rc) => t,
+            (Some(c), Some((group, r)))
+                if rank(c).is_some_and(|(gc, rc)| gc == group && r > rc) =>
+            {
+                t
+            }
             (Some(c), _) => wider_numeric(c, t),
         });
     }
@@ -633,6 +638,9 @@ fn call_catalog(
         F::Concat => concat(catalog, &args, types)?,
         F::Format => super::format_func::format(&args, types, catalog)?,
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
+        F::CurrentDate => Datum::from_value(crate::value::Value::Date(
+            crate::value::timestamp_to_date(crate::session::now_micros()),
+        )),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
     })
 }

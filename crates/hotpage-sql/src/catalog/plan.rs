@@ -1089,7 +1089,7 @@ pub(crate) fn set_column_type(what: &str, l: CType, r: CType) -> SqlResult<CType
         _ if number(t) => Some(0),
         _ if t.is_text_like() => Some(1),
         CType::Sql(SqlType::Bool) => Some(2),
-        CType::Sql(SqlType::Timestamp | SqlType::TimestampTz) => Some(3),
+        CType::Sql(SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date) => Some(3),
         CType::Sql(SqlType::Uuid) => Some(4),
         CType::Sql(SqlType::Bytea) => Some(5),
         _ => None,
@@ -1101,6 +1101,11 @@ pub(crate) fn set_column_type(what: &str, l: CType, r: CType) -> SqlResult<CType
         (CType::Sql(SqlType::Timestamp), CType::Sql(SqlType::TimestampTz))
         | (CType::Sql(SqlType::TimestampTz), CType::Sql(SqlType::Timestamp)) => {
             CType::Sql(SqlType::TimestampTz)
+        }
+        // A date meets a timestamp as its midnight, of the timestamp's type.
+        (CType::Sql(SqlType::Date), ts @ CType::Sql(SqlType::Timestamp | SqlType::TimestampTz))
+        | (ts @ CType::Sql(SqlType::Timestamp | SqlType::TimestampTz), CType::Sql(SqlType::Date)) => {
+            ts
         }
         _ if number(l) && number(r) => super::functions::common_type([l, r].into_iter()),
         _ if l.is_text_like() && r.is_text_like() => super::types::TEXT,

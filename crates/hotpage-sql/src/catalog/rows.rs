@@ -633,6 +633,7 @@ fn column_type_facts(row: Row, type_oid: u32, typmod: i32) -> Row {
             .int("numeric_precision", if type_oid == 700 { 24 } else { 53 })
             .int("numeric_precision_radix", 2),
         (1114 | 1184, _) => row.int("datetime_precision", 6),
+        (1082, _) => row.int("datetime_precision", 0),
         _ => row,
     }
 }

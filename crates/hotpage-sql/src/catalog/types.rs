@@ -415,7 +415,7 @@ fn parse_array_text(text: &str, target: CType) -> SqlResult<Vec<Option<String>>>
 /// 42846: no cast from one type to the other.
 fn cannot_cast(from: CType, to: CType) -> SqlError {
     SqlError::new(
-        "42846",
+        sqlstate::CANNOT_COERCE,
         format!("cannot cast type {} to {}", from.name(), to.name()),
     )
 }

@@ -68,6 +68,8 @@ pub(crate) enum PureFunc {
     Degrees,
     Radians,
     Pi,
+    /// `make_date(year, month, day)`.
+    MakeDate,
     /// `num_nulls(…)` / `num_nonnulls(…)`: how many arguments are (not) NULL.
     NumNulls,
     NumNonNulls,
@@ -121,6 +123,7 @@ impl PureFunc {
             "log" | "log10" => F::Log10,
             "exp" => F::Exp,
             "cbrt" => F::Cbrt,
+            "make_date" => F::MakeDate,
             "degrees" => F::Degrees,
             "radians" => F::Radians,
             "pi" => F::Pi,
@@ -151,7 +154,7 @@ impl PureFunc {
             | F::Cbrt
             | F::Degrees
             | F::Radians => n == 1,
-            F::Translate => n == 3,
+            F::Translate | F::MakeDate => n == 3,
             F::RegexpReplace => n == 3 || n == 4,
             F::Div | F::Gcd | F::Lcm => n == 2,
             F::Pi => n == 0,
@@ -192,6 +195,7 @@ impl PureFunc {
                 | F::Pi
                 | F::NumNulls
                 | F::NumNonNulls
+                | F::MakeDate
         )
     }
 
@@ -234,10 +238,13 @@ impl PureFunc {
                 SqlType::Double
             }
             F::DatePart => SqlType::Double,
+            F::MakeDate => SqlType::Date,
             F::Extract => SqlType::NumericUnconstrained,
-            // timestamp or timestamptz, as it came (a text is refused when called).
+            // timestamp or timestamptz, as it came (a text is refused when called); a date
+            // is truncated as a timestamptz, as PostgreSQL casts it.
             F::DateTrunc => match args.get(1).copied().flatten() {
                 Some(t) if t.is_timestamp() => t,
+                Some(SqlType::Date) => SqlType::TimestampTz,
                 _ => SqlType::Timestamp,
             },
             F::Greatest | F::Least => return super::typecheck::common_type(args.iter().copied()),
@@ -281,6 +288,7 @@ impl PureFunc {
                 number_func(self, &args)
             }
             F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
+            F::MakeDate => make_date(&args),
             F::Div | F::Gcd | F::Lcm | F::Sign => super::more_funcs::integer_like(self, &args),
             F::Ln | F::Log10 | F::Exp | F::Cbrt | F::Degrees | F::Radians => {
                 super::more_funcs::float_func(self, &args)
@@ -533,10 +541,18 @@ fn split_part(s: &str, delimiter: &str, n: i64) -> SqlResult<Value> {
     ))
 }
 
-/// `date_part`, `extract` and `date_trunc` of a timestamp (`value::date_fields`).
+/// `date_part`, `extract` and `date_trunc` of a timestamp (`value::date_fields`), or of a
+/// date, which is its midnight (extract takes a date's own fields only, whole).
 fn datetime_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
     let unit = text_of(&args[0]);
     let field = crate::value::field_named(&unit)?;
+    if let Value::Date(days) = args[1] {
+        let midnight = Value::Timestamp(crate::value::date_to_timestamp(days));
+        if func != PureFunc::Extract {
+            return datetime_func(func, &[args[0].clone(), midnight]);
+        }
+        return crate::value::extract_date_field(days, field, &unit);
+    }
     let Value::Timestamp(micros) = args[1] else {
         let name = match func {
             PureFunc::DatePart => "date_part",
@@ -562,6 +578,20 @@ fn datetime_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
         },
         _ => Value::Timestamp(crate::value::truncate(micros, field, &unit)?),
     })
+}
+
+/// `make_date(year, month, day)`: 22008 naming the fields where no such day exists,
+/// `date out of range` outside years 1 to 9999.
+fn make_date(args: &[Value]) -> SqlResult<Value> {
+    let [Value::Int(year), Value::Int(month), Value::Int(day)] = args else {
+        let types: Vec<&str> = args.iter().map(Value::type_name).collect();
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function make_date({}) does not exist", types.join(", ")),
+        )
+        .with_hint("It takes three integers: year, month and day."));
+    };
+    crate::value::make_date(*year, *month, *day).map(Value::Date)
 }
 
 fn number_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {

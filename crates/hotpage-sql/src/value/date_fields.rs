@@ -8,6 +8,7 @@ use super::datetime::{
     days_from_civil,
 };
 use crate::error::{SqlError, SqlResult, sqlstate};
+use crate::value::Value;
 
 /// Seconds from 1970-01-01 (the Unix epoch, `extract(epoch …)`'s) to 2000-01-01.
 const UNIX_TO_PG_EPOCH_SECS: i64 = 946_684_800;
@@ -162,6 +163,38 @@ pub(crate) fn extract_field(
             .with_hint("date_part('julian', …) gives it as a double precision."));
     }
     Ok(Some(finite_field(micros, field)))
+}
+
+/// `extract(field FROM date)`: PostgreSQL's extract of a date, a whole numeric. The
+/// fields finer than a day and the zone's are 0A000 (`unit "hour" not supported for type
+/// date`); the others are those of the date's midnight, the epoch in whole seconds.
+pub(crate) fn extract_date_field(days: i32, field: DateField, unit: &str) -> SqlResult<Value> {
+    use DateField as F;
+    if matches!(
+        field,
+        F::Microseconds
+            | F::Milliseconds
+            | F::Second
+            | F::Minute
+            | F::Hour
+            | F::Timezone
+            | F::TimezoneHour
+            | F::TimezoneMinute
+    ) {
+        return Err(SqlError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("unit \"{unit}\" not supported for type date"),
+        ));
+    }
+    let micros = super::datetime::date_to_timestamp(days);
+    Ok(match extract_field(micros, field, unit)? {
+        // Every field left is whole at midnight: the scale goes, not a digit.
+        Some((scaled, scale)) => Value::Numeric {
+            scaled: scaled / 10i128.pow(u32::from(scale)),
+            scale: 0,
+        },
+        None => Value::Null,
+    })
 }
 
 /// A finite timestamp's field, as `extract_field` gives it.

@@ -371,6 +371,99 @@ pub(crate) fn format_timestamp(micros: i64, with_zone: bool) -> String {
     text
 }
 
+/// PostgreSQL's `infinity` date (its DATEVAL_NOEND).
+pub(crate) const DATE_INFINITY: i32 = i32::MAX;
+
+/// PostgreSQL's `-infinity` date (its DATEVAL_NOBEGIN).
+pub(crate) const DATE_NEG_INFINITY: i32 = i32::MIN;
+
+/// The first and last finite dates hotpage holds, as days since 2000-01-01: years 1 to
+/// 9999, the years its timestamps hold, so that every date is also a timestamp.
+pub(crate) fn date_range() -> std::ops::RangeInclusive<i64> {
+    (days_from_civil(1, 1, 1) - PG_EPOCH_DAYS)..=(days_from_civil(9999, 12, 31) - PG_EPOCH_DAYS)
+}
+
+/// A finite day count since 2000-01-01 as a date: a day outside years 1 to 9999 is 22008
+/// `date out of range` (PostgreSQL's message; its range is wider). Never an infinity:
+/// arithmetic that lands on `i32::MAX` is out of range, not `infinity`.
+pub(crate) fn checked_date(days: i64) -> SqlResult<i32> {
+    i32::try_from(days)
+        .ok()
+        .filter(|_| date_range().contains(&days))
+        .ok_or_else(|| SqlError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range"))
+}
+
+/// `make_date`'s date of a year, month and day: a day that does not exist is 22008
+/// `date field value out of range: 2023-02-29`, as PostgreSQL words it; a year outside 1
+/// to 9999 is `date out of range` (PostgreSQL reads years below 1 as BC).
+pub(crate) fn make_date(year: i64, month: i64, day: i64) -> SqlResult<i32> {
+    let month_ok = u32::try_from(month).ok().filter(|m| (1..=12).contains(m));
+    let day_ok = u32::try_from(day).ok();
+    match (month_ok, day_ok) {
+        (Some(m), Some(d)) if year != 0 && d >= 1 && d <= days_in_month(year, m) => {
+            if !(1..=9999).contains(&year) {
+                return checked_date(i64::MAX);
+            }
+            checked_date(days_from_civil(year, m, d) - PG_EPOCH_DAYS)
+        }
+        _ => Err(SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("date field value out of range: {year}-{month:02}-{day:02}"),
+        )),
+    }
+}
+
+/// Whether `days` is a date hotpage holds: finite in years 1 to 9999, or an infinity
+/// (what the codecs accept from storage).
+pub(crate) fn date_is_valid(days: i32) -> bool {
+    days == DATE_INFINITY || days == DATE_NEG_INFINITY || date_range().contains(&i64::from(days))
+}
+
+/// Parses a date: a timestamp's text (`YYYY-MM-DD`, a time and zone after it are read and
+/// dropped, as PostgreSQL's date input drops them), `infinity`, `-infinity` or `epoch`.
+/// Bad text is 22007 `invalid input syntax for type date`, a day that does not exist 22008.
+pub(crate) fn parse_date(text: &str) -> SqlResult<i32> {
+    let micros = parse_timestamp(text, false).map_err(|mut err| {
+        err.message = err
+            .message
+            .replace("type timestamp without time zone", "type date");
+        err
+    })?;
+    Ok(timestamp_to_date(micros))
+}
+
+/// The day of a timestamp (the session zone is UTC, so a timestamptz's day too); the
+/// infinite timestamps are the infinite dates.
+pub(crate) fn timestamp_to_date(micros: i64) -> i32 {
+    match micros {
+        INFINITY => DATE_INFINITY,
+        NEG_INFINITY => DATE_NEG_INFINITY,
+        // In range: a finite timestamp lies in years 1 to 9999.
+        _ => micros.div_euclid(USECS_PER_DAY) as i32,
+    }
+}
+
+/// The date's midnight as a timestamp; the infinite dates are the infinite timestamps.
+pub(crate) fn date_to_timestamp(days: i32) -> i64 {
+    match days {
+        DATE_INFINITY => INFINITY,
+        DATE_NEG_INFINITY => NEG_INFINITY,
+        _ => i64::from(days) * USECS_PER_DAY,
+    }
+}
+
+/// PostgreSQL's ISO output of a date: `2024-01-02`, `infinity`, `-infinity`.
+pub(crate) fn format_date(days: i32) -> String {
+    match days {
+        DATE_INFINITY => "infinity".to_string(),
+        DATE_NEG_INFINITY => "-infinity".to_string(),
+        _ => {
+            let (year, month, day) = civil_from_days(i64::from(days) + PG_EPOCH_DAYS);
+            format!("{year:04}-{month:02}-{day:02}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +631,71 @@ mod tests {
         #[test]
         fn parse_never_panics(text in "\\PC{0,40}") {
             let _ = parse_timestamp(&text, true);
+            let _ = parse_date(&text);
         }
+
+        #[test]
+        fn dates_format_then_parse_round_trip(days in date_range()) {
+            let days = i32::try_from(days).expect("in range");
+            let text = format_date(days);
+            prop_assert_eq!(parse_date(&text)?, days);
+            prop_assert_eq!(timestamp_to_date(date_to_timestamp(days)), days);
+            prop_assert!(date_is_valid(days));
+        }
+
+        /// Any time of a day is that day, before and after 2000-01-01.
+        #[test]
+        fn a_timestamp_s_date_is_its_day(micros in parse("0001-01-01")..parse("9999-12-31 23:59:59.999999")) {
+            let days = timestamp_to_date(micros);
+            prop_assert!(date_to_timestamp(days) <= micros);
+            prop_assert!(micros - date_to_timestamp(days) < USECS_PER_DAY);
+        }
+    }
+
+    #[test]
+    fn dates_read_and_print_as_postgresql_s() {
+        assert_eq!(parse_date("2000-01-01").unwrap(), 0);
+        assert_eq!(parse_date("1999-12-31 23:59:59").unwrap(), -1);
+        assert_eq!(
+            parse_date(" 2024-1-5 ").unwrap(),
+            parse_date("2024-01-05").unwrap()
+        );
+        assert_eq!(format_date(parse_date("epoch").unwrap()), "1970-01-01");
+        assert_eq!(format_date(parse_date("0001-01-01").unwrap()), "0001-01-01");
+        assert_eq!(parse_date("Infinity").unwrap(), DATE_INFINITY);
+        assert_eq!(format_date(DATE_NEG_INFINITY), "-infinity");
+        let bad = parse_date("2024-02-30").unwrap_err();
+        assert_eq!(bad.sqlstate, sqlstate::DATETIME_FIELD_OVERFLOW);
+        let bad = parse_date("soon").unwrap_err();
+        assert_eq!(bad.sqlstate, sqlstate::INVALID_DATETIME_FORMAT);
+        assert_eq!(bad.message, "invalid input syntax for type date: \"soon\"");
+    }
+
+    #[test]
+    fn dates_stop_at_years_1_and_9999() {
+        let (first, last) = (*date_range().start(), *date_range().end());
+        assert_eq!(format_date(first as i32), "0001-01-01");
+        assert_eq!(format_date(last as i32), "9999-12-31");
+        assert!(checked_date(first).is_ok() && checked_date(last).is_ok());
+        for outside in [
+            first - 1,
+            last + 1,
+            i64::from(DATE_INFINITY),
+            i64::from(DATE_NEG_INFINITY),
+        ] {
+            let err = checked_date(outside).unwrap_err();
+            assert_eq!(err.message, "date out of range");
+            assert!(!date_is_valid(outside as i32) || outside.abs() >= i64::from(i32::MAX));
+        }
+        assert_eq!(make_date(9999, 12, 31).unwrap(), last as i32);
+        assert_eq!(
+            make_date(10_000, 1, 1).unwrap_err().message,
+            "date out of range"
+        );
+        assert_eq!(
+            make_date(2023, 2, 29).unwrap_err().message,
+            "date field value out of range: 2023-02-29"
+        );
+        assert!(make_date(2024, 2, 29).is_ok());
     }
 }

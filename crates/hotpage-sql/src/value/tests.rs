@@ -20,6 +20,7 @@ pub(crate) fn small_sql_type() -> impl Strategy<Value = SqlType> {
         Just(SqlType::Uuid),
         Just(SqlType::Timestamp),
         Just(SqlType::TimestampTz),
+        Just(SqlType::Date),
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
@@ -90,6 +91,20 @@ pub(crate) fn value_of(ty: SqlType) -> BoxedStrategy<Value> {
                 .prop_map(Value::Timestamp)
                 .boxed()
         }
+        SqlType::Date => {
+            let range = super::datetime::date_range();
+            let (first, last) = (*range.start() as i32, *range.end() as i32);
+            prop_oneof![
+                4 => first..=last,
+                1 => Just(first),
+                1 => Just(last),
+                1 => Just(0),
+                1 => Just(super::datetime::DATE_INFINITY),
+                1 => Just(super::datetime::DATE_NEG_INFINITY),
+            ]
+            .prop_map(Value::Date)
+            .boxed()
+        }
         SqlType::Numeric { precision, scale } => {
             let limit = 10i128.pow(u32::from(precision));
             let edges = prop_oneof![Just(limit - 1), Just(1 - limit), Just(0)];
@@ -136,6 +151,77 @@ pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
         _ => a == b,
     }
+}
+
+/// A date by its text.
+fn date(text: &str) -> Value {
+    Value::from_text(text, &SqlType::Date).expect("a date")
+}
+
+#[test]
+fn date_operators_are_postgresql_s() {
+    assert_eq!(date("2024-02-28").add(&int(1)).unwrap(), date("2024-02-29"));
+    assert_eq!(int(2).add(&date("2024-12-30")).unwrap(), date("2025-01-01"));
+    assert_eq!(date("2024-03-01").sub(&int(1)).unwrap(), date("2024-02-29"));
+    assert_eq!(
+        date("2024-03-01").sub(&date("2023-03-01")).unwrap(),
+        int(366)
+    );
+    assert_eq!(
+        date("2023-03-01").sub(&date("2024-03-01")).unwrap(),
+        int(-366)
+    );
+    assert_eq!(date("infinity").add(&int(5)).unwrap(), date("infinity"));
+    assert_eq!(date("-infinity").sub(&int(5)).unwrap(), date("-infinity"));
+    assert_eq!(date("2024-01-01").add(&Value::Null).unwrap(), Value::Null);
+    let error = |result: SqlResult<Value>| result.expect_err("refused");
+    let past = error(date("9999-12-31").add(&int(1)));
+    assert_eq!(
+        (past.sqlstate, past.message.as_str()),
+        ("22008", "date out of range")
+    );
+    let before = error(date("0001-01-01").sub(&int(1)));
+    assert_eq!(before.message, "date out of range");
+    assert_eq!(
+        error(date("2024-01-01").sub(&int(i64::MIN))).sqlstate,
+        "22008"
+    );
+    let infinite = error(date("infinity").sub(&date("2024-01-01")));
+    assert_eq!(infinite.message, "cannot subtract infinite dates");
+    let sum = error(date("2024-01-01").add(&date("2024-01-01")));
+    assert_eq!(
+        (sum.sqlstate, sum.message.as_str()),
+        ("42883", "operator does not exist: date + date")
+    );
+    assert_eq!(error(int(1).sub(&date("2024-01-01"))).sqlstate, "42883");
+    assert_eq!(error(date("2024-01-01").mul(&int(2))).sqlstate, "42883");
+    assert_eq!(error(date("2024-01-01").neg()).sqlstate, "42883");
+}
+
+#[test]
+fn a_date_meets_a_timestamp_as_its_midnight() {
+    let midnight = Value::from_text("2024-01-05", &SqlType::Timestamp).unwrap();
+    let later = Value::from_text("2024-01-05 00:00:01", &SqlType::TimestampTz).unwrap();
+    assert_eq!(date("2024-01-05").sql_cmp(&midnight), Some(Ordering::Equal));
+    assert_eq!(date("2024-01-05").sql_cmp(&later), Some(Ordering::Less));
+    assert_eq!(later.sql_cmp(&date("2024-01-06")), Some(Ordering::Less));
+    assert_eq!(date("infinity").sql_cmp(&later), Some(Ordering::Greater));
+    assert_eq!(date("2024-01-05").sql_cmp(&int(1)), None);
+    // The assignment casts each way: a timestamp keeps its day, a date is its midnight.
+    assert_eq!(
+        later.clone().coerce(&SqlType::Date).unwrap(),
+        date("2024-01-05")
+    );
+    assert_eq!(
+        date("2024-01-05").coerce(&SqlType::Timestamp).unwrap(),
+        midnight
+    );
+    assert_eq!(
+        date("2024-01-05").to_pg_text(None).as_deref(),
+        Some("2024-01-05")
+    );
+    assert_eq!(date("2024-01-05").type_name(), "date");
+    assert!(int(1).coerce(&SqlType::Date).is_err());
 }
 
 fn int(v: i64) -> Value {

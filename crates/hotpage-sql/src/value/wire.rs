@@ -48,6 +48,7 @@ impl SqlType {
             2950 => SqlType::Uuid,
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
+            1082 => SqlType::Date,
             700 => SqlType::Real,
             701 => SqlType::Double,
             17 => SqlType::Bytea,
@@ -60,7 +61,7 @@ impl SqlType {
     pub fn pg_type_size(&self) -> i16 {
         match self {
             SqlType::SmallInt => 2,
-            SqlType::Int | SqlType::Real => 4,
+            SqlType::Int | SqlType::Real | SqlType::Date => 4,
             SqlType::BigInt | SqlType::Double | SqlType::Timestamp | SqlType::TimestampTz => 8,
             SqlType::Bool => 1,
             SqlType::Uuid => 16,
@@ -184,6 +185,17 @@ fn from_binary(bytes: &[u8], ty: &SqlType) -> SqlResult<Value> {
             let micros = i64::from_be_bytes(fixed(bytes, ty)?);
             Value::Timestamp(super::datetime::check_timestamp_range(micros)?)
         }
+        // PostgreSQL's date_recv: days since 2000-01-01, 22008 outside the range held.
+        SqlType::Date => {
+            let days = i32::from_be_bytes(fixed(bytes, ty)?);
+            if !super::datetime::date_is_valid(days) {
+                return Err(SqlError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    "date out of range",
+                ));
+            }
+            Value::Date(days)
+        }
         SqlType::Real => Value::Float(f64::from(f32::from_be_bytes(fixed(bytes, ty)?))),
         SqlType::Double => Value::Float(f64::from_be_bytes(fixed(bytes, ty)?)),
         SqlType::Bytea => Value::Bytes(bytes.to_vec()),
@@ -226,6 +238,7 @@ fn to_binary(value: &Value, ty: &SqlType) -> SqlResult<Option<Vec<u8>>> {
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
             t.to_be_bytes().to_vec()
         }
+        (SqlType::Date, Value::Date(d)) => d.to_be_bytes().to_vec(),
         // A real holds an f32-exact value: the cast loses nothing.
         (SqlType::Real, Value::Float(f)) => (*f as f32).to_be_bytes().to_vec(),
         (SqlType::Double, Value::Float(f)) => f.to_be_bytes().to_vec(),

@@ -141,6 +141,7 @@ fn oids_name_the_types_back() {
         SqlType::Uuid,
         SqlType::Timestamp,
         SqlType::TimestampTz,
+        SqlType::Date,
         SqlType::Real,
         SqlType::Double,
         SqlType::Bytea,
@@ -152,7 +153,7 @@ fn oids_name_the_types_back() {
         SqlType::from_pg_oid(NUMERIC_OID),
         Some(SqlType::NumericUnconstrained)
     );
-    assert_eq!(SqlType::from_pg_oid(1082), None, "date");
+    assert_eq!(SqlType::from_pg_oid(1186), None, "interval");
     assert_eq!(SqlType::Varchar(Some(10)).pg_type_modifier(), 14);
     assert_eq!(
         SqlType::Numeric {
@@ -164,6 +165,26 @@ fn oids_name_the_types_back() {
     );
     assert_eq!(SqlType::BigInt.pg_type_size(), 8);
     assert_eq!(SqlType::Text.pg_type_size(), -1);
+}
+
+/// date_send's layout: the days since 2000-01-01 as a big-endian int4, infinity INT_MAX;
+/// date_recv refuses a day outside the years held.
+#[test]
+fn date_binary_is_postgresql_s_int4_of_days() {
+    let date = |text: &str| Value::from_text(text, &SqlType::Date).unwrap();
+    assert_eq!(binary(&date("2000-01-02"), &SqlType::Date), [0, 0, 0, 1]);
+    assert_eq!(binary(&date("1999-12-31"), &SqlType::Date), [0xff; 4]);
+    assert_eq!(
+        binary(&date("infinity"), &SqlType::Date),
+        [0x7f, 0xff, 0xff, 0xff]
+    );
+    let far = 4_000_000i32.to_be_bytes();
+    let error = Value::from_wire(&far, WireFormat::Binary, &SqlType::Date).unwrap_err();
+    assert_eq!(
+        (error.sqlstate, error.message.as_str()),
+        ("22008", "date out of range")
+    );
+    assert_eq!(SqlType::Date.pg_type_size(), 4);
 }
 
 /// Whether a decoded value is the one sent: NaNs by bits in binary; in text any NaN (the
