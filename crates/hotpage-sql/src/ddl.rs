@@ -272,8 +272,18 @@ pub(crate) fn integer_literal(e: &Expr) -> SqlResult<i64> {
 }
 
 /// A key column must encode in a fixed order: an unconstrained numeric's values each keep
-/// their own scale, and `1.0` and `1.00` would be two keys where PostgreSQL sees one.
+/// their own scale, and `1.0` and `1.00` would be two keys where PostgreSQL sees one; so
+/// would an interval's `1 mon` and `30 days`, equal as PostgreSQL compares them.
 fn refuse_unkeyable(column: &Column) -> SqlResult<()> {
+    if column.ty == SqlType::Interval {
+        return Err(SqlError::unsupported(format!(
+            "a primary key on column \"{}\" of type interval",
+            column.name
+        ))
+        .with_hint(
+            "key on another column: intervals of different parts can be equal (1 mon = 30 days)",
+        ));
+    }
     if column.ty == SqlType::NumericUnconstrained {
         return Err(SqlError::unsupported(format!(
             "a primary key on column \"{}\" of type numeric without a precision",

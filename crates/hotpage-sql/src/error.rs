@@ -52,6 +52,8 @@ pub mod sqlstate {
     pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
     /// division_by_zero
     pub const DIVISION_BY_ZERO: &str = "22012";
+    /// interval_field_overflow
+    pub const INTERVAL_FIELD_OVERFLOW: &str = "22015";
     /// invalid_parameter_value
     pub const INVALID_PARAMETER_VALUE: &str = "22023";
     /// generated_always (a value given for a GENERATED ALWAYS column)

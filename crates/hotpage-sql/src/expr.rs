@@ -469,8 +469,51 @@ fn compile_node(expr: &Expr, scope: &Scope) -> SqlResult<Scalar> {
             )?
         }
         Expr::Function(function) => call(function, scope)?,
+        Expr::Interval(interval) => {
+            Scalar::Const(interval_literal(interval)?, Some(SqlType::Interval))
+        }
         other => compile_special(other, scope)?,
     })
+}
+
+/// `INTERVAL '…'`: the text read as an interval; with a unit after it (`INTERVAL '2' DAY`)
+/// the text is a number of that unit. Field ranges (`DAY TO SECOND`) and precisions are
+/// 0A000.
+pub(crate) fn interval_literal(interval: &sqlparser::ast::Interval) -> SqlResult<Value> {
+    let text = match interval.value.as_ref() {
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+            _ => {
+                return Err(SqlError::unsupported(
+                    "an INTERVAL whose value is not a string",
+                ));
+            }
+        },
+        _ => {
+            return Err(SqlError::unsupported(
+                "an INTERVAL whose value is not a string",
+            ));
+        }
+    };
+    if interval.last_field.is_some()
+        || interval.leading_precision.is_some()
+        || interval.fractional_seconds_precision.is_some()
+    {
+        return Err(
+            SqlError::unsupported("an interval's field range or precision")
+                .with_hint("write the units in the text: INTERVAL '1 day 02:00:00'"),
+        );
+    }
+    let text = match &interval.leading_field {
+        Some(unit) if text.trim().parse::<f64>().is_ok() => format!("{} {unit}", text.trim()),
+        Some(_) => {
+            return Err(SqlError::unsupported(
+                "an INTERVAL with a unit after it and units in its text",
+            ));
+        }
+        None => text,
+    };
+    Value::from_text(&text, &SqlType::Interval)
 }
 
 /// The expressions sqlparser parses apart from function calls: CASE, and SUBSTRING,
@@ -1260,9 +1303,19 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
     match op {
         Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => Some(SqlType::Bool),
         StringConcat => Some(SqlType::Text),
-        // date ± integer is a date, date - date the days between (Value::sub).
-        Minus if l == Some(SqlType::Date) && r == Some(SqlType::Date) => Some(SqlType::Int),
-        Plus | Minus if l == Some(SqlType::Date) || r == Some(SqlType::Date) => Some(SqlType::Date),
+        // Dates, timestamps and intervals: PostgreSQL's operators (a pair it has not
+        // fails when evaluated, in Value::arith).
+        Plus | Minus | Multiply | Divide
+            if crate::types::datetime_operator_type('+', l, r).is_some() =>
+        {
+            let symbol = match op {
+                Plus => '+',
+                Minus => '-',
+                Multiply => '*',
+                _ => '/',
+            };
+            crate::types::datetime_operator_type(symbol, l, r).flatten()
+        }
         _ => match (l, r) {
             (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
             (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
@@ -1375,6 +1428,7 @@ fn natural_type(v: &Value) -> SqlType {
         Value::Uuid(_) => SqlType::Uuid,
         Value::Timestamp(_) => SqlType::TimestampTz,
         Value::Date(_) => SqlType::Date,
+        Value::Interval(_) => SqlType::Interval,
         Value::Text(_) | Value::Null => SqlType::Text,
     }
 }

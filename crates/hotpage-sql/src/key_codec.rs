@@ -393,7 +393,8 @@ impl KeyReader<'_> {
             SqlType::Oid
             | SqlType::Name
             | SqlType::InternalChar
-            | SqlType::NumericUnconstrained => {
+            | SqlType::NumericUnconstrained
+            | SqlType::Interval => {
                 return Err(SqlError::corrupted(format!(
                     "a key column of type {}, which no table has",
                     ty.name()
@@ -477,7 +478,9 @@ mod tests {
     /// A type a key column can have: DDL refuses an unconstrained numeric key (its values
     /// have no one scale).
     fn key_type() -> impl Strategy<Value = SqlType> {
-        small_sql_type().prop_filter("a key type", |ty| *ty != SqlType::NumericUnconstrained)
+        small_sql_type().prop_filter("a key type", |ty| {
+            !matches!(ty, SqlType::NumericUnconstrained | SqlType::Interval)
+        })
     }
 
     /// A key column of a random type: nullable one time in four, a bucket sometimes.

@@ -13,6 +13,7 @@
 //!   numeric without a precision   u8 scale (at most 38), then the i128 LE scaled by it
 //!   timestamp, timestamptz   i64 LE microseconds since 2000-01-01
 //!   date         i32 LE days since 2000-01-01 (i32::MAX / MIN: infinity / -infinity)
+//!   interval     i32 LE months, i32 LE days, i64 LE microseconds
 //!   uuid         16 bytes
 //!   text, varchar, char, bytea   length as unsigned LEB128, then the bytes (UTF-8 for text)
 //! ```
@@ -95,6 +96,11 @@ fn encode_value(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<()>
             out.extend_from_slice(&t.to_le_bytes());
         }
         (SqlType::Date, Value::Date(d)) => out.extend_from_slice(&d.to_le_bytes()),
+        (SqlType::Interval, Value::Interval(i)) => {
+            out.extend_from_slice(&i.months.to_le_bytes());
+            out.extend_from_slice(&i.days.to_le_bytes());
+            out.extend_from_slice(&i.micros.to_le_bytes());
+        }
         (SqlType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
         (SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_), Value::Text(s)) => {
             put_bytes(s.as_bytes(), out);
@@ -279,6 +285,11 @@ impl<'a> Reader<'a> {
                 }
                 Value::Date(days)
             }
+            SqlType::Interval => Value::Interval(crate::value::Interval {
+                months: i32::from_le_bytes(self.array("an interval's months")?),
+                days: i32::from_le_bytes(self.array("an interval's days")?),
+                micros: i64::from_le_bytes(self.array("an interval's microseconds")?),
+            }),
             SqlType::Uuid => Value::Uuid(self.array("a uuid")?),
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
                 let bytes = self.bytes()?;

@@ -525,6 +525,7 @@ fn plan_output(
             Some(e) => Some(expr::compile(e, scope)?),
             None => None,
         };
+        check_sum_argument(*func, arg.as_ref().and_then(Scalar::ty))?;
         grouped_scope.push((format!("__a{i}"), agg_type(*func, arg.as_ref())));
         aggs.push(Aggregate {
             func: *func,
@@ -621,6 +622,29 @@ fn agg_type(func: AggFunc, arg: Option<&Scalar>) -> SqlType {
     agg_result_type(func, arg.and_then(Scalar::ty))
 }
 
+/// sum and avg take numbers and intervals only, as PostgreSQL's (42883 `function
+/// sum(text) does not exist`, found when the query is planned: a sum of one text or date
+/// row gave the value back, and of two an operator's error).
+pub(crate) fn check_sum_argument(func: AggFunc, arg_ty: Option<SqlType>) -> SqlResult<()> {
+    let name = match func {
+        AggFunc::Sum => "sum",
+        AggFunc::Avg => "avg",
+        _ => return Ok(()),
+    };
+    match arg_ty {
+        Some(ty) if !(ty.is_numeric_family() && ty != SqlType::Oid || ty == SqlType::Interval) => {
+            Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", ty.base_name()),
+            )
+            .with_hint(
+                "No function matches the given name and argument types. You might need to add explicit type casts.",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An aggregate's result type from its argument's, as PostgreSQL types it (shared with the
 /// general engine, `catalog/`).
 pub(crate) fn agg_result_type(func: AggFunc, arg_ty: Option<SqlType>) -> SqlType {
@@ -637,6 +661,7 @@ pub(crate) fn agg_result_type(func: AggFunc, arg_ty: Option<SqlType>) -> SqlType
                 scale,
             },
             Some(SqlType::NumericUnconstrained) => SqlType::NumericUnconstrained,
+            Some(SqlType::Interval) => SqlType::Interval,
             _ => SqlType::Numeric {
                 precision: 38,
                 scale: 0,
@@ -644,6 +669,7 @@ pub(crate) fn agg_result_type(func: AggFunc, arg_ty: Option<SqlType>) -> SqlType
         },
         AggFunc::Avg => match arg_ty {
             Some(t) if t.is_float() => SqlType::Double,
+            Some(SqlType::Interval) => SqlType::Interval,
             _ => SqlType::Numeric {
                 precision: 38,
                 scale: AVG_SCALE,
@@ -1191,7 +1217,7 @@ impl Accumulator {
             Accumulator::Min(best) => {
                 if best
                     .as_ref()
-                    .is_none_or(|b| value.order_cmp(b) == Ordering::Less)
+                    .is_none_or(|b| replaces(&value, b, Ordering::Less))
                 {
                     *best = Some(value);
                 }
@@ -1199,7 +1225,7 @@ impl Accumulator {
             Accumulator::Max(best) => {
                 if best
                     .as_ref()
-                    .is_none_or(|b| value.order_cmp(b) == Ordering::Greater)
+                    .is_none_or(|b| replaces(&value, b, Ordering::Greater))
                 {
                     *best = Some(value);
                 }
@@ -1222,6 +1248,14 @@ impl Accumulator {
             Accumulator::Min(v) | Accumulator::Max(v) => v.unwrap_or(Value::Null),
         })
     }
+}
+
+/// Whether min's (`Less`) or max's (`Greater`) `candidate` replaces the value kept. Of two
+/// intervals of one length (`1 mon` and `30 days`) the later is kept, as PostgreSQL's
+/// interval_smaller and interval_larger keep it; of other equal values the first.
+pub(crate) fn replaces(candidate: &Value, kept: &Value, wanted: Ordering) -> bool {
+    let order = candidate.order_cmp(kept);
+    order == wanted || order == Ordering::Equal && matches!(candidate, Value::Interval(_))
 }
 
 /// avg(): a sum of `n` values divided by `n`; numeric at PostgreSQL's division scale.

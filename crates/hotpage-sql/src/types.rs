@@ -39,6 +39,8 @@ pub enum SqlType {
     TimestampTz,
     /// `date`: a calendar day, without a time or zone.
     Date,
+    /// `interval`: months, days and microseconds.
+    Interval,
     /// `numeric(precision, scale)`: `1 <= precision <= 38`, `scale <= precision`.
     Numeric {
         /// Total significant decimal digits.
@@ -73,6 +75,8 @@ pub(crate) enum TypeGroup {
     Boolean,
     /// date, timestamp and timestamptz: a date meets a timestamp as its midnight.
     DateTime,
+    /// interval.
+    Interval,
 }
 
 impl SqlType {
@@ -102,6 +106,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone".to_string(),
             SqlType::TimestampTz => "timestamp with time zone".to_string(),
             SqlType::Date => "date".to_string(),
+            SqlType::Interval => "interval".to_string(),
             SqlType::Numeric { precision, scale } => format!("numeric({precision},{scale})"),
             SqlType::NumericUnconstrained => "numeric".to_string(),
             SqlType::Real => "real".to_string(),
@@ -127,6 +132,7 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
             SqlType::Date => 1082,
+            SqlType::Interval => 1186,
             SqlType::Numeric { .. } | SqlType::NumericUnconstrained => 1700,
             SqlType::Real => 700,
             SqlType::Double => 701,
@@ -177,6 +183,7 @@ impl SqlType {
             SqlType::Date => (TypeGroup::DateTime, 1),
             SqlType::Timestamp => (TypeGroup::DateTime, 2),
             SqlType::TimestampTz => (TypeGroup::DateTime, 3),
+            SqlType::Interval => (TypeGroup::Interval, 1),
             _ => return None,
         })
     }
@@ -230,6 +237,14 @@ impl SqlType {
             DataType::Uuid => Ok(SqlType::Uuid),
             DataType::Timestamp(precision, tz) => timestamp_type(*precision, *tz),
             DataType::Date => Ok(SqlType::Date),
+            DataType::Interval {
+                fields: None,
+                precision: None,
+            } => Ok(SqlType::Interval),
+            DataType::Interval { .. } => Err(SqlError::unsupported(format!(
+                "type {data_type} (an interval's fields or precision)"
+            ))
+            .with_hint("declare it interval: hotpage keeps every field, to microseconds")),
             DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
                 numeric_type(info)
             }
@@ -268,6 +283,7 @@ impl SqlType {
     /// | 18  | "char"                   |                                 |
     /// | 19  | numeric                  |                                 |
     /// | 20  | date                     |                                 |
+    /// | 21  | interval                 |                                 |
     ///
     /// Tags 16 to 18 are only catalog results' types: no table column has them, so
     /// [`SqlType::decode`] refuses their tags as corrupt schema bytes.
@@ -303,6 +319,7 @@ impl SqlType {
             SqlType::InternalChar => out.push(18),
             SqlType::NumericUnconstrained => out.push(19),
             SqlType::Date => out.push(20),
+            SqlType::Interval => out.push(21),
         }
     }
 
@@ -337,6 +354,7 @@ impl SqlType {
             15 => SqlType::Bytea,
             19 => SqlType::NumericUnconstrained,
             20 => SqlType::Date,
+            21 => SqlType::Interval,
             other => {
                 return Err(SqlError::corrupted(format!(
                     "unknown stored type tag {other}"
@@ -426,6 +444,44 @@ fn char_length(length: &CharacterLength, type_name: &str) -> SqlResult<u32> {
                 format!("length for type {type_name} cannot exceed {CHAR_LENGTH_MAX}"),
             )
         })
+}
+
+/// The result type of `l op r` (`op` one of `+ - * /`) where a side is a date, a
+/// timestamp or an interval, as PostgreSQL's operators give it: `None` where neither side
+/// is one (the numbers' rules apply), `Some(None)` where PostgreSQL has no such operator
+/// (42883). A date with an interval is a timestamp; a date with an integer a date.
+pub(crate) fn datetime_operator_type(
+    op: char,
+    l: Option<SqlType>,
+    r: Option<SqlType>,
+) -> Option<Option<SqlType>> {
+    use SqlType::{Date, Interval, Timestamp, TimestampTz};
+    let datetime =
+        |t: Option<SqlType>| matches!(t, Some(Date | Timestamp | TimestampTz | Interval));
+    if !datetime(l) && !datetime(r) {
+        return None;
+    }
+    let instant = |t: Option<SqlType>| match t {
+        Some(Date) => Some(Timestamp),
+        Some(t @ (Timestamp | TimestampTz)) => Some(t),
+        _ => None,
+    };
+    let integer = |t: Option<SqlType>| t.is_some_and(|t| t.is_integer());
+    let number = |t: Option<SqlType>| t.is_some_and(|t| t.is_numeric_family() && t != SqlType::Oid);
+    let interval = |t: Option<SqlType>| t == Some(Interval);
+    Some(match op {
+        '+' | '-' if l == Some(Date) && integer(r) => Some(Date),
+        '+' if integer(l) && r == Some(Date) => Some(Date),
+        '-' if l == Some(Date) && r == Some(Date) => Some(SqlType::Int),
+        '+' | '-' if instant(l).is_some() && interval(r) => instant(l),
+        '+' if interval(l) && instant(r).is_some() => instant(r),
+        '+' | '-' if interval(l) && interval(r) => Some(Interval),
+        // A timestamp minus a timestamp with time zone is taken in the zone's type.
+        '-' if instant(l).is_some() && instant(r).is_some() => Some(Interval),
+        '*' if interval(l) && number(r) || number(l) && interval(r) => Some(Interval),
+        '/' if interval(l) && number(r) => Some(Interval),
+        _ => None,
+    })
 }
 
 /// `timestamp[(p)] [with[out] time zone]` and `timestamptz`. Only the default precision (6,
@@ -543,6 +599,7 @@ pub(crate) mod tests {
             Just(SqlType::Timestamp),
             Just(SqlType::TimestampTz),
             Just(SqlType::Date),
+            Just(SqlType::Interval),
             (1..=NUMERIC_PRECISION_MAX)
                 .prop_flat_map(|p| (Just(p), 0..=p))
                 .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
@@ -660,7 +717,8 @@ pub(crate) mod tests {
         assert_eq!(err.hint.as_deref(), Some(NUMERIC_HINT));
         for text in [
             "json",
-            "interval",
+            "interval day",
+            "interval(3)",
             "int[]",
             "money",
             "bpchar",
@@ -697,6 +755,7 @@ pub(crate) mod tests {
             (SqlType::Timestamp, "timestamp without time zone", 1114),
             (SqlType::TimestampTz, "timestamp with time zone", 1184),
             (SqlType::Date, "date", 1082),
+            (SqlType::Interval, "interval", 1186),
             (
                 SqlType::Numeric {
                     precision: 10,

@@ -3,10 +3,13 @@
 
 mod date_fields;
 mod datetime;
+mod interval;
 pub(crate) use date_fields::{date_part, extract_date_field, extract_field, field_named, truncate};
 pub(crate) use datetime::{
     calendar_index, date_is_valid, date_to_timestamp, make_date, timestamp_to_date,
 };
+pub use interval::Interval;
+pub(crate) use interval::extract_interval;
 pub(crate) mod numeric;
 mod text;
 mod wire;
@@ -49,6 +52,8 @@ pub enum Value {
     /// `infinity`/`-infinity`. A variant of its own, not a midnight timestamp, so that the
     /// operators can tell `date - date` (an integer) from `timestamp - timestamp`.
     Date(i32),
+    /// interval: PostgreSQL's months, days and microseconds.
+    Interval(Interval),
 }
 
 /// An arithmetic operator, for dispatch and for error messages.
@@ -152,6 +157,8 @@ pub(crate) fn push_value_key(value: &Value, key: &mut String) {
             write!(key, "n{scaled}e{scale}")
         }
         Value::Float(f) if *f == 0.0 => write!(key, "f0"),
+        // Intervals group by their length: `1 mon` and `30 days` are one group.
+        Value::Interval(i) => write!(key, "i{}", i.span()),
         other => write!(key, "{other:?}"),
     };
 }
@@ -177,6 +184,7 @@ impl Value {
             Value::Uuid(_) => "uuid",
             Value::Timestamp(_) => "timestamp",
             Value::Date(_) => "date",
+            Value::Interval(_) => "interval",
         }
     }
 
@@ -212,6 +220,7 @@ impl Value {
             Value::Date(d) if ty.is_timestamp() => {
                 Ok(Value::Timestamp(datetime::date_to_timestamp(d)))
             }
+            Value::Interval(i) if *ty == SqlType::Interval => Ok(Value::Interval(i)),
             other => Err(mismatch(ty, &other)),
         }
     }
@@ -250,6 +259,7 @@ impl Value {
             SqlType::Timestamp => datetime::parse_timestamp(&text, false).map(Value::Timestamp),
             SqlType::TimestampTz => datetime::parse_timestamp(&text, true).map(Value::Timestamp),
             SqlType::Date => datetime::parse_date(&text).map(Value::Date),
+            SqlType::Interval => interval::parse_interval(&text).map(Value::Interval),
             SqlType::Numeric { precision, scale } => fitted_numeric(
                 parse_numeric_text(&text)?.to_scaled(*scale),
                 *precision,
@@ -294,6 +304,7 @@ impl Value {
                 datetime::format_timestamp(*t, ty == Some(&SqlType::TimestampTz))
             }
             Value::Date(d) => datetime::format_date(*d),
+            Value::Interval(i) => interval::format_interval(i),
         };
         Some(text)
     }
@@ -329,6 +340,7 @@ impl Value {
             // comparisons do.
             (Date(a), Timestamp(b)) => Some(datetime::date_to_timestamp(*a).cmp(b)),
             (Timestamp(a), Date(b)) => Some(a.cmp(&datetime::date_to_timestamp(*b))),
+            (Interval(a), Interval(b)) => Some(a.cmp_span(b)),
             _ => None,
         }
     }
@@ -355,7 +367,8 @@ impl Value {
             Value::Bytes(_) => 3,
             Value::Uuid(_) => 4,
             Value::Timestamp(_) | Value::Date(_) => 5,
-            Value::Null => 6,
+            Value::Interval(_) => 6,
+            Value::Null => 7,
         }
     }
 
@@ -420,6 +433,7 @@ impl Value {
                 scaled: scaled.checked_neg().ok_or_else(numeric::overflow)?,
                 scale: *scale,
             }),
+            Value::Interval(i) => i.negated().map(Value::Interval),
             other => Err(no_operator(None, "-", other)),
         }
     }
@@ -429,7 +443,13 @@ impl Value {
         match (self, other) {
             (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
             (Value::Int(a), Value::Int(b)) => int_arith(*a, *b, op),
-            (Value::Date(_), _) | (_, Value::Date(_)) => date_arith(self, other, op),
+            (Value::Date(_), Value::Int(_))
+            | (Value::Int(_), Value::Date(_))
+            | (Value::Date(_), Value::Date(_)) => date_arith(self, other, op),
+            (Value::Date(_) | Value::Timestamp(_) | Value::Interval(_), _)
+            | (_, Value::Date(_) | Value::Timestamp(_) | Value::Interval(_)) => {
+                interval::datetime_arith(self, other, op)
+            }
             (Value::Float(_), _) | (_, Value::Float(_)) => match (self.as_f64(), other.as_f64()) {
                 (Some(a), Some(b)) if op != ArithOp::Rem => float_arith(a, b, op),
                 _ => Err(no_operator(Some(self), op.symbol(), other)),

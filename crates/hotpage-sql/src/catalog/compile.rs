@@ -628,6 +628,10 @@ impl Compiler {
                 CExpr::constant(Datum::Text(text), CType::Unknown).cast_to(ty)
             }
             Expr::Function(f) => self.function(f)?,
+            Expr::Interval(interval) => CExpr::constant(
+                Datum::from_value(crate::expr::interval_literal(interval)?),
+                CType::Sql(SqlType::Interval),
+            ),
             Expr::Case {
                 operand,
                 conditions,
@@ -1342,6 +1346,7 @@ impl Compiler {
                 } else {
                     crate::expr::AggFunc::Avg
                 };
+                crate::select::check_sum_argument(plain, Some(args[0].ty.output_type()))?;
                 CType::Sql(crate::select::agg_result_type(
                     plain,
                     Some(args[0].ty.output_type()),
@@ -1721,38 +1726,35 @@ pub(crate) fn comparable(a: CType, b: CType) -> bool {
     !matches!((group(a), group(b)), (Some(x), Some(y)) if x != y)
 }
 
-/// The type of arithmetic with a date, `None` where neither side is one: PostgreSQL's
-/// `date ± integer` (a date), `integer + date` (a date) and `date - date` (an integer);
-/// any other is 42883.
+/// The type of arithmetic with a date, a timestamp or an interval, `None` where neither
+/// side is one (`types::datetime_operator_type`); a pair PostgreSQL has no operator for is
+/// 42883.
 fn date_arith_type(op: ArithOp, a: CType, b: CType) -> Option<SqlResult<CType>> {
-    const DATE: CType = CType::Sql(SqlType::Date);
-    if a != DATE && b != DATE {
-        return None;
-    }
-    let integer = |t: CType| matches!(t, CType::Sql(ty) if ty.is_integer());
-    Some(match op {
-        ArithOp::Add if a == DATE && integer(b) || integer(a) && b == DATE => Ok(DATE),
-        ArithOp::Sub if a == DATE && integer(b) => Ok(DATE),
-        ArithOp::Sub if a == DATE && b == DATE => Ok(INT4),
-        _ => Err(SqlError::new(
+    let sql = |t: CType| match t {
+        CType::Sql(ty) => Some(ty),
+        _ => None,
+    };
+    let symbol = match op {
+        ArithOp::Add => '+',
+        ArithOp::Sub => '-',
+        ArithOp::Mul => '*',
+        ArithOp::Div => '/',
+        ArithOp::Mod => '%',
+    };
+    let found = crate::types::datetime_operator_type(symbol, sql(a), sql(b))?;
+    Some(found.map(CType::Sql).ok_or_else(|| {
+        SqlError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!(
-                "operator does not exist: {} {} {}",
+                "operator does not exist: {} {symbol} {}",
                 operand_name(a),
-                match op {
-                    ArithOp::Add => "+",
-                    ArithOp::Sub => "-",
-                    ArithOp::Mul => "*",
-                    ArithOp::Div => "/",
-                    ArithOp::Mod => "%",
-                },
                 operand_name(b)
             ),
         )
         .with_hint(
             "No operator matches the given name and argument types. You might need to add explicit type casts.",
-        )),
-    })
+        )
+    }))
 }
 
 /// The type of integer, float or numeric arithmetic.

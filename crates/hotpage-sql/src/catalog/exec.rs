@@ -1931,11 +1931,14 @@ impl Accumulator {
                     None => true,
                     Some(b) => {
                         let o = first.order_cmp(b);
-                        if spec.func == AggFunc::Min {
-                            o == Ordering::Less
+                        let wanted = if spec.func == AggFunc::Min {
+                            Ordering::Less
                         } else {
-                            o == Ordering::Greater
-                        }
+                            Ordering::Greater
+                        };
+                        o == wanted
+                            || o == Ordering::Equal
+                                && matches!(first, Datum::Other(Value::Interval(_)))
                     }
                 };
                 if better {

@@ -840,6 +840,9 @@ fn figure_name(e: &Expr) -> (String, u8) {
             strong @ (_, 2) => strong,
             _ => (cast_column_name(data_type), 1),
         },
+        // `date '…'` and `INTERVAL '…'` are casts of a constant to PostgreSQL's parser.
+        Expr::TypedString(typed) => (cast_column_name(&typed.data_type), 1),
+        Expr::Interval(_) => ("interval".into(), 1),
         Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => figure_name(inner),
         Expr::Case { else_result, .. } => match else_result.as_deref().map(figure_name) {
             Some(strong @ (_, 2)) => strong,

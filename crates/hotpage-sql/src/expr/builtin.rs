@@ -70,6 +70,10 @@ pub(crate) enum PureFunc {
     Pi,
     /// `make_date(year, month, day)`.
     MakeDate,
+    /// `justify_hours`, `justify_days`, `justify_interval` of an interval.
+    JustifyHours,
+    JustifyDays,
+    JustifyInterval,
     /// `num_nulls(…)` / `num_nonnulls(…)`: how many arguments are (not) NULL.
     NumNulls,
     NumNonNulls,
@@ -124,6 +128,9 @@ impl PureFunc {
             "exp" => F::Exp,
             "cbrt" => F::Cbrt,
             "make_date" => F::MakeDate,
+            "justify_hours" => F::JustifyHours,
+            "justify_days" => F::JustifyDays,
+            "justify_interval" => F::JustifyInterval,
             "degrees" => F::Degrees,
             "radians" => F::Radians,
             "pi" => F::Pi,
@@ -146,6 +153,7 @@ impl PureFunc {
             F::Concat | F::Greatest | F::Least | F::NumNulls | F::NumNonNulls => n >= 1,
             F::ConcatWs => n >= 2,
             F::Md5 | F::Initcap | F::Chr | F::Ascii | F::OctetLength | F::BitLength => n == 1,
+            F::JustifyHours | F::JustifyDays | F::JustifyInterval => n == 1,
             F::QuoteLiteral
             | F::Sign
             | F::Ln
@@ -196,6 +204,9 @@ impl PureFunc {
                 | F::NumNulls
                 | F::NumNonNulls
                 | F::MakeDate
+                | F::JustifyHours
+                | F::JustifyDays
+                | F::JustifyInterval
         )
     }
 
@@ -239,6 +250,7 @@ impl PureFunc {
             }
             F::DatePart => SqlType::Double,
             F::MakeDate => SqlType::Date,
+            F::JustifyHours | F::JustifyDays | F::JustifyInterval => SqlType::Interval,
             F::Extract => SqlType::NumericUnconstrained,
             // timestamp or timestamptz, as it came (a text is refused when called); a date
             // is truncated as a timestamptz, as PostgreSQL casts it.
@@ -289,6 +301,7 @@ impl PureFunc {
             }
             F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
             F::MakeDate => make_date(&args),
+            F::JustifyHours | F::JustifyDays | F::JustifyInterval => justify(self, &args[0]),
             F::Div | F::Gcd | F::Lcm | F::Sign => super::more_funcs::integer_like(self, &args),
             F::Ln | F::Log10 | F::Exp | F::Cbrt | F::Degrees | F::Radians => {
                 super::more_funcs::float_func(self, &args)
@@ -546,6 +559,21 @@ fn split_part(s: &str, delimiter: &str, n: i64) -> SqlResult<Value> {
 fn datetime_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
     let unit = text_of(&args[0]);
     let field = crate::value::field_named(&unit)?;
+    if let Value::Interval(interval) = &args[1] {
+        let (scaled, scale) = match func {
+            PureFunc::Extract | PureFunc::DatePart => {
+                crate::value::extract_interval(interval, field, &unit)?
+            }
+            _ => {
+                return Err(SqlError::unsupported("date_trunc of an interval")
+                    .with_hint("justify_interval, or extract its fields"));
+            }
+        };
+        return Ok(match func {
+            PureFunc::Extract => Value::Numeric { scaled, scale },
+            _ => Value::Float(crate::value::numeric::to_f64(scaled, scale)),
+        });
+    }
     if let Value::Date(days) = args[1] {
         let midnight = Value::Timestamp(crate::value::date_to_timestamp(days));
         if func != PureFunc::Extract {
@@ -592,6 +620,29 @@ fn make_date(args: &[Value]) -> SqlResult<Value> {
         .with_hint("It takes three integers: year, month and day."));
     };
     crate::value::make_date(*year, *month, *day).map(Value::Date)
+}
+
+/// `justify_hours`, `justify_days` and `justify_interval` (`value::Interval`).
+fn justify(func: PureFunc, arg: &Value) -> SqlResult<Value> {
+    let Value::Interval(interval) = arg else {
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "function {}({}) does not exist",
+                format!("{func:?}")
+                    .to_lowercase()
+                    .replace("justify", "justify_"),
+                arg.type_name()
+            ),
+        )
+        .with_hint("It takes an interval."));
+    };
+    let justified = match func {
+        PureFunc::JustifyHours => interval.justify_hours(),
+        PureFunc::JustifyDays => interval.justify_days(),
+        _ => interval.justify(),
+    };
+    justified.map(Value::Interval)
 }
 
 fn number_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {

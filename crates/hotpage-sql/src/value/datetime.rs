@@ -85,7 +85,7 @@ fn is_leap(year: i64) -> bool {
 }
 
 /// Days in `month` (1..=12) of `year`.
-fn days_in_month(year: i64, month: u32) -> u32 {
+pub(super) fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         2 if is_leap(year) => 29,
         2 => 28,

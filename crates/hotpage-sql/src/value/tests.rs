@@ -21,6 +21,7 @@ pub(crate) fn small_sql_type() -> impl Strategy<Value = SqlType> {
         Just(SqlType::Timestamp),
         Just(SqlType::TimestampTz),
         Just(SqlType::Date),
+        Just(SqlType::Interval),
         (1u8..=38)
             .prop_flat_map(|p| (Just(p), 0..=p))
             .prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
@@ -105,6 +106,15 @@ pub(crate) fn value_of(ty: SqlType) -> BoxedStrategy<Value> {
             .prop_map(Value::Date)
             .boxed()
         }
+        SqlType::Interval => (any::<i32>(), any::<i32>(), any::<i64>())
+            .prop_map(|(months, days, micros)| {
+                Value::Interval(Interval {
+                    months,
+                    days,
+                    micros,
+                })
+            })
+            .boxed(),
         SqlType::Numeric { precision, scale } => {
             let limit = 10i128.pow(u32::from(precision));
             let edges = prop_oneof![Just(limit - 1), Just(1 - limit), Just(0)];

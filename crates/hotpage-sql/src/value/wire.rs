@@ -49,6 +49,7 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
             1082 => SqlType::Date,
+            1186 => SqlType::Interval,
             700 => SqlType::Real,
             701 => SqlType::Double,
             17 => SqlType::Bytea,
@@ -64,7 +65,7 @@ impl SqlType {
             SqlType::Int | SqlType::Real | SqlType::Date => 4,
             SqlType::BigInt | SqlType::Double | SqlType::Timestamp | SqlType::TimestampTz => 8,
             SqlType::Bool => 1,
-            SqlType::Uuid => 16,
+            SqlType::Uuid | SqlType::Interval => 16,
             _ => -1,
         }
     }
@@ -196,6 +197,19 @@ fn from_binary(bytes: &[u8], ty: &SqlType) -> SqlResult<Value> {
             }
             Value::Date(days)
         }
+        // interval_recv: the microseconds, then the days and the months.
+        SqlType::Interval => {
+            let raw: [u8; 16] = fixed(bytes, ty)?;
+            let (mut micros, mut days, mut months) = ([0u8; 8], [0u8; 4], [0u8; 4]);
+            micros.copy_from_slice(&raw[..8]);
+            days.copy_from_slice(&raw[8..12]);
+            months.copy_from_slice(&raw[12..]);
+            Value::Interval(super::Interval {
+                micros: i64::from_be_bytes(micros),
+                days: i32::from_be_bytes(days),
+                months: i32::from_be_bytes(months),
+            })
+        }
         SqlType::Real => Value::Float(f64::from(f32::from_be_bytes(fixed(bytes, ty)?))),
         SqlType::Double => Value::Float(f64::from_be_bytes(fixed(bytes, ty)?)),
         SqlType::Bytea => Value::Bytes(bytes.to_vec()),
@@ -239,6 +253,12 @@ fn to_binary(value: &Value, ty: &SqlType) -> SqlResult<Option<Vec<u8>>> {
             t.to_be_bytes().to_vec()
         }
         (SqlType::Date, Value::Date(d)) => d.to_be_bytes().to_vec(),
+        (SqlType::Interval, Value::Interval(i)) => {
+            let mut out = i.micros.to_be_bytes().to_vec();
+            out.extend_from_slice(&i.days.to_be_bytes());
+            out.extend_from_slice(&i.months.to_be_bytes());
+            out
+        }
         // A real holds an f32-exact value: the cast loses nothing.
         (SqlType::Real, Value::Float(f)) => (*f as f32).to_be_bytes().to_vec(),
         (SqlType::Double, Value::Float(f)) => f.to_be_bytes().to_vec(),

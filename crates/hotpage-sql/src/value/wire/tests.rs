@@ -153,7 +153,8 @@ fn oids_name_the_types_back() {
         SqlType::from_pg_oid(NUMERIC_OID),
         Some(SqlType::NumericUnconstrained)
     );
-    assert_eq!(SqlType::from_pg_oid(1186), None, "interval");
+    assert_eq!(SqlType::from_pg_oid(1186), Some(SqlType::Interval));
+    assert_eq!(SqlType::from_pg_oid(114), None, "json");
     assert_eq!(SqlType::Varchar(Some(10)).pg_type_modifier(), 14);
     assert_eq!(
         SqlType::Numeric {
@@ -185,6 +186,23 @@ fn date_binary_is_postgresql_s_int4_of_days() {
         ("22008", "date out of range")
     );
     assert_eq!(SqlType::Date.pg_type_size(), 4);
+}
+
+/// interval_send's layout: the microseconds as an int8, then the days and the months as
+/// int4s.
+#[test]
+fn interval_binary_is_postgresql_s() {
+    let interval =
+        Value::from_text("1 year 2 mons 3 days 00:00:00.000004", &SqlType::Interval).unwrap();
+    let bytes = binary(&interval, &SqlType::Interval);
+    assert_eq!(bytes, [0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 14]);
+    assert_eq!(
+        Value::from_wire(&bytes, WireFormat::Binary, &SqlType::Interval).unwrap(),
+        interval
+    );
+    let short = Value::from_wire(&bytes[..12], WireFormat::Binary, &SqlType::Interval).unwrap_err();
+    assert_eq!(short.sqlstate, INVALID_BINARY_REPRESENTATION);
+    assert_eq!(SqlType::Interval.pg_type_size(), 16);
 }
 
 /// Whether a decoded value is the one sent: NaNs by bits in binary; in text any NaN (the
