@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 mod builtin;
 mod more_funcs;
+mod tsql_dates;
 mod typecheck;
 
 pub(crate) use builtin::PureFunc;
@@ -48,6 +49,10 @@ pub(crate) enum Func {
     /// part's name (`'week'`, `'iso_week'`, `'month'`, `'quarter'`, `'year'`,
     /// `'nanosecond'`); `a` and `b` may also be text or day numbers (`tsql_datetime`).
     DateDiff,
+    /// `hotpage_dateadd(part, number, date)`: T-SQL's DATEADD (`expr/tsql_dates.rs`).
+    DateAdd,
+    /// `hotpage_datepart(part, date)`: T-SQL's DATEPART, YEAR, MONTH, DAY.
+    DatePart,
     /// `pg_sleep(seconds)`: waits, stopped by a cancel or the statement's timeout.
     Sleep,
     /// A char(n) value as text, its trailing spaces dropped (no SQL name: the compiler
@@ -87,6 +92,8 @@ impl Func {
             "hotpage_reset_wait_stats" => Func::ResetWaitStats,
             "hotpage_object_name" => Func::ObjectName,
             "hotpage_datediff" => Func::DateDiff,
+            "hotpage_dateadd" => Func::DateAdd,
+            "hotpage_datepart" => Func::DatePart,
             "pg_sleep" => Func::Sleep,
             _ => return PureFunc::by_name(name).map(Func::Pure),
         })
@@ -116,6 +123,12 @@ impl Func {
             Func::Pure(pure) => return pure.ty(args),
             Func::Coalesce => return typecheck::common_type(args.iter().copied()),
             Func::ResetWaitStats | Func::DateDiff => SqlType::BigInt,
+            Func::DatePart => SqlType::Int,
+            // A date stays a date; anything else becomes a datetime.
+            Func::DateAdd => match args.get(2).copied().flatten() {
+                Some(SqlType::Date) => SqlType::Date,
+                _ => SqlType::Timestamp,
+            },
         })
     }
 }
@@ -993,6 +1006,8 @@ fn call(function: &Function, scope: &Scope) -> SqlResult<Scalar> {
         Func::CurrVal | Func::NextVal | Func::ObjectName | Func::Sleep => args.len() == 1,
         Func::Coalesce => !args.is_empty(),
         Func::DateDiff => args.len() == 3 || args.len() == 4,
+        Func::DateAdd => args.len() == 3,
+        Func::DatePart => args.len() == 2,
         Func::Pure(pure) => pure.takes(args.len()),
         _ => args.is_empty(),
     };
@@ -1772,6 +1787,8 @@ pub(crate) fn eval_call(
             .find(|v| *v != Value::Null)
             .unwrap_or(Value::Null),
         Func::DateDiff => date_diff(&args)?,
+        Func::DateAdd => tsql_dates::date_add(&args)?,
+        Func::DatePart => tsql_dates::date_part(&args)?,
         Func::Pure(pure) => pure.eval(args)?,
         _ => ctx.call(func, &args)?,
     })

@@ -6,6 +6,8 @@ use super::parse::{is_variable, is_word, split_top_level, syntax_near, word};
 use crate::error::{SqlError, SqlResult, sqlstate};
 use sqlparser::tokenizer::Token;
 
+mod dates;
+
 /// What the translation asks of the session.
 pub(crate) trait Resolve {
     /// A variable's value as a literal (`5`, `'x'`, `CAST(NULL AS integer)`).
@@ -378,7 +380,12 @@ fn rewrite_word(
         }
         "CONVERT" | "TRY_CONVERT" if call => convert(toks, i, env, out).map(Some),
         "CAST" if call => cast(toks, i, env, out).map(Some),
-        "DATEDIFF" | "DATEDIFF_BIG" if call => date_diff(toks, i, env, out).map(Some),
+        "DATEDIFF" | "DATEDIFF_BIG" if call => dates::date_diff(toks, i, env, out).map(Some),
+        "DATEADD" if call => dates::date_add(toks, i, env, out).map(Some),
+        "DATEPART" if call => dates::date_part(toks, i, env, out).map(Some),
+        "YEAR" | "MONTH" | "DAY" if call => dates::part_call(toks, i, upper, env, out).map(Some),
+        "EOMONTH" if call => dates::end_of_month(toks, i, env, out).map(Some),
+        "DATEFROMPARTS" if call => simple("make_date", out),
         "EXISTS" if is_sys_objects_query(toks, i + 1) => {
             let close = matching_paren(toks, i + 1)?;
             let found = sys_objects_exists(&toks[i + 2..close], env)?;
@@ -604,90 +611,6 @@ fn cast(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult
     rewrite(&inner[..at], env, out)?;
     out.push(&format!("AS {})", pg_type(&inner[at + 1..])?));
     Ok(close + 1)
-}
-
-/// `DATEDIFF[_BIG](part, start, end)`: `hotpage_datediff` with the part's length in
-/// microseconds, or for the parts of varying length (and nanosecond, finer than hotpage's
-/// timestamps) the part's name. DATEDIFF's result is an int, as in SQL Server (a count
-/// beyond it is error 535, 22003); DATEDIFF_BIG's a bigint.
-fn date_diff(toks: &[Token], i: usize, env: &dyn Resolve, out: &mut Out) -> SqlResult<usize> {
-    let close = matching_paren(toks, i + 1)?;
-    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
-    let [[part], start, end] = args.as_slice() else {
-        return Err(syntax_near(toks.get(close)));
-    };
-    let part_name = word(part).ok_or_else(|| syntax_near(Some(part)))?;
-    let big = word(&toks[i]).is_some_and(|w| w == "DATEDIFF_BIG");
-    let function = if big { "datediff_big" } else { "datediff" };
-    if let Some(refused) = date_diff_refused_part(&part_name) {
-        // SQL Server knows these parts (DATEPART and DATEADD take them) but its DATEDIFF
-        // refuses them: PostgreSQL's code for a unit a function does not support.
-        return Err(SqlError::new(
-            sqlstate::FEATURE_NOT_SUPPORTED,
-            format!(
-                "the datepart {refused} is not supported by date function {function} (SQL Server error 9806)"
-            ),
-        ));
-    }
-    let Some(unit) = date_diff_unit(&part_name) else {
-        return Err(SqlError::new(
-            sqlstate::INVALID_PARAMETER_VALUE,
-            format!("'{part_name}' is not a recognized {function} option (SQL Server error 155)"),
-        ));
-    };
-    if !big {
-        out.push("CAST(");
-    }
-    out.push(&format!("hotpage_datediff({unit}, "));
-    date_diff_argument(start, env, out)?;
-    out.push(", ");
-    date_diff_argument(end, env, out)?;
-    out.push(if big { ")" } else { ", 'int') AS int)" });
-    Ok(close + 1)
-}
-
-/// A DATEDIFF date, as it is: `hotpage_datediff` converts it at run time as SQL Server
-/// converts a value to a datetime (text parsed, a number as days since 1900-01-01, whether
-/// a literal, an int variable or an expression: `DATEDIFF(month, 0, GETDATE())`). A cast
-/// here could not tell an int variable from a datetime one: variables are parameters.
-fn date_diff_argument(arg: &[Token], env: &dyn Resolve, out: &mut Out) -> SqlResult<()> {
-    out.push("(");
-    rewrite(arg, env, out)?;
-    out.push(")");
-    Ok(())
-}
-
-/// The parts SQL Server's DATEDIFF and DATEDIFF_BIG refuse with error 9806 (by their full
-/// names), though DATEPART and DATEADD take them: `iso_week` (`isowk`, `isoww`) and
-/// `tzoffset` (`tz`). Refused here as there, so a script behaves as on SQL Server;
-/// `hotpage_datediff('iso_week', …)` in the PostgreSQL dialect counts Monday boundaries.
-fn date_diff_refused_part(part: &str) -> Option<&'static str> {
-    match part {
-        "ISO_WEEK" | "ISOWK" | "ISOWW" => Some("iso_week"),
-        "TZOFFSET" | "TZ" => Some("tzoffset"),
-        _ => None,
-    }
-}
-
-/// `hotpage_datediff`'s unit for a DATEDIFF part (SQL Server's names and abbreviations):
-/// microseconds for the parts of fixed length, else the part's name as a string.
-fn date_diff_unit(part: &str) -> Option<String> {
-    let unit_us: i64 = match part {
-        "MICROSECOND" | "MCS" => 1,
-        "MILLISECOND" | "MS" => 1_000,
-        "SECOND" | "SS" | "S" => 1_000_000,
-        "MINUTE" | "MI" | "N" => 60_000_000,
-        "HOUR" | "HH" => 3_600_000_000,
-        // DATEDIFF counts weekday boundaries as day boundaries: each midnight is one.
-        "DAY" | "DD" | "D" | "DAYOFYEAR" | "DY" | "Y" | "WEEKDAY" | "DW" | "W" => 86_400_000_000,
-        "WEEK" | "WK" | "WW" => return Some("'week'".into()),
-        "MONTH" | "MM" | "M" => return Some("'month'".into()),
-        "QUARTER" | "QQ" | "Q" => return Some("'quarter'".into()),
-        "YEAR" | "YY" | "YYYY" => return Some("'year'".into()),
-        "NANOSECOND" | "NS" => return Some("'nanosecond'".into()),
-        _ => return None,
-    };
-    Some(unit_us.to_string())
 }
 
 const TABLE_HINTS: &[&str] = &[
