@@ -622,16 +622,8 @@ impl Compiler {
                 let ty = types::type_from_ast(data_type)?;
                 self.expr(expr)?.cast_to(ty)
             }
-            Expr::TypedString(typed) => {
-                let ty = types::type_from_ast(&typed.data_type)?;
-                let text = typed.value.value.clone().into_string().unwrap_or_default();
-                CExpr::constant(Datum::Text(text), CType::Unknown).cast_to(ty)
-            }
             Expr::Function(f) => self.function(f)?,
-            Expr::Interval(interval) => CExpr::constant(
-                Datum::from_value(crate::expr::interval_literal(interval)?),
-                CType::Sql(SqlType::Interval),
-            ),
+            Expr::TypedString(_) | Expr::Interval(_) => typed_literal(e)?,
             Expr::Case {
                 operand,
                 conditions,
@@ -1724,6 +1716,26 @@ pub(crate) fn comparable(a: CType, b: CType) -> bool {
         _ => None,
     };
     !matches!((group(a), group(b)), (Some(x), Some(y)) if x != y)
+}
+
+/// `date '…'` (a cast of the text) and `INTERVAL '…'`.
+fn typed_literal(e: &Expr) -> SqlResult<CExpr> {
+    Ok(match e {
+        Expr::Interval(interval) => CExpr::constant(
+            Datum::from_value(crate::expr::interval_literal(interval)?),
+            CType::Sql(SqlType::Interval),
+        ),
+        Expr::TypedString(typed) => {
+            let ty = types::type_from_ast(&typed.data_type)?;
+            let text = typed.value.value.clone().into_string().unwrap_or_default();
+            CExpr::constant(Datum::Text(text), CType::Unknown).cast_to(ty)
+        }
+        other => {
+            return Err(SqlError::internal(format!(
+                "{other} is not a typed literal"
+            )));
+        }
+    })
 }
 
 /// The type of arithmetic with a date, a timestamp or an interval, `None` where neither

@@ -67,7 +67,6 @@ pub(crate) enum ScalarFunc {
     /// `format(formatstr, …)` (`format_func.rs`).
     Format,
     Now,
-    CurrentDate,
     /// A function that exists for its name's sake but that hotpage cannot compute: reached
     /// only for objects hotpage does not have (statistics objects, partition keys).
     Unsupported(&'static str),
@@ -170,7 +169,6 @@ fn signature(name: &str) -> Option<Signature> {
         "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
             sig(F::Now, &[], 0, types::TIMESTAMPTZ)
         }
-        "current_date" => sig(F::CurrentDate, &[], 0, CType::Sql(SqlType::Date)),
         "pg_get_statisticsobjdef_columns" => sig(
             F::Unsupported("pg_get_statisticsobjdef_columns (hotpage has no statistics objects)"),
             &[OID_],
@@ -638,9 +636,6 @@ fn call_catalog(
         F::Concat => concat(catalog, &args, types)?,
         F::Format => super::format_func::format(&args, types, catalog)?,
         F::Now => Datum::from_value(crate::value::Value::Timestamp(crate::session::now_micros())),
-        F::CurrentDate => Datum::from_value(crate::value::Value::Date(
-            crate::value::timestamp_to_date(crate::session::now_micros()),
-        )),
         F::Unsupported(what) => return Err(SqlError::unsupported(what)),
     })
 }
