@@ -377,22 +377,21 @@ fn words(text: &str) -> Vec<String> {
         }
     };
     for c in text.chars() {
-        let letter = c.is_alphabetic();
-        let continues = match current.chars().last() {
-            None => true,
-            Some(last) => last.is_alphabetic() == letter || (last == '@'),
-        };
         if c.is_whitespace() || c == ',' {
             flush(&mut current, &mut out);
-        } else if (c == '+' || c == '-') && !current.is_empty() {
-            flush(&mut current, &mut out);
-            current.push(c);
-        } else if !continues {
-            flush(&mut current, &mut out);
-            current.push(c);
-        } else {
-            current.push(c);
+            continue;
         }
+        // A sign starts a number; letters after digits (or digits after letters) a word.
+        let starts_word = c == '+'
+            || c == '-'
+            || current
+                .chars()
+                .last()
+                .is_some_and(|last| last.is_alphabetic() != c.is_alphabetic());
+        if starts_word {
+            flush(&mut current, &mut out);
+        }
+        current.push(c);
     }
     flush(&mut current, &mut out);
     out
