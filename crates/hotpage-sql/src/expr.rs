@@ -369,13 +369,21 @@ fn range_checked(scalar: Scalar) -> Scalar {
 fn widen(arg: Scalar, target: Option<SqlType>) -> SqlResult<Scalar> {
     if let (Scalar::Const(Value::Text(text), None), Some(target)) = (&arg, target)
         && (target.is_numeric_family() && target != SqlType::Oid
-            || matches!(target, SqlType::Bool | SqlType::Date))
+            || matches!(
+                target,
+                SqlType::Bool
+                    | SqlType::Date
+                    | SqlType::Timestamp
+                    | SqlType::TimestampTz
+                    | SqlType::Interval
+            ))
         && COMPILE_TYPING.with(|rules| rules.get()) == Typing::Postgres
     {
         // A numeric literal keeps its own scale, as under PostgreSQL's typmod-less common
-        // numeric (`coalesce('7.125', 2.5)` is 7.125). Only numbers, booleans and dates: a string
-        // type has no length to cut the literal to (the common type of varchar(1) and a
-        // literal is varchar), and a timestamp's input words (`'now'`) are not read here.
+        // numeric (`coalesce('7.125', 2.5)` is 7.125). Not strings: a string type has no
+        // length to cut the literal to (the common type of varchar(1) and a literal is
+        // varchar). A timestamp's text is read here too; hotpage's timestamp input has no
+        // words such as `'now'` to read later.
         let ty = if target.is_numeric() {
             SqlType::NumericUnconstrained
         } else {
@@ -517,16 +525,17 @@ pub(crate) fn interval_literal(interval: &sqlparser::ast::Interval) -> SqlResult
                 .with_hint("write the units in the text: INTERVAL '1 day 02:00:00'"),
         );
     }
-    let text = match &interval.leading_field {
-        Some(unit) if text.trim().parse::<f64>().is_ok() => format!("{} {unit}", text.trim()),
-        Some(_) => {
-            return Err(SqlError::unsupported(
-                "an INTERVAL with a unit after it and units in its text",
-            ));
+    match &interval.leading_field {
+        Some(unit) if text.trim().parse::<f64>().is_ok() => {
+            let unit = unit.to_string().to_lowercase();
+            let value = crate::value::parse_interval(&format!("{} {unit}", text.trim()))?;
+            Ok(Value::Interval(value.truncated_to(&unit)))
         }
-        None => text,
-    };
-    Value::from_text(&text, &SqlType::Interval)
+        Some(_) => Err(SqlError::unsupported(
+            "an INTERVAL with a unit after it and units in its text",
+        )),
+        None => Value::from_text(&text, &SqlType::Interval),
+    }
 }
 
 /// The expressions sqlparser parses apart from function calls: CASE, and SUBSTRING,
@@ -818,8 +827,8 @@ fn binary(op: &BinaryOperator, left: Box<Scalar>, right: Box<Scalar>) -> SqlResu
     ) {
         let (left_ty, right_ty) = (left.ty(), right.ty());
         (
-            number_literal(left, right_ty)?,
-            number_literal(right, left_ty)?,
+            datetime_literal(op, number_literal(left, right_ty)?, right_ty)?,
+            datetime_literal(op, number_literal(right, left_ty)?, left_ty)?,
         )
     } else {
         (left, right)
@@ -1371,6 +1380,35 @@ fn number_literal(side: Box<Scalar>, other: Option<SqlType>) -> SqlResult<Box<Sc
         }
         _ => Ok(side),
     }
+}
+
+/// A string literal beside a timestamp or an interval takes the type PostgreSQL's operator
+/// resolution gives it: an interval beside an interval, and added to a timestamp
+/// (`ts + '1 day'`); a timestamp subtracted from or compared with one (`ts - '2024-01-01'`
+/// is an interval, `ts - '1 day'` 22007, as there).
+fn datetime_literal(
+    op: &BinaryOperator,
+    side: Box<Scalar>,
+    other: Option<SqlType>,
+) -> SqlResult<Box<Scalar>> {
+    use BinaryOperator::Plus;
+    let Scalar::Const(text @ Value::Text(_), None) = side.as_ref() else {
+        return Ok(side);
+    };
+    if COMPILE_TYPING.with(|rules| rules.get()) != Typing::Postgres {
+        return Ok(side);
+    }
+    let target = match (op, other) {
+        (Plus, Some(SqlType::Timestamp | SqlType::TimestampTz)) | (_, Some(SqlType::Interval)) => {
+            SqlType::Interval
+        }
+        (_, Some(ts @ (SqlType::Timestamp | SqlType::TimestampTz))) => ts,
+        _ => return Ok(side),
+    };
+    Ok(Box::new(Scalar::Const(
+        text.clone().coerce(&target)?,
+        Some(target),
+    )))
 }
 
 fn mismatch(what: &str) -> SqlError {

@@ -296,7 +296,12 @@ fn assignable(from: &SqlType, to: &SqlType) -> bool {
         || to.is_text_like()
         || (from.is_text_like() && matches!(to, SqlType::Name))
         || (from.is_numeric_family() && to.is_numeric_family())
-        || (from.is_timestamp() && to.is_timestamp())
+        || (datetime(from) && datetime(to))
+}
+
+/// date, timestamp and timestamptz, which PostgreSQL's assignment casts convert among.
+fn datetime(ty: &SqlType) -> bool {
+    ty.is_timestamp() || *ty == SqlType::Date
 }
 
 fn target_columns(

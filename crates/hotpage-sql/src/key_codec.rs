@@ -182,7 +182,7 @@ fn encode_natural(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<(
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
             out.extend_from_slice(&encode_i64(*t));
         }
-        (SqlType::Date, Value::Date(d)) => {
+        (SqlType::Date, Value::Date(d)) if crate::value::date_is_valid(*d) => {
             out.extend_from_slice(&((*d as u32) ^ SIGN_BIT_32).to_be_bytes());
         }
         (SqlType::Bool, Value::Bool(b)) => out.push(u8::from(*b)),

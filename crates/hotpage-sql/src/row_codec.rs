@@ -95,7 +95,10 @@ fn encode_value(ty: &SqlType, value: &Value, out: &mut Vec<u8>) -> SqlResult<()>
         (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(t)) => {
             out.extend_from_slice(&t.to_le_bytes());
         }
-        (SqlType::Date, Value::Date(d)) => out.extend_from_slice(&d.to_le_bytes()),
+        // Decoding refuses a day outside years 1 to 9999, so encoding must never write one.
+        (SqlType::Date, Value::Date(d)) if crate::value::date_is_valid(*d) => {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
         (SqlType::Interval, Value::Interval(i)) => {
             out.extend_from_slice(&i.months.to_le_bytes());
             out.extend_from_slice(&i.days.to_le_bytes());

@@ -597,7 +597,7 @@ mod functions {
         };
         Ok(match func {
             Func::Now => Value::Timestamp(now_micros()),
-            Func::CurrentDate => Value::Date(crate::value::timestamp_to_date(now_micros())),
+            Func::CurrentDate => Value::Date(crate::value::timestamp_to_date(now_micros())?),
             Func::Sleep => {
                 state.clock.sleep(sleep_duration(args.first())?)?;
                 Value::Null

@@ -9,7 +9,7 @@ pub(crate) use datetime::{
     calendar_index, date_is_valid, date_to_timestamp, make_date, timestamp_to_date,
 };
 pub use interval::Interval;
-pub(crate) use interval::extract_interval;
+pub(crate) use interval::{date_part_interval, extract_interval, parse_interval};
 pub(crate) mod numeric;
 mod text;
 mod wire;
@@ -159,6 +159,13 @@ pub(crate) fn push_value_key(value: &Value, key: &mut String) {
         Value::Float(f) if *f == 0.0 => write!(key, "f0"),
         // Intervals group by their length: `1 mon` and `30 days` are one group.
         Value::Interval(i) => write!(key, "i{}", i.span()),
+        // A date is keyed as its midnight, which it equals (a join of a date with a
+        // timestamp hashes both sides).
+        Value::Date(d) => write!(
+            key,
+            "{:?}",
+            Value::Timestamp(datetime::date_to_timestamp(*d))
+        ),
         other => write!(key, "{other:?}"),
     };
 }
@@ -214,7 +221,7 @@ impl Value {
             Value::Timestamp(t) if ty.is_timestamp() => Ok(Value::Timestamp(t)),
             // PostgreSQL's assignment casts between date and the timestamps.
             Value::Timestamp(t) if *ty == SqlType::Date => {
-                Ok(Value::Date(datetime::timestamp_to_date(t)))
+                datetime::timestamp_to_date(t).map(Value::Date)
             }
             Value::Date(d) if *ty == SqlType::Date => Ok(Value::Date(d)),
             Value::Date(d) if ty.is_timestamp() => {

@@ -1482,10 +1482,11 @@ fn hash_key(d: &Datum) -> String {
         // -0 equals 0.
         Datum::Float(f) if *f == 0.0 => "f0".to_string(),
         Datum::Float(f) => format!("f{f:?}"),
-        // 1.50 equals 1.5000: the digits without trailing fraction zeros.
-        Datum::Other(numeric @ Value::Numeric { .. }) => {
+        // 1.50 equals 1.5000: the digits without trailing fraction zeros; 1 mon equals
+        // 30 days; a date equals the timestamp of its midnight.
+        Datum::Other(value @ (Value::Numeric { .. } | Value::Interval(_) | Value::Date(_))) => {
             let mut key = String::new();
-            crate::value::push_value_key(numeric, &mut key);
+            crate::value::push_value_key(value, &mut key);
             key
         }
         Datum::Array(items) => {

@@ -251,7 +251,9 @@ impl ScalarFunc {
             let declared = sig.params.get(i).or(sig.params.last()).copied().flatten();
             args.push(match declared {
                 Some(ty) => arg.cast_to(ty),
-                None if arg.ty == CType::Unknown && sig.func != ScalarFunc::Coalesce => {
+                None if arg.ty == CType::Unknown
+                    && !matches!(sig.func, ScalarFunc::Coalesce | ScalarFunc::NullIf) =>
+                {
                     arg.cast_to(TEXT)
                 }
                 None => arg,
@@ -285,7 +287,16 @@ impl ScalarFunc {
                 args.extend(taken.into_iter().map(|a| cast_to_common(a, ty)));
                 ty
             }
-            ScalarFunc::NullIf => args[0].ty,
+            // An untyped side takes the other's type, as PostgreSQL resolves `=`: a date
+            // compared with '2024-01-31' as a date, not as text.
+            ScalarFunc::NullIf => {
+                let (Some(b), Some(a)) = (args.pop(), args.pop()) else {
+                    return Err(SqlError::internal("nullif takes two arguments"));
+                };
+                let (a, b) = super::compile::unify(a, b);
+                args.extend([a, b]);
+                args[0].ty
+            }
             _ => sig.result,
         };
         Ok((sig.func, result))
@@ -328,10 +339,36 @@ impl ScalarFunc {
                 _ => a,
             }));
         }
+        if matches!(pure, PureFunc::Greatest | PureFunc::Least) {
+            datetime_to_common(args);
+        }
         let types = sql_layer_arguments(args);
         let result = pure.ty(&types).map_or(TEXT, CType::Sql);
         Ok((ScalarFunc::Pure(pure), result))
     }
+}
+
+/// GREATEST's or LEAST's dates, timestamps and intervals, and the untyped literals among
+/// them, cast to their common type (a date among timestamps is its midnight, `'1 day'`
+/// among intervals an interval), as PostgreSQL casts them; numbers and strings are left
+/// to the SQL layer, as in a one-table query.
+fn datetime_to_common(args: &mut Vec<CExpr>) {
+    let common = common_type(args.iter().map(|a| a.ty));
+    let datetime = |t: CType| {
+        matches!(t, CType::Sql(ty) if matches!(
+            ty.comparison_group(),
+            Some((TypeGroup::DateTime | TypeGroup::Interval, _))
+        ))
+    };
+    if !datetime(common) {
+        return;
+    }
+    let taken = std::mem::take(args);
+    args.extend(taken.into_iter().map(|a| match a.ty {
+        t if t == common => a,
+        t if t == CType::Unknown || datetime(t) => a.cast_to(common),
+        _ => a,
+    }));
 }
 
 /// Arguments for one of the SQL layer's functions, as a one-table query passes them: an

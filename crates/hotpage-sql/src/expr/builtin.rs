@@ -560,19 +560,15 @@ fn datetime_func(func: PureFunc, args: &[Value]) -> SqlResult<Value> {
     let unit = text_of(&args[0]);
     let field = crate::value::field_named(&unit)?;
     if let Value::Interval(interval) = &args[1] {
-        let (scaled, scale) = match func {
-            PureFunc::Extract | PureFunc::DatePart => {
-                crate::value::extract_interval(interval, field, &unit)?
+        return match func {
+            PureFunc::Extract => crate::value::extract_interval(interval, field, &unit)
+                .map(|(scaled, scale)| Value::Numeric { scaled, scale }),
+            PureFunc::DatePart => {
+                crate::value::date_part_interval(interval, field, &unit).map(Value::Float)
             }
-            _ => {
-                return Err(SqlError::unsupported("date_trunc of an interval")
-                    .with_hint("justify_interval, or extract its fields"));
-            }
+            _ => Err(SqlError::unsupported("date_trunc of an interval")
+                .with_hint("justify_interval, or extract its fields")),
         };
-        return Ok(match func {
-            PureFunc::Extract => Value::Numeric { scaled, scale },
-            _ => Value::Float(crate::value::numeric::to_f64(scaled, scale)),
-        });
     }
     if let Value::Date(days) = args[1] {
         let midnight = Value::Timestamp(crate::value::date_to_timestamp(days));

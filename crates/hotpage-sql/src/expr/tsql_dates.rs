@@ -124,7 +124,9 @@ pub(super) fn date_add(args: &[Value]) -> SqlResult<Value> {
         }
         let midnight = Value::Date(*days).coerce(&crate::types::SqlType::Timestamp)?;
         return match midnight.add(&Value::Interval(interval)) {
-            Ok(Value::Timestamp(t)) => Ok(Value::Date(crate::value::timestamp_to_date(t))),
+            Ok(Value::Timestamp(t)) => crate::value::timestamp_to_date(t)
+                .map(Value::Date)
+                .map_err(|_| overflow()),
             _ => Err(overflow()),
         };
     }

@@ -393,17 +393,16 @@ pub(crate) fn checked_date(days: i64) -> SqlResult<i32> {
         .ok_or_else(|| SqlError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range"))
 }
 
-/// `make_date`'s date of a year, month and day: a day that does not exist is 22008
-/// `date field value out of range: 2023-02-29`, as PostgreSQL words it; a year outside 1
-/// to 9999 is `date out of range` (PostgreSQL reads years below 1 as BC).
+/// `make_date`'s date of a year, month and day: a day that does not exist, or a year
+/// outside 1 to 9999 (PostgreSQL reads years below 1 as BC and goes past 9999), is 22008
+/// `date field value out of range: 2023-02-29`, as PostgreSQL words it.
 pub(crate) fn make_date(year: i64, month: i64, day: i64) -> SqlResult<i32> {
     let month_ok = u32::try_from(month).ok().filter(|m| (1..=12).contains(m));
     let day_ok = u32::try_from(day).ok();
     match (month_ok, day_ok) {
-        (Some(m), Some(d)) if year != 0 && d >= 1 && d <= days_in_month(year, m) => {
-            if !(1..=9999).contains(&year) {
-                return checked_date(i64::MAX);
-            }
+        (Some(m), Some(d))
+            if (1..=9999).contains(&year) && d >= 1 && d <= days_in_month(year, m) =>
+        {
             checked_date(days_from_civil(year, m, d) - PG_EPOCH_DAYS)
         }
         _ => Err(SqlError::new(
@@ -419,27 +418,40 @@ pub(crate) fn date_is_valid(days: i32) -> bool {
     days == DATE_INFINITY || days == DATE_NEG_INFINITY || date_range().contains(&i64::from(days))
 }
 
-/// Parses a date: a timestamp's text (`YYYY-MM-DD`, a time and zone after it are read and
-/// dropped, as PostgreSQL's date input drops them), `infinity`, `-infinity` or `epoch`.
-/// Bad text is 22007 `invalid input syntax for type date`, a day that does not exist 22008.
+/// Parses a date: a timestamp's text (`YYYY-MM-DD`, a time and zone after it are read,
+/// checked and dropped, as PostgreSQL's date input drops them: the day is the one written,
+/// so `2024-01-05 24:00` is January 5), `infinity`, `-infinity` or `epoch`. Bad text is
+/// 22007 `invalid input syntax for type date`, a day that does not exist 22008.
 pub(crate) fn parse_date(text: &str) -> SqlResult<i32> {
-    let micros = parse_timestamp(text, false).map_err(|mut err| {
+    let as_date = |mut err: SqlError| {
         err.message = err
             .message
             .replace("type timestamp without time zone", "type date");
         err
-    })?;
-    Ok(timestamp_to_date(micros))
+    };
+    let micros = parse_timestamp(text, false).map_err(as_date)?;
+    let trimmed = text.trim();
+    // The written day alone: the text before a time (a time of 24:00 or a leap second
+    // rolls the timestamp into the next day).
+    let day_end = trimmed.find([' ', 'T', 't']).unwrap_or(trimmed.len());
+    let day = match trimmed.get(..day_end) {
+        Some(day) if day_end < trimmed.len() && micros != INFINITY && micros != NEG_INFINITY => {
+            parse_timestamp(day, false).map_err(as_date)?
+        }
+        _ => micros,
+    };
+    timestamp_to_date(day)
 }
 
 /// The day of a timestamp (the session zone is UTC, so a timestamptz's day too); the
-/// infinite timestamps are the infinite dates.
-pub(crate) fn timestamp_to_date(micros: i64) -> i32 {
+/// infinite timestamps are the infinite dates. A day outside years 1 to 9999 (a
+/// timestamp's text can roll past 9999-12-31, and a zone back before 0001-01-01) is 22008
+/// `date out of range`: no such date is ever stored, since the codecs refuse it.
+pub(crate) fn timestamp_to_date(micros: i64) -> SqlResult<i32> {
     match micros {
-        INFINITY => DATE_INFINITY,
-        NEG_INFINITY => DATE_NEG_INFINITY,
-        // In range: a finite timestamp lies in years 1 to 9999.
-        _ => micros.div_euclid(USECS_PER_DAY) as i32,
+        INFINITY => Ok(DATE_INFINITY),
+        NEG_INFINITY => Ok(DATE_NEG_INFINITY),
+        _ => checked_date(micros.div_euclid(USECS_PER_DAY)),
     }
 }
 
@@ -639,14 +651,14 @@ mod tests {
             let days = i32::try_from(days).expect("in range");
             let text = format_date(days);
             prop_assert_eq!(parse_date(&text)?, days);
-            prop_assert_eq!(timestamp_to_date(date_to_timestamp(days)), days);
+            prop_assert_eq!(timestamp_to_date(date_to_timestamp(days))?, days);
             prop_assert!(date_is_valid(days));
         }
 
         /// Any time of a day is that day, before and after 2000-01-01.
         #[test]
         fn a_timestamp_s_date_is_its_day(micros in parse("0001-01-01")..parse("9999-12-31 23:59:59.999999")) {
-            let days = timestamp_to_date(micros);
+            let days = timestamp_to_date(micros)?;
             prop_assert!(date_to_timestamp(days) <= micros);
             prop_assert!(micros - date_to_timestamp(days) < USECS_PER_DAY);
         }
@@ -690,6 +702,17 @@ mod tests {
         assert_eq!(make_date(9999, 12, 31).unwrap(), last as i32);
         assert_eq!(
             make_date(10_000, 1, 1).unwrap_err().message,
+            "date field value out of range: 10000-01-01"
+        );
+        // The written day, not the day a time of 24:00 rolls into; past 9999 is refused.
+        assert_eq!(
+            parse_date("2024-01-05 24:00").unwrap(),
+            parse_date("2024-01-05").unwrap()
+        );
+        assert_eq!(parse_date("9999-12-31 24:00").unwrap(), last as i32);
+        let rolled = parse_timestamp("9999-12-31 24:00", false).unwrap();
+        assert_eq!(
+            timestamp_to_date(rolled).unwrap_err().message,
             "date out of range"
         );
         assert_eq!(

@@ -101,6 +101,32 @@ impl Interval {
         })
     }
 
+    /// The interval cut to whole `unit`s (`year`, `month`, `day`, `hour`, `minute`; any
+    /// other unit keeps everything), as PostgreSQL cuts `INTERVAL '1.5' DAY` to `1 day`:
+    /// toward zero, each field below the unit dropped.
+    pub fn truncated_to(&self, unit: &str) -> Interval {
+        let time_to = |per: i64| Interval {
+            micros: self.micros / per * per,
+            ..*self
+        };
+        match unit {
+            "year" => Interval {
+                months: self.months / 12 * 12,
+                days: 0,
+                micros: 0,
+            },
+            "month" => Interval {
+                days: 0,
+                micros: 0,
+                ..*self
+            },
+            "day" => Interval { micros: 0, ..*self },
+            "hour" => time_to(USECS_PER_HOUR),
+            "minute" => time_to(USECS_PER_MINUTE),
+            _ => *self,
+        }
+    }
+
     /// `-self`.
     pub fn negated(&self) -> SqlResult<Interval> {
         Interval::default().plus(self, true)
@@ -437,48 +463,97 @@ enum Refusal {
     Range,
 }
 
-/// Adds `amount` of `unit` to `into`, a fraction spilling down as PostgreSQL's
-/// DecodeInterval spills it: a year's fraction to whole months (rounded), a month's to
-/// days (30 a month) and time, a day's or week's to time.
-fn add_amount(into: &mut Interval, amount: f64, unit: &Unit) -> Result<(), Refusal> {
-    let checked = |value: f64| -> Result<i64, Refusal> {
-        if value.is_finite() && value.abs() < 9.2e18 {
-            Ok(value as i64)
-        } else {
-            Err(Refusal::Range)
-        }
+/// A number of an interval's text, as PostgreSQL's DecodeInterval splits it: the whole
+/// part exactly (an i64: `9007199254740993 us` keeps its last digit), the fraction as a
+/// double of the same sign.
+fn split_number(word: &str) -> Result<(i64, f64), Refusal> {
+    let (negative, digits) = match word.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, word.strip_prefix('+').unwrap_or(word)),
     };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + fraction.len() == 0 || !all_digits(whole) || !all_digits(fraction) {
+        return Err(Refusal::Syntax);
+    }
+    let whole: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| Refusal::Range)?
+    };
+    let fraction: f64 = format!("0.{fraction}0")
+        .parse()
+        .map_err(|_| Refusal::Syntax)?;
+    Ok(if negative {
+        (-whole, -fraction)
+    } else {
+        (whole, fraction)
+    })
+}
+
+/// PostgreSQL's AdjustFractMicroseconds: `fraction` of `per` microseconds, a remaining
+/// fraction of a microsecond rounded, halves toward zero.
+fn fraction_micros(fraction: f64, per: i64) -> i64 {
+    let scaled = fraction * per as f64;
+    let whole = scaled.trunc();
+    let rest = scaled - whole;
+    let whole = whole as i64;
+    if rest > 0.5 {
+        whole + 1
+    } else if rest < -0.5 {
+        whole - 1
+    } else {
+        whole
+    }
+}
+
+/// Adds `whole` and `fraction` of `unit` to `into`, the fraction spilling down as
+/// PostgreSQL's DecodeInterval spills it: a year's to whole months (rounded), a month's
+/// to days (30 a month) and time, a day's or week's to time.
+fn add_amount(
+    into: &mut Interval,
+    (whole, fraction): (i64, f64),
+    unit: &Unit,
+) -> Result<(), Refusal> {
     let add_i32 = |field: &mut i32, value: i64| -> Result<(), Refusal> {
         let value = i32::try_from(value).map_err(|_| Refusal::Range)?;
         *field = field.checked_add(value).ok_or(Refusal::Range)?;
         Ok(())
     };
-    let add_micros = |field: &mut i64, value: f64| -> Result<(), Refusal> {
-        *field = field
-            .checked_add(checked(value.round_ties_even())?)
-            .ok_or(Refusal::Range)?;
+    let add_micros = |field: &mut i64, value: i64| -> Result<(), Refusal> {
+        *field = field.checked_add(value).ok_or(Refusal::Range)?;
         Ok(())
     };
+    let times = |per: i64| whole.checked_mul(per).ok_or(Refusal::Range);
+    // A fraction of `per` days: whole days, then the rest of a day as time.
+    let fraction_days = |into: &mut Interval, per: i64| -> Result<(), Refusal> {
+        let days = fraction * per as f64;
+        add_i32(&mut into.days, days.trunc() as i64)?;
+        add_micros(
+            &mut into.micros,
+            fraction_micros(days.fract(), USECS_PER_DAY),
+        )
+    };
     match *unit {
-        Unit::Micros(per) => add_micros(&mut into.micros, amount * per as f64)?,
+        Unit::Micros(per) => {
+            add_micros(&mut into.micros, times(per)?)?;
+            add_micros(&mut into.micros, fraction_micros(fraction, per))?;
+        }
         Unit::Days(per) => {
-            let days = amount * per as f64;
-            add_i32(&mut into.days, checked(days.trunc())?)?;
-            add_micros(&mut into.micros, days.fract() * USECS_PER_DAY as f64)?;
+            add_i32(&mut into.days, times(per)?)?;
+            fraction_days(into, per)?;
         }
         Unit::Months(per) if per >= 12 => {
             // Years and longer: the fraction becomes whole months, rounded.
+            add_i32(&mut into.months, times(per)?)?;
             add_i32(
                 &mut into.months,
-                checked((amount * per as f64).round_ties_even())?,
+                (fraction * per as f64).round_ties_even() as i64,
             )?;
         }
         Unit::Months(per) => {
-            let months = amount * per as f64;
-            add_i32(&mut into.months, checked(months.trunc())?)?;
-            let days = months.fract() * DAYS_PER_MONTH as f64;
-            add_i32(&mut into.days, checked(days.trunc())?)?;
-            add_micros(&mut into.micros, days.fract() * USECS_PER_DAY as f64)?;
+            add_i32(&mut into.months, times(per)?)?;
+            fraction_days(into, DAYS_PER_MONTH * per)?;
         }
     }
     Ok(())
@@ -523,10 +598,7 @@ fn parse_words(text: &str) -> Result<Interval, Refusal> {
             at += 1;
             continue;
         }
-        let amount: f64 = word.parse().map_err(|_| Refusal::Syntax)?;
-        if !word.bytes().any(|b| b.is_ascii_digit()) {
-            return Err(Refusal::Syntax);
-        }
+        let amount = split_number(word)?;
         let unit = match words.get(at + 1) {
             Some(next) if time_word(next).is_some() => Unit::Days(1),
             Some(next) => {
@@ -641,6 +713,36 @@ pub(crate) fn extract_interval(
                 sqlstate::FEATURE_NOT_SUPPORTED,
                 format!("unit \"{unit}\" not supported for type interval"),
             ));
+        }
+    })
+}
+
+/// `date_part(field, interval)`: [`extract_interval`]'s field as a double, computed in
+/// double as PostgreSQL's float path computes it (the seconds' fraction divided, then
+/// added), so its last digits are PostgreSQL's (`37015506.789000005`, not the exact
+/// numeric's nearest double).
+pub(crate) fn date_part_interval(
+    interval: &Interval,
+    field: super::date_fields::DateField,
+    unit: &str,
+) -> SqlResult<f64> {
+    use super::date_fields::DateField as F;
+    let whole_seconds = (interval.micros % USECS_PER_MINUTE / USECS_PER_SEC) as f64;
+    let fraction_micros = (interval.micros % USECS_PER_SEC) as f64;
+    Ok(match field {
+        F::Second => whole_seconds + fraction_micros / 1e6,
+        F::Milliseconds => whole_seconds * 1000.0 + fraction_micros / 1000.0,
+        F::Microseconds => whole_seconds * 1e6 + fraction_micros,
+        // Left to right, each term rounded as PostgreSQL's sum rounds it.
+        F::Epoch => {
+            interval.micros as f64 / 1e6
+                + 31_557_600.0 * f64::from(interval.months / 12)
+                + (DAYS_PER_MONTH * 86_400) as f64 * f64::from(interval.months % 12)
+                + 86_400.0 * f64::from(interval.days)
+        }
+        _ => {
+            let (value, scale) = extract_interval(interval, field, unit)?;
+            super::numeric::to_f64(value, scale)
         }
     })
 }
