@@ -1872,6 +1872,31 @@ PACKAGE=hotpage-sql unit extract-date-scale-kept crates/hotpage-sql/src/value/da
   '            scaled,
             scale,' \
   --test sqllogictest
+# The general engine hashes an interval by its fields (1 mon and 30 days two keys).
+PACKAGE=hotpage-sql unit hash-key-interval-fields crates/hotpage-sql/src/catalog/exec.rs \
+  '        Datum::Other(value @ (Value::Numeric { .. } | Value::Interval(_) | Value::Date(_))) => {' \
+  '        Datum::Other(value @ (Value::Numeric { .. } | Value::Date(_))) => {' \
+  --test sqllogictest
+# A date's text takes the day a time of 24:00 rolls into.
+PACKAGE=hotpage-sql unit date-text-rolls-over crates/hotpage-sql/src/value/datetime.rs \
+  "    let day_end = trimmed.find([' ', 'T', 't']).unwrap_or(trimmed.len());" \
+  '    let day_end = trimmed.len();' \
+  --test sqllogictest
+# A timestamp past 9999 becomes a date the codecs refuse to read back.
+PACKAGE=hotpage-sql unit date-past-9999-stored crates/hotpage-sql/src/value/datetime.rs \
+  '        _ => checked_date(micros.div_euclid(USECS_PER_DAY)),' \
+  '        _ => Ok(micros.div_euclid(USECS_PER_DAY) as i32),' \
+  --test sqllogictest
+# The general engine's NULLIF compares an untyped literal as text (never NULL for a date).
+PACKAGE=hotpage-sql unit nullif-literal-as-text crates/hotpage-sql/src/catalog/functions.rs \
+  '                let (a, b) = super::compile::unify(a, b);' \
+  '                let (a, b) = (a, b.cast_to(TEXT));' \
+  --test sqllogictest
+# A string literal added to a timestamp stays text (ts + '1 day' fails).
+PACKAGE=hotpage-sql unit timestamp-plus-literal-text crates/hotpage-sql/src/expr.rs \
+  '        (Plus, Some(SqlType::Timestamp | SqlType::TimestampTz)) | (_, Some(SqlType::Interval)) => {' \
+  '        (Plus, Some(SqlType::Date)) => {' \
+  --test sqllogictest
 # A constant cast PostgreSQL has not is 42804 again (an assignment's code).
 PACKAGE=hotpage-sql unit cast-not-42846 crates/hotpage-sql/src/expr.rs \
   '                        sqlstate::CANNOT_COERCE,' \
