@@ -1897,6 +1897,11 @@ PACKAGE=hotpage-sql unit timestamp-plus-literal-text crates/hotpage-sql/src/expr
   '        (Plus, Some(SqlType::Timestamp | SqlType::TimestampTz)) | (_, Some(SqlType::Interval)) => {' \
   '        (Plus, Some(SqlType::Date)) => {' \
   --test sqllogictest
+# age borrows the days of the wrong month (always the later date's).
+PACKAGE=hotpage-sql unit age-borrows-wrong-month crates/hotpage-sql/src/value/interval.rs \
+  '        let (year, month) = if a < b { (y1, m1) } else { (y2, m2) };' \
+  '        let (year, month) = if a < b { (y2, m2) } else { (y1, m1) };' \
+  --test sqllogictest
 # A constant cast PostgreSQL has not is 42804 again (an assignment's code).
 PACKAGE=hotpage-sql unit cast-not-42846 crates/hotpage-sql/src/expr.rs \
   '                        sqlstate::CANNOT_COERCE,' \

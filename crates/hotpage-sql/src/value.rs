@@ -9,7 +9,7 @@ pub(crate) use datetime::{
     calendar_index, date_is_valid, date_to_timestamp, make_date, timestamp_to_date,
 };
 pub use interval::Interval;
-pub(crate) use interval::{date_part_interval, extract_interval, parse_interval};
+pub(crate) use interval::{age, date_part_interval, extract_interval, parse_interval};
 pub(crate) mod numeric;
 mod text;
 mod wire;

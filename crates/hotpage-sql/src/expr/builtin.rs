@@ -74,6 +74,8 @@ pub(crate) enum PureFunc {
     JustifyHours,
     JustifyDays,
     JustifyInterval,
+    /// `age(a, b)` and `age(a)` (from today's midnight): an interval on the calendar.
+    Age,
     /// `num_nulls(…)` / `num_nonnulls(…)`: how many arguments are (not) NULL.
     NumNulls,
     NumNonNulls,
@@ -131,6 +133,7 @@ impl PureFunc {
             "justify_hours" => F::JustifyHours,
             "justify_days" => F::JustifyDays,
             "justify_interval" => F::JustifyInterval,
+            "age" => F::Age,
             "degrees" => F::Degrees,
             "radians" => F::Radians,
             "pi" => F::Pi,
@@ -154,6 +157,7 @@ impl PureFunc {
             F::ConcatWs => n >= 2,
             F::Md5 | F::Initcap | F::Chr | F::Ascii | F::OctetLength | F::BitLength => n == 1,
             F::JustifyHours | F::JustifyDays | F::JustifyInterval => n == 1,
+            F::Age => n == 1 || n == 2,
             F::QuoteLiteral
             | F::Sign
             | F::Ln
@@ -207,6 +211,7 @@ impl PureFunc {
                 | F::JustifyHours
                 | F::JustifyDays
                 | F::JustifyInterval
+                | F::Age
         )
     }
 
@@ -250,7 +255,7 @@ impl PureFunc {
             }
             F::DatePart => SqlType::Double,
             F::MakeDate => SqlType::Date,
-            F::JustifyHours | F::JustifyDays | F::JustifyInterval => SqlType::Interval,
+            F::JustifyHours | F::JustifyDays | F::JustifyInterval | F::Age => SqlType::Interval,
             F::Extract => SqlType::NumericUnconstrained,
             // timestamp or timestamptz, as it came (a text is refused when called); a date
             // is truncated as a timestamptz, as PostgreSQL casts it.
@@ -302,6 +307,7 @@ impl PureFunc {
             F::DatePart | F::Extract | F::DateTrunc => datetime_func(self, &args),
             F::MakeDate => make_date(&args),
             F::JustifyHours | F::JustifyDays | F::JustifyInterval => justify(self, &args[0]),
+            F::Age => age(&args),
             F::Div | F::Gcd | F::Lcm | F::Sign => super::more_funcs::integer_like(self, &args),
             F::Ln | F::Log10 | F::Exp | F::Cbrt | F::Degrees | F::Radians => {
                 super::more_funcs::float_func(self, &args)
@@ -616,6 +622,29 @@ fn make_date(args: &[Value]) -> SqlResult<Value> {
         .with_hint("It takes three integers: year, month and day."));
     };
     crate::value::make_date(*year, *month, *day).map(Value::Date)
+}
+
+/// `age(a, b)`, and `age(a)` from today's midnight: the calendar difference of two
+/// timestamps (a date is its midnight).
+fn age(args: &[Value]) -> SqlResult<Value> {
+    let instant = |v: &Value| match v {
+        Value::Timestamp(t) => Ok(*t),
+        Value::Date(d) => Ok(crate::value::date_to_timestamp(*d)),
+        other => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function age({}) does not exist", other.type_name()),
+        )
+        .with_hint("It takes timestamps.")),
+    };
+    let (a, b) = match args {
+        [a, b] => (instant(a)?, instant(b)?),
+        [b] => {
+            let today = crate::value::timestamp_to_date(crate::session::now_micros())?;
+            (crate::value::date_to_timestamp(today), instant(b)?)
+        }
+        _ => return Err(SqlError::internal("age takes one or two timestamps")),
+    };
+    crate::value::age(a, b).map(Value::Interval)
 }
 
 /// `justify_hours`, `justify_days` and `justify_interval` (`value::Interval`).

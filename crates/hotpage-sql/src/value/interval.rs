@@ -298,6 +298,62 @@ pub(crate) fn timestamp_plus(micros: i64, interval: &Interval, negate: bool) -> 
     check_timestamp_range(total).map_err(|_| out())
 }
 
+/// A timestamp's calendar fields: year, month, day, and the microseconds into the day.
+fn fields_of(micros: i64) -> [i64; 4] {
+    let (year, month, day) = civil_from_days(micros.div_euclid(USECS_PER_DAY) + PG_EPOCH_DAYS);
+    [
+        year,
+        i64::from(month),
+        i64::from(day),
+        micros.rem_euclid(USECS_PER_DAY),
+    ]
+}
+
+/// `age(a, b)`: the difference in years, months and days on the calendar, then time, as
+/// PostgreSQL's timestamp_age forms it: each field subtracted, the later minus the
+/// earlier, a negative field borrowing from the next (a day borrows the days of the
+/// month before the later date's month, where `a` is the later; else of `b`'s month),
+/// and the sign put back. Either timestamp infinite is 22008.
+pub(crate) fn age(a: i64, b: i64) -> SqlResult<Interval> {
+    let finite = |t: i64| t != INFINITY && t != NEG_INFINITY;
+    if !finite(a) || !finite(b) {
+        return Err(SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "age of an infinite timestamp (PostgreSQL's is a huge interval; hotpage's is not)",
+        ));
+    }
+    let ([y1, m1, d1, t1], [y2, m2, d2, t2]) = (fields_of(a), fields_of(b));
+    let sign = if a < b { -1 } else { 1 };
+    let (mut years, mut months, mut days, mut time) = (
+        sign * (y1 - y2),
+        sign * (m1 - m2),
+        sign * (d1 - d2),
+        sign * (t1 - t2),
+    );
+    if time < 0 {
+        time += USECS_PER_DAY;
+        days -= 1;
+    }
+    while days < 0 {
+        // timestamp_age's day_tab lookup: the month of the first argument when it is the
+        // earlier one, else of the second.
+        let (year, month) = if a < b { (y1, m1) } else { (y2, m2) };
+        days += i64::from(days_in_month(year, month as u32));
+        months -= 1;
+    }
+    while months < 0 {
+        months += 12;
+        years -= 1;
+    }
+    let months = i32::try_from(sign * (years * 12 + months)).map_err(|_| out_of_range())?;
+    let days = i32::try_from(sign * days).map_err(|_| out_of_range())?;
+    Ok(Interval {
+        months,
+        days,
+        micros: sign * time,
+    })
+}
+
 /// `a - b` of two timestamps: the microseconds between, with whole days as days
 /// (PostgreSQL's timestamp_mi, which justifies the hours). Either infinite is 22008.
 pub(crate) fn timestamp_minus(a: i64, b: i64) -> SqlResult<Interval> {

@@ -101,6 +101,23 @@ fn arithmetic_is_postgresql_s() {
 }
 
 #[test]
+fn age_as_postgresql() {
+    let at = |text: &str| super::super::datetime::parse_timestamp(text, false).unwrap();
+    let age_of = |a: &str, b: &str| format_interval(&age(at(a), at(b)).unwrap());
+    assert_eq!(age_of("2024-03-15", "2023-01-20"), "1 year 1 mon 26 days");
+    assert_eq!(
+        age_of("2023-01-20", "2024-03-15"),
+        "-1 years -1 mons -26 days"
+    );
+    assert_eq!(age_of("2024-03-01", "2024-01-31 12:00"), "1 mon 12:00:00");
+    assert_eq!(
+        age_of("2024-01-31", "2024-03-01 10:00:00.5"),
+        "-1 mons -1 days -10:00:00.5"
+    );
+    assert!(age(INFINITY, 0).is_err());
+}
+
+#[test]
 fn justify_as_postgresql() {
     let j = |text: &str, f: fn(&Interval) -> SqlResult<Interval>| {
         format_interval(&f(&iv(text)).unwrap())
