@@ -185,18 +185,12 @@ impl Interval {
     /// agree.
     pub fn justify_hours(&self) -> SqlResult<Interval> {
         let whole_days = self.micros / USECS_PER_DAY;
-        let mut days = self
+        let days = self
             .days
             .checked_add(i32::try_from(whole_days).map_err(|_| out_of_range())?)
             .ok_or_else(out_of_range)?;
-        let mut micros = self.micros - whole_days * USECS_PER_DAY;
-        if days > 0 && micros < 0 {
-            micros += USECS_PER_DAY;
-            days -= 1;
-        } else if days < 0 && micros > 0 {
-            micros -= USECS_PER_DAY;
-            days += 1;
-        }
+        let micros = self.micros - whole_days * USECS_PER_DAY;
+        let (days, micros) = signs_agree(days, micros);
         Ok(Interval {
             days,
             micros,
@@ -251,18 +245,24 @@ impl Interval {
             days -= MONTH;
             months += 1;
         }
-        if days > 0 && micros < 0 {
-            micros += USECS_PER_DAY;
-            days -= 1;
-        } else if days < 0 && micros > 0 {
-            micros -= USECS_PER_DAY;
-            days += 1;
-        }
+        let (days, micros) = signs_agree(days, micros);
         Ok(Interval {
             months,
             days,
             micros,
         })
+    }
+}
+
+/// Days and a time of less than a day, a day moved between them so their signs agree
+/// (`1 day -01:00:00` is `23:00:00`), as justify_hours and justify_interval end.
+fn signs_agree(days: i32, micros: i64) -> (i32, i64) {
+    if days > 0 && micros < 0 {
+        (days - 1, micros + USECS_PER_DAY)
+    } else if days < 0 && micros > 0 {
+        (days + 1, micros - USECS_PER_DAY)
+    } else {
+        (days, micros)
     }
 }
 

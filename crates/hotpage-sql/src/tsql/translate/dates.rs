@@ -19,8 +19,7 @@ pub(super) fn date_diff(
     env: &dyn Resolve,
     out: &mut Out,
 ) -> SqlResult<usize> {
-    let close = matching_paren(toks, i + 1)?;
-    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let (close, args) = call_arguments(toks, i)?;
     let [[part], start, end] = args.as_slice() else {
         return Err(syntax_near(toks.get(close)));
     };
@@ -98,6 +97,14 @@ fn date_diff_unit(part: &str) -> Option<String> {
     Some(unit_us.to_string())
 }
 
+/// The arguments of the call whose name is at `i` (split on its top-level commas), and
+/// where its `)` is.
+fn call_arguments(toks: &[Token], i: usize) -> SqlResult<(usize, Vec<&[Token]>)> {
+    let close = matching_paren(toks, i + 1)?;
+    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    Ok((close, args))
+}
+
 /// A DATEADD or DATEPART part by SQL Server's names and abbreviations, as the one name
 /// `hotpage_dateadd` and `hotpage_datepart` take; `None` for an unknown part.
 fn part_name(part: &str) -> Option<&'static str> {
@@ -140,8 +147,7 @@ pub(super) fn date_add(
     env: &dyn Resolve,
     out: &mut Out,
 ) -> SqlResult<usize> {
-    let close = matching_paren(toks, i + 1)?;
-    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let (close, args) = call_arguments(toks, i)?;
     let [[part], number, date] = args.as_slice() else {
         return Err(syntax_near(toks.get(close)));
     };
@@ -161,8 +167,7 @@ pub(super) fn date_part(
     env: &dyn Resolve,
     out: &mut Out,
 ) -> SqlResult<usize> {
-    let close = matching_paren(toks, i + 1)?;
-    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let (close, args) = call_arguments(toks, i)?;
     let [[part], date] = args.as_slice() else {
         return Err(syntax_near(toks.get(close)));
     };
@@ -197,8 +202,7 @@ pub(super) fn end_of_month(
     env: &dyn Resolve,
     out: &mut Out,
 ) -> SqlResult<usize> {
-    let close = matching_paren(toks, i + 1)?;
-    let args = split_top_level(&toks[i + 2..close], |t| matches!(t, Token::Comma));
+    let (close, args) = call_arguments(toks, i)?;
     let (date, months) = match args.as_slice() {
         [date] => (*date, None),
         [date, months] => (*date, Some(*months)),
