@@ -160,12 +160,9 @@ pub(crate) fn push_value_key(value: &Value, key: &mut String) {
         // Intervals group by their length: `1 mon` and `30 days` are one group.
         Value::Interval(i) => write!(key, "i{}", i.span()),
         // A date is keyed as its midnight, which it equals (a join of a date with a
-        // timestamp hashes both sides).
-        Value::Date(d) => write!(
-            key,
-            "{:?}",
-            Value::Timestamp(datetime::date_to_timestamp(*d))
-        ),
+        // timestamp may hash both sides).
+        Value::Date(d) => write!(key, "ts{}", datetime::date_to_timestamp(*d)),
+        Value::Timestamp(t) => write!(key, "ts{t}"),
         other => write!(key, "{other:?}"),
     };
 }

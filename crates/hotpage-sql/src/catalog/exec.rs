@@ -1483,8 +1483,13 @@ fn hash_key(d: &Datum) -> String {
         Datum::Float(f) if *f == 0.0 => "f0".to_string(),
         Datum::Float(f) => format!("f{f:?}"),
         // 1.50 equals 1.5000: the digits without trailing fraction zeros; 1 mon equals
-        // 30 days; a date equals the timestamp of its midnight.
-        Datum::Other(value @ (Value::Numeric { .. } | Value::Interval(_) | Value::Date(_))) => {
+        // 30 days; a date equals the timestamp of its midnight (both keyed as a timestamp).
+        Datum::Other(
+            value @ (Value::Numeric { .. }
+            | Value::Interval(_)
+            | Value::Date(_)
+            | Value::Timestamp(_)),
+        ) => {
             let mut key = String::new();
             crate::value::push_value_key(value, &mut key);
             key

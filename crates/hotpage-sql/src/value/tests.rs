@@ -231,6 +231,18 @@ fn a_date_meets_a_timestamp_as_its_midnight() {
         Some("2024-01-05")
     );
     assert_eq!(date("2024-01-05").type_name(), "date");
+    // Equal values group (and hash) alike: a date with its midnight, 1 mon with 30 days.
+    assert_eq!(
+        group_key(&[date("2024-01-05")]),
+        group_key(std::slice::from_ref(&midnight))
+    );
+    assert_ne!(
+        group_key(&[date("2024-01-05")]),
+        group_key(std::slice::from_ref(&later))
+    );
+    let month = Value::from_text("1 mon", &SqlType::Interval).unwrap();
+    let days = Value::from_text("720:00:00", &SqlType::Interval).unwrap();
+    assert_eq!(group_key(&[month]), group_key(&[days]));
     assert!(int(1).coerce(&SqlType::Date).is_err());
 }
 
