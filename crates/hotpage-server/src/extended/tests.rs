@@ -164,8 +164,17 @@ fn parameter_types_come_from_the_client_or_the_statement() {
         param_type(1700, None),
         (ParamType::Typed(SqlType::NumericUnconstrained), 1700)
     );
-    assert_eq!(param_type(1082, None), (ParamType::Unsupported(1082), 1082));
-    let err = decode_param(&ParamType::Unsupported(1082), b"\0\0", WireFormat::Binary).unwrap_err();
+    assert_eq!(
+        param_type(1082, None),
+        (ParamType::Typed(SqlType::Date), 1082)
+    );
+    assert_eq!(
+        param_type(1186, None),
+        (ParamType::Typed(SqlType::Interval), 1186)
+    );
+    // time: a type hotpage has not.
+    assert_eq!(param_type(1083, None), (ParamType::Unsupported(1083), 1083));
+    let err = decode_param(&ParamType::Unsupported(1083), b"\0\0", WireFormat::Binary).unwrap_err();
     assert_eq!(err.sqlstate, "0A000");
     assert_eq!(
         decode_param(&ParamType::Untyped, b"42", WireFormat::Text).unwrap(),
