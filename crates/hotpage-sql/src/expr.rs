@@ -1329,32 +1329,40 @@ fn binary_type(op: &BinaryOperator, l: Option<SqlType>, r: Option<SqlType>) -> O
         StringConcat => Some(SqlType::Text),
         // Dates, timestamps and intervals: PostgreSQL's operators (a pair it has not
         // fails when evaluated, in Value::arith).
-        Plus | Minus | Multiply | Divide
-            if crate::types::datetime_operator_type('+', l, r).is_some() =>
-        {
+        _ => {
             let symbol = match op {
-                Plus => '+',
-                Minus => '-',
-                Multiply => '*',
-                _ => '/',
+                Plus => Some('+'),
+                Minus => Some('-'),
+                Multiply => Some('*'),
+                Divide => Some('/'),
+                _ => None,
             };
-            crate::types::datetime_operator_type(symbol, l, r).flatten()
-        }
-        _ => match (l, r) {
-            (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
-            (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
-            // PostgreSQL's numeric operators return numeric without a typmod.
-            (Some(a), _) | (_, Some(a)) if a.is_numeric() => Some(SqlType::NumericUnconstrained),
-            (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
-            // smallint with integer is integer, either side (PostgreSQL's int24 and int42
-            // operators): `s + 5000` was computed, and overflowed, in smallint.
-            (Some(SqlType::Int), Some(b)) | (Some(b), Some(SqlType::Int)) if b.is_integer() => {
-                Some(SqlType::Int)
+            if let Some(found) =
+                symbol.and_then(|symbol| crate::types::datetime_operator_type(symbol, l, r))
+            {
+                return found;
             }
-            (Some(a), Some(_)) => Some(a),
-            (a, None) => a,
-            (None, b) => b,
-        },
+            number_type(l, r)
+        }
+    }
+}
+
+/// The type of arithmetic on numbers (and of the other operators' operands).
+fn number_type(l: Option<SqlType>, r: Option<SqlType>) -> Option<SqlType> {
+    match (l, r) {
+        (Some(SqlType::Real), Some(SqlType::Real)) => Some(SqlType::Real),
+        (Some(a), Some(b)) if a.is_float() || b.is_float() => Some(SqlType::Double),
+        // PostgreSQL's numeric operators return numeric without a typmod.
+        (Some(a), _) | (_, Some(a)) if a.is_numeric() => Some(SqlType::NumericUnconstrained),
+        (Some(SqlType::BigInt), _) | (_, Some(SqlType::BigInt)) => Some(SqlType::BigInt),
+        // smallint with integer is integer, either side (PostgreSQL's int24 and int42
+        // operators): `s + 5000` was computed, and overflowed, in smallint.
+        (Some(SqlType::Int), Some(b)) | (Some(b), Some(SqlType::Int)) if b.is_integer() => {
+            Some(SqlType::Int)
+        }
+        (Some(a), Some(_)) => Some(a),
+        (a, None) => a,
+        (None, b) => b,
     }
 }
 

@@ -655,7 +655,7 @@ fn int_arith(a: i64, b: i64, op: ArithOp) -> SqlResult<Value> {
 /// subtracted (22008), and a result outside years 1 to 9999 is 22008.
 fn date_arith(left: &Value, right: &Value, op: ArithOp) -> SqlResult<Value> {
     let shifted = |date: i32, days: i64| -> SqlResult<Value> {
-        if date == datetime::DATE_INFINITY || date == datetime::DATE_NEG_INFINITY {
+        if !datetime::is_finite_date(date) {
             return Ok(Value::Date(date));
         }
         let days = i64::from(date)
@@ -670,8 +670,7 @@ fn date_arith(left: &Value, right: &Value, op: ArithOp) -> SqlResult<Value> {
             shifted(*d, n.checked_neg().unwrap_or(i64::MAX))
         }
         (Value::Date(a), Value::Date(b), ArithOp::Sub) => {
-            let finite = |d: i32| d != datetime::DATE_INFINITY && d != datetime::DATE_NEG_INFINITY;
-            if !finite(*a) || !finite(*b) {
+            if !datetime::is_finite_date(*a) || !datetime::is_finite_date(*b) {
                 return Err(SqlError::new(
                     sqlstate::DATETIME_FIELD_OVERFLOW,
                     "cannot subtract infinite dates",

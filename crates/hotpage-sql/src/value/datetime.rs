@@ -371,6 +371,16 @@ pub(crate) fn format_timestamp(micros: i64, with_zone: bool) -> String {
     text
 }
 
+/// Whether a timestamp is neither `infinity` nor `-infinity`.
+pub(super) fn is_finite_timestamp(micros: i64) -> bool {
+    micros != INFINITY && micros != NEG_INFINITY
+}
+
+/// Whether a date is neither `infinity` nor `-infinity`.
+pub(super) fn is_finite_date(days: i32) -> bool {
+    days != DATE_INFINITY && days != DATE_NEG_INFINITY
+}
+
 /// PostgreSQL's `infinity` date (its DATEVAL_NOEND).
 pub(crate) const DATE_INFINITY: i32 = i32::MAX;
 

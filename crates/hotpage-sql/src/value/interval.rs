@@ -8,8 +8,8 @@
 use std::cmp::Ordering;
 
 use super::datetime::{
-    INFINITY, NEG_INFINITY, PG_EPOCH_DAYS, USECS_PER_DAY, USECS_PER_SEC, check_timestamp_range,
-    civil_from_days, days_from_civil, days_in_month,
+    PG_EPOCH_DAYS, USECS_PER_DAY, USECS_PER_SEC, check_timestamp_range, civil_from_days,
+    days_from_civil, days_in_month, is_finite_timestamp,
 };
 use crate::error::{SqlError, SqlResult, sqlstate};
 
@@ -271,7 +271,7 @@ fn signs_agree(days: i32, micros: i64) -> (i32, i64) {
 /// day (January 31 plus a month is February 29 or 28); then the days; then the time. An
 /// infinite timestamp stays infinite; a result past year 9999 is 22008.
 pub(crate) fn timestamp_plus(micros: i64, interval: &Interval, negate: bool) -> SqlResult<i64> {
-    if micros == INFINITY || micros == NEG_INFINITY {
+    if !is_finite_timestamp(micros) {
         return Ok(micros);
     }
     let sign = if negate { -1 } else { 1 };
@@ -311,12 +311,11 @@ fn fields_of(micros: i64) -> [i64; 4] {
 
 /// `age(a, b)`: the difference in years, months and days on the calendar, then time, as
 /// PostgreSQL's timestamp_age forms it: each field subtracted, the later minus the
-/// earlier, a negative field borrowing from the next (a day borrows the days of the
-/// month before the later date's month, where `a` is the later; else of `b`'s month),
+/// earlier, a negative field borrowing from the next (a day borrows the days of `a`'s
+/// month where `a` is the earlier, else of `b`'s: PostgreSQL's day_tab lookup),
 /// and the sign put back. Either timestamp infinite is 22008.
 pub(crate) fn age(a: i64, b: i64) -> SqlResult<Interval> {
-    let finite = |t: i64| t != INFINITY && t != NEG_INFINITY;
-    if !finite(a) || !finite(b) {
+    if !is_finite_timestamp(a) || !is_finite_timestamp(b) {
         return Err(SqlError::new(
             sqlstate::DATETIME_FIELD_OVERFLOW,
             "age of an infinite timestamp (PostgreSQL's is a huge interval; hotpage's is not)",
@@ -357,8 +356,7 @@ pub(crate) fn age(a: i64, b: i64) -> SqlResult<Interval> {
 /// `a - b` of two timestamps: the microseconds between, with whole days as days
 /// (PostgreSQL's timestamp_mi, which justifies the hours). Either infinite is 22008.
 pub(crate) fn timestamp_minus(a: i64, b: i64) -> SqlResult<Interval> {
-    let finite = |t: i64| t != INFINITY && t != NEG_INFINITY;
-    if !finite(a) || !finite(b) {
+    if !is_finite_timestamp(a) || !is_finite_timestamp(b) {
         return Err(SqlError::new(
             sqlstate::DATETIME_FIELD_OVERFLOW,
             "cannot subtract infinite timestamps",

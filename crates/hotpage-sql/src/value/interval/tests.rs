@@ -3,6 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::value::datetime::INFINITY;
 
 fn iv(text: &str) -> Interval {
     parse_interval(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))
